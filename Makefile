@@ -1,0 +1,29 @@
+# `make demo`: set up a virtual environment and run the whole job on the embedded demo campaign.
+# `make test`: set up (virtual environment + headless Chromium for the report tests) and run every test.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test bench browser clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/calibrate demo --out calibrate-demo
+
+browser:
+	bash scripts/install-browser.sh
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_stats.py
+
+clean:
+	rm -rf $(VENV) calibrate-demo calibrate-report .pytest_cache

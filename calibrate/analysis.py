@@ -1,0 +1,555 @@
+"""Judge-versus-human statistics for a campaign: agreement with intervals, curves, thresholds.
+
+For each metric, the case universe is the set of cases with a human reference. Bootstrap resample
+``r`` of that universe is the same for every judge (seeded by ``(seed, r)``), so differences between
+judges can later be bootstrapped pairwise; each judge's statistic uses the cases of the resample it
+rated. Point estimates are computed by the reference libraries (scipy, scikit-learn, krippendorff) and
+checked against the vectorised engine of :mod:`calibrate.stats.paired`, which computes the resamples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from calibrate.campaign import Campaign, Metric
+from calibrate.manifest import build_manifest
+from calibrate.reference import HumanReference, JudgeScores, human_reference, judge_scores
+from calibrate.stats import library
+from calibrate.stats.bootstrap import Interval, bca_interval, percentile_interval, resample_indices
+from calibrate.stats.intervals import (bonett_wright_se, fieller_kendall_se, fisher_z_interval,
+                                       wilson_interval)
+from calibrate.stats.paired import PairedScores
+from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule, cost_rule
+
+__all__ = ["Rule", "default_rule", "compute_stats", "recommend_thresholds", "MIN_TRUSTED_LABELS",
+           "DEEPEVAL_DEFAULT_THRESHOLD"]
+
+MIN_TRUSTED_LABELS = 50
+DEEPEVAL_DEFAULT_THRESHOLD = 0.5
+#: Below this many cases, rank correlations take Fisher's z interval instead of BCa (README table).
+SMALL_N = 50
+ProgressCallback = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A threshold rule: ``constraint`` (ceiling on the false-pass rate), ``cost``, or ``fixed``."""
+
+    kind: str
+    max_false_pass: float | None = None
+    confidence: float | None = None
+    cost_false_pass: float | None = None
+    cost_false_fail: float | None = None
+    prevalence: float | None = None
+    threshold: float | None = None
+
+    def describe(self) -> str:
+        if self.kind == "constraint":
+            text = f"most lenient threshold with false-pass rate <= {self.max_false_pass:g}"
+            if self.confidence is not None:
+                text += f" at {self.confidence:.0%} confidence (one-sided Clopper-Pearson upper bound)"
+            return text
+        if self.kind == "cost":
+            text = (f"minimise {self.cost_false_pass:g} x false passes + {self.cost_false_fail:g} x false fails")
+            if self.prevalence is not None:
+                text += f" at a production pass prevalence of {self.prevalence:g}"
+            return text
+        return f"fixed threshold {self.threshold:g} (DeepEval's default)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None} | {"description": self.describe()}
+
+
+def default_rule(metric: Metric) -> Rule:
+    """The metric's configured rule: its false-pass ceiling, else its costs, else DeepEval's 0.5."""
+    if metric.max_false_pass is not None:
+        return Rule("constraint", max_false_pass=metric.max_false_pass)
+    if metric.cost_false_pass is not None:
+        return Rule("cost", cost_false_pass=metric.cost_false_pass, cost_false_fail=metric.cost_false_fail)
+    return Rule("fixed", threshold=DEEPEVAL_DEFAULT_THRESHOLD)
+
+
+# ------------------------------------------------------------------------------------ estimates
+def _num(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def undefined(reason: str) -> dict[str, Any]:
+    return {"estimate": None, "reason": reason}
+
+
+def estimate(value: float, low: float | None, high: float | None, method: str,
+             ci_reason: str | None = None) -> dict[str, Any]:
+    low, high = _num(low), _num(high)
+    out = {"estimate": float(value), "ci_low": low, "ci_high": high, "ci_method": method,
+           "ci_width": None if low is None or high is None else high - low}
+    if low is None:
+        out["ci_reason"] = ci_reason or "no interval"
+    return out
+
+
+def _from_interval(value: float, interval: Interval) -> dict[str, Any]:
+    out = estimate(value, interval.low, interval.high, interval.method, interval.reason)
+    if interval.n_dropped:
+        out["ci_dropped_resamples"] = interval.n_dropped
+    return out
+
+
+def _rate(k: float, n: float, confidence: float) -> dict[str, Any]:
+    if n == 0:
+        return undefined("no case in the denominator")
+    low, high = wilson_interval(k, n, confidence=confidence)
+    return estimate(k / n, float(low), float(high), "Wilson score") | {"k": int(k), "n": int(n)}
+
+
+# ------------------------------------------------------------------------------------- one judge
+class _JudgeRun:
+    """One judge on one case universe: its paired table, its bootstrap replicates, its results."""
+
+    def __init__(self, judge: JudgeScores, ref: HumanReference, universe: np.ndarray, rule: Rule):
+        self.judge, self.ref, self.rule = judge, ref, rule
+        metric = ref.metric
+        position = {c: i for i, c in enumerate(universe)}
+        keep = np.array([c in position for c in judge.case_ids], dtype=bool)
+        self.case_ids = judge.case_ids[keep]
+        self.n_unreferenced = int((~keep).sum())
+        self.positions = np.array([position[c] for c in self.case_ids], dtype=np.int64)
+        self.human = ref_values_at(ref, self.case_ids)
+        self.score = judge.oriented[keep]
+        self.n = self.case_ids.size
+        self.paired = None
+        if self.n >= 2:
+            self.paired = PairedScores(self.human, self.score, human_pass=metric.human_pass,
+                                       levels=metric.levels if judge.rater.higher_is_better else None)
+            self.universe_cell = np.full(universe.size, self.paired.C, dtype=np.int64)
+            self.universe_cell[self.positions] = self.paired.case_cell
+            self.on_scale = self.paired.on_scale or (metric.scale == "continuous" and judge.rater.on_metric_scale
+                                                     and judge.rater.higher_is_better)
+            self.rule_index = self._rule_index(self.paired.error_counts(self.paired.full))[0]
+            self.replicates: dict[str, list[np.ndarray]] = {}
+
+    # thresholds ------------------------------------------------------------------------------
+    def _rule_index(self, counts: dict[str, np.ndarray]) -> np.ndarray:
+        rule = self.rule
+        if rule.kind == "constraint":
+            return constraint_rule(counts["false_pass"], counts["n_fail"], max_false_pass=rule.max_false_pass,
+                                   confidence=rule.confidence)
+        if rule.kind == "cost":
+            return cost_rule(counts["false_pass"], counts["false_fail"], counts["n_pass"], counts["n_fail"],
+                             cost_false_pass=rule.cost_false_pass, cost_false_fail=rule.cost_false_fail,
+                             prevalence=rule.prevalence)
+        return np.full(counts["n_pass"].shape, self.index_of(rule.threshold))
+
+    def index_of(self, threshold: float) -> int:
+        """Threshold index of a threshold given in the judge's own units."""
+        return int(np.searchsorted(self.paired.j_values, self.judge.sign * threshold, side="left"))
+
+    def threshold_value(self, index: int) -> float | None:
+        """The threshold of an index in the judge's own units (``None``: fail every case)."""
+        if index == NO_THRESHOLD or index >= self.paired.m:
+            return None
+        return float(self.judge.sign * self.paired.j_values[index])
+
+    # replicates ------------------------------------------------------------------------------
+    def statistics(self, T: np.ndarray) -> dict[str, np.ndarray]:
+        p, metric = self.paired, self.ref.metric
+        out = {"spearman": p.spearman(T), "auc": p.auc(T)}
+        if p.kendall_feasible:
+            out["kendall"] = p.kendall(T)
+        if self.on_scale and metric.scale != "continuous":
+            out["kappa"] = p.kappa(T)
+            if metric.scale == "ordinal":
+                out["kappa_quadratic"] = p.kappa(T, "quadratic")
+        if self.on_scale:
+            out["alpha"] = p.alpha(T, metric.alpha_level)
+        counts = p.error_counts(T)
+        if self.rule_index != NO_THRESHOLD:
+            decision = p.decision_stats(T, self.rule_index)
+            out["pass_kappa"] = decision["kappa"]
+            out["balanced_accuracy"] = decision["balanced_accuracy"]
+        index = self._rule_index(counts)
+        values = np.where((index == NO_THRESHOLD) | (index >= p.m), np.nan,
+                          p.j_values[np.clip(index, 0, p.m - 1)])
+        out["threshold"] = values * self.judge.sign
+        return out
+
+    def add_resamples(self, indices: np.ndarray) -> None:
+        for key, values in self.statistics(self.paired.tables(self.universe_cell, indices)).items():
+            self.replicates.setdefault(key, []).append(values)
+
+    # results ---------------------------------------------------------------------------------
+    def result(self, confidence: float, seed: int, n_listed: int, full: bool = True) -> dict[str, Any]:
+        judge, metric = self.judge, self.ref.metric
+        out: dict[str, Any] = {
+            "judge": judge.name, "rater": judge.rater.name, "run_id": judge.run_id or None,
+            "family": judge.rater.family, "model": judge.rater.model,
+            "higher_is_better": judge.rater.higher_is_better,
+            "pass_rule": "score >= threshold" if judge.rater.higher_is_better else "score <= threshold",
+            "n": int(self.n), "n_ratings": int(judge.case_ids.size + len(judge.errors)),
+            "n_errors": int(len(judge.errors)), "n_without_reference": self.n_unreferenced,
+            "n_human_pass": int((self.human >= metric.human_pass).sum()) if self.n else 0,
+        }
+        out["n_human_fail"] = out["n"] - out["n_human_pass"]
+        if self.paired is None:
+            reason = f"only {self.n} case(s) rated by both the judge and the humans (need 2)"
+            for key in ("spearman", "kendall", "kappa", "kappa_quadratic", "alpha", "pass_kappa", "auc",
+                        "accuracy", "balanced_accuracy"):
+                out[key] = undefined(reason)
+            out["curve"] = []
+            return out
+        full_stats = self.statistics(self.paired.full)
+        boot = {k: np.concatenate(v) for k, v in self.replicates.items()}
+        jack_tables, jack_weights = self.paired.jackknife_tables(seed=seed)
+        jack = self.statistics(jack_tables)
+        reference = library.point_estimates(self.human, self.score, metric, self.on_scale,
+                                            self.threshold_value(self.rule_index)
+                                            if self.rule_index != NO_THRESHOLD else None, judge.sign)
+        library.check_engine(reference, {k: float(v[0]) for k, v in full_stats.items()}, judge.name)
+
+        def bca(key: str) -> dict[str, Any]:
+            value = reference.get(key, float(full_stats[key][0]))
+            if not np.isfinite(value):
+                return undefined(self._reason(key))
+            return _from_interval(value, bca_interval(float(full_stats[key][0]), boot[key], jack[key],
+                                                      jack_weights, confidence=confidence))
+
+        for key, se in (("spearman", bonett_wright_se), ("kendall", None)):
+            value = reference[key]
+            if not np.isfinite(value):
+                out[key] = undefined(self._reason(key))
+            elif self.n >= SMALL_N and key in boot:
+                out[key] = bca(key)
+            elif self.n < (4 if key == "spearman" else 5):
+                out[key] = estimate(value, None, None, "Fisher z", f"too few cases ({self.n}) for an interval")
+            else:
+                error = bonett_wright_se(value, self.n) if key == "spearman" else fieller_kendall_se(self.n)
+                low, high = fisher_z_interval(value, error, confidence=confidence)
+                name = "Bonett-Wright" if key == "spearman" else "Fieller"
+                out[key] = estimate(value, low, high, f"Fisher z, {name} SE")
+        for key in ("kappa", "kappa_quadratic", "alpha", "auc"):
+            out[key] = bca(key) if key in full_stats else undefined(self._reason(key))
+        if self.rule_index == NO_THRESHOLD or self.rule_index >= self.paired.m:
+            reason = (f"the default rule ({self.rule.describe()}) found no threshold short of failing every case")
+            out["pass_kappa"] = out["balanced_accuracy"] = out["accuracy"] = undefined(reason)
+        else:
+            out["pass_kappa"] = bca("pass_kappa")
+            out["balanced_accuracy"] = bca("balanced_accuracy")
+            decision = self.paired.decision_stats(self.paired.full, self.rule_index)
+            out["accuracy"] = _rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
+        out["pass_threshold"] = {"threshold": self.threshold_value(self.rule_index), "rule": self.rule.to_dict()}
+        if full:
+            out["curve"] = self.curve(confidence)
+            out["bottom_decile"] = self.bottom_decile(confidence, n_listed)
+            out["worst_misses"] = self.worst_misses(n_listed)
+        return out
+
+    def _reason(self, key: str) -> str:
+        metric, rater = self.ref.metric, self.judge.rater
+        if key in ("kappa", "kappa_quadratic", "alpha"):
+            if key == "kappa_quadratic" and metric.scale != "ordinal":
+                return "quadratic weighting applies to ordinal scales only"
+            if key != "alpha" and metric.scale == "continuous":
+                return "kappa needs categories; this metric's human scale is continuous (see alpha)"
+            if not rater.higher_is_better:
+                return "the judge's scores run opposite to the human scale (higher_is_better = false)"
+            if not self.on_scale:
+                if metric.scale == "continuous":
+                    return ("the judge is not declared to rate on the metric's scale "
+                            "(set on_metric_scale = true for the rater)")
+                return f"the judge's scores do not all lie on the metric's scale ({metric.scale_text()})"
+            return "undefined: both raters put every case in the same category"
+        if key == "auc":
+            return "every case has the same human verdict (all pass or all fail): AUC needs both"
+        if key in ("spearman", "kendall"):
+            return "constant scores: the judge or the human reference gives every case the same value"
+        return "undefined on this sample"
+
+    def curve(self, confidence: float) -> list[dict[str, Any]]:
+        counts = self.paired.error_counts(self.paired.full)
+        fp, ff = counts["false_pass"][0, :-1], counts["false_fail"][0, :-1]
+        n_pass, n_fail = counts["n_pass"][0], counts["n_fail"][0]
+        fp_low, fp_high = wilson_interval(fp, np.full_like(fp, n_fail), confidence=confidence)
+        ff_low, ff_high = wilson_interval(ff, np.full_like(ff, n_pass), confidence=confidence)
+        thresholds = self.judge.sign * self.paired.j_values
+        rows = []
+        for i, t in enumerate(thresholds):
+            rows.append({
+                "threshold": float(t),
+                "false_pass_rate": _num(fp[i] / n_fail) if n_fail else None,
+                "false_fail_rate": _num(ff[i] / n_pass) if n_pass else None,
+                "n_false_pass": int(fp[i]), "n_false_fail": int(ff[i]),
+                "false_pass_rate_ci": [_num(fp_low[i]), _num(fp_high[i])],
+                "false_fail_rate_ci": [_num(ff_low[i]), _num(ff_high[i])],
+            })
+        return rows
+
+    def bottom_decile(self, confidence: float, n_listed: int) -> dict[str, Any]:
+        order = np.lexsort((self.case_ids, self.score))
+        size = max(1, math.ceil(0.1 * self.n))
+        lowest = order[:size]
+        passes = self.human[lowest] >= self.ref.metric.human_pass
+        score_cut = float(self.judge.sign * self.score[lowest[-1]])
+        return {
+            "n": int(size), "score_at_most" if self.judge.sign > 0 else "score_at_least": score_cut,
+            "human_pass_rate": _rate(float(passes.sum()), float(size), confidence),
+            "mean_human_value": float(self.human[lowest].mean()),
+            "cases": [self._case_row(i) for i in lowest[:n_listed]],
+        }
+
+    def worst_misses(self, n_listed: int) -> dict[str, Any]:
+        """False passes with the highest scores and false fails with the lowest, at the pass threshold."""
+        index = self.rule_index
+        cut = self.paired.j_values[index] if index != NO_THRESHOLD and index < self.paired.m else np.inf
+        human_pass = self.human >= self.ref.metric.human_pass
+        judged_pass = self.score >= cut
+        false_pass = np.flatnonzero(judged_pass & ~human_pass)
+        false_fail = np.flatnonzero(~judged_pass & human_pass)
+        false_pass = false_pass[np.lexsort((self.case_ids[false_pass], self.human[false_pass],
+                                            -self.score[false_pass]))]
+        false_fail = false_fail[np.lexsort((self.case_ids[false_fail], -self.human[false_fail],
+                                            self.score[false_fail]))]
+        return {"threshold": self.threshold_value(index), "n_false_pass": int(false_pass.size),
+                "n_false_fail": int(false_fail.size),
+                "false_passes": [self._case_row(i) for i in false_pass[:n_listed]],
+                "false_fails": [self._case_row(i) for i in false_fail[:n_listed]]}
+
+    def _case_row(self, i: int) -> dict[str, Any]:
+        return {"case_id": str(self.case_ids[i]), "score": float(self.judge.sign * self.score[i]),
+                "human": float(self.human[i])}
+
+
+def ref_values_at(ref: HumanReference, case_ids: np.ndarray) -> np.ndarray:
+    index = np.searchsorted(ref.case_ids, case_ids)
+    return ref.values[index]
+
+
+# --------------------------------------------------------------------------------- the campaign
+def _bootstrap(runs: list[_JudgeRun], n_universe: int, *, n_boot: int, seed: int,
+               progress: ProgressCallback | None, label: str) -> None:
+    active = [r for r in runs if r.paired is not None]
+    if not active or n_universe == 0:
+        return
+    batch = int(np.clip(4_000_000 // max(n_universe, 1), 1, 64))
+    done = 0
+    for indices in resample_indices(n_universe, n_boot, seed=seed, batch_size=batch):
+        for run in active:
+            run.add_resamples(indices)
+        done += indices.shape[0]
+        if progress:
+            progress(done, n_boot, label)
+
+
+def _judge_runs(campaign: Campaign, metric: str, judges: list[str] | None, rule: Rule,
+                case_filter: set[str] | None = None) -> tuple[HumanReference, np.ndarray, list[_JudgeRun]]:
+    ref = human_reference(campaign, metric)
+    universe = ref.case_ids if case_filter is None else ref.case_ids[np.isin(ref.case_ids, list(case_filter))]
+    selected = [j for j in judge_scores(campaign, metric) if judges is None or j.name in judges or j.rater.name in judges]
+    return ref, universe, [_JudgeRun(j, ref, universe, rule) for j in selected]
+
+
+def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: list[dict]) -> list[str]:
+    notes = []
+    n_ref = ref.case_ids.size
+    if n_ref < MIN_TRUSTED_LABELS:
+        notes.append(f"only {n_ref} human-labelled cases: under {MIN_TRUSTED_LABELS}, no judge figure or "
+                     "threshold here is trustworthy yet")
+    if ref.n_ties:
+        notes.append(f"{ref.n_ties} case(s) with a tied human panel took the lower label (a pass needs a "
+                     "strict majority)")
+    if ref.n_failed_ratings:
+        notes.append(f"{ref.n_failed_ratings} human rating(s) recorded as failed (an error, no value)")
+    adjusted = [a for a in campaign.adjustments if a.metric == metric]
+    if adjusted:
+        what = ", ".join(f"{a.rater}/{a.case_id}: {a.value:g}" + (f" -> {a.new_value:g}" if a.new_value is not None
+                                                                 else "") for a in adjusted[:10])
+        notes.append(f"{len(adjusted)} out-of-scale value(s) {adjusted[0].action} (--out-of-scale "
+                     f"{campaign.out_of_scale}): {what}" + (" ..." if len(adjusted) > 10 else ""))
+    for r in results:
+        if r["n_errors"]:
+            notes.append(f"judge {r['judge']}: {r['n_errors']} failed rating(s) (errors, excluded from the figures)")
+        same = _same_family_cases(campaign, r)
+        if same:
+            notes.append(f"judge {r['judge']} is of the {r['family']} family, as the generator of {same} case(s): "
+                         "a judge may favour its own family's answers")
+    return notes
+
+
+def _same_family_cases(campaign: Campaign, result: dict) -> int:
+    family = result.get("family")
+    if not family or not campaign.cases:
+        return 0
+    return sum(1 for c in campaign.cases.values()
+               if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower())
+
+
+def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
+                  by: str | None = None, seed: int = 0, n_boot: int = 1000, confidence: float = 0.95,
+                  n_listed: int = 10, progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """Every judge against the human reference, per metric (and per slice with ``by``).
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metrics, judges : list of str, optional
+        Restrict to these metrics / judges (a judge name or ``rater@run_id``).
+    by : str, optional
+        A ``metadata`` key of the cases: every statistic is also computed per value of it.
+    seed, n_boot : int
+        Bootstrap seed and number of resamples (of cases; the same resamples for every judge).
+    confidence : float
+        Two-sided confidence level of every interval.
+
+    Returns
+    -------
+    dict
+        The ``calibrate stats --json`` document: ``{"metrics": [...], "manifest": {...}}``; every
+        statistic is ``{"estimate", "ci_low", "ci_high", "ci_method", "ci_width"}`` or
+        ``{"estimate": None, "reason": ...}``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> doc = calibrate.compute_stats(c, judges=["Olz-gpt4o"], n_boot=200)
+    >>> round(doc["metrics"][0]["judges"][0]["spearman"]["estimate"], 3)
+    0.496
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
+    chosen = _check_names(campaign, metrics)
+    if by is not None and not campaign.cases:
+        raise ValueError(f"--by {by}: slicing needs cases.jsonl with a metadata object per case")
+    out = []
+    for metric in chosen:
+        spec = campaign.metrics[metric]
+        rule = default_rule(spec)
+        ref, universe, runs = _judge_runs(campaign, metric, judges, rule)
+        _bootstrap(runs, universe.size, n_boot=n_boot, seed=seed, progress=progress, label=metric)
+        results = [r.result(confidence, seed, n_listed) for r in runs]
+        entry = {"metric": metric, "scale": spec.scale, "human_pass": spec.human_pass,
+                 "levels": list(spec.levels) if spec.levels else None, "n_cases": int(universe.size),
+                 "n_human_raters": len(ref.raters), "n_multiply_labelled": ref.n_multiply_labelled,
+                 "n_human_pass": int(ref.passes.sum()), "default_rule": rule.to_dict(), "judges": results,
+                 "warnings": _warnings(campaign, metric, ref, results)}
+        if by is not None:
+            entry["slices"] = _slices(campaign, metric, judges, rule, by, seed=seed, n_boot=n_boot,
+                                      confidence=confidence, progress=progress)
+        out.append(entry)
+    manifest = build_manifest(campaign, command="stats", seed=seed, n_boot=n_boot, confidence=confidence,
+                              by=by, judges=judges, metrics=chosen)
+    return {"campaign": campaign.name, "metrics": out, "manifest": manifest}
+
+
+def _check_names(campaign: Campaign, metrics: list[str] | None) -> list[str]:
+    if metrics is None:
+        return sorted(campaign.metrics)
+    unknown = [m for m in metrics if m not in campaign.metrics]
+    if unknown:
+        raise ValueError(f"unknown metric {', '.join(unknown)}; the campaign declares "
+                         + ", ".join(sorted(campaign.metrics)))
+    return list(metrics)
+
+
+def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, progress) -> list[dict]:
+    groups: dict[str, set[str]] = {}
+    for case_id, case in campaign.cases.items():
+        value = (case.get("metadata") or {}).get(by)
+        groups.setdefault("(missing)" if value is None else str(value), set()).add(case_id)
+    out = []
+    for value in sorted(groups):
+        ref, universe, runs = _judge_runs(campaign, metric, judges, rule, groups[value])
+        _bootstrap(runs, universe.size, n_boot=n_boot, seed=seed, progress=progress,
+                   label=f"{metric} / {by}={value}")
+        out.append({"key": by, "value": value, "n_cases": int(universe.size),
+                    "n_human_pass": int((ref_values_at(ref, universe) >= ref.metric.human_pass).sum()),
+                    "judges": [r.result(confidence, seed, 0, full=False) for r in runs]})
+    return out
+
+
+# --------------------------------------------------------------------------- recommendations
+def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges: list[str] | None = None,
+                         seed: int = 0, n_boot: int = 1000, confidence: float = 0.95,
+                         progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """Recommend a threshold per judge of ``metric`` under ``rule``, with its uncertainty.
+
+    Every recommendation carries the false-pass and false-fail rates it yields with Wilson
+    intervals, a percentile bootstrap interval for the threshold itself, DeepEval's default 0.5 with
+    what it would cost, and warnings: under 50 human labels, or no threshold short of failing
+    every case.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> doc = calibrate.recommend_thresholds(c, metric="relevance", judges=["Olz-gpt4o"],
+    ...     rule=calibrate.Rule("constraint", max_false_pass=0.1), n_boot=200)
+    >>> doc["recommendations"][0]["threshold"]
+    2.0
+    """
+    _check_names(campaign, [metric])
+    ref, universe, runs = _judge_runs(campaign, metric, judges, rule)
+    _bootstrap(runs, universe.size, n_boot=n_boot, seed=seed, progress=progress, label=metric)
+    recs = [_recommendation(run, metric, rule, confidence) for run in runs]
+    manifest = build_manifest(campaign, command="thresholds", seed=seed, n_boot=n_boot, confidence=confidence,
+                              rule=rule.to_dict(), judges=judges, metrics=[metric])
+    return {"campaign": campaign.name, "recommendations": recs, "manifest": manifest}
+
+
+def _recommendation(run: _JudgeRun, metric: str, rule: Rule, confidence: float) -> dict[str, Any]:
+    rec: dict[str, Any] = {"metric": metric, "judge": run.judge.name, "rule": rule.to_dict(),
+                           "pass_rule": "score >= threshold" if run.judge.sign > 0 else "score <= threshold",
+                           "n": run.n, "warnings": []}
+    if run.paired is None:
+        rec.update(threshold=None, n_human_pass=0, n_human_fail=0)
+        rec["warnings"].append(f"only {run.n} case(s) rated by both the judge and the humans: no recommendation")
+        return rec
+    counts = run.paired.error_counts(run.paired.full)
+    n_pass, n_fail = float(counts["n_pass"][0]), float(counts["n_fail"][0])
+    rec.update(n_human_pass=int(n_pass), n_human_fail=int(n_fail))
+
+    def at(index: int) -> dict[str, Any]:
+        return {"false_pass_rate": _rate(float(counts["false_pass"][0, index]), n_fail, confidence),
+                "false_fail_rate": _rate(float(counts["false_fail"][0, index]), n_pass, confidence)}
+
+    index = int(run.rule_index)
+    usable = index != NO_THRESHOLD and index < run.paired.m
+    rec["threshold"] = run.threshold_value(index) if usable else None
+    if usable:
+        rates = at(index)
+        for key in ("false_pass_rate", "false_fail_rate"):
+            rec[key] = rates[key].get("estimate")
+            rec[key + "_ci"] = [rates[key].get("ci_low"), rates[key].get("ci_high")]
+            rec[key + "_detail"] = rates[key]
+    else:
+        for key in ("false_pass_rate", "false_fail_rate"):
+            rec[key] = None
+            rec[key + "_ci"] = [None, None]
+        if n_fail == 0 or n_pass == 0:
+            rec["warnings"].append("every human label is a " + ("pass" if n_fail == 0 else "fail")
+                                   + ": the rule needs both human passes and human fails")
+        else:
+            lowest = float(counts["false_pass"][0, run.paired.m - 1] / n_fail)
+            rec["warnings"].append(
+                f"no threshold meets the rule ({rule.describe()}) except failing every case: this judge "
+                f"cannot serve the gate (lowest false-pass rate short of failing everything: {lowest:.3f} "
+                f"at threshold {run.threshold_value(run.paired.m - 1):g})")
+    thresholds = np.concatenate(run.replicates.get("threshold", [np.array([])]))
+    finite = thresholds[np.isfinite(thresholds)]
+    interval = percentile_interval(finite, confidence=confidence, discrete=True)
+    rec["threshold_ci"] = [interval.low, interval.high]
+    rec["threshold_ci_method"] = interval.method
+    rec["threshold_ci_resamples_without_threshold"] = int(thresholds.size - finite.size)
+    if thresholds.size and finite.size < thresholds.size:
+        rec["warnings"].append(f"in {thresholds.size - finite.size} of {thresholds.size} bootstrap resamples "
+                               "no threshold met the rule")
+    if run.n < MIN_TRUSTED_LABELS:
+        rec["warnings"].append(f"only {run.n} human-labelled cases: under {MIN_TRUSTED_LABELS}, this "
+                               "recommendation is not yet trustworthy")
+    default_index = run.index_of(DEEPEVAL_DEFAULT_THRESHOLD)
+    rec["deepeval_default"] = {"threshold": DEEPEVAL_DEFAULT_THRESHOLD, **at(min(default_index, run.paired.m))}
+    return rec

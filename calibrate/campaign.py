@@ -1,0 +1,556 @@
+"""The campaign: a folder of ``campaign.toml``, ``ratings.{csv,jsonl,parquet}`` and ``cases.jsonl``.
+
+One tidy table of ratings is the heart of it: one row per (case, metric, rater). Humans and judges
+are both raters; ``rater_kind`` tells them apart. Everything is validated before any statistic, and
+every problem names the file, the line, the field, the value found and what was expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from calibrate.errors import CampaignError, Problem
+
+__all__ = ["Metric", "Rater", "Adjustment", "Campaign", "load_campaign", "RATING_COLUMNS", "CASE_FIELDS"]
+
+Scale = Literal["binary", "ordinal", "continuous"]
+OutOfScale = Literal["error", "clip", "drop"]
+
+REQUIRED_COLUMNS = ("case_id", "metric", "rater", "rater_kind", "value")
+OPTIONAL_COLUMNS = ("error", "reason", "run_id")
+RATING_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
+#: DeepEval's LLMTestCase field names, and the type each must have in ``cases.jsonl``.
+CASE_FIELDS = {
+    "input": (str,), "actual_output": (str, type(None)), "expected_output": (str, type(None)),
+    "retrieval_context": (list, type(None)), "context": (list, type(None)), "metadata": (dict, type(None)),
+}
+METRIC_KEYS = {"scale", "human_pass", "levels", "range", "max_false_pass", "cost_false_pass",
+               "cost_false_fail", "description"}
+RATER_KEYS = {"family", "model", "higher_is_better", "on_metric_scale", "description"}
+TOP_KEYS = {"name", "description", "metrics", "raters"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric of the campaign and the scale of its *human* labels.
+
+    Examples
+    --------
+    >>> m = Metric("relevance", "ordinal", human_pass=2, levels=(0, 1, 2, 3))
+    >>> m.in_scale(np.array([0, 2.5, 3, 4])).tolist()
+    [True, False, True, False]
+    >>> m.nearest_in_scale(np.array([-1, 2.4, 7])).tolist()
+    [0.0, 2.0, 3.0]
+    """
+
+    name: str
+    scale: Scale
+    human_pass: float
+    levels: tuple[float, ...] | None = None
+    range: tuple[float, float] | None = None
+    max_false_pass: float | None = None
+    cost_false_pass: float | None = None
+    cost_false_fail: float | None = None
+    description: str | None = None
+
+    @property
+    def alpha_level(self) -> Literal["nominal", "ordinal", "interval"]:
+        """Krippendorff's level of measurement for this scale."""
+        return {"binary": "nominal", "ordinal": "ordinal", "continuous": "interval"}[self.scale]
+
+    def scale_text(self) -> str:
+        if self.levels is not None:
+            return "one of " + ", ".join(_fmt(v) for v in self.levels)
+        if self.range is not None:
+            return f"a number from {_fmt(self.range[0])} to {_fmt(self.range[1])}"
+        return "a finite number"
+
+    def in_scale(self, values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values, dtype=float)
+        if self.levels is not None:
+            return np.isin(values, np.asarray(self.levels, dtype=float))
+        if self.range is not None:
+            return (values >= self.range[0]) & (values <= self.range[1])
+        return np.isfinite(values)
+
+    def nearest_in_scale(self, values: np.ndarray) -> np.ndarray:
+        """Clip to the scale: to the range, then to the nearest level (ties go to the lower one)."""
+        values = np.asarray(values, dtype=float)
+        if self.levels is not None:
+            levels = np.asarray(self.levels, dtype=float)
+            return levels[np.argmin(np.abs(values[:, None] - levels[None, :]), axis=1)]
+        if self.range is not None:
+            return np.clip(values, *self.range)
+        return values
+
+
+@dataclass(frozen=True)
+class Rater:
+    """Facts about a rater from ``[raters.NAME]``: model, family, orientation of its scores."""
+
+    name: str
+    family: str | None = None
+    model: str | None = None
+    higher_is_better: bool = True
+    on_metric_scale: bool = False
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """An out-of-scale value that ``--out-of-scale clip|drop`` changed or removed."""
+
+    file: str
+    line: int
+    case_id: str
+    metric: str
+    rater: str
+    value: float
+    action: Literal["clipped", "dropped"]
+    new_value: float | None = None
+
+
+@dataclass
+class Campaign:
+    """A validated campaign. Build one with :func:`load_campaign` or :meth:`Campaign.from_frames`.
+
+    Attributes
+    ----------
+    ratings : pandas.DataFrame
+        Columns ``case_id, metric, rater, rater_kind, value, error, reason, run_id`` plus ``line``,
+        the line of the ratings file each row came from. A failed rating has ``value`` NaN and a
+        non-empty ``error``.
+    cases : dict or None
+        Case id -> the case's fields (DeepEval names), when the campaign has ``cases.jsonl``.
+    """
+
+    name: str
+    metrics: dict[str, Metric]
+    raters: dict[str, Rater]
+    ratings: pd.DataFrame
+    cases: dict[str, dict[str, Any]] | None = None
+    adjustments: list[Adjustment] = field(default_factory=list)
+    data_hash: str = ""
+    path: Path | None = None
+    out_of_scale: OutOfScale = "error"
+
+    def rater(self, name: str) -> Rater:
+        return self.raters.get(name) or Rater(name)
+
+    @classmethod
+    def from_frames(cls, config: dict[str, Any], ratings: pd.DataFrame, cases: list[dict] | None = None,
+                    *, out_of_scale: OutOfScale = "error") -> "Campaign":
+        """Build and validate a campaign from Python objects (the API twin of :func:`load_campaign`).
+
+        Parameters
+        ----------
+        config : dict
+            What ``campaign.toml`` would hold.
+        ratings : pandas.DataFrame
+            One row per rating, with the ratings-file columns.
+        cases : list of dict, optional
+            One dict per case, with ``case_id`` and DeepEval's field names.
+
+        Examples
+        --------
+        >>> ratings = pd.DataFrame({"case_id": ["a", "b"], "metric": "faithfulness",
+        ...     "rater": "ann", "rater_kind": "human", "value": [1, 0]})
+        >>> c = Campaign.from_frames({"name": "x", "metrics": {"faithfulness": {"scale": "binary"}}}, ratings)
+        >>> len(c.ratings)
+        2
+        """
+        raw = ratings.copy()
+        for col in raw.columns:
+            raw[col] = raw[col].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+        raw["line"] = np.arange(len(raw)) + 1
+        digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
+        digest.update(raw.to_csv(index=False).encode())
+        digest.update(json.dumps(cases or [], sort_keys=True, default=str).encode())
+        case_rows = [(i + 1, c) for i, c in enumerate(cases)] if cases is not None else None
+        return _build(config, raw, case_rows, out_of_scale=out_of_scale, config_file="config",
+                      ratings_file="ratings (DataFrame row)", cases_file="cases (list item)",
+                      data_hash="sha256:" + digest.hexdigest(), path=None)
+
+
+def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Campaign:
+    """Read and validate a campaign folder.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder holding ``campaign.toml``, one ratings file and optionally ``cases.jsonl``.
+    out_of_scale : {"error", "clip", "drop"}, keyword-only
+        What to do with a value outside the metric's declared scale: report it as an error (the
+        default), clip it to the scale, or drop the rating. Clipped and dropped values are listed
+        in :attr:`Campaign.adjustments` and in the report.
+
+    Raises
+    ------
+    CampaignError
+        Listing every problem found, each naming the file, line, field, value and what was expected.
+
+    Examples
+    --------
+    >>> from calibrate.demo import demo_campaign_path
+    >>> c = load_campaign(demo_campaign_path(), out_of_scale="drop")
+    >>> sorted(c.metrics)
+    ['relevance']
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise CampaignError([Problem(str(folder), "the campaign folder does not exist",
+                                     expected="a folder holding campaign.toml and ratings.csv")])
+    toml_path = folder / "campaign.toml"
+    if not toml_path.is_file():
+        raise CampaignError([Problem(str(toml_path), "campaign.toml is missing",
+                                     expected="a campaign.toml declaring the name and the metrics")])
+    try:
+        config = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CampaignError([Problem(str(toml_path), f"not valid TOML: {exc}")]) from None
+    present = [folder / name for name in RATINGS_FILES if (folder / name).is_file()]
+    if len(present) != 1:
+        found = ", ".join(p.name for p in present) or "none"
+        raise CampaignError([Problem(str(folder), "the campaign needs exactly one ratings file", value=found,
+                                     expected="one of " + ", ".join(RATINGS_FILES))])
+    ratings_path = present[0]
+    raw = _read_ratings(ratings_path)
+    cases_path = folder / "cases.jsonl"
+    case_rows = _read_jsonl(cases_path) if cases_path.is_file() else None
+    digest = hashlib.sha256()
+    for p in [toml_path, ratings_path] + ([cases_path] if case_rows is not None else []):
+        digest.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return _build(config, raw, case_rows, out_of_scale=out_of_scale, config_file=str(toml_path),
+                  ratings_file=str(ratings_path), cases_file=str(cases_path),
+                  data_hash="sha256:" + digest.hexdigest(), path=folder)
+
+
+# ---------------------------------------------------------------------------------------- reading
+def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
+    rows, problems = [], []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(str(path), f"not valid JSON: {exc.msg}", row=number,
+                                        expected="one JSON object per line"))
+    if problems:
+        raise CampaignError(problems)
+    return rows
+
+
+def _read_ratings(path: Path) -> pd.DataFrame:
+    if path.suffix == ".csv":
+        try:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise CampaignError([Problem(str(path), f"not a readable CSV file: {exc}")]) from None
+        frame["line"] = np.arange(len(frame)) + 2  # line 1 is the header
+        return frame
+    if path.suffix == ".parquet":
+        frame = pd.read_parquet(path)
+        frame["line"] = np.arange(len(frame)) + 1
+        return frame
+    rows = _read_jsonl(path)
+    problems = [Problem(str(path), "each line must be a JSON object", row=n, value=type(obj).__name__,
+                        expected="an object with case_id, metric, rater, rater_kind, value")
+                for n, obj in rows if not isinstance(obj, dict)]
+    if problems:
+        raise CampaignError(problems)
+    frame = pd.DataFrame([obj for _, obj in rows])
+    frame["line"] = [n for n, _ in rows]
+    return frame
+
+
+# ------------------------------------------------------------------------------------- validation
+def _fmt(value: float) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _parse_metric(name: str, spec: Any, file: str, problems: list[Problem]) -> Metric | None:
+    where = f"metrics.{name}"
+    if not isinstance(spec, dict):
+        problems.append(Problem(file, "a metric must be a table", field=where, expected=f"[metrics.{name}]"))
+        return None
+    for key in sorted(set(spec) - METRIC_KEYS):
+        problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
+                                expected="one of " + ", ".join(sorted(METRIC_KEYS))))
+    scale = spec.get("scale")
+    if scale not in ("binary", "ordinal", "continuous"):
+        problems.append(Problem(file, "unknown or missing scale", field=f"{where}.scale", value=scale,
+                                expected='"binary", "ordinal" or "continuous"'))
+        return None
+    levels = rng = None
+    if scale == "binary":
+        levels = (0.0, 1.0)
+        if spec.get("levels") not in (None, [0, 1]):
+            problems.append(Problem(file, "a binary scale has the levels [0, 1]", field=f"{where}.levels",
+                                    value=spec.get("levels"), expected="[0, 1] or nothing"))
+    elif scale == "ordinal":
+        raw = spec.get("levels")
+        if (not isinstance(raw, list) or len(raw) < 2 or not all(_is_number(v) for v in raw)
+                or len(set(raw)) != len(raw)):
+            problems.append(Problem(file, "an ordinal scale needs its levels", field=f"{where}.levels", value=raw,
+                                    expected="a list of at least two distinct numbers, such as [0, 1, 2, 3]"))
+            return None
+        levels = tuple(sorted(float(v) for v in raw))
+    if "levels" in spec and scale == "continuous":
+        problems.append(Problem(file, "a continuous scale has no levels", field=f"{where}.levels",
+                                expected="range = [low, high] or nothing"))
+    if "range" in spec:
+        raw = spec["range"]
+        if scale != "continuous":
+            problems.append(Problem(file, "only a continuous scale takes a range", field=f"{where}.range"))
+        elif (not isinstance(raw, list) or len(raw) != 2 or not all(_is_number(v) for v in raw)
+              or raw[0] >= raw[1]):
+            problems.append(Problem(file, "invalid range", field=f"{where}.range", value=raw,
+                                    expected="[low, high] with low < high"))
+        else:
+            rng = (float(raw[0]), float(raw[1]))
+    human_pass = spec.get("human_pass", 1 if scale == "binary" else None)
+    if not _is_number(human_pass):
+        problems.append(Problem(file, "human_pass is missing or not a number", field=f"{where}.human_pass",
+                                value=human_pass, expected="the lowest human value that counts as a pass"))
+        return None
+    if scale == "binary" and human_pass != 1:
+        problems.append(Problem(file, "a binary scale passes at 1", field=f"{where}.human_pass",
+                                value=human_pass, expected="1"))
+    low_high = (levels[0], levels[-1]) if levels else rng
+    if low_high and not (low_high[0] < human_pass <= low_high[1]):
+        problems.append(Problem(file, "human_pass makes every human label a pass or every one a fail",
+                                field=f"{where}.human_pass", value=human_pass,
+                                expected=f"a value above {_fmt(low_high[0])} and at most {_fmt(low_high[1])}"))
+    mfp = spec.get("max_false_pass")
+    if mfp is not None and not (_is_number(mfp) and 0 <= mfp <= 1):
+        problems.append(Problem(file, "max_false_pass must be a rate", field=f"{where}.max_false_pass",
+                                value=mfp, expected="a number from 0 to 1"))
+    costs = [spec.get("cost_false_pass"), spec.get("cost_false_fail")]
+    if (costs[0] is None) != (costs[1] is None):
+        problems.append(Problem(file, "the cost rule needs both costs", field=f"{where}.cost_false_pass",
+                                expected="cost_false_pass and cost_false_fail together"))
+    for key, cost in zip(("cost_false_pass", "cost_false_fail"), costs):
+        if cost is not None and not (_is_number(cost) and cost > 0):
+            problems.append(Problem(file, "a cost must be a positive number", field=f"{where}.{key}", value=cost,
+                                    expected="a number above 0"))
+    return Metric(name=name, scale=scale, human_pass=float(human_pass), levels=levels, range=rng,
+                  max_false_pass=mfp, cost_false_pass=costs[0], cost_false_fail=costs[1],
+                  description=spec.get("description"))
+
+
+def _parse_rater(name: str, spec: Any, file: str, problems: list[Problem]) -> Rater | None:
+    where = f"raters.{name}"
+    if not isinstance(spec, dict):
+        problems.append(Problem(file, "a rater must be a table", field=where, expected=f"[raters.{name}]"))
+        return None
+    for key in sorted(set(spec) - RATER_KEYS):
+        problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
+                                expected="one of " + ", ".join(sorted(RATER_KEYS))))
+    for key in ("higher_is_better", "on_metric_scale"):
+        if key in spec and not isinstance(spec[key], bool):
+            problems.append(Problem(file, "must be true or false", field=f"{where}.{key}", value=spec[key],
+                                    expected="true or false"))
+    for key in ("family", "model", "description"):
+        if key in spec and not isinstance(spec[key], str):
+            problems.append(Problem(file, "must be a string", field=f"{where}.{key}", value=spec[key]))
+    return Rater(name=name, family=spec.get("family"), model=spec.get("model"),
+                 higher_is_better=spec.get("higher_is_better", True) is not False,
+                 on_metric_scale=spec.get("on_metric_scale", False) is True, description=spec.get("description"))
+
+
+def _parse_config(config: dict, file: str) -> tuple[str, dict[str, Metric], dict[str, Rater]]:
+    problems: list[Problem] = []
+    for key in sorted(set(config) - TOP_KEYS):
+        problems.append(Problem(file, "unknown top-level key", field=key,
+                                expected="one of " + ", ".join(sorted(TOP_KEYS))))
+    name = config.get("name")
+    if not isinstance(name, str) or not name.strip():
+        problems.append(Problem(file, "the campaign needs a name", field="name", value=name,
+                                expected='name = "..."'))
+    metric_specs = config.get("metrics")
+    if not isinstance(metric_specs, dict) or not metric_specs:
+        problems.append(Problem(file, "the campaign declares no metric", field="metrics",
+                                expected="at least one [metrics.NAME] table"))
+        metric_specs = {}
+    metrics = {n: m for n, s in metric_specs.items() if (m := _parse_metric(n, s, file, problems))}
+    rater_specs = config.get("raters", {})
+    if not isinstance(rater_specs, dict):
+        problems.append(Problem(file, "raters must be tables", field="raters", expected="[raters.NAME] tables"))
+        rater_specs = {}
+    raters = {n: r for n, s in rater_specs.items() if (r := _parse_rater(n, s, file, problems))}
+    if problems:
+        raise CampaignError(problems)
+    return name, metrics, raters
+
+
+def _text_column(frame: pd.DataFrame, column: str) -> pd.Series:
+    if column not in frame:
+        return pd.Series([""] * len(frame), index=frame.index, dtype=object)
+    return frame[column].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else
+                             (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)))
+
+
+def _parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Numbers from a column of strings or numbers: (values, is_blank, is_invalid)."""
+    blank = raw.map(lambda v: v is None or v == "" or (isinstance(v, float) and math.isnan(v))).to_numpy(bool)
+    as_bool = raw.map(lambda v: isinstance(v, bool)).to_numpy(bool)
+    values = pd.to_numeric(raw.where(~(blank | as_bool), None), errors="coerce").to_numpy(float)
+    invalid = (~blank & ~np.isfinite(values)) | as_bool
+    return np.where(blank | invalid, np.nan, values), blank, invalid
+
+
+def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfScale, config_file: str,
+           ratings_file: str, cases_file: str, data_hash: str, path: Path | None) -> Campaign:
+    if out_of_scale not in ("error", "clip", "drop"):
+        raise ValueError(f"out_of_scale must be 'error', 'clip' or 'drop', not {out_of_scale!r}")
+    name, metrics, raters = _parse_config(config, config_file)
+    problems: list[Problem] = []
+    missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
+    if missing:
+        raise CampaignError([Problem(ratings_file, "missing column" + ("s" if len(missing) > 1 else ""),
+                                     value=", ".join(missing), expected="columns " + ", ".join(REQUIRED_COLUMNS)
+                                     + " (and optionally " + ", ".join(OPTIONAL_COLUMNS) + ")")])
+    lines = raw["line"].to_numpy()
+    ratings = pd.DataFrame({c: _text_column(raw, c) for c in ("case_id", "metric", "rater", "rater_kind")})
+    values, blank, invalid = _parse_values(raw["value"])
+    for c in OPTIONAL_COLUMNS:
+        ratings[c] = _text_column(raw, c)
+    ratings["value"] = values
+    ratings["line"] = lines
+
+    def report(mask, message, column, expected, value_from=None):
+        for i in np.flatnonzero(mask):
+            value = (value_from if value_from is not None else raw[column]).iloc[i]
+            problems.append(Problem(ratings_file, message, row=int(lines[i]), field=column, value=value,
+                                    expected=expected))
+
+    for column in ("case_id", "metric", "rater"):
+        report((ratings[column] == "").to_numpy(), "empty", column, "a non-empty " + column)
+    report(~ratings["rater_kind"].isin(["human", "judge"]).to_numpy(), "unknown rater_kind", "rater_kind",
+           '"human" or "judge"')
+    known = ratings["metric"].isin(list(metrics)).to_numpy()
+    report(~known & (ratings["metric"] != "").to_numpy(), "unknown metric", "metric",
+           "a metric declared in campaign.toml: " + ", ".join(sorted(metrics)))
+    report(invalid, "not a number", "value", "a finite number, or an empty value with an error")
+    has_error = (ratings["error"] != "").to_numpy()
+    report(blank & ~has_error, "no value and no error", "value",
+           "a value, or an 'error' saying why the rating failed")
+    report(~blank & ~invalid & has_error, "a rating has both a value and an error", "error",
+           "either a value or an error")
+
+    # out-of-scale values: every human value, and judges that declare on_metric_scale = true
+    adjustments: list[Adjustment] = []
+    on_scale_judges = {n for n, r in raters.items() if r.on_metric_scale}
+    checked = ((ratings["rater_kind"] == "human") | ratings["rater"].isin(on_scale_judges)).to_numpy()
+    drop = np.zeros(len(ratings), dtype=bool)
+    for metric in metrics.values():
+        rows = checked & (ratings["metric"] == metric.name).to_numpy() & np.isfinite(values)
+        bad = rows & ~metric.in_scale(np.nan_to_num(values, nan=0.0))
+        if out_of_scale == "error":
+            report(bad, f"value outside the scale of metric '{metric.name}'", "value", metric.scale_text())
+            continue
+        new = metric.nearest_in_scale(values[bad]) if bad.any() else np.array([])
+        for i, new_value in zip(np.flatnonzero(bad), new):
+            row = ratings.iloc[i]
+            adjustments.append(Adjustment(ratings_file, int(lines[i]), row.case_id, row.metric, row.rater,
+                                          float(values[i]), "clipped" if out_of_scale == "clip" else "dropped",
+                                          float(new_value) if out_of_scale == "clip" else None))
+        if out_of_scale == "clip":
+            ratings.loc[bad, "value"] = new
+        else:
+            drop |= bad
+
+    # a rater is either a human or a judge
+    kinds = ratings[ratings["rater_kind"].isin(["human", "judge"])].groupby("rater")["rater_kind"].nunique()
+    for rater in kinds[kinds > 1].index:
+        first = ratings[ratings["rater"] == rater].groupby("rater_kind")["line"].min()
+        problems.append(Problem(ratings_file, f"rater '{rater}' is declared both human (first at line "
+                                f"{first['human']}) and judge (first at line {first['judge']})",
+                                row=int(first.max()), field="rater_kind", value=rater,
+                                expected="one rater_kind per rater"))
+    for rater in sorted(set(ratings.loc[ratings["rater_kind"] == "human", "rater"]) & set(raters)):
+        if not raters[rater].higher_is_better:
+            problems.append(Problem(config_file, "a human rater rates on the metric's own scale",
+                                    field=f"raters.{rater}.higher_is_better", value=False, expected="true"))
+
+    # duplicates: one rating per (case, metric, rater) -- per run for judges
+    key = ratings[["case_id", "metric", "rater"]].copy()
+    key["run"] = np.where(ratings["rater_kind"] == "judge", ratings["run_id"], "")
+    duplicated = key.duplicated(keep="first").to_numpy()
+    if duplicated.any():
+        first_line = ratings.groupby([key[c] for c in key.columns])["line"].transform("min").to_numpy()
+        for i in np.flatnonzero(duplicated):
+            r = ratings.iloc[i]
+            problems.append(Problem(ratings_file, f"duplicate rating of case '{r.case_id}', metric '{r.metric}' "
+                                    f"by rater '{r.rater}' (first at line {first_line[i]})", row=int(lines[i]),
+                                    field="case_id", expected="one rating per (case_id, metric, rater"
+                                    + (", run_id)" if r.rater_kind == "judge" else ")")))
+
+    cases = None
+    if case_rows is not None:
+        cases = _validate_cases(case_rows, cases_file, problems)
+        unknown = ~ratings["case_id"].isin(list(cases)).to_numpy() & (ratings["case_id"] != "").to_numpy()
+        report(unknown, "a rating for a case that is not in cases.jsonl", "case_id",
+               "a case_id listed in " + Path(cases_file).name)
+    if problems:
+        raise CampaignError(problems)
+    ratings = ratings[~drop].reset_index(drop=True)
+    return Campaign(name=name, metrics=metrics, raters=raters, ratings=ratings, cases=cases,
+                    adjustments=adjustments, data_hash=data_hash, path=path, out_of_scale=out_of_scale)
+
+
+def _validate_cases(case_rows, file: str, problems: list[Problem]) -> dict[str, dict]:
+    cases: dict[str, dict] = {}
+    first_line: dict[str, int] = {}
+    for line, obj in case_rows:
+        if not isinstance(obj, dict):
+            problems.append(Problem(file, "each case must be a JSON object", row=line, value=type(obj).__name__,
+                                    expected="an object with case_id and DeepEval's field names"))
+            continue
+        case_id = obj.get("case_id")
+        if isinstance(case_id, int) and not isinstance(case_id, bool):
+            case_id = str(case_id)
+        if not isinstance(case_id, str) or not case_id:
+            problems.append(Problem(file, "missing or empty case_id", row=line, field="case_id", value=case_id,
+                                    expected="a non-empty string"))
+            continue
+        for key, types in CASE_FIELDS.items():
+            if key in obj and not isinstance(obj[key], types):
+                problems.append(Problem(file, f"wrong type for case '{case_id}'", row=line, field=key,
+                                        value=type(obj[key]).__name__,
+                                        expected=" or ".join("null" if t is type(None) else t.__name__ for t in types)))
+        for key in ("retrieval_context", "context"):
+            if isinstance(obj.get(key), list) and not all(isinstance(x, str) for x in obj[key]):
+                problems.append(Problem(file, f"case '{case_id}' has a non-string chunk", row=line, field=key,
+                                        expected="a list of strings"))
+        if case_id in cases:
+            problems.append(Problem(file, f"duplicate case_id (first at line {first_line[case_id]})", row=line,
+                                    field="case_id", value=case_id, expected="each case once"))
+            continue
+        cases[case_id] = {**obj, "case_id": case_id}
+        first_line[case_id] = line
+    return cases
+
+
+def ratings_to_csv(ratings: pd.DataFrame) -> str:
+    """The ratings table as the CSV a campaign stores (without the ``line`` bookkeeping column)."""
+    buffer = io.StringIO()
+    ratings[[c for c in RATING_COLUMNS if c in ratings]].to_csv(buffer, index=False)
+    return buffer.getvalue()

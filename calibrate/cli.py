@@ -1,0 +1,274 @@
+"""The ``calibrate`` command line: parse arguments, make one library call, print.
+
+Exit codes: 0 success, 2 a campaign or usage error (every problem is listed on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from calibrate import analysis
+from calibrate.campaign import Campaign, load_campaign
+from calibrate.errors import CampaignError
+from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
+
+# a pipe or a file gets a wide table rather than rich's 80 columns
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False)
+
+out_of_scale_option = click.option(
+    "--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
+    help="What to do with a value outside the metric's scale: report an error, clip it, or drop it.")
+seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=1000, show_default=True,
+                             help="Bootstrap resamples of cases.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
+
+
+def _load(path: str, out_of_scale: str) -> Campaign:
+    try:
+        return load_campaign(path, out_of_scale=out_of_scale)
+    except CampaignError as exc:
+        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+        sys.exit(2)
+
+
+@contextmanager
+def _progress(enabled: bool = True):
+    """A rich progress bar on stderr, fed by the library's ``progress(done, total, label)`` callback."""
+    if not enabled:
+        yield None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(done: int, total: int, label: str) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(f"bootstrap {label}", total=total)
+            bar.update(tasks[label], completed=done)
+
+        yield update
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    sys.exit(2)
+
+
+def _print_json(document: dict) -> None:
+    click.echo(json.dumps(document, indent=1, allow_nan=False))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="calibrate-judges")
+def main() -> None:
+    """Calibrate LLM judges against human labels: agreement, error-rate curves, thresholds, reports."""
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@out_of_scale_option
+def validate(campaign: str, out_of_scale: str) -> None:
+    """Check a campaign folder; list every problem with its file, line and field."""
+    c = _load(campaign, out_of_scale)
+    table = Table(title=f"campaign {c.name}: valid")
+    for col in ("metric", "scale", "human ratings", "judge ratings", "failed", "cases with a human label",
+                "judges"):
+        table.add_column(col)
+    for name, metric in sorted(c.metrics.items()):
+        rows = c.ratings[c.ratings["metric"] == name]
+        human, judge = rows[rows["rater_kind"] == "human"], rows[rows["rater_kind"] == "judge"]
+        table.add_row(name, metric.scale, str(len(human)), str(len(judge)), str(int(rows["value"].isna().sum())),
+                      str(human.loc[human["value"].notna(), "case_id"].nunique()), str(judge["rater"].nunique()))
+    out.print(table)
+    out.print(f"{len(c.cases) if c.cases is not None else 'no'} cases in cases.jsonl; data {c.data_hash}")
+    for a in c.adjustments:
+        out.print(f"{a.action}: {a.file} line {a.line}: {a.rater} rated case {a.case_id} {a.value:g}"
+                  + (f" -> {a.new_value:g}" if a.new_value is not None else ""))
+
+
+STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "kappa_quadratic": "kappa quadratic",
+                "alpha": "alpha", "auc": "AUC", "pass_kappa": "pass kappa"}
+
+
+def _print_stats(metric: dict) -> None:
+    """One table per metric (estimates with 95% intervals); undefined statistics are listed below it
+    with their reasons."""
+    table = Table(title=f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
+                        f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes")
+    for col in ("judge", "family", "n", *STAT_COLUMNS.values(), "at threshold"):
+        table.add_column(col, no_wrap=col == "judge")
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for j in metric["judges"]:
+        cells = []
+        for key, label in STAT_COLUMNS.items():
+            stat = j[key]
+            if stat.get("estimate") is None:
+                reasons.setdefault((label, stat["reason"]), []).append(j["judge"])
+                cells.append("-")
+            else:
+                cells.append(fmt_estimate(stat))
+        threshold = (j.get("pass_threshold") or {}).get("threshold")
+        table.add_row(j["judge"], j["family"] or "-", str(j["n"]), *cells, fmt_number(threshold))
+    out.print(table)
+    for (label, reason), names in reasons.items():
+        out.print(f"  {label} undefined for {', '.join(names)}: {reason}")
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable; a rater or rater@run_id).")
+@click.option("--by", help="A metadata key of the cases: every statistic also per value of it.")
+@seed_option
+@n_boot_option
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="Confidence level of every interval.")
+@out_of_scale_option
+@json_option
+def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale, as_json) -> None:
+    """Agreement of every judge with the human reference, with confidence intervals."""
+    c = _load(campaign, out_of_scale)
+    try:
+        with _progress() as progress:
+            doc = analysis.compute_stats(c, metrics=list(metrics) or None, judges=list(judges) or None, by=by,
+                                         seed=seed, n_boot=n_boot, confidence=confidence, progress=progress)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    for metric in doc["metrics"]:
+        _print_stats(metric)
+        for w in metric["warnings"]:
+            out.print(f"[yellow]warning:[/] {w}", markup=True)
+        for s in metric.get("slices", []):
+            _print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"})
+
+
+def _recommendations_table(recs: list[dict]) -> Table:
+    table = Table(title="threshold recommendations")
+    for col in ("metric", "judge", "threshold", "threshold 95% interval", "false-pass rate", "false-fail rate",
+                "at 0.5: false pass", "at 0.5: false fail"):
+        table.add_column(col, overflow="fold")
+    for r in recs:
+        default = r.get("deepeval_default", {})
+        table.add_row(r["metric"], r["judge"],
+                      "none" if r["threshold"] is None else r["pass_rule"].replace("threshold", fmt_number(r["threshold"])),
+                      fmt_interval(r.get("threshold_ci")), fmt_rate(r.get("false_pass_rate_detail")),
+                      fmt_rate(r.get("false_fail_rate_detail")), fmt_rate(default.get("false_pass_rate")),
+                      fmt_rate(default.get("false_fail_rate")))
+    return table
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric to recommend a threshold for.")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@click.option("--max-false-pass", type=click.FloatRange(0, 1), help="Constraint rule: ceiling on the false-pass rate.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="With --max-false-pass: the upper confidence bound must stay under the ceiling.")
+@click.option("--cost-false-pass", type=click.FloatRange(0, min_open=True), help="Cost rule: cost of a false pass.")
+@click.option("--cost-false-fail", type=click.FloatRange(0, min_open=True), help="Cost rule: cost of a false fail.")
+@click.option("--prevalence", type=click.FloatRange(0, 1), help="Cost rule: expected production share of human passes.")
+@seed_option
+@n_boot_option
+@out_of_scale_option
+@json_option
+def thresholds(campaign, metric, judges, max_false_pass, confidence, cost_false_pass, cost_false_fail,
+               prevalence, seed, n_boot, out_of_scale, as_json) -> None:
+    """Recommend a pass threshold per judge, by a false-pass ceiling or by costs."""
+    costs = (cost_false_pass, cost_false_fail)
+    if (max_false_pass is None) == (cost_false_pass is None and cost_false_fail is None):
+        _fail("give either --max-false-pass A or both --cost-false-pass X and --cost-false-fail Y")
+    if max_false_pass is not None:
+        if prevalence is not None:
+            _fail("--prevalence goes with the cost rule")
+        rule = analysis.Rule("constraint", max_false_pass=max_false_pass, confidence=confidence)
+    else:
+        if None in costs:
+            _fail("the cost rule needs both --cost-false-pass and --cost-false-fail")
+        if confidence is not None:
+            _fail("--confidence goes with --max-false-pass")
+        rule = analysis.Rule("cost", cost_false_pass=cost_false_pass, cost_false_fail=cost_false_fail,
+                             prevalence=prevalence)
+    c = _load(campaign, out_of_scale)
+    try:
+        with _progress() as progress:
+            doc = analysis.recommend_thresholds(c, metric=metric, rule=rule, judges=list(judges) or None,
+                                                seed=seed, n_boot=n_boot, progress=progress)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    out.print(f"rule: {rule.describe()}")
+    out.print(_recommendations_table(doc["recommendations"]))
+    for r in doc["recommendations"]:
+        for w in r["warnings"]:
+            out.print(f"[yellow]warning:[/] {r['judge']}: {w}", markup=True)
+
+
+def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int) -> dict:
+    from calibrate.report import write_report
+
+    with _progress() as progress:
+        doc = analysis.compute_stats(c, by=by, seed=seed, n_boot=n_boot, progress=progress)
+        recs = []
+        for metric in doc["metrics"]:
+            rule = analysis.default_rule(c.metrics[metric["metric"]])
+            recs += analysis.recommend_thresholds(c, metric=metric["metric"], rule=rule, seed=seed, n_boot=n_boot,
+                                                  progress=progress)["recommendations"]
+    with err.status("writing the report"):
+        paths = write_report(doc, recs, out_dir, cases=c.cases)
+    for metric in doc["metrics"]:
+        _print_stats(metric)
+        for w in metric["warnings"]:
+            out.print(f"[yellow]warning:[/] {w}", markup=True)
+    out.print(_recommendations_table(recs))
+    for kind, path in paths.items():
+        out.print(f"wrote {path}")
+    return paths
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-report", show_default=True)
+@click.option("--by", help="A metadata key of the cases to slice by.")
+@seed_option
+@n_boot_option
+@out_of_scale_option
+def report(campaign, out_dir, by, seed, n_boot, out_of_scale) -> None:
+    """Write the threshold-selection report: report.html, report.md and report.json."""
+    c = _load(campaign, out_of_scale)
+    try:
+        _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot)
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+@main.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-demo", show_default=True)
+@seed_option
+@n_boot_option
+def demo(out_dir, seed, n_boot) -> None:
+    """The whole job on the embedded TREC DL 2023 campaign (NIST assessors vs nine LLM judges), offline."""
+    from calibrate.demo import DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
+
+    out.print(f"demo campaign: {demo_campaign_path()} (out-of-scale values: {DEMO_OUT_OF_SCALE}; "
+              f"slices by {DEMO_SLICE_KEY})")
+    c = _load(str(demo_campaign_path()), DEMO_OUT_OF_SCALE)
+    _report(c, Path(out_dir), by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

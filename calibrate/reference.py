@@ -1,0 +1,110 @@
+"""From the ratings table to the two sides of every comparison: the human reference and each judge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from calibrate.campaign import Campaign, Metric, Rater
+
+__all__ = ["HumanReference", "JudgeScores", "human_reference", "judge_scores"]
+
+
+@dataclass(frozen=True)
+class HumanReference:
+    """One reference label per case: the majority (binary), low median (ordinal) or mean (continuous).
+
+    A binary tie or an even-sized ordinal panel resolves to the lower value, so a case passes only
+    when a strict majority of its annotators pass it; ``n_ties`` counts such cases.
+    """
+
+    metric: Metric
+    case_ids: np.ndarray
+    values: np.ndarray
+    n_raters: np.ndarray
+    n_multiply_labelled: int
+    n_ties: int
+    n_failed_ratings: int
+    raters: tuple[str, ...]
+
+    @property
+    def passes(self) -> np.ndarray:
+        return self.values >= self.metric.human_pass
+
+
+@dataclass(frozen=True)
+class JudgeScores:
+    """One judge's scores on a metric; ``oriented`` is the score with higher meaning better."""
+
+    name: str
+    rater: Rater
+    run_id: str
+    case_ids: np.ndarray
+    values: np.ndarray
+    errors: pd.DataFrame  # case_id, error of the failed ratings
+
+    @property
+    def sign(self) -> float:
+        return 1.0 if self.rater.higher_is_better else -1.0
+
+    @property
+    def oriented(self) -> np.ndarray:
+        return self.sign * self.values
+
+
+def _low_median(values: np.ndarray) -> float:
+    ordered = np.sort(values)
+    return float(ordered[(ordered.size - 1) // 2])
+
+
+def human_reference(campaign: Campaign, metric: str) -> HumanReference:
+    """The human reference of ``metric``, one value per case, sorted by case id.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from calibrate.campaign import Campaign
+    >>> r = pd.DataFrame({"case_id": ["a", "a", "b"], "metric": "f", "rater": ["x", "y", "x"],
+    ...                   "rater_kind": "human", "value": [1, 0, 1]})
+    >>> ref = human_reference(Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f")
+    >>> ref.values.tolist(), ref.n_ties
+    ([0.0, 1.0], 1)
+    """
+    spec = campaign.metrics[metric]
+    rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "human")]
+    failed = int(rows["value"].isna().sum())
+    rows = rows[rows["value"].notna()]
+    grouped = rows.groupby("case_id", sort=True)["value"]
+    if spec.scale == "continuous":
+        values = grouped.mean()
+        ties = 0
+    else:
+        values = grouped.agg(lambda v: _low_median(v.to_numpy()))
+        if spec.scale == "binary":
+            ties = int((grouped.mean() == 0.5).sum())
+        else:
+            ties = int(grouped.agg(lambda v: v.size % 2 == 0 and np.sort(v.to_numpy())[v.size // 2 - 1]
+                                   != np.sort(v.to_numpy())[v.size // 2]).sum())
+    counts = grouped.size()
+    return HumanReference(metric=spec, case_ids=values.index.to_numpy(dtype=str), values=values.to_numpy(float),
+                          n_raters=counts.to_numpy(), n_multiply_labelled=int((counts > 1).sum()), n_ties=ties,
+                          n_failed_ratings=failed, raters=tuple(sorted(rows["rater"].unique())))
+
+
+def judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:
+    """Every judge's scores on ``metric``; a judge with several ``run_id`` values gives one per run,
+    named ``rater@run_id``."""
+    rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "judge")]
+    judges = []
+    for rater, by_rater in rows.groupby("rater", sort=True):
+        runs = sorted(by_rater["run_id"].unique())
+        for run in runs:
+            part = by_rater[by_rater["run_id"] == run].sort_values("case_id")
+            ok = part["value"].notna()
+            judges.append(JudgeScores(
+                name=rater if len(runs) == 1 else f"{rater}@{run}", rater=campaign.rater(rater), run_id=run,
+                case_ids=part.loc[ok, "case_id"].to_numpy(dtype=str), values=part.loc[ok, "value"].to_numpy(float),
+                errors=part.loc[~ok, ["case_id", "error"]].reset_index(drop=True)))
+    return judges

@@ -1,0 +1,78 @@
+"""The threshold-selection report: one self-contained HTML file, its Markdown twin, and JSON.
+
+The HTML carries its styles and plots inline and a Content-Security-Policy that forbids every script
+and every network request; jinja2's autoescaping turns any case text into text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
+
+__all__ = ["write_report", "render_html", "render_markdown"]
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("calibrate.report", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"], default_for_string=True),
+                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters.update(est=fmt_estimate, num=fmt_number, rate=fmt_rate, interval=fmt_interval)
+    return env
+
+
+def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots: dict | None) -> dict:
+    recs = {(r["metric"], r["judge"]): r for r in recommendations}
+    return {"stats": stats, "recs": recs, "cases": cases or {}, "plots": plots or {},
+            "manifest": stats["manifest"], "csp": CSP}
+
+
+def render_html(stats: dict, recommendations: list[dict], cases: dict | None = None) -> str:
+    """The report as one HTML string (plots drawn with matplotlib, inlined as PNG data URIs)."""
+    from calibrate.report.plots import report_plots
+
+    context = _context(stats, recommendations, cases, report_plots(stats, recommendations))
+    return _environment().get_template("report.html.j2").render(**context)
+
+
+def render_markdown(stats: dict, recommendations: list[dict], cases: dict | None = None) -> str:
+    """The report as Markdown (tables, no plots)."""
+    env = _environment()
+    env.autoescape = False
+    return env.get_template("report.md.j2").render(**_context(stats, recommendations, cases, None))
+
+
+def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, *,
+                 cases: dict | None = None) -> dict[str, Path]:
+    """Write ``report.html``, ``report.md`` and ``report.json`` into ``out_dir``.
+
+    Parameters
+    ----------
+    stats : dict
+        The document of :func:`calibrate.compute_stats`.
+    recommendations : list of dict
+        Recommendations of :func:`calibrate.recommend_thresholds` (any metrics, any judges).
+    out_dir : path
+        Created if missing.
+    cases : dict, optional
+        :attr:`Campaign.cases`, so that the worst misses show their text.
+
+    Returns
+    -------
+    dict
+        ``{"html": path, "md": path, "json": path}``.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
+    paths["html"].write_text(render_html(stats, recommendations, cases), encoding="utf-8")
+    paths["md"].write_text(render_markdown(stats, recommendations, cases), encoding="utf-8")
+    document: dict[str, Any] = {"stats": stats, "recommendations": recommendations, "manifest": stats["manifest"]}
+    paths["json"].write_text(json.dumps(document, indent=1, allow_nan=False), encoding="utf-8")
+    return paths

@@ -1,0 +1,88 @@
+"""Shared fixtures: small campaigns written to temporary folders, and the browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def need(condition: bool, what: str) -> None:
+    """Skip a test whose part is missing, except under CI=true, where a missing part fails it."""
+    if not condition:
+        if IN_CI:
+            pytest.fail(f"{what} is missing (CI=true: tests needing it fail rather than skip)")
+        pytest.skip(f"{what} is missing")
+
+
+def write_campaign(folder: Path, toml: str, ratings: pd.DataFrame | str, cases: list[dict] | None = None,
+                   ratings_name: str = "ratings.csv") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "campaign.toml").write_text(toml)
+    if isinstance(ratings, str):
+        (folder / ratings_name).write_text(ratings)
+    elif ratings_name.endswith(".csv"):
+        ratings.to_csv(folder / ratings_name, index=False)
+    elif ratings_name.endswith(".parquet"):
+        ratings.to_parquet(folder / ratings_name, index=False)
+    else:
+        with (folder / ratings_name).open("w") as handle:
+            for row in ratings.to_dict("records"):
+                handle.write(json.dumps(row) + "\n")
+    if cases is not None:
+        with (folder / "cases.jsonl").open("w") as handle:
+            for case in cases:
+                handle.write(json.dumps(case) + "\n")
+    return folder
+
+
+BINARY_TOML = """
+name = "small"
+[metrics.faithfulness]
+scale = "binary"
+max_false_pass = 0.2
+[raters.judge-a]
+family = "gpt"
+model = "gpt-4o"
+[raters.judge-b]
+family = "llama"
+"""
+
+
+@pytest.fixture
+def small_campaign(tmp_path) -> Path:
+    """60 cases, binary human labels from two annotators on some cases, two judges with 0-1 scores."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    n = 60
+    truth = rng.random(n) < 0.5
+    rows = []
+    cases = []
+    for i in range(n):
+        case_id = f"c{i:03d}"
+        cases.append({"case_id": case_id, "input": f"question {i}", "actual_output": f"answer {i}",
+                      "metadata": {"question_type": "how" if i % 3 else "what", "generator_family": "gpt"}})
+        rows.append((case_id, "faithfulness", "ann1", "human", int(truth[i]), ""))
+        if i % 5 == 0:
+            rows.append((case_id, "faithfulness", "ann2", "human", int(truth[i]), ""))
+        score_a = float(np.clip(truth[i] * 0.5 + rng.normal(0.3, 0.2), 0, 1).round(2))
+        score_b = float(np.clip(rng.random(), 0, 1).round(2))
+        rows.append((case_id, "faithfulness", "judge-a", "judge", score_a, ""))
+        rows.append((case_id, "faithfulness", "judge-b", "judge", "" if i == 3 else score_b,
+                     "timeout after 30 s" if i == 3 else ""))
+    frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "value", "error"])
+    return write_campaign(tmp_path / "small", BINARY_TOML, frame, cases)
+
+
+@pytest.fixture(scope="session")
+def chromedriver() -> str:
+    path = shutil.which("chromedriver")
+    need(path is not None and shutil.which("chromium") is not None, "headless Chromium and chromedriver")
+    return path
