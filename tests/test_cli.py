@@ -1,0 +1,87 @@
+"""The command line end to end, as users run it (a subprocess of the installed entry point)."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CALIBRATE = shutil.which("calibrate", path=str(Path(sys.executable).parent)) or "calibrate"
+
+
+def run(*args, check=True):
+    result = subprocess.run([CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=300)
+    if check and result.returncode != 0:
+        raise AssertionError(f"exit {result.returncode}\nstdout:{result.stdout}\nstderr:{result.stderr}")
+    return result
+
+
+def test_validate_ok_and_error(small_campaign, tmp_path):
+    ok = run("validate", small_campaign)
+    assert "valid" in ok.stdout and "faithfulness" in ok.stdout
+    (small_campaign / "ratings.csv").write_text(
+        (small_campaign / "ratings.csv").read_text() + "c001,faithfulness,ann1,human,7,\n")
+    bad = run("validate", small_campaign, check=False)
+    assert bad.returncode == 2
+    assert "ratings.csv, line" in bad.stderr and "value outside the scale" in bad.stderr
+    assert "duplicate rating" in bad.stderr
+
+
+def test_stats_json_document(small_campaign):
+    doc = json.loads(run("stats", small_campaign, "--json", "--n-boot", 200, "--seed", 3, "--by", "question_type").stdout)
+    metric = doc["metrics"][0]
+    assert {"metric", "scale", "n_cases", "judges", "slices"} <= set(metric)
+    judge = metric["judges"][0]
+    for key in ("judge", "n", "spearman", "kendall", "kappa", "kappa_quadratic", "alpha", "pass_kappa", "auc", "curve"):
+        assert key in judge
+    assert set(judge["spearman"]) >= {"estimate", "ci_low", "ci_high"}
+    assert judge["kappa"]["estimate"] is None and judge["kappa"]["reason"]
+    assert doc["manifest"]["seed"] == 3 and doc["manifest"]["n_boot"] == 200
+
+
+def test_stats_table_and_filters(small_campaign):
+    text = run("stats", small_campaign, "--judge", "judge-a", "--n-boot", 100).stdout
+    assert "judge-a" in text and "judge-b" not in text and "Spearman" in text
+    bad = run("stats", small_campaign, "--metric", "nope", check=False)
+    assert bad.returncode == 2 and "unknown metric nope" in bad.stderr
+
+
+def test_thresholds_rules(small_campaign):
+    doc = json.loads(run("thresholds", small_campaign, "--metric", "faithfulness", "--max-false-pass", 0.2,
+                         "--confidence", 0.9, "--json", "--n-boot", 200).stdout)
+    rec = doc["recommendations"][0]
+    assert rec["rule"]["kind"] == "constraint" and rec["rule"]["confidence"] == 0.9
+    cost = json.loads(run("thresholds", small_campaign, "--metric", "faithfulness", "--cost-false-pass", 5,
+                          "--cost-false-fail", 1, "--prevalence", 0.3, "--json", "--n-boot", 100).stdout)
+    assert cost["recommendations"][0]["rule"]["prevalence"] == 0.3
+    table = run("thresholds", small_campaign, "--metric", "faithfulness", "--max-false-pass", 0.2, "--n-boot", 100)
+    assert "threshold recommendations" in table.stdout
+    neither = run("thresholds", small_campaign, "--metric", "faithfulness", check=False)
+    assert neither.returncode == 2 and "either --max-false-pass" in neither.stderr
+    half = run("thresholds", small_campaign, "--metric", "faithfulness", "--cost-false-pass", 2, check=False)
+    assert half.returncode == 2 and "both" in half.stderr
+
+
+def test_report_writes_three_files(small_campaign, tmp_path):
+    run("report", small_campaign, "--out", tmp_path / "rep", "--n-boot", 100)
+    document = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert document["recommendations"] and document["stats"]["metrics"]
+    assert "<html" in (tmp_path / "rep" / "report.html").read_text()
+    assert "## Metric `faithfulness`" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_demo_runs_offline_and_reports(tmp_path):
+    result = run("demo", "--out", tmp_path / "demo")
+    assert "willia-umbrela1" in result.stdout and "threshold recommendations" in result.stdout
+    assert "2 out-of-scale value(s) dropped" in result.stdout
+    document = json.loads((tmp_path / "demo" / "report.json").read_text())
+    metric = document["stats"]["metrics"][0]
+    assert metric["n_cases"] == 4423 and len(metric["judges"]) == 9 and metric["slices"]
+
+
+def test_help_is_fast_and_lists_commands():
+    result = run("--help")
+    for command in ("validate", "stats", "thresholds", "report", "demo"):
+        assert command in result.stdout

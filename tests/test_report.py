@@ -1,0 +1,81 @@
+"""The HTML report in a real headless Chromium: renders, shows its plots, runs no case content and
+makes no network request."""
+
+import html as html_lib
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calibrate import compute_stats, load_campaign, recommend_thresholds, write_report
+from calibrate.analysis import default_rule
+from tests.conftest import BINARY_TOML, write_campaign
+
+EVIL = '<script>window.__pwned = 1; fetch("http://127.0.0.1:9/x")</script><img src="http://127.0.0.1:9/y.png" onerror="window.__pwned = 2">'
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    rng = np.random.default_rng(2)
+    human = (rng.random(70) < 0.4).astype(int)
+    score = np.clip(0.5 * human + rng.normal(0.25, 0.2, 70), 0, 1).round(2)
+    score[0], human[0] = 0.99, 0  # case 0 is the worst false pass, so its text is shown
+    frame = pd.DataFrame({"case_id": [f"c{i}" for i in range(70)] * 2, "metric": "faithfulness",
+                          "rater": ["ann"] * 70 + ["judge-a"] * 70, "rater_kind": ["human"] * 70 + ["judge"] * 70,
+                          "value": np.r_[human, score]})
+    cases = [{"case_id": f"c{i}", "input": EVIL if i == 0 else f"question {i}", "actual_output": EVIL,
+              "metadata": {"question_type": "how"}} for i in range(70)]
+    tmp = tmp_path_factory.mktemp("report")
+    campaign = load_campaign(write_campaign(tmp / "campaign", BINARY_TOML, frame, cases))
+    stats = compute_stats(campaign, n_boot=200, by="question_type")
+    recs = recommend_thresholds(campaign, metric="faithfulness", rule=default_rule(campaign.metrics["faithfulness"]),
+                                n_boot=200)["recommendations"]
+    write_report(stats, recs, tmp / "out", cases=campaign.cases)
+    return tmp / "out"
+
+
+def test_case_text_is_escaped_in_the_files(report_dir):
+    html = (report_dir / "report.html").read_text()
+    assert "&lt;script&gt;window.__pwned" in html and "<script>window.__pwned" not in html
+    assert "<script" not in html.lower()  # the report itself has no script at all
+    head = html_lib.unescape(html[: html.index("</head>")])
+    assert "Content-Security-Policy" in head and "default-src 'none'" in head
+
+
+def test_report_in_headless_chromium(report_dir, chromedriver):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    try:
+        driver.get((report_dir / "report.html").as_uri())
+        time.sleep(0.5)
+        assert driver.title.startswith("Judge calibration report")
+        assert "Agreement with humans" in driver.find_element(By.TAG_NAME, "body").text
+        images = driver.find_elements(By.TAG_NAME, "img")
+        assert len(images) >= 2
+        for img in images:
+            assert driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 100", img)
+        # the case text is shown as text and ran nothing
+        assert driver.execute_script("return window.__pwned") is None
+        driver.find_element(By.TAG_NAME, "details").click()
+        assert "window.__pwned" in driver.find_element(By.TAG_NAME, "body").get_attribute("textContent")
+        # no request left the page: only the file itself and its inline data: images
+        requests = []
+        for entry in driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message["method"] == "Network.requestWillBeSent":
+                requests.append(message["params"]["request"]["url"])
+        assert requests and all(u.startswith(("file://", "data:")) for u in requests), requests
+    finally:
+        driver.quit()
