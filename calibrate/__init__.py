@@ -1,24 +1,31 @@
 """calibrate: calibrate LLM-as-a-judge metrics against human labels.
 
-No file or network access happens on import; heavy modules load when first used.
+No file or network access happens on import, and the heavy modules (scipy, scikit-learn, numba,
+matplotlib) load when a function that needs them is first used, so ``calibrate --help`` is fast.
 """
 
-from calibrate.analysis import Rule, compute_stats, default_rule, recommend_thresholds
-from calibrate.campaign import Campaign, Metric, Rater, load_campaign
-from calibrate.demo import demo_campaign_path
-from calibrate.errors import CampaignError, Problem
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Campaign", "CampaignError", "Metric", "Problem", "Rater", "Rule", "compute_stats",
-    "default_rule", "demo_campaign_path", "load_campaign", "recommend_thresholds", "write_report",
-]
+_EXPORTS = {
+    "Campaign": "calibrate.campaign", "Metric": "calibrate.campaign", "Rater": "calibrate.campaign",
+    "load_campaign": "calibrate.campaign", "CampaignError": "calibrate.errors", "Problem": "calibrate.errors",
+    "Rule": "calibrate.analysis", "compute_stats": "calibrate.analysis", "default_rule": "calibrate.analysis",
+    "recommend_thresholds": "calibrate.analysis", "demo_campaign_path": "calibrate.demo",
+    "write_report": "calibrate.report",
+}
+__all__ = sorted(_EXPORTS)
 
 
-def write_report(stats, recommendations, out_dir, *, cases=None):
-    """Write ``report.html``, ``report.md`` and ``report.json`` (see :func:`calibrate.report.write_report`);
-    imported lazily, since the report needs matplotlib."""
-    from calibrate.report import write_report as _write
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'calibrate' has no attribute {name!r}")
 
-    return _write(stats, recommendations, out_dir, cases=cases)
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

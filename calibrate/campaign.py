@@ -400,18 +400,38 @@ def _parse_config(config: dict, file: str) -> tuple[str, dict[str, Metric], dict
     return name, metrics, raters
 
 
+def _as_text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 def _text_column(frame: pd.DataFrame, column: str) -> pd.Series:
+    """A column as text ("" where missing; whole floats such as ids 12.0 as "12")."""
     if column not in frame:
-        return pd.Series([""] * len(frame), index=frame.index, dtype=object)
-    return frame[column].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else
-                             (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)))
+        return pd.Series("", index=frame.index, dtype="str")
+    col = frame[column]
+    if pd.api.types.is_string_dtype(col.dtype) and col.dtype != object:
+        return col.fillna("")
+    if pd.api.types.is_integer_dtype(col.dtype):
+        return col.astype("str")
+    return pd.Series([_as_text(v) for v in col.tolist()], index=frame.index, dtype="str")
 
 
 def _parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Numbers from a column of strings or numbers: (values, is_blank, is_invalid)."""
-    blank = raw.map(lambda v: v is None or v == "" or (isinstance(v, float) and math.isnan(v))).to_numpy(bool)
-    as_bool = raw.map(lambda v: isinstance(v, bool)).to_numpy(bool)
-    values = pd.to_numeric(raw.where(~(blank | as_bool), None), errors="coerce").to_numpy(float)
+    if pd.api.types.is_bool_dtype(raw.dtype):
+        invalid = np.ones(len(raw), dtype=bool)
+        return np.full(len(raw), np.nan), np.zeros(len(raw), dtype=bool), invalid
+    if pd.api.types.is_numeric_dtype(raw.dtype):
+        values = raw.to_numpy(dtype=float, na_value=np.nan)
+        blank = np.isnan(values)
+        invalid = np.isinf(values)
+        return np.where(invalid, np.nan, values), blank, invalid
+    objects = raw.to_numpy(dtype=object)
+    blank = pd.isna(raw).to_numpy() | (objects == "")
+    as_bool = np.array([isinstance(v, bool) for v in objects.tolist()], dtype=bool)
+    values = pd.to_numeric(pd.Series(np.where(blank | as_bool, None, objects)), errors="coerce").to_numpy(float)
     invalid = (~blank & ~np.isfinite(values)) | as_bool
     return np.where(blank | invalid, np.nan, values), blank, invalid
 

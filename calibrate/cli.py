@@ -9,16 +9,21 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from calibrate import analysis
-from calibrate.campaign import Campaign, load_campaign
 from calibrate.errors import CampaignError
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
+
+if TYPE_CHECKING:
+    from calibrate.campaign import Campaign
+
+# The statistics (scipy, scikit-learn, numba) and pandas are imported inside the commands that use
+# them, so that `calibrate --help` answers at once.
 
 # a pipe or a file gets a wide table rather than rich's 80 columns
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
@@ -34,6 +39,8 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 
 
 def _load(path: str, out_of_scale: str) -> Campaign:
+    from calibrate.campaign import load_campaign
+
     try:
         return load_campaign(path, out_of_scale=out_of_scale)
     except CampaignError as exc:
@@ -65,7 +72,8 @@ def _fail(message: str) -> None:
 
 
 def _print_json(document: dict) -> None:
-    click.echo(json.dumps(document, indent=1, allow_nan=False))
+    sys.stdout.write(json.dumps(document, allow_nan=False) + "\n")
+    sys.stdout.flush()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -137,11 +145,15 @@ def _print_stats(metric: dict) -> None:
 @json_option
 def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale, as_json) -> None:
     """Agreement of every judge with the human reference, with confidence intervals."""
+    from calibrate import analysis
+
     c = _load(campaign, out_of_scale)
     try:
         with _progress() as progress:
+            # the terminal tables show no curve: only the JSON document carries it
             doc = analysis.compute_stats(c, metrics=list(metrics) or None, judges=list(judges) or None, by=by,
-                                         seed=seed, n_boot=n_boot, confidence=confidence, progress=progress)
+                                         seed=seed, n_boot=n_boot, confidence=confidence, curves=as_json,
+                                         progress=progress)
     except ValueError as exc:
         _fail(str(exc))
     if as_json:
@@ -187,6 +199,8 @@ def _recommendations_table(recs: list[dict]) -> Table:
 def thresholds(campaign, metric, judges, max_false_pass, confidence, cost_false_pass, cost_false_fail,
                prevalence, seed, n_boot, out_of_scale, as_json) -> None:
     """Recommend a pass threshold per judge, by a false-pass ceiling or by costs."""
+    from calibrate import analysis
+
     costs = (cost_false_pass, cost_false_fail)
     if (max_false_pass is None) == (cost_false_pass is None and cost_false_fail is None):
         _fail("give either --max-false-pass A or both --cost-false-pass X and --cost-false-fail Y")
@@ -219,6 +233,7 @@ def thresholds(campaign, metric, judges, max_false_pass, confidence, cost_false_
 
 
 def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int) -> dict:
+    from calibrate import analysis
     from calibrate.report import write_report
 
     with _progress() as progress:

@@ -54,11 +54,6 @@ class JudgeScores:
         return self.sign * self.values
 
 
-def _low_median(values: np.ndarray) -> float:
-    ordered = np.sort(values)
-    return float(ordered[(ordered.size - 1) // 2])
-
-
 def human_reference(campaign: Campaign, metric: str) -> HumanReference:
     """The human reference of ``metric``, one value per case, sorted by case id.
 
@@ -76,20 +71,22 @@ def human_reference(campaign: Campaign, metric: str) -> HumanReference:
     rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "human")]
     failed = int(rows["value"].isna().sum())
     rows = rows[rows["value"].notna()]
-    grouped = rows.groupby("case_id", sort=True)["value"]
+    # sort by case, then value: each case's labels are one contiguous run
+    ordered = rows.sort_values(["case_id", "value"], kind="stable")
+    case_ids, starts, counts = np.unique(ordered["case_id"].to_numpy(dtype=str), return_index=True,
+                                         return_counts=True)
+    labels = ordered["value"].to_numpy(float)
     if spec.scale == "continuous":
-        values = grouped.mean()
+        values = np.add.reduceat(labels, starts) / counts if labels.size else labels
         ties = 0
     else:
-        values = grouped.agg(lambda v: _low_median(v.to_numpy()))
-        if spec.scale == "binary":
-            ties = int((grouped.mean() == 0.5).sum())
-        else:
-            ties = int(grouped.agg(lambda v: v.size % 2 == 0 and np.sort(v.to_numpy())[v.size // 2 - 1]
-                                   != np.sort(v.to_numpy())[v.size // 2]).sum())
-    counts = grouped.size()
-    return HumanReference(metric=spec, case_ids=values.index.to_numpy(dtype=str), values=values.to_numpy(float),
-                          n_raters=counts.to_numpy(), n_multiply_labelled=int((counts > 1).sum()), n_ties=ties,
+        # the low median; for 0/1 labels it is the majority, a tie resolving to 0
+        values = labels[starts + (counts - 1) // 2]
+        even = counts % 2 == 0
+        ties = int(np.sum(even & (labels[starts + counts // 2 - 1] != labels[np.minimum(starts + counts // 2,
+                                                                                          labels.size - 1)])))
+    return HumanReference(metric=spec, case_ids=case_ids, values=values, n_raters=counts,
+                          n_multiply_labelled=int((counts > 1).sum()), n_ties=ties,
                           n_failed_ratings=failed, raters=tuple(sorted(rows["rater"].unique())))
 
 

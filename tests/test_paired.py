@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, roc_auc_score
 
+from calibrate.stats.bootstrap import case_counts
 from calibrate.stats.paired import PairedScores
 
 LEVELS = [0.0, 1.0, 2.0, 3.0]
@@ -57,7 +58,7 @@ def test_continuous_scores_and_resamples_match_the_libraries(pair, seed):
     passes = human >= 2
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, human.size, (3, human.size))
-    tables = p.tables(p.case_cell, indices)
+    tables = p.tables(case_counts(indices, human.size))
     with warnings.catch_warnings(action="ignore"):
         for row, idx in enumerate(indices):
             T = tables[row:row + 1]
@@ -79,12 +80,17 @@ def test_continuous_scores_and_resamples_match_the_libraries(pair, seed):
 @given(st.integers(3, 80).flatmap(lambda n: st.tuples(
     st.lists(st.floats(-5, 5).map(lambda v: round(v, 1)), min_size=n, max_size=n),
     st.lists(st.floats(-5, 5).map(lambda v: round(v, 1)), min_size=n, max_size=n))))
-def test_interval_alpha_of_continuous_values_matches_krippendorff(pair):
+def test_continuous_humans_many_levels_match_the_libraries(pair):
     human, judge = map(np.array, pair)
     data = np.vstack([human, judge])
     assume(np.unique(data).size > 1)
     p = PairedScores(human, judge, human_pass=0.0)
     assert close(p.alpha(p.full, "interval")[0], krippendorff.alpha(data, level_of_measurement="interval"))
+    with warnings.catch_warnings(action="ignore"):
+        assert close(p.spearman(p.full)[0], stats.spearmanr(human, judge).statistic)
+        assert close(p.kendall(p.full)[0], stats.kendalltau(human, judge).statistic)
+        if 0 < (human >= 0).sum() < human.size:
+            assert close(p.auc(p.full)[0], roc_auc_score(human >= 0, judge))
 
 
 # ------------------------------------------------------------------------------ published examples
@@ -163,6 +169,6 @@ def test_grouped_jackknife_for_many_cells():
     human = rng.integers(0, 4, 5000).astype(float)
     judge = rng.random(5000)
     p = PairedScores(human, judge, human_pass=2)
-    tables, weights = p.jackknife_tables(seed=1)
-    assert tables.shape[0] == 200 and np.allclose(tables.sum(axis=1), 5000 - 25)
-    assert weights.sum() == 200
+    summary, weights = p.jackknife(seed=1)
+    assert summary.n.shape == (200,) and np.allclose(summary.n, 5000 - 25)
+    assert weights.sum() == 200 and summary.T is None

@@ -4,7 +4,8 @@ Every statistic of a judge against the human reference (Spearman, Kendall tau-b,
 Krippendorff's alpha, ROC AUC, error rates at a threshold) depends on the cases only through the
 table of counts of (human value, judge value) pairs. A bootstrap resample or a jackknife deletion
 only changes those counts, so each is computed here from a batch of count tables of shape
-``(batch, cells)`` at once. None of scipy, scikit-learn or krippendorff computes a statistic for
+``(batch, cells)`` at once; the rank sums come from one fused pass per table
+(:mod:`calibrate.stats.kernel`). None of scipy, scikit-learn or krippendorff computes a statistic for
 many weightings of one sample in one call, which is why this module exists; its full-sample values
 are checked against those libraries in the tests and at run time (:mod:`calibrate.analysis`).
 
@@ -15,24 +16,18 @@ and everything above it, and ``t == m`` (one past the last) fails every case.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import sparse
 
-__all__ = ["PairedScores", "DENSE_LIMIT", "EXACT_JACKKNIFE_LIMIT"]
+from calibrate.stats import kernel
 
-#: Kendall's tau-b needs the dense (human level x judge value) table; above this many cells per
-#: resample it is not bootstrapped (its interval then comes from Fisher's z).
-DENSE_LIMIT = 400_000
+__all__ = ["PairedScores", "Summary", "EXACT_JACKKNIFE_LIMIT"]
+
 #: Up to this many occupied cells the jackknife leaves out each case exactly; above it, groups.
 EXACT_JACKKNIFE_LIMIT = 2_000
 JACKKNIFE_GROUPS = 200
-
-
-def _one_hot(rows: np.ndarray, n_cols: int, mask: np.ndarray | None = None) -> sparse.csr_array:
-    data = np.ones(rows.size) if mask is None else mask.astype(float)
-    return sparse.csr_array((data, (np.arange(rows.size), rows)), shape=(rows.size, n_cols))
 
 
 def _midranks(marginal: np.ndarray) -> np.ndarray:
@@ -48,6 +43,23 @@ def _kappa_from_confusion(conf: np.ndarray, weights: np.ndarray) -> np.ndarray:
         rows, cols = conf.sum(axis=2), conf.sum(axis=1)
         expected = np.einsum("bi,bj,ij->b", rows, cols, weights) / total**2
         return np.where(expected > 0, 1 - observed / expected, np.nan)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the statistics read from a batch of count tables ``T`` ``(batch, cells)``.
+
+    ``by_human`` ``(batch, K)`` counts each human value; ``cum_passes`` / ``cum_fails`` ``(batch, m)``
+    count the human passes / fails with a judge score at most the j-th; ``sums`` holds the rank sums
+    of :func:`calibrate.stats.kernel.rank_sums`.
+    """
+
+    T: np.ndarray | None
+    n: np.ndarray
+    by_human: np.ndarray
+    cum_passes: np.ndarray
+    cum_fails: np.ndarray
+    sums: np.ndarray
 
 
 class PairedScores:
@@ -68,10 +80,12 @@ class PairedScores:
     Examples
     --------
     >>> p = PairedScores([0, 1, 1, 0, 1], [0.1, 0.9, 0.6, 0.7, 0.8], human_pass=1)
-    >>> float(p.spearman(p.full)[0]) == float(round(p.spearman(p.full)[0], 12))
-    True
-    >>> p.m
-    5
+    >>> round(float(p.auc(p.full)[0]), 4)       # 5 of the 6 (pass, fail) pairs are ordered right
+    0.8333
+    >>> from calibrate.stats.bootstrap import case_counts
+    >>> idx = np.array([[0, 0, 1, 2, 3]])       # a resample (indices into the cases); scipy agrees
+    >>> round(float(p.spearman(p.tables(case_counts(idx, 5)))[0]), 4)
+    0.5923
     """
 
     def __init__(self, human, judge, *, human_pass: float, levels=None):
@@ -83,16 +97,17 @@ class PairedScores:
         self.h_values, h_index = np.unique(human, return_inverse=True)
         self.j_values, j_index = np.unique(judge, return_inverse=True)
         self.K, self.m = self.h_values.size, self.j_values.size
-        codes, self.case_cell = np.unique(h_index.astype(np.int64) * self.m + j_index, return_inverse=True)
-        self.cell_h, self.cell_j = codes // self.m, codes % self.m
+        # cells ordered by judge score, then human value: each judge score is one contiguous run
+        codes, self.case_cell = np.unique(j_index.astype(np.int64) * self.K + h_index, return_inverse=True)
+        self.cell_j, self.cell_h = codes // self.K, codes % self.K
         self.C = codes.size
         self.full = np.bincount(self.case_cell, minlength=self.C)[None, :].astype(float)
         self.h_pass = self.h_values >= human_pass
-        cell_pass = self.h_pass[self.cell_h]
-        self._to_h = _one_hot(self.cell_h, self.K)
-        self._to_j = _one_hot(self.cell_j, self.m)
-        self._to_j_pass = _one_hot(self.cell_j, self.m, cell_pass)
-        self._to_j_fail = _one_hot(self.cell_j, self.m, ~cell_pass)
+        self._cell_pass = self.h_pass[self.cell_h].astype(float)
+        self._cells = np.arange(self.C)
+        self._run_starts = np.searchsorted(self.cell_j, np.arange(self.m + 1))  # cells of each score
+        self._cell_order = np.argsort(self.case_cell, kind="stable")
+        self._cell_starts = np.flatnonzero(np.r_[True, np.diff(self.case_cell[self._cell_order]) != 0])
         self.levels = None if levels is None else np.asarray(sorted(levels), dtype=float)
         self.on_scale = bool(self.levels is not None and np.isin(self.j_values, self.levels).all()
                              and np.isin(self.h_values, self.levels).all())
@@ -102,95 +117,87 @@ class PairedScores:
                                + np.searchsorted(self.levels, self.j_values[self.cell_j]))
 
     # ----------------------------------------------------------------- tables
-    def tables(self, universe_cell: np.ndarray, indices: np.ndarray) -> np.ndarray:
-        """Count tables ``(batch, C)`` of resamples given as indices into a case universe.
+    def tables(self, case_counts: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
+        """Count tables ``(batch, C)`` from how often each case appears in each resample.
 
-        ``universe_cell[i]`` is the cell of universe case ``i``, or ``C`` when the judge did not
-        rate it (such cases fall into a discarded extra cell).
+        Parameters
+        ----------
+        case_counts : ndarray, shape (batch, n_universe)
+            Resample counts of the cases of a universe (see :func:`calibrate.stats.bootstrap.case_counts`).
+        positions : ndarray of int, optional
+            Where this object's cases sit in that universe (default: the universe is these cases).
         """
-        batch = indices.shape[0]
-        codes = universe_cell[indices] + (np.arange(batch, dtype=np.int64) * (self.C + 1))[:, None]
-        counts = np.bincount(codes.ravel(), minlength=batch * (self.C + 1))
-        return counts.reshape(batch, self.C + 1)[:, : self.C].astype(float)
+        positions = np.arange(self.n) if positions is None else np.asarray(positions)
+        return kernel.cell_tables(case_counts, positions[self._cell_order], self._cell_starts)
 
-    def jackknife_tables(self, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """Leave-one-out tables and how many cases each stands for.
+    def jackknife(self, *, seed: int = 0, tables: bool = False) -> tuple[Summary, np.ndarray]:
+        """Leave-one-out summaries and how many cases each stands for.
 
         Cases in one cell give the same leave-one-out table, so each occupied cell is left out once
         and weighted by its count. With more than ``EXACT_JACKKNIFE_LIMIT`` cells, cases are split
         into ``JACKKNIFE_GROUPS`` random groups and each group is left out (a grouped jackknife,
-        which estimates the same acceleration).
+        which estimates the same acceleration). ``tables=True`` keeps the cell tables in the summary
+        (kappa and alpha read them).
         """
         if self.C <= EXACT_JACKKNIFE_LIMIT:
-            return self.full - np.eye(self.C), self.full[0].copy()
+            return self.summarize(self.full - np.eye(self.C)), self.full[0].copy()
         groups = np.random.default_rng([seed, 2**31 - 1]).permutation(self.n) % JACKKNIFE_GROUPS
-        left_out = np.zeros((JACKKNIFE_GROUPS, self.C))
-        np.add.at(left_out, (groups, self.case_cell), 1.0)
-        return self.full - left_out, np.ones(JACKKNIFE_GROUPS)
+        kept = np.ones((JACKKNIFE_GROUPS, self.n), dtype=np.float32)
+        kept[groups, np.arange(self.n)] = 0.0
+        summary = self.summarize(self.tables(kept)) if tables else self.summarize_counts(kept)
+        return summary, np.ones(JACKKNIFE_GROUPS)
 
     # -------------------------------------------------------------- marginals
-    def pass_fail_by_score(self, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Counts of human passes and human fails at each distinct judge score, ``(batch, m)`` each."""
-        return np.asarray(T @ self._to_j_pass), np.asarray(T @ self._to_j_fail)
+    def summarize(self, T: np.ndarray | Summary) -> Summary:
+        """The marginals, running sums and rank sums every statistic reads, once per batch."""
+        if isinstance(T, Summary):
+            return T
+        T = np.ascontiguousarray(T)
+        return self._summary(T, self._cells, self._cells, T)
+
+    def summarize_counts(self, case_counts: np.ndarray, positions: np.ndarray | None = None) -> Summary:
+        """:meth:`summarize` straight from per-case resample counts (as :meth:`tables` takes them),
+        without materialising the cell tables (``Summary.T`` is then ``None``)."""
+        positions = np.arange(self.n) if positions is None else np.asarray(positions)
+        return self._summary(case_counts, positions[self._cell_order], self._cell_starts, None)
+
+    def _summary(self, values: np.ndarray, gather: np.ndarray, starts: np.ndarray, T: np.ndarray | None) -> Summary:
+        by_human, cum_passes, cum_fails, sums = kernel.rank_sums(values, gather, starts, self.cell_h,
+                                                                 self._run_starts, self.K, self._cell_pass)
+        return Summary(T=T, n=by_human.sum(axis=1), by_human=by_human, cum_passes=cum_passes,
+                       cum_fails=cum_fails, sums=sums)
 
     # ------------------------------------------------------------- statistics
-    def spearman(self, T: np.ndarray) -> np.ndarray:
+    def spearman(self, T: np.ndarray | Summary) -> np.ndarray:
         """Spearman's rho with midranks for ties (scipy.stats.spearmanr's definition)."""
-        hm, jm = np.asarray(T @ self._to_h), np.asarray(T @ self._to_j)
-        rh, rj = _midranks(hm), _midranks(jm)
-        n = T.sum(axis=1)
-        mean = (n + 1) / 2
-        cross = np.einsum("bc,bc,bc->b", T, rh[:, self.cell_h], rj[:, self.cell_j])
-        var_h = np.einsum("bk,bk->b", hm, rh**2) / n - mean**2
-        var_j = np.einsum("bk,bk->b", jm, rj**2) / n - mean**2
+        s = self.summarize(T)
+        rh = _midranks(s.by_human)
+        mean = (s.n + 1) / 2
+        var_h = np.einsum("bk,bk->b", s.by_human, rh**2) / s.n - mean**2
+        var_j = s.sums[:, kernel.SCORE_RANK2] / s.n - mean**2
         with np.errstate(invalid="ignore", divide="ignore"):
-            rho = (cross / n - mean**2) / np.sqrt(var_h * var_j)
+            rho = (s.sums[:, kernel.CROSS] / s.n - mean**2) / np.sqrt(var_h * var_j)
         return np.where((var_h > 1e-12 * mean**2) & (var_j > 1e-12 * mean**2), np.clip(rho, -1, 1), np.nan)
 
-    @property
-    def kendall_feasible(self) -> bool:
-        return self.K * self.m <= DENSE_LIMIT
-
-    def kendall(self, T: np.ndarray) -> np.ndarray:
-        """Kendall's tau-b (scipy.stats.kendalltau's default) from the dense table."""
-        out = np.empty(T.shape[0])
-        step = max(1, DENSE_LIMIT * 8 // (self.K * self.m))
-        for start in range(0, T.shape[0], step):
-            out[start:start + step] = self._kendall_dense(T[start:start + step])
-        return out
-
-    def _kendall_dense(self, T: np.ndarray) -> np.ndarray:
-        b = T.shape[0]
-        dense = np.zeros((b, self.K * self.m))
-        dense[:, self.cell_h * self.m + self.cell_j] = T
-        dense = dense.reshape(b, self.K, self.m)
-        below = np.cumsum(dense, axis=2) - dense           # same human level, lower judge score
-        rows = dense.sum(axis=2, keepdims=True)
-        above = rows - below - dense                       # same human level, higher judge score
-        # for a case at (k, j): pairs with a lower human level and lower / higher judge score
-        lower_lower = np.cumsum(below, axis=1) - below
-        lower_higher = np.cumsum(above, axis=1) - above
-        s = np.einsum("bkj,bkj->b", dense, lower_lower - lower_higher)
-        n = T.sum(axis=1)
-        cols = dense.sum(axis=1)
-        n0 = n * (n - 1) / 2
-        n1 = (rows[..., 0] * (rows[..., 0] - 1) / 2).sum(axis=1)
-        n2 = (cols * (cols - 1) / 2).sum(axis=1)
+    def kendall(self, T: np.ndarray | Summary) -> np.ndarray:
+        """Kendall's tau-b (scipy.stats.kendalltau's default)."""
+        s = self.summarize(T)
+        n0 = s.n * (s.n - 1) / 2
+        n1 = (s.by_human * (s.by_human - 1) / 2).sum(axis=1)
+        n2 = s.sums[:, kernel.SCORE_TIES]
         with np.errstate(invalid="ignore", divide="ignore"):
-            tau = s / np.sqrt((n0 - n1) * (n0 - n2))
+            tau = s.sums[:, kernel.CONCORDANCE] / np.sqrt((n0 - n1) * (n0 - n2))
         return np.where((n0 - n1 > 0) & (n0 - n2 > 0), np.clip(tau, -1, 1), np.nan)
 
-    def auc(self, T: np.ndarray) -> np.ndarray:
+    def auc(self, T: np.ndarray | Summary) -> np.ndarray:
         """ROC AUC of the judge score for the human pass (ties count one half)."""
-        passes, fails = self.pass_fail_by_score(T)
-        fails_below = np.cumsum(fails, axis=1) - fails
+        s = self.summarize(T)
         with np.errstate(invalid="ignore", divide="ignore"):
-            auc = (np.einsum("bj,bj->b", passes, fails_below + fails / 2)
-                   / (passes.sum(axis=1) * fails.sum(axis=1)))
-        return auc
+            return s.sums[:, kernel.AUC_NUMERATOR] / (s.cum_passes[:, -1].astype(float) * s.cum_fails[:, -1])
 
     def kappa(self, T: np.ndarray, weights: Literal["none", "quadratic"] = "none") -> np.ndarray:
         """Cohen's kappa on the metric's scale (quadratic weights use level positions)."""
+        T = self.summarize(T).T.astype(float)
         L = self.levels.size
         conf = np.zeros((T.shape[0], L * L))
         conf[:, self._conf_code] = T
@@ -200,6 +207,7 @@ class PairedScores:
 
     def alpha(self, T: np.ndarray, level: Literal["nominal", "ordinal", "interval"]) -> np.ndarray:
         """Krippendorff's alpha of the two raters (human reference, judge), no missing values."""
+        T = self.summarize(T).T.astype(float)
         if level == "interval":
             h, j = self.h_values[self.cell_h], self.j_values[self.cell_j]
             n_values = 2 * T.sum(axis=1)
@@ -230,21 +238,20 @@ class PairedScores:
             return np.where(expected > 0, 1 - (n_values - 1) * observed / expected, np.nan)
 
     # -------------------------------------------------------- decision rates
-    def error_counts(self, T: np.ndarray) -> dict[str, np.ndarray]:
+    def error_counts(self, T: np.ndarray | Summary) -> dict[str, np.ndarray]:
         """False passes / false fails at every threshold index ``0..m``, ``(batch, m + 1)`` each."""
-        passes, fails = self.pass_fail_by_score(T)
-        zero = np.zeros((T.shape[0], 1))
-        false_fail = np.concatenate([zero, np.cumsum(passes, axis=1)], axis=1)
-        fails_total = fails.sum(axis=1, keepdims=True)
-        false_pass = fails_total - np.concatenate([zero, np.cumsum(fails, axis=1)], axis=1)
-        return {"false_pass": false_pass, "false_fail": false_fail,
-                "n_pass": passes.sum(axis=1), "n_fail": fails_total[:, 0]}
+        s = self.summarize(T)
+        zero = np.zeros((s.n.size, 1))
+        n_pass, n_fail = s.cum_passes[:, -1].astype(float), s.cum_fails[:, -1].astype(float)
+        return {"false_pass": n_fail[:, None] - np.concatenate([zero, s.cum_fails], axis=1),
+                "false_fail": np.concatenate([zero, s.cum_passes], axis=1), "n_pass": n_pass, "n_fail": n_fail}
 
-    def decision_stats(self, T: np.ndarray, t: int) -> dict[str, np.ndarray]:
+    def decision_stats(self, T: np.ndarray | Summary, t: int) -> dict[str, np.ndarray]:
         """Pass/fail agreement at threshold index ``t``: accuracy, balanced accuracy, kappa."""
-        counts = self.error_counts(T)
-        fp, ff = counts["false_pass"][:, t], counts["false_fail"][:, t]
-        n_pass, n_fail = counts["n_pass"], counts["n_fail"]
+        s = self.summarize(T)
+        n_pass, n_fail = s.cum_passes[:, -1].astype(float), s.cum_fails[:, -1].astype(float)
+        ff = s.cum_passes[:, t - 1].astype(float) if t > 0 else np.zeros_like(n_pass)
+        fp = n_fail - (s.cum_fails[:, t - 1].astype(float) if t > 0 else 0.0)
         tp, tn = n_pass - ff, n_fail - fp
         conf = np.stack([np.stack([tn, fp], 1), np.stack([ff, tp], 1)], 1)  # rows: human fail/pass
         n = n_pass + n_fail

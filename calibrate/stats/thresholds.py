@@ -1,8 +1,10 @@
-"""Threshold rules on false-pass / false-fail counts, vectorised over resamples.
+"""Threshold rules on cumulative pass / fail counts, vectorised over resamples.
 
 Threshold index ``t`` passes every case whose judge score is at least the ``t``-th smallest distinct
-score; ``t == m`` fails every case. The false-pass count falls and the false-fail count rises with
-``t``, so "the most lenient threshold" is the smallest admissible index.
+score; ``t == m`` fails every case. With ``cum_fails[:, j]`` the human fails scored at most the j-th
+score, the false passes at ``t`` are ``n_fail - cum_fails[:, t - 1]`` (all human fails at ``t = 0``)
+and the false fails ``cum_passes[:, t - 1]``. False passes fall and false fails rise with ``t``, so
+"the most lenient threshold" is the smallest admissible index.
 """
 
 from __future__ import annotations
@@ -11,20 +13,48 @@ import numpy as np
 
 from calibrate.stats.intervals import clopper_pearson_upper
 
-__all__ = ["NO_THRESHOLD", "constraint_rule", "cost_rule"]
+__all__ = ["NO_THRESHOLD", "constraint_rule", "cost_rule", "max_admissible_false_passes"]
 
 #: Returned where no threshold satisfies the rule (or the rule is undefined on that sample).
 NO_THRESHOLD = -1
 
 
-def constraint_rule(false_pass: np.ndarray, n_fail: np.ndarray, *, max_false_pass: float,
+def max_admissible_false_passes(n_fail: np.ndarray, *, max_false_pass: float,
+                                confidence: float | None = None) -> np.ndarray:
+    """The most false passes out of ``n_fail`` human fails that the ceiling admits, per sample.
+
+    Without ``confidence``: ``floor(max_false_pass * n_fail)``. With it: the largest ``k`` whose
+    one-sided Clopper-Pearson upper bound at ``confidence`` is at most the ceiling (``-1`` where even
+    0 false passes is not enough), found by bisection since the bound grows with ``k``.
+
+    Examples
+    --------
+    >>> max_admissible_false_passes(np.array([100, 40]), max_false_pass=0.1).tolist()
+    [10.0, 4.0]
+    >>> max_admissible_false_passes(np.array([100, 20]), max_false_pass=0.1, confidence=0.95).tolist()
+    [4.0, -1.0]
+    """
+    n = np.asarray(n_fail, dtype=float)
+    if confidence is None:
+        return np.floor(max_false_pass * n + 1e-9)
+    low = np.full(n.shape, -1.0)          # admissible (or -1: nothing is)
+    high = n.copy() + 1                   # not admissible
+    while np.any(high - low > 1):
+        mid = np.floor((low + high) / 2)
+        ok = clopper_pearson_upper(mid, n, confidence=confidence) <= max_false_pass + 1e-12
+        low = np.where(ok & (high - low > 1), mid, low)
+        high = np.where(~ok & (high - low > 1), mid, high)
+    return low
+
+
+def constraint_rule(cum_fails: np.ndarray, n_fail: np.ndarray, *, max_false_pass: float,
                     confidence: float | None = None) -> np.ndarray:
     """The most lenient threshold index whose false-pass rate is at most ``max_false_pass``.
 
     Parameters
     ----------
-    false_pass : ndarray, shape (batch, m + 1)
-        False passes at every threshold index.
+    cum_fails : ndarray, shape (batch, m)
+        Human fails with a judge score at most each distinct score.
     n_fail : ndarray, shape (batch,)
         Human fails in each sample.
     max_false_pass : float
@@ -40,25 +70,22 @@ def constraint_rule(false_pass: np.ndarray, n_fail: np.ndarray, *, max_false_pas
 
     Examples
     --------
-    >>> fp = np.array([[4, 2, 1, 0]])
-    >>> constraint_rule(fp, np.array([4]), max_false_pass=0.3).tolist()
-    [2]
-    >>> constraint_rule(fp, np.array([4]), max_false_pass=0.3, confidence=0.95).tolist()
+    >>> cum_fails = np.array([[0., 2, 3, 4]])      # false passes 4, 4, 2, 1, 0 at t = 0..4
+    >>> constraint_rule(cum_fails, np.array([4]), max_false_pass=0.3).tolist()
+    [3]
+    >>> constraint_rule(cum_fails, np.array([4]), max_false_pass=0.3, confidence=0.95).tolist()
     [-1]
     """
-    n = np.asarray(n_fail, dtype=float)[:, None]
-    if confidence is None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rate = false_pass / n
-    else:
-        rate = clopper_pearson_upper(false_pass, np.broadcast_to(n, false_pass.shape), confidence=confidence)
-    admissible = rate <= max_false_pass + 1e-12
-    first = np.argmax(admissible, axis=1)
-    return np.where(admissible.any(axis=1) & (n[:, 0] > 0), first, NO_THRESHOLD)
+    n = np.asarray(n_fail, dtype=float)
+    allowed = max_admissible_false_passes(n, max_false_pass=max_false_pass, confidence=confidence)
+    # admissible at t >= 1 when n - cum_fails[t - 1] <= allowed; at t = 0 when n <= allowed
+    reached = cum_fails >= (n - allowed)[:, None]
+    first = np.where(n <= allowed, 0, np.argmax(reached, axis=1) + 1)
+    return np.where((n > 0) & (allowed >= 0), first, NO_THRESHOLD)
 
 
-def cost_rule(false_pass: np.ndarray, false_fail: np.ndarray, n_pass: np.ndarray, n_fail: np.ndarray, *,
-              cost_false_pass: float, cost_false_fail: float, prevalence: float | None = None) -> np.ndarray:
+def cost_rule(cum_passes: np.ndarray, cum_fails: np.ndarray, *, cost_false_pass: float,
+              cost_false_fail: float, prevalence: float | None = None) -> np.ndarray:
     """The threshold index minimising ``cost_false_pass * FP + cost_false_fail * FN``.
 
     With ``prevalence`` (the expected production share of human passes) the rates are weighted by
@@ -67,13 +94,17 @@ def cost_rule(false_pass: np.ndarray, false_fail: np.ndarray, n_pass: np.ndarray
 
     Examples
     --------
-    >>> fp, ff = np.array([[4., 2, 1, 0]]), np.array([[0., 0, 1, 6]])
-    >>> cost_rule(fp, ff, np.array([6]), np.array([4]), cost_false_pass=5, cost_false_fail=1).tolist()
+    >>> cum_passes, cum_fails = np.array([[0., 1, 6]]), np.array([[2., 3, 4]])
+    >>> cost_rule(cum_passes, cum_fails, cost_false_pass=5, cost_false_fail=1).tolist()
     [2]
     """
+    zero = np.zeros((cum_fails.shape[0], 1))
+    n_pass, n_fail = cum_passes[:, -1].astype(float), cum_fails[:, -1].astype(float)
+    false_pass = n_fail[:, None] - np.concatenate([zero, cum_fails], axis=1)
+    false_fail = np.concatenate([zero, cum_passes], axis=1)
     if prevalence is None:
         cost = cost_false_pass * false_pass + cost_false_fail * false_fail
-        defined = np.ones(false_pass.shape[0], dtype=bool)
+        defined = np.ones(cum_fails.shape[0], dtype=bool)
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             cost = (cost_false_pass * (1 - prevalence) * false_pass / n_fail[:, None]
