@@ -256,18 +256,19 @@ class _JudgeRun:
             return _from_interval(value, bca_interval(float(full_stats[key][0]), boot[key], jack[key],
                                                       jack_weights, confidence=confidence))
 
-        for key, se in (("spearman", bonett_wright_se), ("kendall", None)):
+        # rank correlations: BCa from SMALL_N cases, Fisher's z below (README, "How the intervals were chosen")
+        for key, min_n, standard_error, name in (
+                ("spearman", 4, lambda r: bonett_wright_se(r, self.n), "Bonett-Wright"),
+                ("kendall", 5, lambda r: fieller_kendall_se(self.n), "Fieller")):
             value = reference[key]
             if not np.isfinite(value):
                 out[key] = undefined(self._reason(key))
-            elif self.n >= SMALL_N and key in boot:
+            elif self.n >= SMALL_N:
                 out[key] = bca(key)
-            elif self.n < (4 if key == "spearman" else 5):
+            elif self.n < min_n:
                 out[key] = estimate(value, None, None, "Fisher z", f"too few cases ({self.n}) for an interval")
             else:
-                error = bonett_wright_se(value, self.n) if key == "spearman" else fieller_kendall_se(self.n)
-                low, high = fisher_z_interval(value, error, confidence=confidence)
-                name = "Bonett-Wright" if key == "spearman" else "Fieller"
+                low, high = fisher_z_interval(value, standard_error(value), confidence=confidence)
                 out[key] = estimate(value, low, high, f"Fisher z, {name} SE")
         for key in ("kappa", "kappa_quadratic", "alpha", "auc"):
             out[key] = bca(key) if key in full_stats else undefined(self._reason(key))
@@ -280,6 +281,8 @@ class _JudgeRun:
             decision = self.paired.decision_stats(self.paired.full, self.rule_index)
             out["accuracy"] = _rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
         out["pass_threshold"] = {"threshold": self.threshold_value(self.rule_index), "rule": self.rule.to_dict()}
+        out["pass_kappa"] = {**out["pass_kappa"], "threshold": out["pass_threshold"]["threshold"],
+                             "rule": self.rule.describe()}
         if full:
             if curves:
                 out["curve"] = self.curve(confidence)

@@ -8,7 +8,6 @@ every problem names the file, the line, the field, the value found and what was 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import tomllib
@@ -567,10 +566,3 @@ def _validate_cases(case_rows, file: str, problems: list[Problem]) -> dict[str, 
         cases[case_id] = {**obj, "case_id": case_id}
         first_line[case_id] = line
     return cases
-
-
-def ratings_to_csv(ratings: pd.DataFrame) -> str:
-    """The ratings table as the CSV a campaign stores (without the ``line`` bookkeeping column)."""
-    buffer = io.StringIO()
-    ratings[[c for c in RATING_COLUMNS if c in ratings]].to_csv(buffer, index=False)
-    return buffer.getvalue()

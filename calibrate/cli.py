@@ -250,7 +250,7 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
         for w in metric["warnings"]:
             out.print(f"[yellow]warning:[/] {w}", markup=True)
     out.print(_recommendations_table(recs))
-    for kind, path in paths.items():
+    for path in paths.values():
         out.print(f"wrote {path}")
     return paths
 

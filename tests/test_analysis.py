@@ -82,6 +82,8 @@ def test_document_has_every_statistic_with_interval_and_method(small_doc):
     for key in ("kappa", "kappa_quadratic", "alpha"):
         assert judge[key]["estimate"] is None and "scale" in judge[key]["reason"]
     assert judge["pass_threshold"]["threshold"] is not None and judge["pass_threshold"]["rule"]["kind"] == "constraint"
+    assert judge["pass_kappa"]["threshold"] == judge["pass_threshold"]["threshold"]
+    assert "false-pass rate <= 0.2" in judge["pass_kappa"]["rule"]
     assert set(judge["curve"][0]) >= {"threshold", "false_pass_rate", "false_fail_rate", "n_false_pass", "n_false_fail"}
     assert small_doc["manifest"]["seed"] == 5 and small_doc["manifest"]["data_hash"].startswith("sha256:")
 

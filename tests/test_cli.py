@@ -6,8 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 CALIBRATE = shutil.which("calibrate", path=str(Path(sys.executable).parent)) or "calibrate"
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import jinja2
 
-from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
+from calibrate.report.format import (fmt_estimate, fmt_estimate_html, fmt_interval, fmt_number, fmt_rate,
+                                     undefined_notes)
 
 __all__ = ["write_report", "render_html", "render_markdown"]
 
@@ -23,14 +24,15 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("calibrate.report", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"], default_for_string=True),
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    env.filters.update(est=fmt_estimate, num=fmt_number, rate=fmt_rate, interval=fmt_interval)
+    env.filters.update(est=fmt_estimate, est_html=fmt_estimate_html, num=fmt_number, rate=fmt_rate,
+                       interval=fmt_interval)
     return env
 
 
 def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots: dict | None) -> dict:
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
     return {"stats": stats, "recs": recs, "cases": cases or {}, "plots": plots or {},
-            "manifest": stats["manifest"], "csp": CSP}
+            "manifest": stats["manifest"], "csp": CSP, "undefined_notes": undefined_notes}
 
 
 def render_html(stats: dict, recommendations: list[dict], cases: dict | None = None) -> str:

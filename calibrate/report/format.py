@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["fmt_number", "fmt_estimate", "fmt_rate", "fmt_interval"]
+from markupsafe import Markup
+
+__all__ = ["fmt_number", "fmt_estimate", "fmt_estimate_html", "fmt_rate", "fmt_interval", "undefined_notes",
+           "STAT_LABELS"]
 
 
 def fmt_number(value: Any, digits: int = 3) -> str:
@@ -41,6 +44,42 @@ def fmt_estimate(stat: dict | None, digits: int = 3) -> str:
     if stat.get("ci_low") is not None:
         text += f" [{stat['ci_low']:.{digits}f}, {stat['ci_high']:.{digits}f}]"
     return text
+
+
+def fmt_estimate_html(stat: dict | None, digits: int = 3) -> Markup:
+    """An estimate over its interval (smaller, on its own line) for HTML tables; everything escaped.
+    An undefined statistic is a dash (the report lists the reasons under the table).
+
+    >>> str(fmt_estimate_html({"estimate": 0.5, "ci_low": 0.4, "ci_high": 0.61}))
+    '0.500<br><span class="ci">[0.400, 0.610]</span>'
+    """
+    if not stat or stat.get("estimate") is None:
+        return Markup("—")
+    text = Markup("{}").format(f"{stat['estimate']:.{digits}f}")
+    if stat.get("ci_low") is not None:
+        text += Markup('<br><span class="ci">[{}, {}]</span>').format(f"{stat['ci_low']:.{digits}f}",
+                                                                    f"{stat['ci_high']:.{digits}f}")
+    return text
+
+
+STAT_LABELS = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "kappa": "Cohen κ",
+               "kappa_quadratic": "κ quadratic", "alpha": "Krippendorff α", "auc": "ROC AUC",
+               "pass_kappa": "pass κ", "accuracy": "accuracy", "balanced_accuracy": "balanced accuracy"}
+
+
+def undefined_notes(judges: list[dict]) -> list[tuple[str, str, list[str]]]:
+    """(statistic, reason, judges) for every statistic some judge could not compute.
+
+    >>> undefined_notes([{"judge": "a", "auc": {"estimate": None, "reason": "one class"}}])
+    [('ROC AUC', 'one class', ['a'])]
+    """
+    notes: dict[tuple[str, str], list[str]] = {}
+    for judge in judges:
+        for key, label in STAT_LABELS.items():
+            stat = judge.get(key) or {}
+            if key in judge and stat.get("estimate") is None:
+                notes.setdefault((label, stat.get("reason", "undefined")), []).append(judge["judge"])
+    return [(label, reason, names) for (label, reason), names in notes.items()]
 
 
 def fmt_rate(stat: dict | None) -> str:
