@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,6 +86,7 @@ def main() -> None:
     parser.add_argument("--judges", type=int, default=10)
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--naive-resamples", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each calibrate mode (median reported)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,14 +95,18 @@ def main() -> None:
         calibrate = Path(sys.executable).parent / "calibrate"
         timings = {}
         for mode, extra in (("table", []), ("--json", ["--json"])):
-            start = time.perf_counter()
-            result = subprocess.run([str(calibrate), "stats", str(folder), "--n-boot", str(args.n_boot), *extra],
-                                    capture_output=True, text=True)
-            timings[mode] = time.perf_counter() - start
-            if result.returncode != 0:
-                raise SystemExit(result.stderr)
+            runs = []
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                result = subprocess.run([str(calibrate), "stats", str(folder), "--n-boot", str(args.n_boot), *extra],
+                                        capture_output=True, text=True)
+                runs.append(time.perf_counter() - start)
+                if result.returncode != 0:
+                    raise SystemExit(result.stderr)
+            timings[mode] = statistics.median(runs)
             print(f"calibrate stats ({mode} output, {len(result.stdout) / 1e6:.1f} MB): {args.cases:,} cases x "
-                  f"{args.judges} judges x {args.n_boot} resamples: {timings[mode]:.1f} s")
+                  f"{args.judges} judges x {args.n_boot} resamples: median {timings[mode]:.1f} s over {len(runs)} "
+                  f"runs ({min(runs):.1f}-{max(runs):.1f} s)")
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(f"peak memory of either run: {peak_mb:,.0f} MB")
 

@@ -284,14 +284,23 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _check_table(section: str, name: str, spec: Any, allowed: set[str], file: str,
+                 problems: list[Problem]) -> bool:
+    """A ``[section.name]`` table: is it a table, and are all its keys known (typos are errors)?"""
+    where = f"{section}.{name}"
+    if not isinstance(spec, dict):
+        problems.append(Problem(file, f"[{where}] must be a table", field=where, expected=f"[{where}]"))
+        return False
+    for key in sorted(set(spec) - allowed):
+        problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
+                                expected="one of " + ", ".join(sorted(allowed))))
+    return True
+
+
 def _parse_metric(name: str, spec: Any, file: str, problems: list[Problem]) -> Metric | None:
     where = f"metrics.{name}"
-    if not isinstance(spec, dict):
-        problems.append(Problem(file, "a metric must be a table", field=where, expected=f"[metrics.{name}]"))
+    if not _check_table("metrics", name, spec, METRIC_KEYS, file, problems):
         return None
-    for key in sorted(set(spec) - METRIC_KEYS):
-        problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
-                                expected="one of " + ", ".join(sorted(METRIC_KEYS))))
     scale = spec.get("scale")
     if scale not in ("binary", "ordinal", "continuous"):
         problems.append(Problem(file, "unknown or missing scale", field=f"{where}.scale", value=scale,
@@ -356,12 +365,8 @@ def _parse_metric(name: str, spec: Any, file: str, problems: list[Problem]) -> M
 
 def _parse_rater(name: str, spec: Any, file: str, problems: list[Problem]) -> Rater | None:
     where = f"raters.{name}"
-    if not isinstance(spec, dict):
-        problems.append(Problem(file, "a rater must be a table", field=where, expected=f"[raters.{name}]"))
+    if not _check_table("raters", name, spec, RATER_KEYS, file, problems):
         return None
-    for key in sorted(set(spec) - RATER_KEYS):
-        problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
-                                expected="one of " + ", ".join(sorted(RATER_KEYS))))
     for key in ("higher_is_better", "on_metric_scale"):
         if key in spec and not isinstance(spec[key], bool):
             problems.append(Problem(file, "must be true or false", field=f"{where}.{key}", value=spec[key],

@@ -88,9 +88,18 @@ class Interval:
     reason: str | None = None
 
 
-def _valid(replicates: np.ndarray) -> np.ndarray:
+def _usable(replicates, method: str, min_valid: int) -> tuple[np.ndarray, int, str, Interval | None]:
+    """The defined replicates, how many were dropped, the method's name, and the interval to return
+    at once when too few resamples defined the statistic."""
     replicates = np.asarray(replicates, dtype=float)
-    return replicates[np.isfinite(replicates)]
+    boot = replicates[np.isfinite(replicates)]
+    dropped = int(replicates.size - boot.size)
+    method = f"{method} ({boot.size} resamples of cases)"
+    if boot.size < min_valid:
+        return boot, dropped, method, Interval(None, None, method, boot.size, dropped,
+                                               f"only {boot.size} resamples defined the statistic "
+                                               f"(need {min_valid})")
+    return boot, dropped, method, None
 
 
 def percentile_interval(replicates, *, confidence: float = 0.95, min_valid: int = 100,
@@ -106,12 +115,9 @@ def percentile_interval(replicates, *, confidence: float = 0.95, min_valid: int 
     >>> round(iv.low, 1), round(iv.high, 1)
     (25.0, 974.0)
     """
-    boot = _valid(replicates)
-    dropped = int(np.size(replicates) - boot.size)
-    method = f"percentile bootstrap ({boot.size} resamples of cases)"
-    if boot.size < min_valid:
-        return Interval(None, None, method, boot.size, dropped,
-                        f"only {boot.size} resamples defined the statistic (need {min_valid})")
+    boot, dropped, method, too_few = _usable(replicates, "percentile bootstrap", min_valid)
+    if too_few:
+        return too_few
     alpha = (1 - confidence) / 2
     low, high = np.quantile(boot, [alpha, 1 - alpha], method="inverted_cdf" if discrete else "linear")
     return Interval(float(low), float(high), method, boot.size, dropped)
@@ -143,12 +149,9 @@ def bca_interval(estimate: float, replicates, jackknife, jackknife_weights=None,
     >>> bool(iv.low < x.mean() < iv.high)
     True
     """
-    boot = _valid(replicates)
-    dropped = int(np.size(replicates) - boot.size)
-    method = f"BCa bootstrap ({boot.size} resamples of cases)"
-    if boot.size < min_valid:
-        return Interval(None, None, method, boot.size, dropped,
-                        f"only {boot.size} resamples defined the statistic (need {min_valid})")
+    boot, dropped, method, too_few = _usable(replicates, "BCa bootstrap", min_valid)
+    if too_few:
+        return too_few
     if np.all(boot == boot[0]):
         return Interval(float(boot[0]), float(boot[0]), method, boot.size, dropped)
     # bias correction: the share of replicates below the estimate (ties count half)

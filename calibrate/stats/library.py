@@ -34,9 +34,13 @@ def point_estimates(human: np.ndarray, score: np.ndarray, metric, on_scale: bool
         out["auc"] = float(roc_auc_score(passes, score)) if both_classes else float("nan")
         levels = list(metric.levels) if metric.levels else None
         if on_scale and metric.scale != "continuous":
-            out["kappa"] = float(cohen_kappa_score(human, score, labels=levels))
+            # level positions 0..L-1: the same kappa (quadratic weights use positions anyway), and
+            # scikit-learn skips its per-element relabelling
+            positions = np.arange(len(levels))
+            h, s = np.searchsorted(levels, human), np.searchsorted(levels, score)
+            out["kappa"] = float(cohen_kappa_score(h, s, labels=positions))
             if metric.scale == "ordinal":
-                out["kappa_quadratic"] = float(cohen_kappa_score(human, score, labels=levels, weights="quadratic"))
+                out["kappa_quadratic"] = float(cohen_kappa_score(h, s, labels=positions, weights="quadratic"))
         if on_scale and (levels or np.unique(np.concatenate([human, score])).size <= MAX_ALPHA_VALUES):
             out["alpha"] = float(krippendorff.alpha(reliability_data=np.vstack([human, score]),
                                                     level_of_measurement=metric.alpha_level,
