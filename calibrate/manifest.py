@@ -10,7 +10,7 @@ from typing import Any
 __all__ = ["build_manifest", "MANIFEST_VERSION"]
 
 MANIFEST_VERSION = 1
-_PACKAGES = ("calibrate-judges", "numpy", "scipy", "scikit-learn", "pandas", "krippendorff")
+_PACKAGES = ("calibrate-judges", "numpy", "scipy", "scikit-learn", "pandas", "krippendorff", "numba")
 
 
 def _version(package: str) -> str | None:
