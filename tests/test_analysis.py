@@ -31,14 +31,17 @@ def _population(size=200_000, seed=11):
 
 @pytest.mark.parametrize("n", [50, 300])
 def test_intervals_cover_about_95_percent(n):
-    """Nominal 95% intervals of Spearman rho (BCa), kappa (BCa) and a false-pass rate (Wilson) contain
-    the population value in about 95% of samples (the README's honest promise: 93-97% at n = 50)."""
+    """Nominal 95% intervals of Spearman rho, Kendall tau-b, kappa, ROC AUC (BCa) and a false-pass rate
+    (Wilson) contain the population value in about 95% of samples (the README's honest promise:
+    93-97% at n = 50)."""
     from scipy import stats
-    from sklearn.metrics import cohen_kappa_score
+    from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
     human, judge = _population()
     truth = {"spearman": stats.spearmanr(human, judge).statistic,
+             "kendall": stats.kendalltau(human, judge).statistic,
              "kappa": cohen_kappa_score(human, judge),
+             "auc": roc_auc_score(human >= 2, judge),
              "fp": float(((judge >= 2) & (human < 2)).sum() / (human < 2).sum())}
     rng = np.random.default_rng(n)
     reps = 300
@@ -47,11 +50,12 @@ def test_intervals_cover_about_95_percent(n):
         idx = rng.integers(0, human.size, n)
         doc = compute_stats(campaign_of(human[idx], {"j": judge[idx]}), n_boot=1000, seed=int(rng.integers(1e9)))
         j = doc["metrics"][0]["judges"][0]
-        for key in ("spearman", "kappa"):
+        for key in ("spearman", "kendall", "kappa", "auc"):
             hits[key] += j[key]["ci_low"] <= truth[key] <= j[key]["ci_high"]
         point = next(p for p in j["curve"] if p["threshold"] == 2.0)
         hits["fp"] += point["false_pass_rate_ci"][0] <= truth["fp"] <= point["false_pass_rate_ci"][1]
     coverage = {k: v / reps for k, v in hits.items()}
+    print(f"coverage at n = {n} over {reps} samples:", {k: round(float(v), 3) for k, v in coverage.items()})
     assert all(0.91 <= c <= 0.985 for c in coverage.values()), coverage
 
 
