@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.errors import CampaignError, Problem
+from calibrate.judges.config import JudgeSpec, parse_judges
 
 __all__ = ["Metric", "Rater", "Adjustment", "Campaign", "load_campaign", "RATING_COLUMNS", "CASE_FIELDS"]
 
@@ -37,7 +38,7 @@ CASE_FIELDS = {
 METRIC_KEYS = {"scale", "human_pass", "levels", "range", "max_false_pass", "cost_false_pass",
                "cost_false_fail", "description"}
 RATER_KEYS = {"family", "model", "higher_is_better", "on_metric_scale", "description"}
-TOP_KEYS = {"name", "description", "metrics", "raters"}
+TOP_KEYS = {"name", "description", "metrics", "raters", "judges"}
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,7 @@ class Campaign:
     metrics: dict[str, Metric]
     raters: dict[str, Rater]
     ratings: pd.DataFrame
+    judges: dict[str, JudgeSpec] = field(default_factory=dict)
     cases: dict[str, dict[str, Any]] | None = None
     adjustments: list[Adjustment] = field(default_factory=list)
     data_hash: str = ""
@@ -145,7 +147,13 @@ class Campaign:
     out_of_scale: OutOfScale = "error"
 
     def rater(self, name: str) -> Rater:
-        return self.raters.get(name) or Rater(name)
+        """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family."""
+        if name in self.raters:
+            return self.raters[name]
+        if name in self.judges:
+            judge = self.judges[name]
+            return Rater(name, family=judge.family, model=judge.model.name)
+        return Rater(name)
 
     @classmethod
     def from_frames(cls, config: dict[str, Any], ratings: pd.DataFrame, cases: list[dict] | None = None,
@@ -379,7 +387,7 @@ def _parse_rater(name: str, spec: Any, file: str, problems: list[Problem]) -> Ra
                  on_metric_scale=spec.get("on_metric_scale", False) is True, description=spec.get("description"))
 
 
-def _parse_config(config: dict, file: str) -> tuple[str, dict[str, Metric], dict[str, Rater]]:
+def _parse_config(config: dict, file: str) -> tuple[str, dict[str, Metric], dict[str, Rater], dict[str, JudgeSpec]]:
     problems: list[Problem] = []
     for key in sorted(set(config) - TOP_KEYS):
         problems.append(Problem(file, "unknown top-level key", field=key,
@@ -399,9 +407,10 @@ def _parse_config(config: dict, file: str) -> tuple[str, dict[str, Metric], dict
         problems.append(Problem(file, "raters must be tables", field="raters", expected="[raters.NAME] tables"))
         rater_specs = {}
     raters = {n: r for n, s in rater_specs.items() if (r := _parse_rater(n, s, file, problems))}
+    judges = parse_judges(config.get("judges"), set(metrics), file, problems)
     if problems:
         raise CampaignError(problems)
-    return name, metrics, raters
+    return name, metrics, raters, judges
 
 
 def _as_text(value: Any) -> str:
@@ -444,7 +453,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
            ratings_file: str, cases_file: str, data_hash: str, path: Path | None) -> Campaign:
     if out_of_scale not in ("error", "clip", "drop"):
         raise ValueError(f"out_of_scale must be 'error', 'clip' or 'drop', not {out_of_scale!r}")
-    name, metrics, raters = _parse_config(config, config_file)
+    name, metrics, raters, judges = _parse_config(config, config_file)
     problems: list[Problem] = []
     missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
     if missing:
@@ -509,6 +518,9 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
                                 f"{first['human']}) and judge (first at line {first['judge']})",
                                 row=int(first.max()), field="rater_kind", value=rater,
                                 expected="one rater_kind per rater"))
+    for rater in sorted(set(ratings.loc[ratings["rater_kind"] == "human", "rater"]) & set(judges)):
+        problems.append(Problem(config_file, f"judge '{rater}' has the name of a human rater in the ratings",
+                                field=f"judges.{rater}", expected="a name no human annotator uses"))
     for rater in sorted(set(ratings.loc[ratings["rater_kind"] == "human", "rater"]) & set(raters)):
         if not raters[rater].higher_is_better:
             problems.append(Problem(config_file, "a human rater rates on the metric's own scale",
@@ -536,7 +548,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     if problems:
         raise CampaignError(problems)
     ratings = ratings[~drop].reset_index(drop=True)
-    return Campaign(name=name, metrics=metrics, raters=raters, ratings=ratings, cases=cases,
+    return Campaign(name=name, metrics=metrics, raters=raters, ratings=ratings, cases=cases, judges=judges,
                     adjustments=adjustments, data_hash=data_hash, path=path, out_of_scale=out_of_scale)
 
 

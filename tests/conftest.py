@@ -5,6 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+
+# no telemetry, no .env reading, before anything imports DeepEval or RAGAS
+os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
+os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 from pathlib import Path
 
 import pandas as pd

@@ -1,0 +1,175 @@
+"""Judges declared in ``campaign.toml``: a library metric, a judge model and the metric's settings.
+
+```toml
+[judges.deepeval-faithfulness-gpt]
+library = "deepeval"
+metric = "faithfulness"          # scored into the campaign metric of that name unless into = "..."
+model = { provider = "openai", name = "gpt-4.1", base_url = "https://...", api_key_env = "OPENAI_API_KEY" }
+family = "gpt"                   # inferred from the model name where possible
+settings = { penalize_ambiguous_claims = true, include_reason = true }
+```
+
+There is no default provider: a judge without a model is a configuration error. API keys are read
+from the environment variable the model names, at call time, and never stored.
+This module only parses and validates (no network, no heavy import).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from calibrate.errors import Problem
+
+__all__ = ["ModelSpec", "JudgeSpec", "SUPPORTED", "parse_judges", "infer_family"]
+
+#: (library, metric) -> the case fields (DeepEval names) the metric reads, and the settings it takes.
+#: Only the metrics this version can run are listed; anything else is a configuration error.
+SUPPORTED: dict[tuple[str, str], dict[str, Any]] = {
+    ("deepeval", "faithfulness"): {
+        "fields": ("input", "actual_output", "retrieval_context"),
+        "settings": {"threshold": float, "include_reason": bool, "strict_mode": bool,
+                     "penalize_ambiguous_claims": bool, "truths_extraction_limit": int},
+    },
+}
+PROVIDERS = ("openai",)
+JUDGE_KEYS = {"library", "metric", "into", "model", "family", "settings", "description"}
+MODEL_KEYS = {"provider", "name", "base_url", "api_key_env", "temperature", "max_tokens"}
+_FAMILIES = [(r"^(gpt|o[1-9]|chatgpt|text-davinci)", "gpt"), (r"claude", "claude"), (r"llama", "llama"),
+             (r"mi[sx]tral|codestral", "mistral"), (r"qwen", "qwen"), (r"gemini|gemma", "google"),
+             (r"deepseek", "deepseek"), (r"^phi", "phi"), (r"command", "cohere")]
+
+
+def infer_family(model_name: str) -> str | None:
+    """The model family from a model name, where the name says it.
+
+    Examples
+    --------
+    >>> infer_family("gpt-4.1-mini"), infer_family("meta-llama/Llama-3.3-70B-Instruct"), infer_family("x")
+    ('gpt', 'llama', None)
+    """
+    name = model_name.lower().split("/")[-1]
+    return next((family for pattern, family in _FAMILIES if re.search(pattern, name)), None)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A judge model. ``api_key_env`` names the environment variable holding the key (never the key)."""
+
+    provider: str
+    name: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
+
+    def public(self) -> dict[str, Any]:
+        """The spec as recorded in manifests and caches: no secret is part of it."""
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One ``[judges.NAME]`` entry."""
+
+    name: str
+    library: str
+    metric: str
+    into: str
+    model: ModelSpec
+    family: str | None
+    settings: dict[str, Any] = field(default_factory=dict)
+    description: str | None = None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The case fields the metric reads."""
+        return SUPPORTED[(self.library, self.metric)]["fields"]
+
+    def public(self) -> dict[str, Any]:
+        return {"name": self.name, "library": self.library, "metric": self.metric, "into": self.into,
+                "model": self.model.public(), "family": self.family, "settings": dict(self.settings)}
+
+
+def _model(name: str, spec: Any, file: str, problems: list[Problem]) -> ModelSpec | None:
+    where = f"judges.{name}.model"
+    if spec is None:
+        problems.append(Problem(file, "a judge needs a model: there is no default provider", field=where,
+                                expected='model = { provider = "openai", name = "...", base_url = "..." }'))
+        return None
+    if not isinstance(spec, dict):
+        problems.append(Problem(file, "the model must be a table", field=where, value=spec,
+                                expected='{ provider = "openai", name = "..." }'))
+        return None
+    for key in sorted(set(spec) - MODEL_KEYS):
+        hint = " (put the key in an environment variable and name it in api_key_env)" if "key" in key else ""
+        problems.append(Problem(file, "unknown key" + hint, field=f"{where}.{key}",
+                                expected="one of " + ", ".join(sorted(MODEL_KEYS))))
+    if spec.get("provider") not in PROVIDERS:
+        problems.append(Problem(file, "unknown or missing provider", field=f"{where}.provider",
+                                value=spec.get("provider"),
+                                expected=" or ".join(f'"{p}"' for p in PROVIDERS)
+                                + " (any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama, ...)"))
+    for key in ("name", "base_url", "api_key_env"):
+        if key in spec and not (isinstance(spec[key], str) and spec[key]):
+            problems.append(Problem(file, "must be a non-empty string", field=f"{where}.{key}", value=spec[key]))
+    if "name" not in spec:
+        problems.append(Problem(file, "the model needs a name", field=f"{where}.name", expected='name = "gpt-4.1"'))
+    if problems and any(p.field and p.field.startswith(where) for p in problems):
+        return None
+    return ModelSpec(provider=spec["provider"], name=spec["name"], base_url=spec.get("base_url"),
+                     api_key_env=spec.get("api_key_env"), temperature=spec.get("temperature", 0.0),
+                     max_tokens=spec.get("max_tokens"))
+
+
+def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Problem]) -> dict[str, JudgeSpec]:
+    """Parse and validate the ``[judges]`` tables; problems are appended to ``problems``."""
+    if specs is None:
+        return {}
+    if not isinstance(specs, dict):
+        problems.append(Problem(file, "judges must be tables", field="judges", expected="[judges.NAME] tables"))
+        return {}
+    judges = {}
+    supported = ", ".join(f"{lib} {metric}" for lib, metric in SUPPORTED)
+    for name, spec in specs.items():
+        where = f"judges.{name}"
+        if not isinstance(spec, dict):
+            problems.append(Problem(file, f"[{where}] must be a table", field=where))
+            continue
+        for key in sorted(set(spec) - JUDGE_KEYS):
+            problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
+                                    expected="one of " + ", ".join(sorted(JUDGE_KEYS))))
+        library, metric = spec.get("library"), spec.get("metric")
+        if (library, metric) not in SUPPORTED:
+            problems.append(Problem(file, "unsupported library metric", field=f"{where}.metric",
+                                    value=f"{library} {metric}", expected=f"one of: {supported}"))
+            continue
+        into = spec.get("into", metric)
+        if into not in metrics:
+            problems.append(Problem(file, "the judge scores into a metric the campaign does not declare",
+                                    field=f"{where}.into", value=into,
+                                    expected="a [metrics.NAME] of campaign.toml: " + ", ".join(sorted(metrics))))
+        known = SUPPORTED[(library, metric)]["settings"]
+        settings = spec.get("settings", {})
+        if not isinstance(settings, dict):
+            problems.append(Problem(file, "settings must be a table", field=f"{where}.settings", value=settings))
+            settings = {}
+        for key, value in settings.items():
+            expected = known.get(key)
+            if expected is None:
+                problems.append(Problem(file, f"unknown setting of {library} {metric}", field=f"{where}.settings.{key}",
+                                        expected="one of " + ", ".join(sorted(known))))
+            elif not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
+                problems.append(Problem(file, "wrong type", field=f"{where}.settings.{key}", value=value,
+                                        expected=expected.__name__))
+        model = _model(name, spec.get("model"), file, problems)
+        family = spec.get("family")
+        if family is not None and not isinstance(family, str):
+            problems.append(Problem(file, "must be a string", field=f"{where}.family", value=family))
+        if model is None:
+            continue
+        judges[name] = JudgeSpec(name=name, library=library, metric=metric, into=into, model=model,
+                                 family=family or infer_family(model.name), settings=dict(settings),
+                                 description=spec.get("description"))
+    return judges

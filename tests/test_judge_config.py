@@ -1,0 +1,59 @@
+"""[judges] in campaign.toml: parsing, validation, no default provider, no secret in the spec."""
+
+import pytest
+
+from calibrate import CampaignError, load_campaign
+from calibrate.judges.config import infer_family
+from tests.conftest import write_campaign
+
+BASE = """
+name = "j"
+[metrics.faithfulness]
+scale = "binary"
+"""
+HEADER = "case_id,metric,rater,rater_kind,value\na,faithfulness,ann,human,1\n"
+
+
+def load(tmp_path, judges):
+    return load_campaign(write_campaign(tmp_path / "c", BASE + judges, HEADER))
+
+
+def test_a_judge_is_parsed_with_its_family_inferred(tmp_path):
+    c = load(tmp_path, """
+[judges.de-faith-llama]
+library = "deepeval"
+metric = "faithfulness"
+model = { provider = "openai", name = "meta-llama/Llama-3.3-70B-Instruct", base_url = "http://127.0.0.1:8000/v1", api_key_env = "MY_KEY" }
+settings = { include_reason = true, penalize_ambiguous_claims = true }
+""")
+    judge = c.judges["de-faith-llama"]
+    assert judge.family == "llama" and judge.into == "faithfulness" and judge.settings["penalize_ambiguous_claims"]
+    assert judge.public()["model"]["api_key_env"] == "MY_KEY"
+    assert c.rater("de-faith-llama").family == "llama"
+
+
+@pytest.mark.parametrize("judge, field, words", [
+    ('library = "deepeval"\nmetric = "faithfulness"\n', "judges.x.model", "no default provider"),
+    ('library = "deepeval"\nmetric = "faithfulness"\nmodel = { provider = "magic", name = "m" }\n',
+     "judges.x.model.provider", "provider"),
+    ('library = "deepeval"\nmetric = "faithfulness"\nmodel = { provider = "openai", name = "m", api_key = "sk-1" }\n',
+     "judges.x.model.api_key", "environment variable"),
+    ('library = "deepeval"\nmetric = "toxicity"\nmodel = { provider = "openai", name = "m" }\n',
+     "judges.x.metric", "unsupported"),
+    ('library = "deepeval"\nmetric = "faithfulness"\ninto = "nope"\nmodel = { provider = "openai", name = "m" }\n',
+     "judges.x.into", "does not declare"),
+    ('library = "deepeval"\nmetric = "faithfulness"\nmodel = { provider = "openai", name = "m" }\nsettings = { strict = 1 }\n',
+     "judges.x.settings.strict", "unknown setting"),
+    ('library = "deepeval"\nmetric = "faithfulness"\nmodel = { provider = "openai", name = "m" }\nsettings = { include_reason = "yes" }\n',
+     "judges.x.settings.include_reason", "wrong type"),
+])
+def test_judge_configuration_errors(tmp_path, judge, field, words):
+    with pytest.raises(CampaignError) as info:
+        load(tmp_path, "[judges.x]\n" + judge)
+    found = [p for p in info.value.problems if p.field == field]
+    assert found and words in str(found[0]), info.value
+
+
+def test_family_inference():
+    assert infer_family("claude-3-5-sonnet") == "claude" and infer_family("qwen2.5-72b") == "qwen"
+    assert infer_family("o3-mini") == "gpt" and infer_family("mixtral-8x7b") == "mistral"
