@@ -30,6 +30,8 @@ REQUIRED_COLUMNS = ("case_id", "metric", "rater", "rater_kind", "value")
 OPTIONAL_COLUMNS = ("error", "reason", "run_id")
 RATING_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
+#: Written by `calibrate judge` (from its store), read beside the ratings file; not to be edited by hand.
+JUDGE_RATINGS_FILE = "judge_ratings.csv"
 #: DeepEval's LLMTestCase field names, and the type each must have in ``cases.jsonl``.
 CASE_FIELDS = {
     "input": (str,), "actual_output": (str, type(None)), "expected_output": (str, type(None)),
@@ -232,12 +234,17 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
         raise CampaignError([Problem(str(folder), "the campaign needs exactly one ratings file", value=found,
                                      expected="one of " + ", ".join(RATINGS_FILES))])
     ratings_path = present[0]
-    raw = _read_ratings(ratings_path)
+    raw = _read_ratings(ratings_path).assign(file=str(ratings_path))
+    # the judge ratings `calibrate judge` exports, beside the user's own file
+    judge_path = folder / JUDGE_RATINGS_FILE
+    if judge_path.is_file():
+        raw = pd.concat([raw, _read_ratings(judge_path).assign(file=str(judge_path))], ignore_index=True)
     cases_path = folder / "cases.jsonl"
     case_rows = _read_jsonl(cases_path) if cases_path.is_file() else None
     digest = hashlib.sha256()
-    for p in [toml_path, ratings_path] + ([cases_path] if case_rows is not None else []):
-        digest.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    for p in [toml_path, ratings_path, judge_path, cases_path]:
+        if p.is_file():
+            digest.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     return _build(config, raw, case_rows, out_of_scale=out_of_scale, config_file=str(toml_path),
                   ratings_file=str(ratings_path), cases_file=str(cases_path),
                   data_hash="sha256:" + digest.hexdigest(), path=folder)
@@ -461,6 +468,13 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
                                      value=", ".join(missing), expected="columns " + ", ".join(REQUIRED_COLUMNS)
                                      + " (and optionally " + ", ".join(OPTIONAL_COLUMNS) + ")")])
     lines = raw["line"].to_numpy()
+    files = raw["file"].to_numpy() if "file" in raw else np.full(len(raw), ratings_file, dtype=object)
+
+    several_files = len(set(files)) > 1
+
+    def at(i: int) -> str:
+        """Where row i came from, for messages that point at another row."""
+        return f"line {lines[i]}" + (f" of {Path(files[i]).name}" if several_files else "")
     ratings = pd.DataFrame({c: _text_column(raw, c) for c in ("case_id", "metric", "rater", "rater_kind")})
     values, blank, invalid = _parse_values(raw["value"])
     for c in OPTIONAL_COLUMNS:
@@ -471,7 +485,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     def report(mask, message, column, expected, value_from=None):
         for i in np.flatnonzero(mask):
             value = (value_from if value_from is not None else raw[column]).iloc[i]
-            problems.append(Problem(ratings_file, message, row=int(lines[i]), field=column, value=value,
+            problems.append(Problem(files[i], message, row=int(lines[i]), field=column, value=value,
                                     expected=expected))
 
     for column in ("case_id", "metric", "rater"):
@@ -502,7 +516,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
         new = metric.nearest_in_scale(values[bad]) if bad.any() else np.array([])
         for i, new_value in zip(np.flatnonzero(bad), new):
             row = ratings.iloc[i]
-            adjustments.append(Adjustment(ratings_file, int(lines[i]), row.case_id, row.metric, row.rater,
+            adjustments.append(Adjustment(files[i], int(lines[i]), row.case_id, row.metric, row.rater,
                                           float(values[i]), "clipped" if out_of_scale == "clip" else "dropped",
                                           float(new_value) if out_of_scale == "clip" else None))
         if out_of_scale == "clip":
@@ -513,10 +527,12 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     # a rater is either a human or a judge
     kinds = ratings[ratings["rater_kind"].isin(["human", "judge"])].groupby("rater")["rater_kind"].nunique()
     for rater in kinds[kinds > 1].index:
-        first = ratings[ratings["rater"] == rater].groupby("rater_kind")["line"].min()
-        problems.append(Problem(ratings_file, f"rater '{rater}' is declared both human (first at line "
-                                f"{first['human']}) and judge (first at line {first['judge']})",
-                                row=int(first.max()), field="rater_kind", value=rater,
+        rows = ratings.index[ratings["rater"] == rater]
+        first = {kind: rows[(ratings.loc[rows, "rater_kind"] == kind).to_numpy()][0] for kind in ("human", "judge")}
+        later = max(first.values())
+        problems.append(Problem(files[later], f"rater '{rater}' is declared both human (first at "
+                                f"{at(first['human'])}) and judge (first at {at(first['judge'])})",
+                                row=int(lines[later]), field="rater_kind", value=rater,
                                 expected="one rater_kind per rater"))
     for rater in sorted(set(ratings.loc[ratings["rater_kind"] == "human", "rater"]) & set(judges)):
         problems.append(Problem(config_file, f"judge '{rater}' has the name of a human rater in the ratings",
@@ -531,11 +547,12 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     key["run"] = np.where(ratings["rater_kind"] == "judge", ratings["run_id"], "")
     duplicated = key.duplicated(keep="first").to_numpy()
     if duplicated.any():
-        first_line = ratings.groupby([key[c] for c in key.columns])["line"].transform("min").to_numpy()
+        position = pd.Series(np.arange(len(ratings)), index=ratings.index)
+        first_row = position.groupby([key[c] for c in key.columns]).transform("min").to_numpy()
         for i in np.flatnonzero(duplicated):
             r = ratings.iloc[i]
-            problems.append(Problem(ratings_file, f"duplicate rating of case '{r.case_id}', metric '{r.metric}' "
-                                    f"by rater '{r.rater}' (first at line {first_line[i]})", row=int(lines[i]),
+            problems.append(Problem(files[i], f"duplicate rating of case '{r.case_id}', metric '{r.metric}' "
+                                    f"by rater '{r.rater}' (first at {at(first_row[i])})", row=int(lines[i]),
                                     field="case_id", expected="one rating per (case_id, metric, rater"
                                     + (", run_id)" if r.rater_kind == "judge" else ")")))
 

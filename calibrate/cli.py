@@ -272,6 +272,79 @@ def report(campaign, out_dir, by, seed, n_boot, out_of_scale) -> None:
 
 
 @main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Model calls in flight at once, over all judges.")
+@click.option("--per-provider", type=click.IntRange(min=1), help="Model calls in flight at once per endpoint.")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute, at most.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds per model call.")
+@click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Retries of a call after a 429, a 5xx, a timeout or a dropped connection.")
+@click.option("--no-cache", is_flag=True, help="Score again what the store already holds (kept as new attempts).")
+@click.option("--skip-incomplete", is_flag=True, help="Score the cases that have the fields; record the others.")
+@click.option("--forbid-self-eval", is_flag=True, help="Refuse a judge of the generator's own model family.")
+@click.option("--strict", is_flag=True, help="Stop at the first failed rating.")
+@out_of_scale_option
+@json_option
+def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, no_cache, skip_incomplete,
+          forbid_self_eval, strict, out_of_scale, as_json) -> None:
+    """Score the campaign's cases with its [judges]; ratings land in judge_ratings.csv."""
+    from calibrate.judges.calls import CallPolicy
+    from calibrate.judges.runner import JudgeSetupError, run_judges
+
+    c = _load(campaign, out_of_scale)
+    policy = CallPolicy(concurrency=concurrency, per_provider=per_provider, requests_per_minute=rpm,
+                        timeout_s=timeout, retries=retries)
+    try:
+        with _progress() as progress:
+            doc = run_judges(c, judges=list(judges) or None, policy=policy, use_cache=not no_cache,
+                             skip_incomplete=skip_incomplete, forbid_self_eval=forbid_self_eval, strict=strict,
+                             progress=progress)
+    except JudgeSetupError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    table = Table(title=f"judge run {doc['run_id']} ({doc['seconds']:.1f} s)")
+    for col in ("judge", "scored", "failed", "from cache", "skipped", "same family as generator", "calls",
+                "tokens", "cost"):
+        table.add_column(col)
+    for j in doc["judges"]:
+        table.add_row(j["judge"], str(j["scored"]), str(j["failed"]), str(j["from_cache"]), str(j["skipped"]),
+                      str(j["self_eval"]), str(j["calls"]), str(j["tokens"]),
+                      "-" if j["cost"] is None else f"{j['cost']:.4f}")
+    out.print(table)
+    failures = [r for r in doc["ratings"] if r["error"]]
+    for r in failures[:10]:
+        out.print(f"[yellow]failed:[/] {r['judge']} on case {r['case_id']}: {r['error']}", markup=True)
+    if len(failures) > 10:
+        out.print(f"... and {len(failures) - 10} more failures (see --json)")
+
+
+@main.group()
+def cache() -> None:
+    """The store of judge ratings (judge_ratings.sqlite in the campaign)."""
+
+
+@cache.command("clear")
+@click.argument("campaign", type=click.Path(file_okay=False, exists=True))
+def cache_clear(campaign) -> None:
+    """Delete every stored judge attempt of the campaign (the next run scores everything again)."""
+    from calibrate.judges.store import STORE_NAME, JudgeStore
+
+    path = Path(campaign) / STORE_NAME
+    if not path.is_file():
+        out.print(f"no store at {path}: nothing to clear")
+        return
+    store = JudgeStore(path)
+    count = store.clear()
+    store.close()
+    out.print(f"deleted {count} stored attempt(s) from {path}")
+
+
+@main.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-demo", show_default=True)
 @seed_option
 @n_boot_option

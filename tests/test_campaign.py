@@ -186,3 +186,16 @@ def test_ordinal_reference_is_low_median():
 def test_rater_facts_are_read(small_campaign):
     c = load_campaign(small_campaign)
     assert c.raters["judge-a"].family == "gpt" and c.raters["judge-b"].higher_is_better
+
+
+def test_exported_judge_ratings_are_read_and_validated_with_their_file(tmp_path):
+    folder = write_campaign(tmp_path / "c", ORDINAL_TOML, HEADER + "a,relevance,h,human,1,\na,relevance,j,judge,2,\n")
+    (folder / "judge_ratings.csv").write_text("case_id,metric,rater,rater_kind,value,error,reason,run_id\n"
+                                              "b,relevance,j,judge,1,,,\na,relevance,j,judge,3,,,\n")
+    found, text = problems(folder)
+    assert found[0].file.endswith("judge_ratings.csv") and found[0].row == 3
+    assert "first at line 3 of ratings.csv" in text
+    (folder / "judge_ratings.csv").write_text("case_id,metric,rater,rater_kind,value,error,reason,run_id\n"
+                                              "b,relevance,j2,judge,1,,,\n")
+    c = load_campaign(folder)
+    assert sorted(c.ratings["rater"]) == ["h", "j", "j2"]

@@ -1,0 +1,174 @@
+"""Model calls: limits on calls in flight, a per-call timeout, retries with backoff, usage per rating.
+
+One :class:`CallPolicy` is shared by every judge of a run: a global limit on calls in flight, one per
+provider endpoint, an optional requests-per-minute pace, a timeout per call, and retries with
+exponential backoff and jitter on 429, 5xx, timeouts and dropped connections (honouring
+``Retry-After``). What each rating spent (calls, tokens, cost) is accumulated in a context variable,
+so concurrent ratings never mix their counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from calibrate.judges.config import ModelSpec
+
+__all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "JudgeCallError"]
+
+
+class JudgeCallError(RuntimeError):
+    """A model call that failed for good (after its retries, or at once for a non-retryable error)."""
+
+
+@dataclass
+class Usage:
+    """What one rating spent."""
+
+    calls: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float | None = None
+
+    def add_tokens(self, prompt: int | None, completion: int | None) -> None:
+        if prompt is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + prompt
+        if completion is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + completion
+
+
+usage: contextvars.ContextVar[Usage] = contextvars.ContextVar("calibrate_judge_usage")
+
+
+@dataclass
+class CallPolicy:
+    """Limits and retries shared by all the model calls of a run (none of it enters a cache key)."""
+
+    concurrency: int = 16
+    per_provider: int | None = None
+    requests_per_minute: float | None = None
+    timeout_s: float = 60.0
+    retries: int = 4
+    backoff_s: float = 0.5
+    max_backoff_s: float = 30.0
+    _global: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+    _providers: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False, repr=False)
+    _next_slot: float = field(default=0.0, init=False, repr=False)
+    _pace_lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
+
+    def _semaphores(self, endpoint: str) -> tuple[asyncio.Semaphore, asyncio.Semaphore | None]:
+        if self._global is None:
+            self._global = asyncio.Semaphore(self.concurrency)
+            self._pace_lock = asyncio.Lock()
+        if self.per_provider and endpoint not in self._providers:
+            self._providers[endpoint] = asyncio.Semaphore(self.per_provider)
+        return self._global, self._providers.get(endpoint)
+
+    async def _pace(self) -> None:
+        if not self.requests_per_minute:
+            return
+        async with self._pace_lock:
+            wait = self._next_slot - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._next_slot = max(self._next_slot, time.monotonic()) + 60.0 / self.requests_per_minute
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based): ``Retry-After`` when the server
+        gave one, else exponential backoff with full jitter."""
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff_s)
+        return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1)))
+
+    async def call(self, endpoint: str, make_call) -> Any:
+        """Run ``await make_call()`` under the limits, retrying what is worth retrying."""
+        global_limit, provider_limit = self._semaphores(endpoint)
+        attempt = 0
+        while True:
+            attempt += 1
+            retry_after = None
+            async with global_limit:
+                if provider_limit is not None:
+                    await provider_limit.acquire()
+                try:
+                    await self._pace()
+                    current = usage.get(None)
+                    if current is not None:
+                        current.calls += 1
+                    return await asyncio.wait_for(make_call(), timeout=self.timeout_s)
+                except Exception as exc:  # noqa: BLE001 - classified below, re-raised when final
+                    retryable, retry_after, what = classify(exc, self.timeout_s)
+                    if not retryable or attempt > self.retries:
+                        suffix = f" after {attempt} attempts" if retryable else ""
+                        raise JudgeCallError(f"{what}{suffix}") from exc
+                finally:
+                    if provider_limit is not None:
+                        provider_limit.release()
+            await asyncio.sleep(self.delay(attempt, retry_after))
+
+
+def classify(exc: BaseException, timeout_s: float) -> tuple[bool, float | None, str]:
+    """(retryable, Retry-After seconds, description) of a failed call."""
+    import openai
+
+    if isinstance(exc, (asyncio.TimeoutError, openai.APITimeoutError)):
+        return True, None, f"no reply within {timeout_s:g} s"
+    if isinstance(exc, openai.APIConnectionError):
+        return True, None, f"connection failed: {exc}"
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retry_after = None
+        header = exc.response.headers.get("retry-after") if exc.response is not None else None
+        if header:
+            try:
+                retry_after = max(0.0, float(header))
+            except ValueError:
+                retry_after = None
+        retryable = status == 429 or status >= 500
+        return retryable, retry_after, f"HTTP {status} from the model server: {str(exc)[:200]}"
+    return False, None, f"{type(exc).__name__}: {exc}"
+
+
+class OpenAICompatibleClient:
+    """One shared async client per endpoint (OpenAI, vLLM, llama.cpp, Ollama, LM Studio, ...).
+
+    The SDK's own retries are off: :class:`CallPolicy` retries each call. The API key is read from
+    the environment variable the model names, and kept in memory only.
+    """
+
+    def __init__(self, spec: ModelSpec):
+        import openai
+
+        key = "unused"
+        if spec.api_key_env:
+            key = os.environ.get(spec.api_key_env)
+            if not key:
+                raise JudgeCallError(f"the environment variable {spec.api_key_env} (model {spec.name}) is not set")
+        self.spec = spec
+        self.endpoint = f"{spec.provider}:{spec.base_url or 'default'}"
+        self.client = openai.AsyncOpenAI(api_key=key, base_url=spec.base_url, max_retries=0)
+
+    async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
+        """One chat completion; returns the text, counts tokens into the current rating's usage."""
+        kwargs: dict[str, Any] = {"model": self.spec.name, "messages": [{"role": "user", "content": prompt}]}
+        if self.spec.temperature is not None:
+            kwargs["temperature"] = self.spec.temperature
+        if self.spec.max_tokens is not None:
+            kwargs["max_tokens"] = self.spec.max_tokens
+        if json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        reply = await policy.call(self.endpoint, lambda: self.client.chat.completions.create(**kwargs))
+        current = usage.get(None)
+        if current is not None and reply.usage is not None:
+            current.add_tokens(reply.usage.prompt_tokens, reply.usage.completion_tokens)
+        if not reply.choices or reply.choices[0].message.content is None:
+            raise JudgeCallError("the model server's reply holds no message content")
+        return reply.choices[0].message.content
+
+    async def close(self) -> None:
+        await self.client.close()

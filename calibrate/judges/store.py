@@ -1,0 +1,172 @@
+"""The durable record of judge ratings: one SQLite file per campaign, in WAL mode.
+
+Every finished attempt (a score, or a failure with its error) is appended and committed at once,
+so a crash or ``kill -9`` loses at most the calls in flight; nothing is ever updated or deleted
+except by ``calibrate cache clear``. A rating's *cache key* is a hash of what determines the result
+(library and version, metric and settings, model, the case fields the metric reads, repeat index)
+and of nothing else (concurrency, retries, timeouts): a rerun reuses every successful attempt whose
+key is unchanged and scores the rest.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key"]
+
+STORE_NAME = "judge_ratings.sqlite"
+KEY_VERSION = "v1"
+MIGRATIONS = [
+    """CREATE TABLE attempts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        cache_key TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        judge TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        case_id TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        value REAL,
+        error TEXT,
+        reason TEXT,
+        calls INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        cost REAL,
+        latency_s REAL,
+        self_eval INTEGER NOT NULL DEFAULT 0,
+        created TEXT NOT NULL,
+        CHECK ((value IS NULL) != (error IS NULL))
+    )""",
+    "CREATE INDEX attempts_key ON attempts (cache_key)",
+    """CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        started TEXT NOT NULL,
+        finished TEXT,
+        manifest TEXT NOT NULL
+    )""",
+]
+
+
+def cache_key(payload: dict[str, Any]) -> str:
+    """A versioned hash of canonical JSON (sorted keys, no spaces).
+
+    Examples
+    --------
+    >>> cache_key({"b": 1, "a": [1, 2]}) == cache_key({"a": [1, 2], "b": 1})
+    True
+    >>> cache_key({"a": 1})[:3]
+    'v1:'
+    """
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return f"{KEY_VERSION}:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A finished attempt at one rating: ``value`` or ``error``, never both."""
+
+    cache_key: str
+    judge: str
+    metric: str
+    case_id: str
+    repeat: int
+    value: float | None = None
+    error: str | None = None
+    reason: str | None = None
+    calls: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float | None = None
+    latency_s: float | None = None
+    self_eval: bool = False
+
+
+class JudgeStore:
+    """The campaign's judge store (``STORE_NAME`` in the campaign folder).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> store = JudgeStore(Path(tempfile.mkdtemp()) / STORE_NAME)
+    >>> store.add(Attempt("k1", "j", "faithfulness", "c1", 0, value=0.5), run_id="r1")
+    >>> store.successes(["k1", "k2"])["k1"].value
+    0.5
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # durable in WAL across process crashes
+        self._migrate()
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        for number, statement in enumerate(MIGRATIONS[version:], start=version + 1):
+            self._db.execute("BEGIN")
+            self._db.execute(statement)
+            self._db.execute(f"PRAGMA user_version = {number}")
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def start_run(self, run_id: str, manifest: dict[str, Any]) -> None:
+        self._db.execute("INSERT INTO runs (run_id, started, manifest) VALUES (?, ?, ?)",
+                         (run_id, now(), json.dumps(manifest, sort_keys=True, default=str)))
+
+    def finish_run(self, run_id: str, manifest: dict[str, Any]) -> None:
+        self._db.execute("UPDATE runs SET finished = ?, manifest = ? WHERE run_id = ?",
+                         (now(), json.dumps(manifest, sort_keys=True, default=str), run_id))
+
+    def add(self, attempt: Attempt, *, run_id: str) -> None:
+        """Append one finished attempt and commit it at once."""
+        a = attempt
+        self._db.execute(
+            "INSERT INTO attempts (cache_key, run_id, judge, metric, case_id, repeat, value, error, reason, calls, "
+            "prompt_tokens, completion_tokens, cost, latency_s, self_eval, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (a.cache_key, run_id, a.judge, a.metric, a.case_id, a.repeat, a.value, a.error, a.reason, a.calls,
+             a.prompt_tokens, a.completion_tokens, a.cost, a.latency_s, int(a.self_eval), now()))
+
+    def _latest(self, keys: list[str], condition: str) -> dict[str, Attempt]:
+        found: dict[str, Attempt] = {}
+        columns = ("cache_key, judge, metric, case_id, repeat, value, error, reason, calls, prompt_tokens, "
+                   "completion_tokens, cost, latency_s, self_eval")
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            rows = self._db.execute(
+                f"SELECT {columns} FROM attempts WHERE {condition} AND cache_key IN "
+                f"({','.join('?' * len(chunk))}) ORDER BY id", chunk).fetchall()
+            for row in rows:  # ordered by id: the latest attempt of a key wins
+                found[row[0]] = Attempt(*row[:13], self_eval=bool(row[13]))
+        return found
+
+    def successes(self, keys: list[str]) -> dict[str, Attempt]:
+        """The latest successful attempt of each key that has one (the cache)."""
+        return self._latest(keys, "value IS NOT NULL")
+
+    def latest(self, keys: list[str]) -> dict[str, Attempt]:
+        """The latest attempt of each key, success or failure."""
+        return self._latest(keys, "1 = 1")
+
+    def count(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
+
+    def clear(self) -> int:
+        """Delete every attempt and run (``calibrate cache clear``); returns how many attempts."""
+        count = self.count()
+        self._db.execute("DELETE FROM attempts")
+        self._db.execute("DELETE FROM runs")
+        return count

@@ -1,0 +1,145 @@
+"""A scripted OpenAI-compatible judge server on 127.0.0.1 for the tests.
+
+No model can be reached from here, so this server answers the real prompts DeepEval sends,
+deterministically from the case text: the claims of an answer are its sentences, the truths of a
+context are its sentences, and a claim is supported ("yes") when its words appear in the context.
+Faults are injected by marker: a prompt containing a marker gets the fault for the next ``times``
+requests (429 with Retry-After, 500, a reply slower than the timeout, a dropped connection,
+malformed JSON).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CLAIMS = "please extract a comprehensive list of FACTUAL, undisputed truths, that can inferred from the provided actual AI output"
+TRUTHS = 'with the "truths" key as a list of strings'
+VERDICTS = "indicate whether EACH claim contradicts any facts in the retrieval context"
+REASON = "Faithfulness Score:"
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
+
+
+def normalise(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9 ]", " ", text.lower()).split())
+
+
+def section(prompt: str, start: str, end: str) -> str:
+    after = prompt.split(start, 1)[1]
+    return after.split(end, 1)[0].strip() if end in after else after.strip()
+
+
+def answer(prompt: str) -> dict:
+    """The JSON a careful judge would give to one of DeepEval's faithfulness prompts."""
+    if CLAIMS in prompt:
+        return {"claims": sentences(section(prompt, "AI Output:\n", "\n\nJSON:"))}
+    if TRUTHS in prompt:
+        return {"truths": sentences(section(prompt, "Text:\n", "\n\nJSON:"))}
+    if VERDICTS in prompt:
+        context = normalise(section(prompt, "Retrieval Contexts:\n", "\n\nClaims:"))
+        claims = ast.literal_eval(section(prompt, "Claims:\n", "\n\nJSON:"))
+        return {"verdicts": [{"verdict": "yes"} if normalise(c) in context else
+                             {"verdict": "no", "reason": f"The context does not support: {c}"} for c in claims]}
+    if REASON in prompt:
+        score = section(prompt, "Faithfulness Score:\n", "\n")
+        return {"reason": f"The score is {score} because of the claims the context supports."}
+    raise ValueError("unknown prompt: " + prompt[:120])
+
+
+class JudgeServer:
+    """Start with ``with JudgeServer() as server:``; ``server.url`` is the OpenAI base URL."""
+
+    def __init__(self, *, delay_s: float = 0.0):
+        self.delay_s = delay_s
+        self.faults: dict[str, list] = {}   # marker -> [kind, times left]
+        self.counts: Counter = Counter()
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, body: dict | str, headers: dict | None = None):
+                data = (body if isinstance(body, str) else json.dumps(body)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if not self.path.endswith("/chat/completions"):
+                    return self._send(404, {"error": {"message": "not found"}})
+                prompt = body["messages"][-1]["content"]
+                fault = outer._take_fault(prompt)
+                with outer.lock:
+                    outer.counts["requests"] += 1
+                    outer.counts[fault or "ok"] += 1
+                if fault == "429":
+                    return self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0.05"})
+                if fault == "500":
+                    return self._send(500, {"error": {"message": "internal error"}})
+                if fault == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return None
+                if fault == "slow":
+                    time.sleep(3.0)
+                if outer.delay_s:
+                    time.sleep(outer.delay_s)
+                content = "this is not JSON {" if fault == "malformed" else json.dumps(answer(prompt))
+                return self._send(200, {
+                    "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(content.split()),
+                              "total_tokens": len(prompt.split()) + len(content.split())}})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.request_queue_size = 256
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def _take_fault(self, prompt: str) -> str | None:
+        with self.lock:
+            for marker, plan in self.faults.items():
+                if marker in prompt and plan[1] > 0:
+                    plan[1] -= 1
+                    return plan[0]
+        return None
+
+    def inject(self, marker: str, kind: str, times: int = 1) -> None:
+        """The next ``times`` requests whose prompt contains ``marker`` get fault ``kind``."""
+        with self.lock:
+            self.faults[marker] = [kind, times]
+
+    def __enter__(self) -> "JudgeServer":
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+if __name__ == "__main__":  # a server to point a campaign at by hand
+    import sys
+
+    with JudgeServer(delay_s=float(sys.argv[1]) if len(sys.argv) > 1 else 0.0) as server:
+        print(server.url, flush=True)
+        threading.Event().wait()

@@ -1,0 +1,217 @@
+"""calibrate judge: the real DeepEval FaithfulnessMetric against the scripted judge server on 127.0.0.1."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from calibrate import compute_stats, load_campaign
+from calibrate.judges.calls import CallPolicy
+from calibrate.judges.runner import JudgeSetupError, run_judges
+from calibrate.judges.store import STORE_NAME
+from tests.conftest import write_campaign
+from tests.judge_server import JudgeServer
+
+CALLS_PER_CASE = 4  # DeepEval faithfulness: truths, claims, verdicts, reason
+
+
+def toml(url: str, extra: str = "", family: str = "") -> str:
+    return f"""
+name = "judged"
+[metrics.faithfulness]
+scale = "binary"
+[judges.de-faith]
+library = "deepeval"
+metric = "faithfulness"
+model = {{ provider = "openai", name = "llama-3-scripted", base_url = "{url}"{extra} }}
+{f'family = "{family}"' if family else ''}
+"""
+
+
+def make_cases(n: int, supported_every: int = 2) -> list[dict]:
+    cases = []
+    for i in range(n):
+        fact = f"Fact {i} is true."
+        answer = fact if i % supported_every == 0 else f"{fact} Invented claim {i} is false."
+        cases.append({"case_id": f"c{i:03d}", "input": f"question {i}?", "actual_output": answer,
+                      "retrieval_context": [fact, f"Other fact {i} holds."],
+                      "metadata": {"generator_family": "gpt" if i < 2 else "llama"}})
+    return cases
+
+
+def campaign(tmp_path, url, cases, extra="", family=""):
+    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness", "rater": "ann",
+                           "rater_kind": "human", "value": [1 if i % 2 == 0 else 0 for i in range(len(cases))]})
+    return write_campaign(tmp_path / "campaign", toml(url, extra, family), humans, cases)
+
+
+@pytest.fixture
+def server():
+    with JudgeServer() as s:
+        yield s
+
+
+def test_scores_with_real_deepeval_and_lands_in_the_campaign(tmp_path, server, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # DeepEval must write nothing into the working directory
+    folder = campaign(tmp_path, server.url, make_cases(6))
+    before = set(os.listdir(tmp_path))
+    doc = run_judges(load_campaign(folder), policy=CallPolicy(concurrency=4))
+    assert set(os.listdir(tmp_path)) == before
+    summary = doc["judges"][0]
+    assert summary == {**summary, "judge": "de-faith", "scored": 6, "failed": 0, "from_cache": 0,
+                       "calls": 6 * CALLS_PER_CASE}
+    assert server.counts["requests"] == 6 * CALLS_PER_CASE and summary["tokens"] > 0
+    values = {r["case_id"]: r["value"] for r in doc["ratings"]}
+    assert values == {f"c{i:03d}": (1.0 if i % 2 == 0 else 0.5) for i in range(6)}
+    assert all(r["reason"].startswith("The score is") for r in doc["ratings"])
+    stats = compute_stats(load_campaign(folder), n_boot=100)
+    judge = stats["metrics"][0]["judges"][0]
+    assert judge["judge"] == "de-faith" and judge["n"] == 6 and judge["family"] == "llama"
+    assert judge["auc"]["estimate"] == 1.0
+
+
+def test_unchanged_rerun_makes_no_call_and_a_changed_case_is_rescored(tmp_path, server):
+    cases = make_cases(5)
+    folder = campaign(tmp_path, server.url, cases)
+    run_judges(load_campaign(folder))
+    server.counts.clear()
+    again = run_judges(load_campaign(folder))
+    assert server.counts["requests"] == 0 and again["judges"][0]["from_cache"] == 5
+    cases[1]["actual_output"] = "Fact 1 is true."
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    changed = run_judges(load_campaign(folder))
+    assert server.counts["requests"] == CALLS_PER_CASE
+    assert changed["judges"][0]["scored"] == 1 and changed["judges"][0]["from_cache"] == 4
+    assert {r["case_id"]: r["value"] for r in changed["ratings"]}["c001"] == 1.0
+    fresh = run_judges(load_campaign(folder), use_cache=False)
+    assert fresh["judges"][0]["scored"] == 5
+    with sqlite3.connect(folder / STORE_NAME) as db:  # attempts are appended, never replaced
+        assert db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0] == 5 + 1 + 5
+
+
+def test_missing_fields_are_listed_before_any_call(tmp_path, server):
+    cases = make_cases(4)
+    del cases[2]["retrieval_context"]
+    cases[3]["actual_output"] = ""
+    folder = campaign(tmp_path, server.url, cases)
+    with pytest.raises(JudgeSetupError, match=r"2 case\(s\) lack some: c002: retrieval_context; c003: actual_output"):
+        run_judges(load_campaign(folder))
+    assert server.counts["requests"] == 0
+    doc = run_judges(load_campaign(folder), skip_incomplete=True)
+    assert doc["judges"][0]["scored"] == 2 and doc["judges"][0]["skipped"] == 2
+
+
+def test_self_evaluation_is_flagged_or_refused(tmp_path, server):
+    folder = campaign(tmp_path, server.url, make_cases(4), family="gpt")
+    with pytest.raises(JudgeSetupError, match="gpt family, as the generator of 2 case"):
+        run_judges(load_campaign(folder), forbid_self_eval=True)
+    doc = run_judges(load_campaign(folder))
+    assert doc["judges"][0]["self_eval"] == 2
+    with sqlite3.connect(folder / STORE_NAME) as db:
+        assert db.execute("SELECT COUNT(*) FROM attempts WHERE self_eval = 1").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("kind", ["429", "500", "drop", "slow"])
+def test_transient_faults_are_retried(tmp_path, server, kind):
+    folder = campaign(tmp_path, server.url, make_cases(2))
+    server.inject("Fact 1 is true.", kind, times=1)
+    doc = run_judges(load_campaign(folder), policy=CallPolicy(timeout_s=1.0, retries=2, backoff_s=0.01))
+    assert doc["judges"][0]["scored"] == 2 and doc["judges"][0]["failed"] == 0
+    assert server.counts[kind] == 1 and server.counts["requests"] == 2 * CALLS_PER_CASE + 1
+    assert doc["judges"][0]["calls"] == 2 * CALLS_PER_CASE + 1
+
+
+def test_failures_are_data(tmp_path, server):
+    folder = campaign(tmp_path, server.url, make_cases(3))
+    server.inject("Fact 1 is true.", "malformed", times=1)   # not retried: the reply is wrong, not lost
+    server.inject("Fact 2 is true.", "500", times=10)         # retried until the retries run out
+    doc = run_judges(load_campaign(folder), policy=CallPolicy(retries=2, backoff_s=0.01))
+    summary = doc["judges"][0]
+    assert (summary["scored"], summary["failed"]) == (1, 2)
+    errors = {r["case_id"]: r["error"] for r in doc["ratings"] if r["error"]}
+    assert "not the JSON" in errors["c001"] and "HTTP 500" in errors["c002"] and "after 3 attempts" in errors["c002"]
+    exported = pd.read_csv(folder / "judge_ratings.csv", keep_default_na=False)
+    assert (exported["error"] != "").sum() == 2
+    c = load_campaign(folder)
+    stats = compute_stats(c, n_boot=50)["metrics"][0]
+    assert stats["judges"][0]["n_errors"] == 2
+    server.counts.clear()
+    retried = run_judges(c)   # failures are not cached: a rerun tries them again
+    assert retried["judges"][0]["scored"] == 2 and retried["judges"][0]["from_cache"] == 1
+
+
+def test_strict_stops_at_the_first_failure(tmp_path, server):
+    folder = campaign(tmp_path, server.url, make_cases(3))
+    server.inject("Fact 0 is true.", "malformed", times=5)
+    with pytest.raises(JudgeSetupError, match="--strict"):
+        run_judges(load_campaign(folder), strict=True, policy=CallPolicy(concurrency=1))
+
+
+def test_the_key_is_never_written(tmp_path, server, monkeypatch):
+    secret = "sk-test-not-a-real-key-9f8e7d"
+    monkeypatch.setenv("SCRIPTED_KEY", secret)
+    folder = campaign(tmp_path, server.url, make_cases(2), extra=', api_key_env = "SCRIPTED_KEY"')
+    doc = run_judges(load_campaign(folder))
+    assert secret not in json.dumps(doc)
+    for path in folder.iterdir():
+        assert secret.encode() not in path.read_bytes(), path
+    monkeypatch.delenv("SCRIPTED_KEY")
+    server.counts.clear()
+    with pytest.raises(JudgeSetupError, match="judge de-faith: the environment variable SCRIPTED_KEY .* is not set"):
+        run_judges(load_campaign(folder), use_cache=False)
+    assert server.counts["requests"] == 0
+
+
+def test_killed_run_resumes_without_loss_or_duplicate(tmp_path):
+    n = 24
+    with JudgeServer(delay_s=0.05) as server:
+        folder = campaign(tmp_path, server.url, make_cases(n))
+        calibrate = Path(sys.executable).parent / "calibrate"
+        process = subprocess.Popen([str(calibrate), "judge", str(folder), "--concurrency", "2"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        store = folder / STORE_NAME
+        deadline = time.time() + 60
+        done = 0
+        while time.time() < deadline and done < 5:
+            time.sleep(0.1)
+            if store.exists():
+                with sqlite3.connect(store) as db:
+                    done = db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        with sqlite3.connect(store) as db:
+            first = db.execute("SELECT COUNT(*) FROM attempts WHERE value IS NOT NULL").fetchone()[0]
+        assert 5 <= first < n
+        server.counts.clear()
+        doc = run_judges(load_campaign(folder))
+        summary = doc["judges"][0]
+        assert summary["from_cache"] == first and summary["scored"] == n - first and summary["failed"] == 0
+        assert server.counts["requests"] == (n - first) * CALLS_PER_CASE
+        with sqlite3.connect(store) as db:
+            successes = db.execute("SELECT COUNT(*), COUNT(DISTINCT cache_key) FROM attempts "
+                                   "WHERE value IS NOT NULL").fetchone()
+        assert successes == (n, n)
+        assert len(pd.read_csv(folder / "judge_ratings.csv")) == n
+
+
+def test_cli_judge_json_and_cache_clear(tmp_path, server):
+    folder = campaign(tmp_path, server.url, make_cases(3))
+    calibrate = Path(sys.executable).parent / "calibrate"
+    result = subprocess.run([str(calibrate), "judge", str(folder), "--json"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert set(doc) >= {"run_id", "judges", "ratings"}
+    assert set(doc["judges"][0]) >= {"judge", "scored", "failed", "from_cache", "calls", "tokens", "cost"}
+    assert {r["case_id"] for r in doc["ratings"]} == {"c000", "c001", "c002"}
+    table = subprocess.run([str(calibrate), "judge", str(folder)], capture_output=True, text=True, timeout=120)
+    assert "from cache" in table.stdout and "de-faith" in table.stdout
+    cleared = subprocess.run([str(calibrate), "cache", "clear", str(folder)], capture_output=True, text=True)
+    assert "deleted 3 stored attempt(s)" in cleared.stdout
