@@ -282,13 +282,15 @@ def report(campaign, out_dir, by, seed, n_boot, out_of_scale) -> None:
               help="Seconds per model call.")
 @click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True,
               help="Retries of a call after a 429, a 5xx, a timeout or a dropped connection.")
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Score each case this many times per judge (distinct cache entries; a run_id per repeat).")
 @click.option("--no-cache", is_flag=True, help="Score again what the store already holds (kept as new attempts).")
 @click.option("--skip-incomplete", is_flag=True, help="Score the cases that have the fields; record the others.")
 @click.option("--forbid-self-eval", is_flag=True, help="Refuse a judge of the generator's own model family.")
 @click.option("--strict", is_flag=True, help="Stop at the first failed rating.")
 @out_of_scale_option
 @json_option
-def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, no_cache, skip_incomplete,
+def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, repeats, no_cache, skip_incomplete,
           forbid_self_eval, strict, out_of_scale, as_json) -> None:
     """Score the campaign's cases with its [judges]; ratings land in judge_ratings.csv."""
     from calibrate.judges.calls import CallPolicy
@@ -299,7 +301,7 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, no
                         timeout_s=timeout, retries=retries)
     try:
         with _progress() as progress:
-            doc = run_judges(c, judges=list(judges) or None, policy=policy, use_cache=not no_cache,
+            doc = run_judges(c, judges=list(judges) or None, policy=policy, repeats=repeats, use_cache=not no_cache,
                              skip_incomplete=skip_incomplete, forbid_self_eval=forbid_self_eval, strict=strict,
                              progress=progress)
     except JudgeSetupError as exc:

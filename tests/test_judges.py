@@ -147,6 +147,17 @@ def test_failures_are_data(tmp_path, server):
     assert retried["judges"][0]["scored"] == 2 and retried["judges"][0]["from_cache"] == 1
 
 
+def test_repeats_are_distinct_entries_and_runs(tmp_path, server):
+    folder = campaign(tmp_path, server.url, make_cases(3))
+    doc = run_judges(load_campaign(folder), repeats=2)
+    assert doc["judges"][0]["scored"] == 6 and server.counts["requests"] == 6 * CALLS_PER_CASE
+    stats = compute_stats(load_campaign(folder), n_boot=50)["metrics"][0]
+    assert sorted(j["judge"] for j in stats["judges"]) == ["de-faith@repeat-0", "de-faith@repeat-1"]
+    server.counts.clear()
+    assert run_judges(load_campaign(folder), repeats=2)["judges"][0]["from_cache"] == 6
+    assert server.counts["requests"] == 0
+
+
 def test_strict_stops_at_the_first_failure(tmp_path, server):
     folder = campaign(tmp_path, server.url, make_cases(3))
     server.inject("Fact 0 is true.", "malformed", times=5)

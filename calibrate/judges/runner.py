@@ -158,8 +158,10 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
 
 def export_ratings(folder: Path, store: JudgeStore, keys_by_rating: dict[tuple, str]) -> int:
     """Write the current rating of every (judge, metric, case, repeat) to ``judge_ratings.csv``
-    (atomically: a crash leaves the previous file whole). Repeats beyond the first get a run_id."""
+    (atomically: a crash leaves the previous file whole). A judge scored with repeats gets one
+    ``run_id`` per repeat (``repeat-0``, ``repeat-1``, ...), so each repeat is analysed as a run."""
     latest = store.latest(sorted(set(keys_by_rating.values())))
+    repeated = {judge for (judge, _, _, repeat) in keys_by_rating if repeat > 0}
     path = folder / JUDGE_RATINGS_FILE
     temporary = path.with_suffix(".csv.tmp")
     rows = 0
@@ -172,7 +174,7 @@ def export_ratings(folder: Path, store: JudgeStore, keys_by_rating: dict[tuple, 
                 continue
             writer.writerow([case_id, metric, judge, "judge", "" if attempt.value is None else repr(attempt.value),
                              attempt.error or "", (attempt.reason or "").replace("\r", " "),
-                             f"repeat-{repeat}" if repeat else ""])
+                             f"repeat-{repeat}" if judge in repeated else ""])
             rows += 1
     os.replace(temporary, path)
     return rows
