@@ -21,7 +21,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 CLAIMS = "please extract a comprehensive list of FACTUAL, undisputed truths, that can inferred from the provided actual AI output"
 TRUTHS = 'with the "truths" key as a list of strings'
 VERDICTS = "indicate whether EACH claim contradicts any facts in the retrieval context"
-REASON = "Faithfulness Score:"
+STATEMENTS = "breakdown and generate a list of statements presented"
+RELEVANT_STATEMENTS = "determine whether each statement is relevant to address the input"
+PRECISION = "was remotely useful in arriving at the expected output"
+RECALL = "can be attributed to the nodes of retrieval contexts"
+CONTEXT_RELEVANCY = "is relevant to the provided input"
+REASONS = ("Faithfulness Score:", "Answer Relevancy Score:", "Contextual Precision Score:",
+           "Contextual Recall Score:", "Contextual Relevancy Score:")
+STOPWORDS = {"this", "that", "with", "from", "what", "which", "have", "there", "their", "about", "does", "into"}
 
 
 def sentences(text: str) -> list[str]:
@@ -32,9 +39,27 @@ def normalise(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9 ]", " ", text.lower()).split())
 
 
+def words(text: str) -> set[str]:
+    return {w for w in normalise(text).split() if len(w) >= 4 and w not in STOPWORDS}
+
+
 def section(prompt: str, start: str, end: str) -> str:
-    after = prompt.split(start, 1)[1]
+    """The text between the last ``start`` (after the template's examples) and the next ``end``."""
+    after = prompt.rsplit(start, 1)[1]
     return after.split(end, 1)[0].strip() if end in after else after.strip()
+
+
+def nodes(text: str) -> list[str]:
+    """A list DeepEval rendered into the prompt (a Python list literal), or one text."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return [text]
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def verdict(ok: bool, why: str, **extra) -> dict:
+    return {**extra, "verdict": "yes" if ok else "no", "reason": why if not ok else "It does."}
 
 
 def answer(prompt: str) -> dict:
@@ -48,9 +73,31 @@ def answer(prompt: str) -> dict:
         claims = ast.literal_eval(section(prompt, "Claims:\n", "\n\nJSON:"))
         return {"verdicts": [{"verdict": "yes"} if normalise(c) in context else
                              {"verdict": "no", "reason": f"The context does not support: {c}"} for c in claims]}
-    if REASON in prompt:
-        score = section(prompt, "Faithfulness Score:\n", "\n")
-        return {"reason": f"The score is {score} because of the claims the context supports."}
+    if STATEMENTS in prompt:
+        return {"statements": sentences(section(prompt, "Text:\n", "\n\nJSON:"))}
+    if RELEVANT_STATEMENTS in prompt:  # answer relevancy: a statement is relevant when it shares a word with the input
+        question = words(section(prompt, "Input:\n", "\n\nStatements:"))
+        return {"verdicts": [verdict(bool(words(s) & question), f"'{s}' does not address the input")
+                             for s in nodes(section(prompt, "Statements:\n", "\n\nJSON:"))]}
+    if PRECISION in prompt:  # a node is useful when most of its words are in the expected output
+        expected = words(section(prompt, "Expected output:\n", "\n\nRetrieval Context"))
+        context = nodes(section(prompt.rsplit("Retrieval Context", 1)[1], ":\n", "\n\nJSON:"))
+        return {"verdicts": [verdict(len(words(n) & expected) * 2 >= max(1, len(words(n))),
+                                     f"'{n}' does not help to reach the expected output") for n in context]}
+    if RECALL in prompt:  # a sentence of the expected output is attributable when the context holds it
+        context = normalise(" ".join(nodes(section(prompt, "Retrieval Context:\n", "\n\nJSON:"))))
+        expected = sentences(section(prompt, "Expected Output:\n", "\n\nRetrieval Context:"))
+        return {"verdicts": [verdict(normalise(s) in context, f"'{s}' is not in the retrieval context")
+                             for s in expected]}
+    if CONTEXT_RELEVANCY in prompt:  # a context statement is relevant when it shares a word with the input
+        question = words(section(prompt, "Input:\n", "\n\nContext:"))
+        statements = [s for n in nodes(section(prompt, "Context:\n", "\n\nJSON:")) for s in sentences(n)]
+        return {"verdicts": [verdict(bool(words(s) & question), f"'{s}' is unrelated to the input", statement=s)
+                             for s in statements]}
+    for marker in REASONS:
+        if marker in prompt:
+            score = section(prompt, marker + "\n", "\n")
+            return {"reason": f"The score is {score} because of the verdicts above."}
     raise ValueError("unknown prompt: " + prompt[:120])
 
 

@@ -226,3 +226,31 @@ def test_cli_judge_json_and_cache_clear(tmp_path, server):
     assert "from cache" in table.stdout and "de-faith" in table.stdout
     cleared = subprocess.run([str(calibrate), "cache", "clear", str(folder)], capture_output=True, text=True)
     assert "deleted 3 stored attempt(s)" in cleared.stdout
+
+
+def test_every_deepeval_rag_metric_scores_through_the_runner(tmp_path, server):
+    metrics = ["faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall",
+               "contextual_relevancy"]
+    config = 'name = "rag"\n' + "".join(f'[metrics.{m}]\nscale = "binary"\n' for m in metrics)
+    config += "".join(f'[judges.de-{m}]\nlibrary = "deepeval"\nmetric = "{m}"\n'
+                      f'model = {{ provider = "openai", name = "scripted", base_url = "{server.url}" }}\n'
+                      for m in metrics)
+    cases = [{"case_id": "paris", "input": "Where is Paris located?",
+              "actual_output": "Paris is located in France. Bananas are yellow.",
+              "expected_output": "Paris is located in France.",
+              "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."]},
+             {"case_id": "rome", "input": "Where is Rome located?", "actual_output": "Rome is located in Italy.",
+              "expected_output": "Rome is located in Italy. Rome has the Colosseum.",
+              "retrieval_context": ["Cheese is made from milk.", "Rome is located in Italy."]}]
+    humans = pd.DataFrame([(c["case_id"], m, "ann", "human", 1) for c in cases for m in metrics],
+                          columns=["case_id", "metric", "rater", "rater_kind", "value"])
+    folder = write_campaign(tmp_path / "rag", config, humans, cases)
+    doc = run_judges(load_campaign(folder))
+    scores = {(r["judge"], r["case_id"]): r["value"] for r in doc["ratings"]}
+    assert scores == {
+        ("de-faithfulness", "paris"): 0.5, ("de-faithfulness", "rome"): 1.0,
+        ("de-answer_relevancy", "paris"): 0.5, ("de-answer_relevancy", "rome"): 1.0,
+        ("de-contextual_precision", "paris"): 1.0, ("de-contextual_precision", "rome"): 0.5,
+        ("de-contextual_recall", "paris"): 1.0, ("de-contextual_recall", "rome"): 0.5,
+        ("de-contextual_relevancy", "paris"): 0.5, ("de-contextual_relevancy", "rome"): 0.5}
+    assert all(j["failed"] == 0 for j in doc["judges"])

@@ -26,12 +26,18 @@ __all__ = ["ModelSpec", "JudgeSpec", "SUPPORTED", "parse_judges", "infer_family"
 
 #: (library, metric) -> the case fields (DeepEval names) the metric reads, and the settings it takes.
 #: Only the metrics this version can run are listed; anything else is a configuration error.
+_BASE_SETTINGS = {"threshold": float, "include_reason": bool, "strict_mode": bool}
 SUPPORTED: dict[tuple[str, str], dict[str, Any]] = {
     ("deepeval", "faithfulness"): {
         "fields": ("input", "actual_output", "retrieval_context"),
-        "settings": {"threshold": float, "include_reason": bool, "strict_mode": bool,
-                     "penalize_ambiguous_claims": bool, "truths_extraction_limit": int},
+        "settings": {**_BASE_SETTINGS, "penalize_ambiguous_claims": bool, "truths_extraction_limit": int},
     },
+    ("deepeval", "answer_relevancy"): {"fields": ("input", "actual_output"), "settings": _BASE_SETTINGS},
+    ("deepeval", "contextual_precision"): {"fields": ("input", "expected_output", "retrieval_context"),
+                                           "settings": _BASE_SETTINGS},
+    ("deepeval", "contextual_recall"): {"fields": ("input", "expected_output", "retrieval_context"),
+                                        "settings": _BASE_SETTINGS},
+    ("deepeval", "contextual_relevancy"): {"fields": ("input", "retrieval_context"), "settings": _BASE_SETTINGS},
 }
 PROVIDERS = ("openai",)
 JUDGE_KEYS = {"library", "metric", "into", "model", "family", "settings", "description"}

@@ -75,11 +75,13 @@ def make_model(client: OpenAICompatibleClient, policy: CallPolicy):
 
 
 def _metric(spec: JudgeSpec, model):
-    from deepeval.metrics import FaithfulnessMetric
+    from deepeval import metrics
 
-    if spec.metric == "faithfulness":
-        return FaithfulnessMetric(model=model, async_mode=True, **spec.settings)
-    raise ValueError(f"unsupported deepeval metric {spec.metric}")  # the config parser already refuses it
+    classes = {"faithfulness": metrics.FaithfulnessMetric, "answer_relevancy": metrics.AnswerRelevancyMetric,
+               "contextual_precision": metrics.ContextualPrecisionMetric,
+               "contextual_recall": metrics.ContextualRecallMetric,
+               "contextual_relevancy": metrics.ContextualRelevancyMetric}
+    return classes[spec.metric](model=model, async_mode=True, **spec.settings)
 
 
 async def score_case(spec: JudgeSpec, model, case: dict[str, Any]) -> tuple[float, str | None]:
