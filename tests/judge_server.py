@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -157,9 +158,16 @@ class JudgeServer:
                     "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(content.split()),
                               "total_tokens": len(prompt.split()) + len(content.split())}})
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.request_queue_size = 256
-        self.httpd.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256
+            daemon_threads = True
+
+            def handle_error(self, request, client_address):
+                # a client closing an idle keep-alive connection is not an error of the server
+                if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+                    super().handle_error(request, client_address)
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def _take_fault(self, prompt: str) -> str | None:

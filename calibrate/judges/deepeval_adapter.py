@@ -17,9 +17,10 @@ from typing import Any
 from calibrate.judges.calls import CallPolicy, JudgeCallError, OpenAICompatibleClient
 from calibrate.judges.config import JudgeSpec
 
-# no telemetry, no .env file read, before DeepEval is imported anywhere
+# no telemetry, no tracing to Confident AI, no .env file read: before DeepEval is imported anywhere
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
+os.environ.setdefault("CONFIDENT_TRACING_ENABLED", "NO")
 
 __all__ = ["library_version", "score_case", "make_model"]
 

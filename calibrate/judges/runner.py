@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import datetime as _dt
+import functools
 import os
 import time
 import uuid
@@ -51,12 +52,17 @@ def _missing_fields(spec: JudgeSpec, case: dict[str, Any]) -> list[str]:
 
 def _adapter(spec: JudgeSpec):
     """The library adapter of a judge; a clear error when the library is not installed."""
+    return _library_adapter(spec.library, spec.name)
+
+
+@functools.lru_cache(maxsize=None)
+def _library_adapter(library: str, judge: str):
     try:
         from calibrate.judges import deepeval_adapter
 
         deepeval_adapter.library_version()
     except (ImportError, metadata.PackageNotFoundError):
-        raise JudgeSetupError(f"judge {spec.name} needs DeepEval: pip install 'calibrate-judges[judges]'") from None
+        raise JudgeSetupError(f"judge {judge} needs DeepEval: pip install 'calibrate-judges[judges]'") from None
     return deepeval_adapter
 
 
