@@ -346,6 +346,32 @@ def cache_clear(campaign) -> None:
     out.print(f"deleted {count} stored attempt(s) from {path}")
 
 
+
+@main.group()
+def cases() -> None:
+    """The campaign's cases (cases.jsonl)."""
+
+
+@cases.command("import")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.argument("source_file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--source", type=click.Choice(["auto", "deepeval", "ragas"]), default="auto", show_default=True,
+              help="The library that wrote the file (auto: from its field names).")
+@click.option("--list-separator", default="|", show_default=True,
+              help="How DeepEval's CSV and JSONL files join the chunks of a context.")
+def cases_import(campaign, source_file, source, list_separator) -> None:
+    """Add the cases of a DeepEval dataset (goldens / test cases) or a RAGAS dataset to cases.jsonl."""
+    from calibrate.cases_import import merge_cases, read_external_cases
+
+    Path(campaign).mkdir(parents=True, exist_ok=True)
+    try:
+        found = read_external_cases(source_file, source=source, list_separator=list_separator)
+        counts = merge_cases(campaign, found)
+    except CampaignError as exc:
+        _fail(str(exc))
+    out.print(f"{counts['added']} case(s) added to {Path(campaign) / 'cases.jsonl'}, "
+              f"{counts['unchanged']} already there")
+
 @main.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-demo", show_default=True)
 @seed_option
