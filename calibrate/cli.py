@@ -243,8 +243,15 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
             rule = analysis.default_rule(c.metrics[metric["metric"]])
             recs += analysis.recommend_thresholds(c, metric=metric["metric"], rule=rule, seed=seed, n_boot=n_boot,
                                                   progress=progress)["recommendations"]
+    from calibrate.judges.store import STORE_NAME, JudgeStore
+
+    judge_runs = None
+    if c.path is not None and (c.path / STORE_NAME).is_file():
+        store = JudgeStore(c.path / STORE_NAME)
+        judge_runs = store.summary()
+        store.close()
     with err.status("writing the report"):
-        paths = write_report(doc, recs, out_dir, cases=c.cases)
+        paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs)
     for metric in doc["metrics"]:
         _print_stats(metric)
         for w in metric["warnings"]:

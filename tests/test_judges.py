@@ -254,3 +254,19 @@ def test_every_deepeval_rag_metric_scores_through_the_runner(tmp_path, server):
         ("de-contextual_recall", "paris"): 1.0, ("de-contextual_recall", "rome"): 0.5,
         ("de-contextual_relevancy", "paris"): 0.5, ("de-contextual_relevancy", "rome"): 0.5}
     assert all(j["failed"] == 0 for j in doc["judges"])
+
+
+def test_report_shows_what_each_judge_cost(tmp_path, server):
+    folder = campaign(tmp_path, server.url, make_cases(4))
+    server.inject("Fact 1 is true.", "malformed", times=1)
+    run_judges(load_campaign(folder))
+    calibrate = Path(sys.executable).parent / "calibrate"
+    result = subprocess.run([str(calibrate), "report", str(folder), "--out", str(tmp_path / "report"),
+                             "--n-boot", "50"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    runs = json.loads((tmp_path / "report" / "report.json").read_text())["judge_runs"]
+    assert runs == [{**runs[0], "judge": "de-faith", "attempts": 4, "scored": 3, "failed": 1, "runs": 1,
+                     "calls": server.counts["requests"]}]
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "Judge runs" in html and "<td>de-faith</td>" in html
+    assert "## Judge runs" in (tmp_path / "report" / "report.md").read_text()

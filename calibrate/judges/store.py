@@ -161,6 +161,16 @@ class JudgeStore:
         """The latest attempt of each key, success or failure."""
         return self._latest(keys, "1 = 1")
 
+    def summary(self) -> list[dict[str, Any]]:
+        """Per judge, over every stored attempt: ratings, failures, calls, tokens, time and runs."""
+        rows = self._db.execute(
+            "SELECT judge, COUNT(*), SUM(value IS NOT NULL), SUM(error IS NOT NULL), SUM(calls), "
+            "SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), SUM(latency_s), COUNT(DISTINCT run_id), "
+            "SUM(self_eval) FROM attempts GROUP BY judge ORDER BY judge").fetchall()
+        keys = ("judge", "attempts", "scored", "failed", "calls", "prompt_tokens", "completion_tokens", "cost",
+                "seconds", "runs", "self_eval")
+        return [dict(zip(keys, row)) for row in rows]
+
     def count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
 
