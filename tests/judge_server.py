@@ -109,6 +109,7 @@ class JudgeServer:
         self.delay_s = delay_s
         self.faults: dict[str, list] = {}   # marker -> [kind, times left]
         self.counts: Counter = Counter()
+        self.keys_seen: set[str] = set()
         self.lock = threading.Lock()
         outer = self
 
@@ -131,8 +132,11 @@ class JudgeServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if not self.path.endswith("/chat/completions"):
+                anthropic = self.path.endswith("/v1/messages")
+                if not (anthropic or self.path.endswith("/chat/completions")):
                     return self._send(404, {"error": {"message": "not found"}})
+                with outer.lock:
+                    outer.keys_seen.add(self.headers.get("x-api-key") or self.headers.get("Authorization") or "")
                 prompt = body["messages"][-1]["content"]
                 fault = outer._take_fault(prompt)
                 with outer.lock:
@@ -151,6 +155,13 @@ class JudgeServer:
                 if outer.delay_s:
                     time.sleep(outer.delay_s)
                 content = "this is not JSON {" if fault == "malformed" else json.dumps(answer(prompt))
+                if anthropic:  # Anthropic's Messages API: no JSON mode, so the JSON comes in a Markdown fence
+                    if fault != "malformed":
+                        content = f"Here is the JSON:\n```json\n{content}\n```"
+                    return self._send(200, {
+                        "id": "msg-scripted", "type": "message", "role": "assistant", "model": body["model"],
+                        "content": [{"type": "text", "text": content}], "stop_reason": "end_turn",
+                        "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(content.split())}})
                 return self._send(200, {
                     "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body["model"],
                     "choices": [{"index": 0, "finish_reason": "stop",

@@ -270,3 +270,19 @@ def test_report_shows_what_each_judge_cost(tmp_path, server):
     html = (tmp_path / "report" / "report.html").read_text()
     assert "Judge runs" in html and "<td>de-faith</td>" in html
     assert "## Judge runs" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_anthropic_provider(tmp_path, server, monkeypatch):
+    monkeypatch.setenv("SCRIPTED_ANTHROPIC_KEY", "sk-ant-test-123")
+    root = server.url.rsplit("/v1", 1)[0]
+    folder = campaign(tmp_path, root, make_cases(4))
+    (folder / "campaign.toml").write_text((folder / "campaign.toml").read_text().replace(
+        'provider = "openai", name = "llama-3-scripted"',
+        'provider = "anthropic", name = "claude-scripted", api_key_env = "SCRIPTED_ANTHROPIC_KEY"'))
+    server.inject("Fact 2 is true.", "429", times=1)
+    c = load_campaign(folder)
+    assert c.judges["de-faith"].family == "claude"
+    doc = run_judges(c, policy=CallPolicy(backoff_s=0.01))
+    assert {r["case_id"]: r["value"] for r in doc["ratings"]} == {"c000": 1.0, "c001": 0.5, "c002": 1.0, "c003": 0.5}
+    assert doc["judges"][0]["calls"] == 4 * CALLS_PER_CASE + 1 and doc["judges"][0]["tokens"] > 0
+    assert server.keys_seen == {"sk-ant-test-123"}

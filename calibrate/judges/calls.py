@@ -19,7 +19,8 @@ from typing import Any
 
 from calibrate.judges.config import ModelSpec
 
-__all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "JudgeCallError"]
+__all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "make_client",
+           "JudgeCallError"]
 
 
 class JudgeCallError(RuntimeError):
@@ -139,7 +140,69 @@ def classify(exc: BaseException, timeout_s: float) -> tuple[bool, float | None, 
     return False, None, f"{type(exc).__name__}: {exc}"
 
 
-class OpenAICompatibleClient:
+def _api_key(spec: ModelSpec) -> str | None:
+    if not spec.api_key_env:
+        return None
+    key = os.environ.get(spec.api_key_env)
+    if not key:
+        raise JudgeCallError(f"the environment variable {spec.api_key_env} (model {spec.name}) is not set")
+    return key
+
+
+class _HTTPClient:
+    """One shared async HTTP client per endpoint; subclasses say how to ask and where the answer is."""
+
+    default_base_url = ""
+    path = ""
+
+    def __init__(self, spec: ModelSpec):
+        import httpx
+
+        self.spec = spec
+        self.endpoint = f"{spec.provider}:{spec.base_url or 'default'}"
+        base_url = (spec.base_url or self.default_base_url).rstrip("/") + "/"
+        self.client = httpx.AsyncClient(base_url=base_url, headers=self.headers(_api_key(spec)), timeout=None,
+                                        limits=httpx.Limits(max_connections=None, max_keepalive_connections=256))
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        raise NotImplementedError
+
+    def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def read(self, reply: dict[str, Any]) -> tuple[Any, int | None, int | None]:
+        """(content, prompt tokens, completion tokens) of a reply."""
+        raise NotImplementedError
+
+    async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        response = await self.client.post(self.path, json=body)
+        if response.status_code >= 400:
+            raise HTTPStatusFailure(response.status_code, response.headers.get("retry-after"), response.text)
+        try:
+            return response.json()
+        except ValueError:
+            raise JudgeCallError(f"the model server's reply is not JSON: {response.text[:200]!r}") from None
+
+    async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
+        """One completion; returns the text, counts tokens into the current rating's usage."""
+        body = self.body(prompt, json_mode)
+        reply = await policy.call(self.endpoint, lambda: self._post(body))
+        try:
+            content, prompt_tokens, completion_tokens = self.read(reply)
+        except (KeyError, IndexError, TypeError):
+            content, prompt_tokens, completion_tokens = None, None, None
+        current = usage.get(None)
+        if current is not None:
+            current.add_tokens(prompt_tokens, completion_tokens)
+        if not isinstance(content, str):
+            raise JudgeCallError(f"the model server's reply holds no message content: {str(reply)[:200]}")
+        return content
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+class OpenAICompatibleClient(_HTTPClient):
     """One shared async HTTP client per endpoint speaking the OpenAI chat-completions API (OpenAI,
     vLLM, llama.cpp, Ollama, LM Studio, ...).
 
@@ -149,32 +212,13 @@ class OpenAICompatibleClient:
     the environment variable the model names, and kept in memory only.
     """
 
-    def __init__(self, spec: ModelSpec):
-        import httpx
+    default_base_url = "https://api.openai.com/v1"
+    path = "chat/completions"
 
-        headers = {}
-        if spec.api_key_env:
-            key = os.environ.get(spec.api_key_env)
-            if not key:
-                raise JudgeCallError(f"the environment variable {spec.api_key_env} (model {spec.name}) is not set")
-            headers["Authorization"] = f"Bearer {key}"
-        self.spec = spec
-        self.endpoint = f"{spec.provider}:{spec.base_url or 'default'}"
-        base_url = (spec.base_url or "https://api.openai.com/v1").rstrip("/") + "/"
-        self.client = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=None,
-                                        limits=httpx.Limits(max_connections=None, max_keepalive_connections=256))
+    def headers(self, key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
-    async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        response = await self.client.post("chat/completions", json=body)
-        if response.status_code >= 400:
-            raise HTTPStatusFailure(response.status_code, response.headers.get("retry-after"), response.text)
-        try:
-            return response.json()
-        except ValueError:
-            raise JudgeCallError(f"the model server's reply is not JSON: {response.text[:200]!r}") from None
-
-    async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
-        """One chat completion; returns the text, counts tokens into the current rating's usage."""
+    def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.spec.name, "messages": [{"role": "user", "content": prompt}]}
         if self.spec.temperature is not None:
             body["temperature"] = self.spec.temperature
@@ -182,18 +226,38 @@ class OpenAICompatibleClient:
             body["max_tokens"] = self.spec.max_tokens
         if json_mode:
             body["response_format"] = {"type": "json_object"}
-        reply = await policy.call(self.endpoint, lambda: self._post(body))
-        current = usage.get(None)
-        reported = reply.get("usage") or {}
-        if current is not None and reported:
-            current.add_tokens(reported.get("prompt_tokens"), reported.get("completion_tokens"))
-        try:
-            content = reply["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            content = None
-        if not isinstance(content, str):
-            raise JudgeCallError(f"the model server's reply holds no message content: {str(reply)[:200]}")
-        return content
+        return body
 
-    async def close(self) -> None:
-        await self.client.aclose()
+    def read(self, reply: dict[str, Any]) -> tuple[Any, int | None, int | None]:
+        reported = reply.get("usage") or {}
+        return (reply["choices"][0]["message"]["content"], reported.get("prompt_tokens"),
+                reported.get("completion_tokens"))
+
+
+class AnthropicClient(_HTTPClient):
+    """Anthropic's Messages API (``x-api-key``; ``max_tokens`` is required, 1024 unless the model says).
+    It has no JSON mode: DeepEval's prompts ask for JSON, and the adapter reads it out of the text."""
+
+    default_base_url = "https://api.anthropic.com"
+    path = "v1/messages"
+    api_version = "2023-06-01"
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        return {"anthropic-version": self.api_version, **({"x-api-key": key} if key else {})}
+
+    def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.spec.name, "max_tokens": self.spec.max_tokens or 1024,
+                                "messages": [{"role": "user", "content": prompt}]}
+        if self.spec.temperature is not None:
+            body["temperature"] = self.spec.temperature
+        return body
+
+    def read(self, reply: dict[str, Any]) -> tuple[Any, int | None, int | None]:
+        reported = reply.get("usage") or {}
+        text = "".join(block.get("text", "") for block in reply["content"] if block.get("type") == "text")
+        return text or None, reported.get("input_tokens"), reported.get("output_tokens")
+
+
+def make_client(spec: ModelSpec) -> _HTTPClient:
+    """The client of a model's provider."""
+    return AnthropicClient(spec) if spec.provider == "anthropic" else OpenAICompatibleClient(spec)

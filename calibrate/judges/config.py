@@ -39,7 +39,7 @@ SUPPORTED: dict[tuple[str, str], dict[str, Any]] = {
                                         "settings": _BASE_SETTINGS},
     ("deepeval", "contextual_relevancy"): {"fields": ("input", "retrieval_context"), "settings": _BASE_SETTINGS},
 }
-PROVIDERS = ("openai",)
+PROVIDERS = ("openai", "anthropic")
 JUDGE_KEYS = {"library", "metric", "into", "model", "family", "settings", "description"}
 MODEL_KEYS = {"provider", "name", "base_url", "api_key_env", "temperature", "max_tokens"}
 _FAMILIES = [(r"^(gpt|o[1-9]|chatgpt|text-davinci)", "gpt"), (r"claude", "claude"), (r"llama", "llama"),
@@ -116,7 +116,7 @@ def _model(name: str, spec: Any, file: str, problems: list[Problem]) -> ModelSpe
         problems.append(Problem(file, "unknown or missing provider", field=f"{where}.provider",
                                 value=spec.get("provider"),
                                 expected=" or ".join(f'"{p}"' for p in PROVIDERS)
-                                + " (any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama, ...)"))
+                                + " (openai: any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama, ...)"))
     for key in ("name", "base_url", "api_key_env"):
         if key in spec and not (isinstance(spec[key], str) and spec[key]):
             problems.append(Problem(file, "must be a non-empty string", field=f"{where}.{key}", value=spec[key]))

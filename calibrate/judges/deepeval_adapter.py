@@ -14,7 +14,7 @@ import re
 from importlib import metadata
 from typing import Any
 
-from calibrate.judges.calls import CallPolicy, JudgeCallError, OpenAICompatibleClient
+from calibrate.judges.calls import CallPolicy, JudgeCallError
 from calibrate.judges.config import JudgeSpec
 
 # no telemetry, no tracing to Confident AI, no .env file read: before DeepEval is imported anywhere
@@ -42,7 +42,7 @@ def _json_text(text: str) -> str:
     return text[start:end + 1] if start != -1 and end > start else text
 
 
-def make_model(client: OpenAICompatibleClient, policy: CallPolicy):
+def make_model(client, policy: CallPolicy):
     """A DeepEval model (``DeepEvalBaseLLM``) calling through ``client`` under ``policy``."""
     from deepeval.models import DeepEvalBaseLLM
     from pydantic import ValidationError

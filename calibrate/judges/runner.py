@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from calibrate.campaign import Campaign
-from calibrate.judges.calls import CallPolicy, OpenAICompatibleClient, Usage, usage
+from calibrate.judges.calls import CallPolicy, Usage, make_client, usage
 from calibrate.judges.config import JudgeSpec
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
 
@@ -130,13 +130,13 @@ async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, ru
 
 async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id: str, policy: CallPolicy,
                strict: bool, progress: ProgressCallback | None) -> list[Attempt]:
-    clients: dict[tuple, OpenAICompatibleClient] = {}
+    clients: dict[tuple, Any] = {}
     models = {}
     for task in tasks:
         spec = task.spec
         endpoint = (spec.model.provider, spec.model.base_url, spec.model.api_key_env)
         if endpoint not in clients:
-            clients[endpoint] = OpenAICompatibleClient(spec.model)
+            clients[endpoint] = make_client(spec.model)
         if spec.name not in models:
             models[spec.name] = _adapter(spec).make_model(clients[endpoint], policy)
     done: list[Attempt] = []
