@@ -14,7 +14,7 @@ import re
 from importlib import metadata
 from typing import Any
 
-from calibrate.judges.calls import CallPolicy, JudgeCallError
+from calibrate.judges.calls import CallPolicy
 from calibrate.judges.config import JudgeSpec
 
 # no telemetry, no tracing to Confident AI, no .env file read: before DeepEval is imported anywhere
@@ -92,10 +92,7 @@ async def score_case(spec: JudgeSpec, model, case: dict[str, Any]) -> tuple[floa
     fields = {key: case.get(key) for key in ("input", "actual_output", "expected_output", "retrieval_context",
                                              "context") if case.get(key) is not None}
     metric = _metric(spec, model)
-    try:
-        await metric.a_measure(LLMTestCase(**fields), _show_indicator=False)
-    except JudgeCallError:
-        raise
+    await metric.a_measure(LLMTestCase(**fields), _show_indicator=False)
     if metric.score is None:
         raise JudgeReplyError(f"DeepEval returned no score ({getattr(metric, 'error', None) or 'no error given'})")
     return float(metric.score), getattr(metric, "reason", None)

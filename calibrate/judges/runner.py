@@ -112,18 +112,17 @@ async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, ru
     spent = Usage()
     token = usage.set(spent)
     start = time.perf_counter()
+    value = reason = error = None
     try:
         value, reason = await _adapter(task.spec).score_case(task.spec, model, case)
-        attempt = Attempt(task.key, task.spec.name, task.spec.into, task.case_id, task.repeat, value=value,
-                          reason=reason)
     except Exception as exc:  # noqa: BLE001 - failures are data: recorded with what happened
-        attempt = Attempt(task.key, task.spec.name, task.spec.into, task.case_id, task.repeat,
-                          error=f"{type(exc).__name__}: {exc}"[:2000])
+        error = f"{type(exc).__name__}: {exc}"[:2000]
     finally:
         usage.reset(token)
-    attempt = Attempt(**{**attempt.__dict__, "calls": spent.calls, "prompt_tokens": spent.prompt_tokens,
-                         "completion_tokens": spent.completion_tokens, "cost": spent.cost,
-                         "latency_s": time.perf_counter() - start, "self_eval": task.self_eval})
+    attempt = Attempt(task.key, task.spec.name, task.spec.into, task.case_id, task.repeat, value=value, error=error,
+                      reason=reason, calls=spent.calls, prompt_tokens=spent.prompt_tokens,
+                      completion_tokens=spent.completion_tokens, cost=spent.cost,
+                      latency_s=time.perf_counter() - start, self_eval=task.self_eval)
     store.add(attempt, run_id=run_id)
     return attempt
 

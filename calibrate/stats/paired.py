@@ -30,6 +30,14 @@ EXACT_JACKKNIFE_LIMIT = 2_000
 JACKKNIFE_GROUPS = 200
 
 
+def _cell_table(T: "np.ndarray | Summary") -> np.ndarray:
+    """The count tables themselves (kappa and alpha read cells), without running the rank kernel."""
+    table = T.T if isinstance(T, Summary) else T
+    if table is None:
+        raise ValueError("kappa and alpha need the cell tables: summarize tables, not case counts")
+    return np.asarray(table, dtype=float)
+
+
 def _midranks(marginal: np.ndarray) -> np.ndarray:
     """Average ranks (1-based) of each distinct value given its count, per row."""
     return np.cumsum(marginal, axis=1) - (marginal - 1) / 2
@@ -197,7 +205,7 @@ class PairedScores:
 
     def kappa(self, T: np.ndarray, weights: Literal["none", "quadratic"] = "none") -> np.ndarray:
         """Cohen's kappa on the metric's scale (quadratic weights use level positions)."""
-        T = self.summarize(T).T.astype(float)
+        T = _cell_table(T)
         L = self.levels.size
         conf = np.zeros((T.shape[0], L * L))
         conf[:, self._conf_code] = T
@@ -207,7 +215,7 @@ class PairedScores:
 
     def alpha(self, T: np.ndarray, level: Literal["nominal", "ordinal", "interval"]) -> np.ndarray:
         """Krippendorff's alpha of the two raters (human reference, judge), no missing values."""
-        T = self.summarize(T).T.astype(float)
+        T = _cell_table(T)
         if level == "interval":
             h, j = self.h_values[self.cell_h], self.j_values[self.cell_j]
             n_values = 2 * T.sum(axis=1)
