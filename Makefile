@@ -10,7 +10,9 @@ STAMP  := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,judges]'
+	# the CPU build of torch first (for the local embedding model), so nothing pulls a CUDA build
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[test,judges,local-embeddings]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -7,13 +7,14 @@ import platform
 from importlib import metadata
 from typing import Any
 
-__all__ = ["build_manifest", "MANIFEST_VERSION"]
+__all__ = ["build_manifest", "package_version", "MANIFEST_VERSION"]
 
 MANIFEST_VERSION = 1
 _PACKAGES = ("calibrate-judges", "numpy", "scipy", "scikit-learn", "pandas", "krippendorff", "numba")
 
 
-def _version(package: str) -> str | None:
+def package_version(package: str) -> str | None:
+    """The installed version of a distribution, or None when it is not installed."""
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
@@ -40,6 +41,6 @@ def build_manifest(campaign, **options: Any) -> dict[str, Any]:
         "data_hash": campaign.data_hash,
         "out_of_scale": campaign.out_of_scale,
         **options,
-        "versions": {"python": platform.python_version(), **{p: _version(p) for p in _PACKAGES}},
+        "versions": {"python": platform.python_version(), **{p: package_version(p) for p in _PACKAGES}},
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }

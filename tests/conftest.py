@@ -86,6 +86,15 @@ def small_campaign(tmp_path) -> Path:
     return write_campaign(tmp_path / "small", BINARY_TOML, frame, cases)
 
 
+@pytest.fixture
+def server():
+    """The scripted judge server (tests/judge_server.py) on 127.0.0.1, for one test."""
+    from tests.judge_server import JudgeServer
+
+    with JudgeServer() as s:
+        yield s
+
+
 @pytest.fixture(scope="session")
 def chromedriver() -> str:
     path = shutil.which("chromedriver")

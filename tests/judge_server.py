@@ -1,11 +1,13 @@
 """A scripted OpenAI-compatible judge server on 127.0.0.1 for the tests.
 
-No model can be reached from here, so this server answers the real prompts DeepEval sends,
+No model can be reached from here, so this server answers the real prompts DeepEval and RAGAS send,
 deterministically from the case text: the claims of an answer are its sentences, the truths of a
 context are its sentences, and a claim is supported ("yes") when its words appear in the context.
+Its ``/embeddings`` endpoint embeds a text as its hashed bag of words (unit length), so that texts
+sharing words are similar.
 Faults are injected by marker: a prompt containing a marker gets the fault for the next ``times``
 requests (429 with Retry-After, 500, a reply slower than the timeout, a dropped connection,
-malformed JSON).
+malformed JSON, an answer whose lists are all empty).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 import sys
 import threading
 import time
+import zlib
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -63,8 +66,51 @@ def verdict(ok: bool, why: str, **extra) -> dict:
     return {**extra, "verdict": "yes" if ok else "no", "reason": why if not ok else "It does."}
 
 
+RAGAS_SCHEMA = "as specified in JSON Schema:\n"
+NONCOMMITTAL = ("i don't know", "not sure", "cannot answer")
+DIMENSIONS = 256
+
+
+def embed(text: str) -> list[float]:
+    """A text's hashed bag of words, unit length (all zeros but one for a text without words)."""
+    vector = [0.0] * DIMENSIONS
+    for word in normalise(text).split():
+        vector[zlib.crc32(word.encode()) % DIMENSIONS] += 1.0
+    norm = sum(x * x for x in vector) ** 0.5
+    return [x / norm for x in vector] if norm else [1.0] + [0.0] * (DIMENSIONS - 1)
+
+
+def ragas_answer(prompt: str) -> dict:
+    """The JSON a careful judge would give to one of RAGAS's prompts (collections and legacy): the
+    output model is named by the schema's title, the case by the JSON after the last ``input:``."""
+    title = json.loads(prompt.split(RAGAS_SCHEMA, 1)[1].split("Do not use single quotes", 1)[0])["title"]
+    given = json.loads(prompt.rsplit("\ninput: ", 1)[1].rsplit("\nOutput:", 1)[0])
+    if title == "StatementGeneratorOutput":
+        return {"statements": sentences(given["answer"])}
+    if title == "NLIStatementOutput":
+        context = normalise(given["context"])
+        return {"statements": [{"statement": s, "verdict": int(normalise(s) in context),
+                                "reason": "In the context." if normalise(s) in context else "Not in the context."}
+                               for s in given["statements"]]}
+    if title == "AnswerRelevanceOutput":
+        response = given["response"]
+        return {"question": response.rstrip(".") + "?",
+                "noncommittal": int(any(phrase in response.lower() for phrase in NONCOMMITTAL))}
+    if title in ("ContextPrecisionOutput", "Verification"):  # a context is useful when most of its words are
+        context, reference = words(given["context"]), words(given["answer"])  # in the reference answer
+        useful = len(context & reference) * 2 >= max(1, len(context))
+        return {"reason": "Useful." if useful else "Not useful.", "verdict": int(useful)}
+    if title in ("ContextRecallOutput", "ContextRecallClassifications"):
+        context = normalise(given["context"])
+        return {"classifications": [{"statement": s, "reason": "Found." if normalise(s) in context else "Missing.",
+                                     "attributed": int(normalise(s) in context)} for s in sentences(given["answer"])]}
+    raise ValueError("unknown RAGAS output model: " + title)
+
+
 def answer(prompt: str) -> dict:
-    """The JSON a careful judge would give to one of DeepEval's faithfulness prompts."""
+    """The JSON a careful judge would give to one of DeepEval's or RAGAS's prompts."""
+    if RAGAS_SCHEMA in prompt and "\ninput: " in prompt:
+        return ragas_answer(prompt)
     if CLAIMS in prompt:
         return {"claims": sentences(section(prompt, "AI Output:\n", "\n\nJSON:"))}
     if TRUTHS in prompt:
@@ -132,6 +178,19 @@ class JudgeServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path.endswith("/embeddings"):
+                    texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
+                    fault = outer._take_fault(" ".join(texts))
+                    with outer.lock:
+                        outer.counts["embeddings"] += 1
+                        outer.counts[fault or "ok"] += 1
+                    if fault == "500":
+                        return self._send(500, {"error": {"message": "internal error"}})
+                    return self._send(200, {"object": "list", "model": body["model"],
+                                            "data": [{"object": "embedding", "index": i, "embedding": embed(t)}
+                                                     for i, t in enumerate(texts)],
+                                            "usage": {"prompt_tokens": sum(len(t.split()) for t in texts),
+                                                      "total_tokens": sum(len(t.split()) for t in texts)}})
                 anthropic = self.path.endswith("/v1/messages")
                 if not (anthropic or self.path.endswith("/chat/completions")):
                     return self._send(404, {"error": {"message": "not found"}})
@@ -154,7 +213,12 @@ class JudgeServer:
                     time.sleep(3.0)
                 if outer.delay_s:
                     time.sleep(outer.delay_s)
-                content = "this is not JSON {" if fault == "malformed" else json.dumps(answer(prompt))
+                if fault == "malformed":
+                    content = "this is not JSON {"
+                elif fault == "empty":  # a judge that finds nothing: every list in its answer empty
+                    content = json.dumps({k: [] if isinstance(v, list) else v for k, v in answer(prompt).items()})
+                else:
+                    content = json.dumps(answer(prompt))
                 if anthropic:  # Anthropic's Messages API: no JSON mode, so the JSON comes in a Markdown fence
                     if fault != "malformed":
                         content = f"Here is the JSON:\n```json\n{content}\n```"

@@ -52,12 +52,6 @@ def campaign(tmp_path, url, cases, extra="", family=""):
     return write_campaign(tmp_path / "campaign", toml(url, extra, family), humans, cases)
 
 
-@pytest.fixture
-def server():
-    with JudgeServer() as s:
-        yield s
-
-
 def test_scores_with_real_deepeval_and_lands_in_the_campaign(tmp_path, server, monkeypatch):
     monkeypatch.chdir(tmp_path)  # DeepEval must write nothing into the working directory
     folder = campaign(tmp_path, server.url, make_cases(6))

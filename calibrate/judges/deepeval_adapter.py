@@ -8,44 +8,42 @@ metric, so a shared one would mix ratings.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from importlib import metadata
 from typing import Any
 
 from calibrate.judges.calls import CallPolicy
 from calibrate.judges.config import JudgeSpec
+from calibrate.judges.replies import JudgeReplyError, parse_reply
 
 # no telemetry, no tracing to Confident AI, no .env file read: before DeepEval is imported anywhere
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 os.environ.setdefault("CONFIDENT_TRACING_ENABLED", "NO")
 
-__all__ = ["library_version", "score_case", "make_model"]
+__all__ = ["library_version", "model_versions", "check", "score_case", "make_model"]
 
 
 def library_version() -> str:
     return metadata.version("deepeval")
 
 
-class JudgeReplyError(ValueError):
-    """The judge's reply does not fit the answer the metric asked for."""
+def model_versions(spec: JudgeSpec) -> dict[str, str]:
+    """Versions, beyond DeepEval's, that the judge's result depends on (none)."""
+    return {}
 
 
-def _json_text(text: str) -> str:
-    """The JSON object in a reply, tolerating Markdown fences and text around it."""
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
-    if fenced:
-        text = fenced.group(1)
-    start, end = text.find("{"), text.rfind("}")
-    return text[start:end + 1] if start != -1 and end > start else text
+def check(spec: JudgeSpec) -> list[str]:
+    """What must be fixed before the judge can run (nothing beyond the configuration)."""
+    return []
 
 
-def make_model(client, policy: CallPolicy):
-    """A DeepEval model (``DeepEvalBaseLLM``) calling through ``client`` under ``policy``."""
+def make_model(spec: JudgeSpec, client_for, policy: CallPolicy):
+    """A DeepEval model (``DeepEvalBaseLLM``) calling the judge's model under ``policy``;
+    ``client_for(model_spec)`` gives the run's shared client of an endpoint."""
     from deepeval.models import DeepEvalBaseLLM
-    from pydantic import ValidationError
+
+    client = client_for(spec.model)
 
     class CalibrateModel(DeepEvalBaseLLM):
         def __init__(self):
@@ -63,14 +61,7 @@ def make_model(client, policy: CallPolicy):
 
         async def a_generate(self, prompt: str, schema=None, **kwargs: Any):
             text = await self._client.complete(prompt, policy, json_mode=schema is not None)
-            if schema is None:
-                return text
-            try:
-                return schema.model_validate_json(_json_text(text))
-            except (ValidationError, json.JSONDecodeError) as exc:
-                raise JudgeReplyError(f"the judge's reply is not the JSON {schema.__name__} asks for: "
-                                      f"{text[:200]!r} ({exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc})"
-                                      ) from None
+            return text if schema is None else parse_reply(text, schema)
 
     return CalibrateModel()
 

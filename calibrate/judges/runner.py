@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from calibrate.campaign import Campaign
+from calibrate.manifest import package_version
 from calibrate.judges.calls import CallPolicy, Usage, make_client, usage
-from calibrate.judges.config import JudgeSpec
+from calibrate.judges.config import JudgeSpec, ModelSpec
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
 
 __all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE"]
@@ -46,6 +47,11 @@ class _Task:
     self_eval: bool
 
 
+def _cache_fields(model: ModelSpec) -> dict[str, Any]:
+    """What of a model determines its output: not the variable that holds its key."""
+    return {k: v for k, v in model.public().items() if k != "api_key_env"}
+
+
 def _missing_fields(spec: JudgeSpec, case: dict[str, Any]) -> list[str]:
     return [f for f in spec.fields if case.get(f) in (None, "", [])]
 
@@ -58,12 +64,16 @@ def _adapter(spec: JudgeSpec):
 @functools.lru_cache(maxsize=None)
 def _library_adapter(library: str, judge: str):
     try:
-        from calibrate.judges import deepeval_adapter
-
-        deepeval_adapter.library_version()
+        if library == "ragas":
+            from calibrate.judges import ragas_adapter as adapter
+        else:
+            from calibrate.judges import deepeval_adapter as adapter
+        adapter.library_version()
     except (ImportError, metadata.PackageNotFoundError):
-        raise JudgeSetupError(f"judge {judge} needs DeepEval: pip install 'calibrate-judges[judges]'") from None
-    return deepeval_adapter
+        names = {"ragas": "RAGAS", "deepeval": "DeepEval"}
+        raise JudgeSetupError(f"judge {judge} needs {names[library]}: pip install "
+                              "'calibrate-judges[judges]'") from None
+    return adapter
 
 
 def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incomplete: bool,
@@ -76,7 +86,10 @@ def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incom
         if spec.model.api_key_env and not os.environ.get(spec.model.api_key_env):
             problems.append(f"judge {spec.name}: the environment variable {spec.model.api_key_env} that its model "
                             "names for the API key is not set")
-        version = _adapter(spec).library_version()
+        adapter = _adapter(spec)
+        problems += adapter.check(spec)
+        version = adapter.library_version()
+        versions = adapter.model_versions(spec)
         incomplete = {cid: _missing_fields(spec, case) for cid, case in sorted(campaign.cases.items())}
         incomplete = {cid: fields for cid, fields in incomplete.items() if fields}
         if incomplete and not skip_incomplete:
@@ -96,9 +109,10 @@ def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incom
                 same_family.append(cid)
             for repeat in range(repeats):
                 payload = {"library": spec.library, "library_version": version, "metric": spec.metric,
-                           "settings": spec.settings, "model": {k: v for k, v in spec.model.public().items()
-                                                                if k != "api_key_env"},
+                           "settings": spec.settings, "model": _cache_fields(spec.model),
                            "case": {f: case.get(f) for f in spec.fields}, "repeat": repeat}
+                if spec.embeddings is not None:  # absent otherwise, so the keys of earlier runs still hold
+                    payload["embeddings"] = {**_cache_fields(spec.embeddings), "versions": versions}
                 tasks.append(_Task(spec, cid, repeat, cache_key(payload), self_eval))
         if same_family and forbid_self_eval:
             problems.append(f"judge {spec.name} is of the {spec.family} family, as the generator of "
@@ -130,14 +144,18 @@ async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, ru
 async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id: str, policy: CallPolicy,
                strict: bool, progress: ProgressCallback | None) -> list[Attempt]:
     clients: dict[tuple, Any] = {}
+
+    def client_for(model: ModelSpec):
+        """One shared client per endpoint (and key) for the whole run."""
+        endpoint = (model.provider, model.base_url, model.api_key_env)
+        if endpoint not in clients:
+            clients[endpoint] = make_client(model)
+        return clients[endpoint]
+
     models = {}
     for task in tasks:
-        spec = task.spec
-        endpoint = (spec.model.provider, spec.model.base_url, spec.model.api_key_env)
-        if endpoint not in clients:
-            clients[endpoint] = make_client(spec.model)
-        if spec.name not in models:
-            models[spec.name] = _adapter(spec).make_model(clients[endpoint], policy)
+        if task.spec.name not in models:
+            models[task.spec.name] = _adapter(task.spec).make_model(task.spec, client_for, policy)
     done: list[Attempt] = []
     try:
         pending = {asyncio.ensure_future(_score(t, campaign.cases[t.case_id], models[t.spec.name], store, run_id))
@@ -205,7 +223,9 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     policy = policy or CallPolicy()
     store = JudgeStore(campaign.path / STORE_NAME)
     run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
-    versions = {spec.library: _adapter(spec).library_version() for spec in specs}
+    versions = {"calibrate-judges": package_version("calibrate-judges"), "httpx": package_version("httpx")}
+    for spec in specs:
+        versions |= {spec.library: _adapter(spec).library_version(), **_adapter(spec).model_versions(spec)}
     manifest: dict[str, Any] = {"run_id": run_id, "campaign": campaign.name, "data_hash": campaign.data_hash,
                                 "judges": [s.public() for s in specs], "library_versions": versions,
                                 "repeats": repeats, "use_cache": use_cache,
