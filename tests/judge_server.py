@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 import sys
 import threading
@@ -30,6 +31,11 @@ RELEVANT_STATEMENTS = "determine whether each statement is relevant to address t
 PRECISION = "was remotely useful in arriving at the expected output"
 RECALL = "can be attributed to the nodes of retrieval contexts"
 CONTEXT_RELEVANCY = "is relevant to the provided input"
+G_EVAL_STEPS = 'with the "steps" key as a list of strings'
+G_EVAL_RESULTS = "return a JSON object with two fields"
+G_EVAL_STRICT = "that is STRICTLY EITHER 1"
+#: G-Eval: the probability of the score s given in the reply, and of its neighbours
+SCORE_PROBABILITIES = {0: 0.6, -1: 0.25, +1: 0.15}
 REASONS = ("Faithfulness Score:", "Answer Relevancy Score:", "Contextual Precision Score:",
            "Contextual Recall Score:", "Contextual Relevancy Score:")
 STOPWORDS = {"this", "that", "with", "from", "what", "which", "have", "there", "their", "about", "does", "into"}
@@ -107,10 +113,46 @@ def ragas_answer(prompt: str) -> dict:
     raise ValueError("unknown RAGAS output model: " + title)
 
 
+def g_eval_score(prompt: str) -> int:
+    """G-Eval, 0-10: the share of the actual output's words found in the expected output (or, without
+    one, in the input)."""
+    def field(name: str) -> str | None:
+        found = re.search(rf"{name}:\n(.*?) \n\n", prompt, re.S)
+        return found.group(1) if found else None
+
+    actual = words(field("Actual Output") or "")
+    reference = words(field("Expected Output") or field("Input") or "")
+    return round(10 * len(actual & reference) / max(1, len(actual)))
+
+
+def logprobs(content: str, top: int) -> dict:
+    """OpenAI's ``logprobs`` of a reply: every token certain, but the last integer token (G-Eval's
+    score s) has the alternatives of SCORE_PROBABILITIES."""
+    tokens = re.findall(r"\d+|[A-Za-z]+|\s+|[^\w\s]", content)
+    last_number = max((i for i, t in enumerate(tokens) if t.isdecimal()), default=None)
+    out = []
+    for i, token in enumerate(tokens):
+        alternatives = [{"token": token, "logprob": 0.0, "bytes": list(token.encode())}]
+        if i == last_number:
+            score = int(token)
+            alternatives = [{"token": str(score + d), "logprob": math.log(p), "bytes": list(str(score + d).encode())}
+                            for d, p in SCORE_PROBABILITIES.items() if 0 <= score + d <= 10]
+        out.append({"token": token, "logprob": alternatives[0]["logprob"], "bytes": list(token.encode()),
+                    "top_logprobs": alternatives[:top]})
+    return {"content": out}
+
+
 def answer(prompt: str) -> dict:
     """The JSON a careful judge would give to one of DeepEval's or RAGAS's prompts."""
     if RAGAS_SCHEMA in prompt and "\ninput: " in prompt:
         return ragas_answer(prompt)
+    if G_EVAL_STEPS in prompt:
+        return {"steps": ["Find the words of the actual output in the expected output.", "Score the share found."]}
+    if G_EVAL_STRICT in prompt:  # strict: 1 only when every word is found
+        return {"reason": "Strictly judged.", "score": int(g_eval_score(prompt) == 10)}
+    if G_EVAL_RESULTS in prompt:
+        score = g_eval_score(prompt)
+        return {"reason": f"The scripted judge found {score} tenths of the words.", "score": score}
     if CLAIMS in prompt:
         return {"claims": sentences(section(prompt, "AI Output:\n", "\n\nJSON:"))}
     if TRUTHS in prompt:
@@ -226,10 +268,14 @@ class JudgeServer:
                         "id": "msg-scripted", "type": "message", "role": "assistant", "model": body["model"],
                         "content": [{"type": "text", "text": content}], "stop_reason": "end_turn",
                         "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(content.split())}})
+                choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                if body.get("logprobs"):
+                    with outer.lock:
+                        outer.counts["logprobs"] += 1
+                    choice["logprobs"] = logprobs(content, body.get("top_logprobs") or 1)
                 return self._send(200, {
                     "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
+                    "choices": [choice],
                     "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(content.split()),
                               "total_tokens": len(prompt.split()) + len(content.split())}})
 

@@ -57,3 +57,20 @@ def test_judge_configuration_errors(tmp_path, judge, field, words):
 def test_family_inference():
     assert infer_family("claude-3-5-sonnet") == "claude" and infer_family("qwen2.5-72b") == "qwen"
     assert infer_family("o3-mini") == "gpt" and infer_family("mixtral-8x7b") == "mistral"
+
+
+def test_the_readme_judge_examples_are_valid():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    from calibrate.judges.config import parse_judges
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    examples = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[judges." in b]
+    assert len(examples) >= 2
+    for example in examples:
+        problems = []
+        metrics = {spec.get("into", spec["metric"]) for spec in example["judges"].values()}
+        judges = parse_judges(example["judges"], metrics, "README.md", problems)
+        assert problems == [] and set(judges) == set(example["judges"])

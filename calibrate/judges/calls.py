@@ -183,9 +183,8 @@ class _HTTPClient:
         except ValueError:
             raise JudgeCallError(f"the model server's reply is not JSON: {response.text[:200]!r}") from None
 
-    async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
-        """One completion; returns the text, counts tokens into the current rating's usage."""
-        body = self.body(prompt, json_mode)
+    async def _ask(self, body: dict[str, Any], policy: CallPolicy) -> tuple[dict[str, Any], str]:
+        """One call; returns the reply and its text, counts tokens into the current rating's usage."""
         reply = await policy.call(self.endpoint, lambda: self._post(body))
         try:
             content, prompt_tokens, completion_tokens = self.read(reply)
@@ -196,7 +195,11 @@ class _HTTPClient:
             current.add_tokens(prompt_tokens, completion_tokens)
         if not isinstance(content, str):
             raise JudgeCallError(f"the model server's reply holds no message content: {str(reply)[:200]}")
-        return content
+        return reply, content
+
+    async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
+        """One completion's text."""
+        return (await self._ask(self.body(prompt, json_mode), policy))[1]
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -214,6 +217,7 @@ class OpenAICompatibleClient(_HTTPClient):
 
     default_base_url = "https://api.openai.com/v1"
     path = "chat/completions"
+    supports_logprobs = True
 
     def headers(self, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
@@ -232,6 +236,11 @@ class OpenAICompatibleClient(_HTTPClient):
         reported = reply.get("usage") or {}
         return (reply["choices"][0]["message"]["content"], reported.get("prompt_tokens"),
                 reported.get("completion_tokens"))
+
+    async def complete_with_logprobs(self, prompt: str, policy: CallPolicy, *, top_logprobs: int) -> dict[str, Any]:
+        """One completion asking for each token's ``top_logprobs`` alternatives; returns the whole reply."""
+        body = {**self.body(prompt, json_mode=False), "logprobs": True, "top_logprobs": top_logprobs}
+        return (await self._ask(body, policy))[0]
 
     async def embed(self, texts: list[str], policy: CallPolicy) -> list[list[float]]:
         """Embeddings of ``texts`` from the OpenAI-compatible ``/embeddings`` endpoint, in order."""
@@ -256,6 +265,7 @@ class AnthropicClient(_HTTPClient):
 
     default_base_url = "https://api.anthropic.com"
     path = "v1/messages"
+    supports_logprobs = False
     api_version = "2023-06-01"
 
     def headers(self, key: str | None) -> dict[str, str]:

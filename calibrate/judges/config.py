@@ -38,6 +38,10 @@ SUPPORTED: dict[tuple[str, str], dict[str, Any]] = {
     ("deepeval", "contextual_recall"): {"fields": ("input", "expected_output", "retrieval_context"),
                                         "settings": _BASE_SETTINGS},
     ("deepeval", "contextual_relevancy"): {"fields": ("input", "retrieval_context"), "settings": _BASE_SETTINGS},
+    # G-Eval reads the fields its evaluation_params name
+    ("deepeval", "g_eval"): {"fields": None, "settings": {
+        "threshold": float, "strict_mode": bool, "name": str, "criteria": str, "evaluation_steps": list,
+        "rubric": list, "evaluation_params": list, "top_logprobs": int, "logprobs": bool}},
     # RAGAS's collections metrics; the adapter maps DeepEval's field names to RAGAS's
     ("ragas", "faithfulness"): {"fields": ("input", "actual_output", "retrieval_context"), "settings": {}},
     ("ragas", "answer_relevancy"): {"fields": ("input", "actual_output"), "settings": {"strictness": int},
@@ -102,7 +106,7 @@ class JudgeSpec:
     @property
     def fields(self) -> tuple[str, ...]:
         """The case fields the metric reads."""
-        return SUPPORTED[(self.library, self.metric)]["fields"]
+        return SUPPORTED[(self.library, self.metric)]["fields"] or tuple(self.settings["evaluation_params"])
 
     def public(self) -> dict[str, Any]:
         return {"name": self.name, "library": self.library, "metric": self.metric, "into": self.into,
@@ -148,6 +152,29 @@ def _model(name: str, spec: Any, file: str, problems: list[Problem], *, key: str
                      max_tokens=spec.get("max_tokens"))
 
 
+CASE_FIELDS = ("input", "actual_output", "expected_output", "retrieval_context", "context")
+
+
+def _check_g_eval(settings: dict[str, Any], where: str, file: str, problems: list[Problem]) -> None:
+    """What G-Eval needs beyond types: the fields it reads, and criteria or evaluation steps."""
+    params = settings.get("evaluation_params")
+    if not (isinstance(params, list) and params and all(p in CASE_FIELDS for p in params)):
+        problems.append(Problem(file, "G-Eval needs the case fields it reads", field=f"{where}.settings."
+                                "evaluation_params", value=params, expected="a list of " + ", ".join(CASE_FIELDS)))
+    steps = settings.get("evaluation_steps")
+    if "criteria" not in settings and steps is None:
+        problems.append(Problem(file, "G-Eval needs criteria or evaluation_steps", field=f"{where}.settings",
+                                expected='criteria = "..." or evaluation_steps = ["...", ...]'))
+    if steps is not None and not (steps and all(isinstance(x, str) and x.strip() for x in steps)):
+        problems.append(Problem(file, "evaluation steps must be non-empty strings", value=steps,
+                                field=f"{where}.settings.evaluation_steps", expected='["step one", "step two"]'))
+    for i, item in enumerate(settings.get("rubric") or []):
+        if not (isinstance(item, dict) and set(item) == {"score_range", "expected_outcome"}):
+            problems.append(Problem(file, "a rubric entry names a score range and its expected outcome",
+                                    field=f"{where}.settings.rubric[{i}]", value=item,
+                                    expected='{ score_range = [0, 2], expected_outcome = "..." }'))
+
+
 def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Problem]) -> dict[str, JudgeSpec]:
     """Parse and validate the ``[judges]`` tables; problems are appended to ``problems``."""
     if specs is None:
@@ -188,6 +215,8 @@ def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Proble
             elif not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
                 problems.append(Problem(file, "wrong type", field=f"{where}.settings.{key}", value=value,
                                         expected=expected.__name__))
+        if (library, metric) == ("deepeval", "g_eval"):
+            _check_g_eval(settings, where, file, problems)
         model = _model(name, spec.get("model"), file, problems)
         embeddings = None
         if SUPPORTED[(library, metric)].get("embeddings"):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 from typing import Any
 
-__all__ = ["JudgeReplyError", "json_text", "parse_reply"]
+__all__ = ["JudgeReplyError", "json_text", "parse_reply", "notes"]
+
+#: What the replies of the rating being scored said about how its score was made (for example whether
+#: G-Eval weighted it by the score token's probabilities); stored with the rating.
+notes: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("calibrate_rating_notes")
 
 
 class JudgeReplyError(ValueError):

@@ -26,6 +26,7 @@ from calibrate.campaign import Campaign
 from calibrate.manifest import package_version
 from calibrate.judges.calls import CallPolicy, Usage, make_client, usage
 from calibrate.judges.config import JudgeSpec, ModelSpec
+from calibrate.judges.replies import notes
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
 
 __all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE"]
@@ -123,8 +124,8 @@ def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incom
 
 
 async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, run_id: str) -> Attempt:
-    spent = Usage()
-    token = usage.set(spent)
+    spent, said = Usage(), {}
+    tokens = usage.set(spent), notes.set(said)
     start = time.perf_counter()
     value = reason = error = None
     try:
@@ -132,11 +133,12 @@ async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, ru
     except Exception as exc:  # noqa: BLE001 - failures are data: recorded with what happened
         error = f"{type(exc).__name__}: {exc}"[:2000]
     finally:
-        usage.reset(token)
+        usage.reset(tokens[0])
+        notes.reset(tokens[1])
     attempt = Attempt(task.key, task.spec.name, task.spec.into, task.case_id, task.repeat, value=value, error=error,
                       reason=reason, calls=spent.calls, prompt_tokens=spent.prompt_tokens,
                       completion_tokens=spent.completion_tokens, cost=spent.cost,
-                      latency_s=time.perf_counter() - start, self_eval=task.self_eval)
+                      latency_s=time.perf_counter() - start, self_eval=task.self_eval, details=said or None)
     store.add(attempt, run_id=run_id)
     return attempt
 
@@ -253,10 +255,11 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
                         "cost": (sum(a.cost for a in mine if a.cost is not None)
                                  if any(a.cost is not None for a in mine) else None),
                         "seconds": round(sum(a.latency_s or 0 for a in mine), 3)})
+        if spec.metric == "g_eval":  # weighting by logprobs changes the number: say how many were
+            summary[-1]["logprob_weighted"] = sum(bool((a.details or {}).get("logprob_weighted")) for a in mine)
     store.finish_run(run_id, {**manifest, "seconds": seconds, "judges_summary": summary})
     ratings = [{"case_id": a.case_id, "metric": a.metric, "judge": a.judge, "repeat": a.repeat, "value": a.value,
-                "error": a.error, "reason": a.reason, "from_cache": False} for a in attempts]
-    ratings += [{"case_id": a.case_id, "metric": a.metric, "judge": a.judge, "repeat": a.repeat, "value": a.value,
-                 "error": None, "reason": a.reason, "from_cache": True} for a in cached.values()]
+                "error": a.error, "reason": a.reason, "details": a.details, "from_cache": from_cache}
+               for from_cache, found in ((False, attempts), (True, cached.values())) for a in found]
     store.close()
     return {"run_id": run_id, "seconds": seconds, "judges": summary, "ratings": ratings}

@@ -50,6 +50,8 @@ MIGRATIONS = [
         finished TEXT,
         manifest TEXT NOT NULL
     )""",
+    # how a score was made, as JSON (G-Eval: weighted by logprobs or not, the evaluation steps used)
+    "ALTER TABLE attempts ADD COLUMN details TEXT",
 ]
 
 
@@ -89,6 +91,7 @@ class Attempt:
     cost: float | None = None
     latency_s: float | None = None
     self_eval: bool = False
+    details: dict[str, Any] | None = None
 
 
 class JudgeStore:
@@ -135,22 +138,24 @@ class JudgeStore:
         a = attempt
         self._db.execute(
             "INSERT INTO attempts (cache_key, run_id, judge, metric, case_id, repeat, value, error, reason, calls, "
-            "prompt_tokens, completion_tokens, cost, latency_s, self_eval, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prompt_tokens, completion_tokens, cost, latency_s, self_eval, details, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (a.cache_key, run_id, a.judge, a.metric, a.case_id, a.repeat, a.value, a.error, a.reason, a.calls,
-             a.prompt_tokens, a.completion_tokens, a.cost, a.latency_s, int(a.self_eval), now()))
+             a.prompt_tokens, a.completion_tokens, a.cost, a.latency_s, int(a.self_eval),
+             json.dumps(a.details, sort_keys=True) if a.details else None, now()))
 
     def _latest(self, keys: list[str], condition: str) -> dict[str, Attempt]:
         found: dict[str, Attempt] = {}
         columns = ("cache_key, judge, metric, case_id, repeat, value, error, reason, calls, prompt_tokens, "
-                   "completion_tokens, cost, latency_s, self_eval")
+                   "completion_tokens, cost, latency_s, self_eval, details")
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
             rows = self._db.execute(
                 f"SELECT {columns} FROM attempts WHERE {condition} AND cache_key IN "
                 f"({','.join('?' * len(chunk))}) ORDER BY id", chunk).fetchall()
             for row in rows:  # ordered by id: the latest attempt of a key wins
-                found[row[0]] = Attempt(*row[:13], self_eval=bool(row[13]))
+                found[row[0]] = Attempt(*row[:13], self_eval=bool(row[13]),
+                                        details=json.loads(row[14]) if row[14] else None)
         return found
 
     def successes(self, keys: list[str]) -> dict[str, Attempt]:
