@@ -34,6 +34,10 @@ CONTEXT_RELEVANCY = "is relevant to the provided input"
 G_EVAL_STEPS = 'with the "steps" key as a list of strings'
 G_EVAL_RESULTS = "return a JSON object with two fields"
 G_EVAL_STRICT = "that is STRICTLY EITHER 1"
+DAG_TASK = "with the 'output' key as the output from the instructions"
+DAG_BINARY = "`verdict` (true or false)"
+DAG_NON_BINARY = "only return a json with two keys: 'verdict' ["
+DAG_REASON = "Given the metric name, the score of that metric, and the DAG traversal"
 #: G-Eval: the probability of the score s given in the reply, and of its neighbours
 SCORE_PROBABILITIES = {0: 0.6, -1: 0.25, +1: 0.15}
 REASONS = ("Faithfulness Score:", "Answer Relevancy Score:", "Contextual Precision Score:",
@@ -146,6 +150,19 @@ def answer(prompt: str) -> dict:
     """The JSON a careful judge would give to one of DeepEval's or RAGAS's prompts."""
     if RAGAS_SCHEMA in prompt and "\ninput: " in prompt:
         return ragas_answer(prompt)
+    if DAG_TASK in prompt:  # a task node's output: the first sentence of the actual output
+        return {"output": sentences(re.search(r"Actual Output:\n(.*?)\n", prompt).group(1))[0]}
+    if DAG_BINARY in prompt or DAG_NON_BINARY in prompt:
+        criteria, content = prompt.strip().split("\n", 1)
+        content = content.split("**\nIMPORTANT", 1)[0].lower()
+        if DAG_BINARY in prompt:  # true when the term the criteria quotes is in the node's content
+            term = re.search(r"'([^']+)'", criteria).group(1).lower()
+            return {"reason": f"Looked for {term}.", "verdict": term in content}
+        options = ast.literal_eval("[" + prompt.split(DAG_NON_BINARY, 1)[1].split("]", 1)[0] + "]")
+        return {"reason": "The first option named.", "verdict": next((o for o in options if o.lower() in content),
+                                                                      options[-1])}
+    if DAG_REASON in prompt:
+        return {"reason": "The score follows the DAG traversal."}
     if G_EVAL_STEPS in prompt:
         return {"steps": ["Find the words of the actual output in the expected output.", "Score the share found."]}
     if G_EVAL_STRICT in prompt:  # strict: 1 only when every word is found

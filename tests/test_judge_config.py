@@ -59,12 +59,13 @@ def test_family_inference():
     assert infer_family("o3-mini") == "gpt" and infer_family("mixtral-8x7b") == "mistral"
 
 
-def test_the_readme_judge_examples_are_valid():
+def test_the_readme_judge_examples_are_valid(tmp_path):
     import re
     import tomllib
     from pathlib import Path
 
     from calibrate.judges.config import parse_judges
+    from tests.test_judges_dag import write_dag
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     examples = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[judges." in b]
@@ -72,5 +73,8 @@ def test_the_readme_judge_examples_are_valid():
     for example in examples:
         problems = []
         metrics = {spec.get("into", spec["metric"]) for spec in example["judges"].values()}
-        judges = parse_judges(example["judges"], metrics, "README.md", problems)
+        for spec in example["judges"].values():
+            if spec["metric"] == "dag":
+                write_dag(tmp_path / spec["settings"]["dag"])
+        judges = parse_judges(example["judges"], metrics, str(tmp_path / "campaign.toml"), problems)
         assert problems == [] and set(judges) == set(example["judges"])

@@ -16,8 +16,10 @@ This module only parses and validates (no network, no heavy import).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from calibrate.errors import Problem
@@ -38,6 +40,10 @@ SUPPORTED: dict[tuple[str, str], dict[str, Any]] = {
     ("deepeval", "contextual_recall"): {"fields": ("input", "expected_output", "retrieval_context"),
                                         "settings": _BASE_SETTINGS},
     ("deepeval", "contextual_relevancy"): {"fields": ("input", "retrieval_context"), "settings": _BASE_SETTINGS},
+    # DAG: the user's decision tree, a JSON file DeepEval wrote (DeepAcyclicGraph.to_json); it reads the
+    # fields its nodes' evaluation_params name
+    ("deepeval", "dag"): {"fields": None, "settings": {"dag": str, "name": str, "threshold": float,
+                                                       "include_reason": bool, "strict_mode": bool}},
     # G-Eval reads the fields its evaluation_params name
     ("deepeval", "g_eval"): {"fields": None, "settings": {
         "threshold": float, "strict_mode": bool, "name": str, "criteria": str, "evaluation_steps": list,
@@ -102,15 +108,28 @@ class JudgeSpec:
     settings: dict[str, Any] = field(default_factory=dict)
     description: str | None = None
     embeddings: ModelSpec | None = None
+    dag: dict[str, Any] | None = None   # the DAG file's document, as DeepEval wrote it
+
+    @property
+    def dag_tree(self) -> list[Any] | None:
+        """The DAG as nested nodes from its roots, without the file's random node ids: what the
+        tree is, for the cache key."""
+        return None if self.dag is None else dag_tree(self.dag)
 
     @property
     def fields(self) -> tuple[str, ...]:
         """The case fields the metric reads."""
-        return SUPPORTED[(self.library, self.metric)]["fields"] or tuple(self.settings["evaluation_params"])
+        fields = SUPPORTED[(self.library, self.metric)]["fields"]
+        if fields is not None:
+            return fields
+        if self.dag is not None:
+            return tuple(f for f in CASE_FIELDS if f in _evaluation_params(self.dag))
+        return tuple(self.settings["evaluation_params"])
 
     def public(self) -> dict[str, Any]:
         return {"name": self.name, "library": self.library, "metric": self.metric, "into": self.into,
                 "model": self.model.public(), "family": self.family, "settings": dict(self.settings),
+                **({"dag_tree": self.dag_tree} if self.dag else {}),
                 **({"embeddings": self.embeddings.public()} if self.embeddings else {})}
 
 
@@ -175,6 +194,72 @@ def _check_g_eval(settings: dict[str, Any], where: str, file: str, problems: lis
                                     expected='{ score_range = [0, 2], expected_outcome = "..." }'))
 
 
+def _evaluation_params(value: Any) -> set[str]:
+    """Every case field named by an ``evaluation_params`` anywhere in a DAG document."""
+    if isinstance(value, dict):
+        found = set(value.get("evaluation_params") or [])
+        return found.union(*(_evaluation_params(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_evaluation_params(v) for v in value))
+    return set()
+
+
+def dag_tree(document: dict[str, Any]) -> list[Any]:
+    """A DAG document (``{"nodes": {id: node}}``) as nested nodes from its roots, ids left out.
+
+    Examples
+    --------
+    >>> dag_tree({"nodes": {"b": {"type": "VerdictNode", "verdict": True, "score": 1},
+    ...                     "a": {"type": "BinaryJudgementNode", "criteria": "c", "children": ["b"]}}})
+    [{'children': [{'score': 1, 'type': 'VerdictNode', 'verdict': True}], 'criteria': 'c', 'type': 'BinaryJudgementNode'}]
+    """
+    nodes = document["nodes"]
+
+    def nest(node_id: str, depth: int = 0) -> dict[str, Any]:
+        if depth > len(nodes):
+            raise ValueError("the DAG has a cycle")
+        node = dict(nodes[node_id])
+        if "children" in node:
+            node["children"] = [nest(child, depth + 1) for child in node["children"]]
+        child = node.get("child")
+        if isinstance(child, dict) and child.get("type") == "node":
+            node["child"] = nest(child["ref"], depth + 1)
+        return dict(sorted(node.items()))
+
+    referenced = {c for n in nodes.values() for c in n.get("children") or []}
+    referenced |= {n["child"]["ref"] for n in nodes.values() if isinstance(n.get("child"), dict)
+                   and n["child"].get("type") == "node"}
+    return [nest(node_id) for node_id in sorted(nodes, key=lambda i: json.dumps(nodes[i], sort_keys=True))
+            if node_id not in referenced]
+
+
+def _load_dag(settings: dict[str, Any], folder: Path, where: str, file: str,
+              problems: list[Problem]) -> dict[str, Any] | None:
+    """The DAG file a judge names, relative to the campaign folder, checked for shape."""
+    name = settings.get("dag")
+    if not isinstance(name, str):
+        problems.append(Problem(file, "a DAG judge needs its tree", field=f"{where}.settings.dag", value=name,
+                                expected='dag = "FILE.json", written by DeepEval: DeepAcyclicGraph.to_json()'))
+        return None
+    path = folder / name
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        tree = dag_tree(document)
+    except OSError as exc:
+        why = f"cannot read the DAG file {path}: {exc.strerror}"
+    except json.JSONDecodeError as exc:
+        why = f"the DAG file {path} is not JSON: {exc}"
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        why = f"the DAG file {path} is not a DeepEval DAG document ({type(exc).__name__}: {exc})"
+    else:
+        if tree:
+            return document
+        why = f"the DAG file {path} has no root node"
+    problems.append(Problem(file, why, field=f"{where}.settings.dag", value=name,
+                            expected='{"nodes": {...}} as DeepAcyclicGraph.to_json() writes it'))
+    return None
+
+
 def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Problem]) -> dict[str, JudgeSpec]:
     """Parse and validate the ``[judges]`` tables; problems are appended to ``problems``."""
     if specs is None:
@@ -217,6 +302,7 @@ def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Proble
                                         expected=expected.__name__))
         if (library, metric) == ("deepeval", "g_eval"):
             _check_g_eval(settings, where, file, problems)
+        dag = _load_dag(settings, Path(file).parent, where, file, problems) if metric == "dag" else None
         model = _model(name, spec.get("model"), file, problems)
         embeddings = None
         if SUPPORTED[(library, metric)].get("embeddings"):
@@ -228,9 +314,10 @@ def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Proble
         family = spec.get("family")
         if family is not None and not isinstance(family, str):
             problems.append(Problem(file, "must be a string", field=f"{where}.family", value=family))
-        if model is None or (embeddings is None and SUPPORTED[(library, metric)].get("embeddings")):
+        if (model is None or (embeddings is None and SUPPORTED[(library, metric)].get("embeddings"))
+                or (metric == "dag" and dag is None)):
             continue
         judges[name] = JudgeSpec(name=name, library=library, metric=metric, into=into, model=model,
                                  family=family or infer_family(model.name), settings=dict(settings),
-                                 description=spec.get("description"), embeddings=embeddings)
+                                 description=spec.get("description"), embeddings=embeddings, dag=dag)
     return judges

@@ -37,9 +37,10 @@ def model_versions(spec: JudgeSpec) -> dict[str, str]:
 
 
 def check(spec: JudgeSpec) -> list[str]:
-    """What must be fixed before the judge can run: for G-Eval, what DeepEval itself refuses (a rubric
-    whose ranges overlap or leave 0-10, say), found by building the metric once."""
-    if spec.metric != "g_eval":
+    """What must be fixed before the judge can run: for G-Eval and DAG, what DeepEval itself refuses
+    (a rubric whose ranges overlap or leave 0-10, a tree it cannot read, say), found by building the
+    metric once."""
+    if spec.metric not in ("g_eval", "dag"):
         return []
     from deepeval.models import DeepEvalBaseLLM
 
@@ -58,8 +59,9 @@ def check(spec: JudgeSpec) -> list[str]:
 
     try:
         _metric(spec, Unused("unused"))
-    except (ValueError, TypeError) as exc:
-        return [f"judge {spec.name}: DeepEval refuses these G-Eval settings: {exc}"]
+    except (ValueError, TypeError, KeyError) as exc:
+        what = "G-Eval settings" if spec.metric == "g_eval" else f"DAG ({spec.settings['dag']})"
+        return [f"judge {spec.name}: DeepEval refuses these {what}: {exc}"]
     return []
 
 
@@ -139,6 +141,12 @@ def _metric(spec: JudgeSpec, model, steps: list[str] | None = None):
                   for r in spec.settings.get("rubric") or []] or None
         return metrics.GEval(**{"name": spec.name, **settings}, model=model, async_mode=True, rubric=rubric,
                              evaluation_params=[SingleTurnParams(p) for p in spec.settings["evaluation_params"]])
+    if spec.metric == "dag":  # a fresh tree per rating: DeepEval's nodes keep what a run found
+        from deepeval.metrics.dag import DeepAcyclicGraph
+
+        dag = DeepAcyclicGraph.from_dict(spec.dag)
+        settings = {k: v for k, v in spec.settings.items() if k != "dag"}
+        return metrics.DAGMetric(**{"name": spec.name, **settings}, dag=dag, model=model, async_mode=True)
     classes = {"faithfulness": metrics.FaithfulnessMetric, "answer_relevancy": metrics.AnswerRelevancyMetric,
                "contextual_precision": metrics.ContextualPrecisionMetric,
                "contextual_recall": metrics.ContextualRecallMetric,

@@ -48,6 +48,13 @@ class _Task:
     self_eval: bool
 
 
+def _cache_settings(spec: JudgeSpec) -> dict[str, Any]:
+    """The settings that determine a rating: a DAG's tree, not the name of its file."""
+    if spec.dag is None:
+        return spec.settings
+    return {**{k: v for k, v in spec.settings.items() if k != "dag"}, "dag_tree": spec.dag_tree}
+
+
 def _cache_fields(model: ModelSpec) -> dict[str, Any]:
     """What of a model determines its output: not the variable that holds its key."""
     return {k: v for k, v in model.public().items() if k != "api_key_env"}
@@ -110,7 +117,7 @@ def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incom
                 same_family.append(cid)
             for repeat in range(repeats):
                 payload = {"library": spec.library, "library_version": version, "metric": spec.metric,
-                           "settings": spec.settings, "model": _cache_fields(spec.model),
+                           "settings": _cache_settings(spec), "model": _cache_fields(spec.model),
                            "case": {f: case.get(f) for f in spec.fields}, "repeat": repeat}
                 if spec.embeddings is not None:  # absent otherwise, so the keys of earlier runs still hold
                     payload["embeddings"] = {**_cache_fields(spec.embeddings), "versions": versions}
