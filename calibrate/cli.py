@@ -318,12 +318,12 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, re
         return
     table = Table(title=f"judge run {doc['run_id']} ({doc['seconds']:.1f} s)")
     for col in ("judge", "scored", "failed", "from cache", "skipped", "same family as generator", "calls",
-                "tokens", "cost"):
+                "tokens", "cost", "time (s, summed over ratings)"):
         table.add_column(col)
     for j in doc["judges"]:
         table.add_row(j["judge"], str(j["scored"]), str(j["failed"]), str(j["from_cache"]), str(j["skipped"]),
                       str(j["self_eval"]), str(j["calls"]), str(j["tokens"]),
-                      "-" if j["cost"] is None else f"{j['cost']:.4f}")
+                      "-" if j["cost"] is None else f"{j['cost']:.4f}", f"{j['seconds']:.1f}")
     out.print(table)
     failures = [r for r in doc["ratings"] if r["error"]]
     for r in failures[:10]:

@@ -79,6 +79,7 @@ def verdict(ok: bool, why: str, **extra) -> dict:
 RAGAS_SCHEMA = "as specified in JSON Schema:\n"
 NONCOMMITTAL = ("i don't know", "not sure", "cannot answer")
 DIMENSIONS = 256
+COST_PER_CALL = 0.00125
 
 
 def embed(text: str) -> list[float]:
@@ -294,7 +295,9 @@ class JudgeServer:
                     "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body["model"],
                     "choices": [choice],
                     "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(content.split()),
-                              "total_tokens": len(prompt.split()) + len(content.split())}})
+                              "total_tokens": len(prompt.split()) + len(content.split()),
+                              # a proxy that reports each call's cost (OpenRouter, LiteLLM)
+                              **({"cost": COST_PER_CALL} if body["model"].endswith("-costed") else {})}})
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 256

@@ -12,12 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from calibrate import compute_stats, load_campaign
+from calibrate import CampaignError, compute_stats, load_campaign
 from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import write_campaign
-from tests.judge_server import JudgeServer
+from tests.judge_server import COST_PER_CALL, JudgeServer
 
 CALLS_PER_CASE = 4  # DeepEval faithfulness: truths, claims, verdicts, reason
 
@@ -280,3 +280,21 @@ def test_anthropic_provider(tmp_path, server, monkeypatch):
     assert {r["case_id"]: r["value"] for r in doc["ratings"]} == {"c000": 1.0, "c001": 0.5, "c002": 1.0, "c003": 0.5}
     assert doc["judges"][0]["calls"] == 4 * CALLS_PER_CASE + 1 and doc["judges"][0]["tokens"] > 0
     assert server.keys_seen == {"sk-ant-test-123"}
+
+
+def test_cost_from_the_declared_price_or_the_reported_cost(tmp_path, server):
+    folder = campaign(tmp_path, server.url, make_cases(3),
+                      extra=", price = { input_per_mtok = 2.0, output_per_mtok = 8.0 }")
+    doc = run_judges(load_campaign(folder))
+    with sqlite3.connect(folder / STORE_NAME) as db:
+        tokens = db.execute("SELECT SUM(prompt_tokens), SUM(completion_tokens) FROM attempts").fetchone()
+    assert doc["judges"][0]["cost"] == pytest.approx((tokens[0] * 2.0 + tokens[1] * 8.0) / 1e6)
+    toml = (folder / "campaign.toml").read_text()  # the price is not part of the cache key
+    (folder / "campaign.toml").write_text(toml.replace("input_per_mtok = 2.0", "input_per_mtok = 3.0"))
+    assert run_judges(load_campaign(folder))["judges"][0]["from_cache"] == 3
+    (folder / "campaign.toml").write_text(toml.replace('name = "llama-3-scripted"', 'name = "llama-3-costed"'))
+    reported = run_judges(load_campaign(folder))["judges"][0]
+    assert reported["cost"] == pytest.approx(3 * CALLS_PER_CASE * COST_PER_CALL)  # reported cost wins
+    (folder / "campaign.toml").write_text(toml.replace("output_per_mtok = 8.0", "output_per_mtok = -1"))
+    with pytest.raises(CampaignError, match="the price is per million tokens"):
+        load_campaign(folder)

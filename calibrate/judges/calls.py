@@ -36,11 +36,13 @@ class Usage:
     completion_tokens: int | None = None
     cost: float | None = None
 
-    def add_tokens(self, prompt: int | None, completion: int | None) -> None:
+    def add_tokens(self, prompt: int | None, completion: int | None, cost: float | None = None) -> None:
         if prompt is not None:
             self.prompt_tokens = (self.prompt_tokens or 0) + prompt
         if completion is not None:
             self.completion_tokens = (self.completion_tokens or 0) + completion
+        if cost is not None:
+            self.cost = (self.cost or 0.0) + cost
 
 
 usage: contextvars.ContextVar[Usage] = contextvars.ContextVar("calibrate_judge_usage")
@@ -140,6 +142,16 @@ def classify(exc: BaseException, timeout_s: float) -> tuple[bool, float | None, 
     return False, None, f"{type(exc).__name__}: {exc}"
 
 
+def _cost(spec: ModelSpec, reply: dict[str, Any], prompt_tokens: int | None,
+          completion_tokens: int | None) -> float | None:
+    """A call's cost: what the reply reports (``usage.cost``, as OpenRouter and LiteLLM proxies do), else
+    its tokens at the model's declared price, else unknown (None)."""
+    reported = (reply.get("usage") or {}).get("cost") if isinstance(reply, dict) else None
+    if isinstance(reported, (int, float)) and not isinstance(reported, bool):
+        return float(reported)
+    return spec.cost(prompt_tokens, completion_tokens)
+
+
 def _api_key(spec: ModelSpec) -> str | None:
     if not spec.api_key_env:
         return None
@@ -192,7 +204,8 @@ class _HTTPClient:
             content, prompt_tokens, completion_tokens = None, None, None
         current = usage.get(None)
         if current is not None:
-            current.add_tokens(prompt_tokens, completion_tokens)
+            current.add_tokens(prompt_tokens, completion_tokens, _cost(self.spec, reply, prompt_tokens,
+                                                                       completion_tokens))
         if not isinstance(content, str):
             raise JudgeCallError(f"the model server's reply holds no message content: {str(reply)[:200]}")
         return reply, content
@@ -255,7 +268,8 @@ class OpenAICompatibleClient(_HTTPClient):
             raise JudgeCallError(f"asked for {len(texts)} embeddings, the server returned {len(vectors)}")
         current = usage.get(None)
         if current is not None:
-            current.add_tokens((response.get("usage") or {}).get("prompt_tokens"), None)
+            tokens = (response.get("usage") or {}).get("prompt_tokens")
+            current.add_tokens(tokens, None, _cost(self.spec, response, tokens, None))
         return vectors
 
 

@@ -61,7 +61,8 @@ PROVIDERS = ("openai", "anthropic")
 EMBEDDING_PROVIDERS = ("openai", "local")
 LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 JUDGE_KEYS = {"library", "metric", "into", "model", "embeddings", "family", "settings", "description"}
-MODEL_KEYS = {"provider", "name", "base_url", "api_key_env", "temperature", "max_tokens"}
+MODEL_KEYS = {"provider", "name", "base_url", "api_key_env", "temperature", "max_tokens", "price"}
+PRICE_KEYS = ("input_per_mtok", "output_per_mtok")
 _FAMILIES = [(r"^(gpt|o[1-9]|chatgpt|text-davinci)", "gpt"), (r"claude", "claude"), (r"llama", "llama"),
              (r"mi[sx]tral|codestral", "mistral"), (r"qwen", "qwen"), (r"gemini|gemma", "google"),
              (r"deepseek", "deepseek"), (r"^phi", "phi"), (r"command", "cohere")]
@@ -89,6 +90,20 @@ class ModelSpec:
     api_key_env: str | None = None
     temperature: float | None = 0.0
     max_tokens: int | None = None
+    #: (input, output) price per million tokens, for the cost of calls whose reply reports no cost
+    price: tuple[float, float] | None = None
+
+    def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        """The price of a call's tokens, or None without a price or without token counts.
+
+        Examples
+        --------
+        >>> ModelSpec("openai", "m", price=(2.0, 8.0)).cost(1000, 500)
+        0.006
+        """
+        if self.price is None or prompt_tokens is None:
+            return None
+        return (prompt_tokens * self.price[0] + (completion_tokens or 0) * self.price[1]) / 1e6
 
     def public(self) -> dict[str, Any]:
         """The spec as recorded in manifests and caches: no secret is part of it."""
@@ -164,11 +179,17 @@ def _model(name: str, spec: Any, file: str, problems: list[Problem], *, key: str
             problems.append(Problem(file, "must be a non-empty string", field=f"{where}.{key}", value=spec[key]))
     if "name" not in spec:
         problems.append(Problem(file, "the model needs a name", field=f"{where}.name", expected='name = "gpt-4.1"'))
+    price = spec.get("price")
+    if price is not None and not (isinstance(price, dict) and set(price) == set(PRICE_KEYS) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in price.values())):
+        problems.append(Problem(file, "the price is per million tokens, in and out", field=f"{where}.price",
+                                value=price, expected="{ input_per_mtok = 2.0, output_per_mtok = 8.0 }"))
     if problems and any(p.field and p.field.startswith(where) for p in problems):
         return None
     return ModelSpec(provider=spec["provider"], name=spec["name"], base_url=spec.get("base_url"),
                      api_key_env=spec.get("api_key_env"), temperature=spec.get("temperature", 0.0 if key == "model" else None),
-                     max_tokens=spec.get("max_tokens"))
+                     max_tokens=spec.get("max_tokens"),
+                     price=(float(price["input_per_mtok"]), float(price["output_per_mtok"])) if price else None)
 
 
 CASE_FIELDS = ("input", "actual_output", "expected_output", "retrieval_context", "context")

@@ -56,8 +56,8 @@ def _cache_settings(spec: JudgeSpec) -> dict[str, Any]:
 
 
 def _cache_fields(model: ModelSpec) -> dict[str, Any]:
-    """What of a model determines its output: not the variable that holds its key."""
-    return {k: v for k, v in model.public().items() if k != "api_key_env"}
+    """What of a model determines its output: not the variable that holds its key, nor its price."""
+    return {k: v for k, v in model.public().items() if k not in ("api_key_env", "price")}
 
 
 def _missing_fields(spec: JudgeSpec, case: dict[str, Any]) -> list[str]:
