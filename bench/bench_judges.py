@@ -1,16 +1,20 @@
 """Benchmark: `calibrate judge` against the scripted judge server with a simulated latency, beside
-DeepEval's own `evaluate()` on the same cases, server and concurrency, in one run.
+DeepEval's own `evaluate()` and RAGAS's own `evaluate()` on the same cases, server and concurrency, in
+one run.
 
     python bench/bench_judges.py [--cases 500] [--latency 0.1] [--concurrency 32]
 
-Prints the achieved model-call rate against the ideal (concurrency / latency), both wall times, and
-the time and calls of an unchanged rerun. The server runs in its own process, so it does not share
-the interpreter with the code measured. (RAGAS is not part of `calibrate judge` yet.)
+Prints, for DeepEval faithfulness and RAGAS faithfulness together and for each alone, the achieved
+model-call rate against the ideal (concurrency / latency) and the wall time, each library's own
+`evaluate()` wall time, and the time and calls of an unchanged rerun. The server runs in its own
+process, so it does not share the interpreter with the code measured; the libraries are imported
+before any clock starts, for every contender alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import subprocess
 import sys
@@ -20,6 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -30,7 +35,7 @@ from calibrate.judges.calls import CallPolicy  # noqa: E402
 from calibrate.judges.runner import run_judges  # noqa: E402
 from tests.conftest import write_campaign  # noqa: E402
 
-CALLS_PER_CASE = 4
+CALLS_PER_CASE = {"deepeval": 4, "ragas": 2}  # faithfulness: truths, claims, verdicts, reason / statements, NLI
 
 
 def make_cases(n: int) -> list[dict]:
@@ -64,6 +69,51 @@ def deepeval_evaluate(cases: list[dict], url: str, concurrency: int) -> float:
     return time.perf_counter() - start
 
 
+def ragas_evaluate(cases: list[dict], url: str, concurrency: int) -> float:
+    """RAGAS's own evaluate() (its Faithfulness, the one evaluate() takes), with its own llm_factory
+    on an AsyncOpenAI client pointed at the same server."""
+    import importlib
+
+    from openai import AsyncOpenAI
+    from ragas import EvaluationDataset, evaluate
+    from ragas.llms import llm_factory
+    from ragas.run_config import RunConfig
+
+    faithfulness = importlib.import_module("ragas.metrics._faithfulness").Faithfulness
+    llm = llm_factory("scripted", client=AsyncOpenAI(base_url=url, api_key="unused"))
+    dataset = EvaluationDataset.from_list([{"user_input": c["input"], "response": c["actual_output"],
+                                            "retrieved_contexts": c["retrieval_context"]} for c in cases])
+    start = time.perf_counter()
+    result = evaluate(dataset, metrics=[faithfulness(llm=llm)], show_progress=False,
+                      run_config=RunConfig(max_workers=concurrency, timeout=60))
+    seconds = time.perf_counter() - start
+    assert result.to_pandas()["faithfulness"].notna().all()
+    return seconds
+
+
+def calibrate_run(folder: Path, libraries: list[str], url: str, args) -> tuple[float, int]:
+    """One `calibrate judge` run of the given libraries' faithfulness judges on a fresh campaign."""
+    config = 'name = "bench"\n[metrics.faithfulness]\nscale = "binary"\n' + "".join(
+        f'[judges.{library}-faith]\nlibrary = "{library}"\nmetric = "faithfulness"\n'
+        f'model = {{ provider = "openai", name = "scripted", base_url = "{url}" }}\n' for library in libraries)
+    cases = make_cases(args.cases)
+    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness",
+                           "rater": "ann", "rater_kind": "human", "value": 1})
+    write_campaign(folder, config, humans, cases)
+    policy = CallPolicy(concurrency=args.concurrency)
+    start = time.perf_counter()
+    doc = run_judges(load_campaign(folder), policy=policy)
+    seconds = time.perf_counter() - start
+    calls = sum(j["calls"] for j in doc["judges"])
+    assert calls == args.cases * sum(CALLS_PER_CASE[library] for library in libraries), doc["judges"]
+    assert not any(j["failed"] for j in doc["judges"])
+    ideal = args.concurrency / args.latency
+    print(f"calibrate judge, {' + '.join(libraries)} faithfulness: {args.cases} cases, {calls} calls in "
+          f"{seconds:.2f} s = {calls / seconds:.0f} calls/s, {calls / seconds / ideal:.0%} of the ideal "
+          f"{ideal:.0f} calls/s (concurrency {args.concurrency}, latency {args.latency * 1000:.0f} ms)")
+    return seconds, calls
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=500)
@@ -71,34 +121,29 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
     cases = make_cases(args.cases)
+    import deepeval.metrics  # noqa: F401  - imported before any clock starts, for every contender
+    import openai.types.chat  # noqa: F401
+    import ragas.metrics.collections  # noqa: F401
+
     server, url = start_server(args.latency)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             os.chdir(tmp)  # DeepEval's evaluate() writes its run files into the working directory
-            config = (f'name = "bench"\n[metrics.faithfulness]\nscale = "binary"\n[judges.de-faith]\n'
-                      f'library = "deepeval"\nmetric = "faithfulness"\n'
-                      f'model = {{ provider = "openai", name = "scripted", base_url = "{url}" }}\n')
-            humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness",
-                                   "rater": "ann", "rater_kind": "human", "value": 1})
-            folder = write_campaign(Path(tmp) / "campaign", config, humans, cases)
-            policy = CallPolicy(concurrency=args.concurrency)
+            calibrate_run(Path(tmp) / "both", ["deepeval", "ragas"], url, args)
             start = time.perf_counter()
-            doc = run_judges(load_campaign(folder), policy=policy)
-            ours = time.perf_counter() - start
-            calls = doc["judges"][0]["calls"]
-            ideal = args.concurrency / args.latency
-            print(f"calibrate judge: {args.cases} cases, {calls} calls in {ours:.2f} s = {calls / ours:.0f} "
-                  f"calls/s, {calls / ours / ideal:.0%} of the ideal {ideal:.0f} calls/s "
-                  f"(concurrency {args.concurrency}, latency {args.latency * 1000:.0f} ms); "
-                  f"{doc['judges'][0]['failed']} failed")
-            start = time.perf_counter()
-            again = run_judges(load_campaign(folder), policy=policy)
-            print(f"unchanged rerun: {time.perf_counter() - start:.2f} s, {again['judges'][0]['calls']} calls, "
-                  f"{again['judges'][0]['from_cache']} from the cache")
-            theirs = deepeval_evaluate(cases, url, args.concurrency)
-            print(f"DeepEval evaluate(), same cases, server and concurrency: {theirs:.2f} s "
-                  f"({args.cases * CALLS_PER_CASE / theirs:.0f} calls/s)")
-            print(f"calibrate judge / DeepEval evaluate() wall time: {ours / theirs:.2f}")
+            again = run_judges(load_campaign(Path(tmp) / "both"), policy=CallPolicy(concurrency=args.concurrency))
+            print(f"unchanged rerun: {time.perf_counter() - start:.2f} s, {sum(j['calls'] for j in again['judges'])} "
+                  f"calls, {sum(j['from_cache'] for j in again['judges'])} ratings from the cache")
+            # calibrate first: DeepEval's evaluate() leaves its per-call clients to the garbage collector
+            ours = {library: calibrate_run(Path(tmp) / library, [library], url, args) for library in CALLS_PER_CASE}
+            logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # those clients' "Event loop is closed"
+            for library, theirs in (("deepeval", deepeval_evaluate), ("ragas", ragas_evaluate)):
+                seconds, calls = ours[library]
+                their_seconds = theirs(cases, url, args.concurrency)
+                name = {"deepeval": "DeepEval", "ragas": "RAGAS"}[library]
+                print(f"{name} evaluate(), same cases, server and concurrency: {their_seconds:.2f} s "
+                      f"({calls / their_seconds:.0f} calls/s); calibrate judge / {name} evaluate() wall time: "
+                      f"{seconds / their_seconds:.2f}")
     finally:
         server.terminate()
 

@@ -13,6 +13,7 @@ import asyncio
 import csv
 import datetime as _dt
 import functools
+import itertools
 import os
 import time
 import uuid
@@ -166,11 +167,21 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
         if task.spec.name not in models:
             models[task.spec.name] = _adapter(task.spec).make_model(task.spec, client_for, policy)
     done: list[Attempt] = []
+    # Ratings in progress at once: enough to keep every call slot busy while each rating waits on its
+    # own sequence of calls, few enough that the first calls start at once rather than after every
+    # rating has been set up, and that ratings finish in order.
+    window = max(8, 2 * policy.concurrency)
+    queue = iter(tasks)
+
+    def start(task: _Task) -> asyncio.Future:
+        return asyncio.ensure_future(_score(task, campaign.cases[task.case_id], models[task.spec.name], store,
+                                            run_id))
+
     try:
-        pending = {asyncio.ensure_future(_score(t, campaign.cases[t.case_id], models[t.spec.name], store, run_id))
-                   for t in tasks}
+        pending = {start(t) for t in itertools.islice(queue, window)}
         while pending:
             finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            pending |= {start(t) for t in itertools.islice(queue, len(finished))}
             for future in finished:
                 attempt = future.result()
                 done.append(attempt)
@@ -232,7 +243,7 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     policy = policy or CallPolicy()
     store = JudgeStore(campaign.path / STORE_NAME)
     run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
-    versions = {"calibrate-judges": package_version("calibrate-judges"), "httpx": package_version("httpx")}
+    versions = {"calibrate-judges": package_version("calibrate-judges"), "aiohttp": package_version("aiohttp")}
     for spec in specs:
         versions |= {spec.library: _adapter(spec).library_version(), **_adapter(spec).model_versions(spec)}
     manifest: dict[str, Any] = {"run_id": run_id, "campaign": campaign.name, "data_hash": campaign.data_hash,
