@@ -298,3 +298,40 @@ def test_cost_from_the_declared_price_or_the_reported_cost(tmp_path, server):
     (folder / "campaign.toml").write_text(toml.replace("output_per_mtok = 8.0", "output_per_mtok = -1"))
     with pytest.raises(CampaignError, match="the price is per million tokens"):
         load_campaign(folder)
+
+
+def test_a_refused_connection_is_retried_then_recorded(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    folder = campaign(tmp_path, f"http://127.0.0.1:{port}/v1", make_cases(2))
+    doc = run_judges(load_campaign(folder), policy=CallPolicy(retries=2, backoff_s=0.01))
+    assert doc["judges"][0]["failed"] == 2 and doc["judges"][0]["calls"] >= 2 * 3
+    assert all("connection failed" in r["error"] and "after 3 attempts" in r["error"] for r in doc["ratings"])
+
+
+def test_the_score_is_deepevals_own(tmp_path, server):
+    """DeepEval's own OpenAI-compatible model (LocalModel, its own HTTP client and JSON schema) gives the
+    numbers calibrate's model class gives."""
+    import asyncio
+
+    from deepeval.metrics import FaithfulnessMetric
+    from deepeval.models import LocalModel
+    from deepeval.test_case import LLMTestCase
+
+    cases = make_cases(4)
+    ours = {r["case_id"]: r["value"] for r in run_judges(load_campaign(campaign(tmp_path, server.url, cases)))["ratings"]}
+
+    async def theirs():
+        model = LocalModel(model="llama-3-scripted", base_url=server.url, api_key="unused", temperature=0)
+        found = {}
+        for case in cases:
+            metric = FaithfulnessMetric(model=model, async_mode=True)
+            await metric.a_measure(LLMTestCase(input=case["input"], actual_output=case["actual_output"],
+                                               retrieval_context=case["retrieval_context"]), _show_indicator=False)
+            found[case["case_id"]] = metric.score
+        return found
+
+    assert ours == asyncio.run(theirs())
