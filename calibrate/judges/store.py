@@ -133,6 +133,12 @@ class JudgeStore:
         self._db.execute("UPDATE runs SET finished = ?, manifest = ? WHERE run_id = ?",
                          (now(), json.dumps(manifest, sort_keys=True, default=str), run_id))
 
+    def run(self, run_id: str) -> dict[str, Any]:
+        """A run's manifest with its start and end times."""
+        started, finished, manifest = self._db.execute(
+            "SELECT started, finished, manifest FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return {**json.loads(manifest), "started": started, "finished": finished}
+
     def add(self, attempt: Attempt, *, run_id: str) -> None:
         """Append one finished attempt and commit it at once."""
         a = attempt
