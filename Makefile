@@ -1,18 +1,19 @@
 # `make demo`: set up a virtual environment and run the whole job on the embedded demo campaign.
-# `make test`: set up (virtual environment + headless Chromium for the report tests) and run every test.
+# `make test`: set up (virtual environment, headless Chromium for the browser tests, a Label Studio server
+# in its own virtual environment) and run every test.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench browser clean
+.PHONY: demo test bench browser labelstudio clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# the CPU build of torch first (for the local embedding model), so nothing pulls a CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[test,judges,local-embeddings]'
+	$(BIN)/python -m pip install --quiet -e '.[test,judges,local-embeddings,labelstudio]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -21,7 +22,10 @@ demo: $(STAMP)
 browser:
 	bash scripts/install-browser.sh
 
-test: $(STAMP) browser
+labelstudio:
+	bash scripts/install-label-studio.sh
+
+test: $(STAMP) browser labelstudio
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -32,6 +32,8 @@ RATING_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 #: Written by `calibrate judge` (from its store), read beside the ratings file; not to be edited by hand.
 JUDGE_RATINGS_FILE = "judge_ratings.csv"
+LABELSTUDIO_RATINGS_FILE = "labelstudio_ratings.csv"
+EXPORTED_RATINGS_FILES = (JUDGE_RATINGS_FILE, LABELSTUDIO_RATINGS_FILE)
 #: DeepEval's LLMTestCase field names, and the type each must have in ``cases.jsonl``.
 CASE_FIELDS = {
     "input": (str,), "actual_output": (str, type(None)), "expected_output": (str, type(None)),
@@ -229,20 +231,20 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CampaignError([Problem(str(toml_path), f"not valid TOML: {exc}")]) from None
     present = [folder / name for name in RATINGS_FILES if (folder / name).is_file()]
-    if len(present) != 1:
+    # the ratings calibrate itself exports beside the user's own file: judges' and Label Studio's
+    exported = [folder / name for name in EXPORTED_RATINGS_FILES if (folder / name).is_file()]
+    if len(present) > 1 or not (present or exported):
         found = ", ".join(p.name for p in present) or "none"
-        raise CampaignError([Problem(str(folder), "the campaign needs exactly one ratings file", value=found,
-                                     expected="one of " + ", ".join(RATINGS_FILES))])
-    ratings_path = present[0]
-    raw = _read_ratings(ratings_path).assign(file=str(ratings_path))
-    # the judge ratings `calibrate judge` exports, beside the user's own file
-    judge_path = folder / JUDGE_RATINGS_FILE
-    if judge_path.is_file():
-        raw = pd.concat([raw, _read_ratings(judge_path).assign(file=str(judge_path))], ignore_index=True)
+        raise CampaignError([Problem(str(folder), "the campaign needs exactly one ratings file of its own", value=found,
+                                     expected="one of " + ", ".join(RATINGS_FILES) + " (or labels pulled from "
+                                     "Label Studio, or judge ratings)")])
+    frames = [_read_ratings(path).assign(file=str(path)) for path in present + exported]
+    raw = pd.concat(frames, ignore_index=True)
+    ratings_path = present[0] if present else exported[0]
     cases_path = folder / "cases.jsonl"
     case_rows = _read_jsonl(cases_path) if cases_path.is_file() else None
     digest = hashlib.sha256()
-    for p in [toml_path, ratings_path, judge_path, cases_path]:
+    for p in [toml_path, *present, *exported, cases_path]:
         if p.is_file():
             digest.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     return _build(config, raw, case_rows, out_of_scale=out_of_scale, config_file=str(toml_path),

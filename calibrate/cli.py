@@ -379,6 +379,74 @@ def cases_import(campaign, source_file, source, list_separator) -> None:
     out.print(f"{counts['added']} case(s) added to {Path(campaign) / 'cases.jsonl'}, "
               f"{counts['unchanged']} already there")
 
+
+
+@main.group()
+def labelstudio() -> None:
+    """Human labels through Label Studio: push the cases, pull the annotations."""
+
+
+url_option = click.option("--url", envvar="LABEL_STUDIO_URL", help="Label Studio's address [env LABEL_STUDIO_URL].")
+key_option = click.option("--api-key", envvar="LABEL_STUDIO_API_KEY",
+                          help="A legacy token or a personal access token [env LABEL_STUDIO_API_KEY]; never stored.")
+
+
+@labelstudio.command("push")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@url_option
+@key_option
+@click.option("--metric", "metrics", multiple=True, help="Label only this metric (repeatable; default: all).")
+@click.option("--overlap", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Share of tasks that go to several annotators.")
+@click.option("--annotators", type=click.IntRange(min=2), default=2, show_default=True,
+              help="Annotators per overlapping task.")
+@out_of_scale_option
+@json_option
+def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, out_of_scale, as_json) -> None:
+    """Create (or update) the campaign's project and add the cases it lacks; judge scores stay hidden."""
+    from calibrate.labelstudio.client import LabelStudioError, push
+    from calibrate.labelstudio.interface import InterfaceError
+
+    c = _load(campaign, out_of_scale)
+    try:
+        doc = push(c, url=url, api_key=api_key, metrics=list(metrics) or None, overlap=overlap,
+                   annotators_per_overlap=annotators)
+    except (LabelStudioError, InterfaceError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    out.print(f"project {doc['project_id']} on {doc['url']} ({'created' if doc['created'] else 'updated'}; metrics "
+              f"{', '.join(doc['metrics'])}): {doc['tasks_added']} task(s) added, {doc['tasks_already_there']} "
+              "already there")
+
+
+@labelstudio.command("pull")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@url_option
+@key_option
+@click.option("--file", "export_file", type=click.Path(dir_okay=False, exists=True),
+              help="Read a Label Studio JSON export instead of the API.")
+@out_of_scale_option
+@json_option
+def labelstudio_pull(campaign, url, api_key, export_file, out_of_scale, as_json) -> None:
+    """Read every annotation back as human ratings (labelstudio_ratings.csv), keeping each revision."""
+    from calibrate.labelstudio.client import LabelStudioError, pull, pull_file
+    from calibrate.labelstudio.interface import InterfaceError
+    from calibrate.labelstudio.labels import LabelError
+
+    c = _load(campaign, out_of_scale)
+    try:
+        doc = pull_file(c, export_file, url=url) if export_file else pull(c, url=url, api_key=api_key)
+    except (LabelStudioError, InterfaceError, LabelError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    out.print(f"{doc['annotations']} annotation(s) of {doc['tasks']} task(s): {doc['labels']} label(s), "
+              f"{doc['new']} new, {doc['changed']} changed (a new revision each), {doc['unchanged']} unchanged; "
+              f"skipped {doc['cancelled']} cancelled annotation(s) and {doc['drafts']} draft(s); "
+              f"{doc['ratings_written']} rating(s) in labelstudio_ratings.csv")
 @main.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-demo", show_default=True)
 @seed_option

@@ -10,13 +10,13 @@ key is unchanged and scores the rest.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from calibrate.sqlite_store import now, open_store
 
 __all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key"]
 
@@ -69,10 +69,6 @@ def cache_key(payload: dict[str, Any]) -> str:
     return f"{KEY_VERSION}:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
 @dataclass(frozen=True)
 class Attempt:
     """A finished attempt at one rating: ``value`` or ``error``, never both."""
@@ -108,19 +104,7 @@ class JudgeStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # durable in WAL across process crashes
-        self._migrate()
-
-    def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        for number, statement in enumerate(MIGRATIONS[version:], start=version + 1):
-            self._db.execute("BEGIN")
-            self._db.execute(statement)
-            self._db.execute(f"PRAGMA user_version = {number}")
-            self._db.execute("COMMIT")
+        self._db = open_store(self.path, MIGRATIONS)
 
     def close(self) -> None:
         self._db.close()

@@ -1,0 +1,162 @@
+"""``calibrate labelstudio push`` and ``pull``: the campaign's cases to a Label Studio project and the
+annotators' labels back, through the Label Studio SDK.
+
+The URL and API key come from the caller (flags, or ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``);
+legacy tokens and personal access tokens both work (the SDK tells them apart). The key is kept in
+memory only: the store records the server's URL and the project id, nothing else.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from calibrate.campaign import Campaign
+from calibrate.labelstudio.interface import TEMPLATES, Interface, build_interface, task_data
+from calibrate.labelstudio.labels import read_export
+from calibrate.labelstudio.store import LabelStore
+
+__all__ = ["push", "pull", "pull_file", "LabelStudioError", "connect"]
+
+IMPORT_BATCH = 1000
+
+
+class LabelStudioError(RuntimeError):
+    """Label Studio could not be reached or refused a request; says which and why."""
+
+
+def connect(url: str | None, api_key: str | None):
+    """A Label Studio SDK client, or :class:`LabelStudioError` naming what is missing."""
+    if not url:
+        raise LabelStudioError("no Label Studio URL: pass --url or set LABEL_STUDIO_URL")
+    if not api_key:
+        raise LabelStudioError("no Label Studio API key: pass --api-key or set LABEL_STUDIO_API_KEY "
+                               "(a legacy token or a personal access token)")
+    from label_studio_sdk import LabelStudio
+
+    return LabelStudio(base_url=url.rstrip("/"), api_key=api_key, timeout=120)
+
+
+def _guidelines(interface: Interface) -> str:
+    """The annotation guidelines of the campaign's metrics, as Label Studio's instructions (HTML)."""
+    kinds = dict.fromkeys(interface.metrics.values())
+    texts = [(TEMPLATES / f"{kind}.md").read_text(encoding="utf-8") for kind in kinds]
+    return "".join(f"<pre style='white-space: pre-wrap'>{html.escape(text)}</pre>" for text in texts)
+
+
+def _export(client, project_id: int) -> list[dict[str, Any]]:
+    data = b"".join(client.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True))
+    return json.loads(data)
+
+
+def _call(what: str, function, *args, **kwargs):
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:  # the SDK's ApiError, httpx's connection errors: said with what was asked
+        status = getattr(exc, "status_code", None)
+        body = getattr(exc, "body", None)
+        raise LabelStudioError(f"Label Studio refused to {what}" + (f" (HTTP {status}: {body})" if status else
+                                                                   f": {type(exc).__name__}: {exc}")) from None
+
+
+def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: list[str] | None = None,
+         overlap: float = 0.0, annotators_per_overlap: int = 2) -> dict[str, Any]:
+    """Create the campaign's project (or update its interface), and import the cases it lacks.
+
+    Pushing again adds only cases whose id is not in the project yet: never a duplicate task. Judge
+    scores are not sent (blind labeling). ``overlap`` is the share of tasks that go to
+    ``annotators_per_overlap`` annotators.
+    """
+    if campaign.path is None or not campaign.cases:
+        raise LabelStudioError("pushing needs a campaign folder with cases.jsonl")
+    if not 0 <= overlap <= 1:
+        raise LabelStudioError(f"--overlap is a share of tasks between 0 and 1, not {overlap}")
+    interface = build_interface(campaign, metrics)
+    client = connect(url, api_key)
+    store = LabelStore(campaign.path)
+    try:
+        known = store.project(url)
+        project = None
+        if known:
+            try:
+                project = client.projects.get(known[0])
+            except Exception:  # deleted on the server: a new project is made
+                project = None
+        created = project is None
+        settings = {"maximum_annotations": annotators_per_overlap if overlap > 0 else 1,
+                    "overlap_cohort_percentage": round(overlap * 100)}
+        if created:
+            project = _call("create the project", client.projects.create, title=campaign.name[:50],
+                            description=f"calibrate campaign {campaign.name}", label_config=interface.xml,
+                            expert_instruction=_guidelines(interface), show_instruction=True, **settings)
+        else:
+            _call("update the project's interface", client.projects.update, project.id, label_config=interface.xml,
+                  expert_instruction=_guidelines(interface), **settings)
+        store.set_project(url, project.id, sorted(interface.metrics))
+        existing = {str(task["data"].get("case_id")) for task in _call("export the project", _export, client,
+                                                                        project.id)}
+        new = [task_data(case_id, case) for case_id, case in sorted(campaign.cases.items())
+               if case_id not in existing]
+        for start in range(0, len(new), IMPORT_BATCH):
+            _call("import tasks", client.projects.import_tasks, id=project.id, request=new[start:start + IMPORT_BATCH])
+        return {"url": url, "project_id": project.id, "created": created, "metrics": sorted(interface.metrics),
+                "tasks_added": len(new), "tasks_already_there": len(existing), "overlap": overlap}
+    finally:
+        store.close()
+
+
+def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics: list[str] | None,
+          users: dict[int, str]) -> dict[str, Any]:
+    interface = build_interface(campaign, metrics)
+    reading = read_export(tasks, campaign, interface, users=users)
+    store = LabelStore(campaign.path)
+    try:
+        pull_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
+        counts = store.add_pull(pull_id, source, reading.labels)
+        exported = store.export(source, {(label.annotation_id, label.metric) for label in reading.labels})
+    finally:
+        store.close()
+    return {"pull_id": pull_id, "source": source, "tasks": reading.tasks, "annotations": reading.annotations,
+            "cancelled": reading.cancelled, "drafts": reading.drafts, "labels": len(reading.labels),
+            "unlabelled_metrics": reading.unlabelled_metrics, "replaced": reading.replaced, **counts,
+            "ratings_written": exported}
+
+
+def pull(campaign: Campaign, *, url: str | None, api_key: str | None) -> dict[str, Any]:
+    """Read every annotation of the campaign's project through the API; see :func:`_pull`."""
+    if campaign.path is None:
+        raise LabelStudioError("pulling needs a campaign folder")
+    client = connect(url, api_key)
+    store = LabelStore(campaign.path)
+    known = store.project(url)
+    store.close()
+    if known is None:
+        raise LabelStudioError(f"no project of this campaign on {url}: push first")
+    project_id, metrics = known
+    tasks = _call("export the project", _export, client, project_id)
+    users = {user.id: user.email for user in _call("list users", lambda: list(client.users.list()))}
+    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{project_id}", metrics, users)
+
+
+def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None) -> dict[str, Any]:
+    """Read a Label Studio JSON export file (for users without API access). Annotators are named
+    ``ls-user-ID`` unless the file names them."""
+    if campaign.path is None:
+        raise LabelStudioError("pulling needs a campaign folder")
+    try:
+        tasks = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LabelStudioError(f"cannot read the export {path}: {exc}") from None
+    if not isinstance(tasks, list):
+        raise LabelStudioError(f"{path} is not a Label Studio JSON export (a list of tasks)")
+    projects = {a.get("project") for t in tasks for a in t.get("annotations") or []} - {None}
+    store = LabelStore(campaign.path)
+    known = store.project(url) if url else None
+    store.close()
+    source = (f"{url.rstrip('/')}#project-{known[0]}" if known else
+              f"export#project-{min(projects)}" if projects else "export")
+    return _pull(campaign, tasks, source, known[1] if known else None, {})
