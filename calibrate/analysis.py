@@ -479,6 +479,11 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
                  "n_human_raters": len(ref.raters), "n_multiply_labelled": ref.n_multiply_labelled,
                  "n_human_pass": int(ref.passes.sum()), "default_rule": rule.to_dict(), "judges": results,
                  "warnings": _warnings(campaign, metric, ref, results)}
+        if len(ref.raters) > 1:  # the human ceiling
+            from calibrate.annotators import annotator_agreement
+
+            entry["annotators"] = annotator_agreement(campaign, metric, n_boot=n_boot, seed=seed,
+                                                      confidence=confidence)
         if by is not None:
             entry["slices"] = _slices(campaign, metric, judges, rule, by, seed=seed, n_boot=n_boot,
                                       confidence=confidence, progress=progress)

@@ -1,0 +1,93 @@
+"""How far a campaign's human annotators agree with each other, per metric.
+
+The figures are the ceiling a judge can be held to: a judge agreeing with the human reference as
+well as annotators agree with each other is as good as another annotator. Percent agreement and
+kappa compare labels as given on binary and ordinal metrics (Cohen's kappa quadratic-weighted on an
+ordinal scale), and pass/fail at ``human_pass`` on a continuous one; Krippendorff's alpha uses the
+metric's level of measurement and every label. Each annotator is also compared with the reference of
+the *others* (to spot one who read the guideline differently).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from calibrate.campaign import Campaign
+from calibrate.stats.annotators import (Agreement, agreement_with_interval, cohen_kappa, fleiss_kappa,
+                                        krippendorff_alpha, others_reference, percent_agreement)
+
+__all__ = ["annotator_agreement", "label_matrix"]
+
+
+def label_matrix(campaign: Campaign, metric: str) -> tuple[np.ndarray, list[str], list[str]]:
+    """Human labels of ``metric`` as (cases x annotators), NaN where an annotator gave none."""
+    rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "human")
+                            & campaign.ratings["value"].notna()]
+    table = rows.pivot_table(index="case_id", columns="rater", values="value", aggfunc="last")
+    return table.to_numpy(float), [str(c) for c in table.index], [str(r) for r in table.columns]
+
+
+def _entry(agreement: Agreement) -> dict[str, Any]:
+    if not np.isfinite(agreement.estimate):
+        return {"estimate": None, "reason": "undefined on these labels (too few items, or one category only)",
+                "n_items": agreement.n_items}
+    out: dict[str, Any] = {"estimate": float(agreement.estimate), "n_items": agreement.n_items}
+    interval = agreement.interval
+    if interval is not None and interval.low is not None:
+        out |= {"ci_low": interval.low, "ci_high": interval.high, "ci_method": interval.method,
+                "ci_width": interval.high - interval.low}
+    elif interval is not None:
+        out["ci_reason"] = interval.reason
+    return out
+
+
+def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = 1000, seed: int = 0,
+                        confidence: float = 0.95) -> dict[str, Any]:
+    """Agreement between the annotators of ``metric``, with bootstrap intervals over the items that
+    two annotators or more labelled.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"case_id": list("aabbccdd"), "metric": "f", "rater": ["x", "y"] * 4,
+    ...                   "rater_kind": "human", "value": [1, 1, 0, 0, 1, 0, 0, 0]})
+    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r)
+    >>> doc = annotator_agreement(c, "f", n_boot=0)
+    >>> doc["percent_agreement"]["estimate"], doc["cohen_kappa"]["estimate"]
+    (0.75, 0.5)
+    """
+    spec = campaign.metrics[metric]
+    matrix, _, annotators = label_matrix(campaign, metric)
+    multiply = int(np.sum(np.sum(~np.isnan(matrix), axis=1) >= 2)) if matrix.size else 0
+    doc: dict[str, Any] = {"metric": metric, "annotators": annotators, "n_annotators": len(annotators),
+                           "n_items_multiply_labelled": multiply}
+    if len(annotators) < 2 or multiply < 2:
+        return doc | {"reason": f"{multiply} case(s) labelled by two annotators or more: agreement needs at least 2"}
+    continuous = spec.scale == "continuous"
+    compared = np.where(np.isnan(matrix), np.nan, (matrix >= spec.human_pass).astype(float)) if continuous else matrix
+    weights = "quadratic" if spec.scale == "ordinal" else None
+    doc["basis"] = (f"pass/fail at human_pass = {spec.human_pass:g} (alpha: the values, interval level)"
+                    if continuous else f"the labels as given ({spec.scale})")
+    options = {"n_boot": n_boot, "seed": seed, "confidence": confidence}
+    doc["percent_agreement"] = _entry(agreement_with_interval(percent_agreement, compared, **options))
+    doc["alpha"] = _entry(agreement_with_interval(lambda m: krippendorff_alpha(m, spec.alpha_level), matrix,
+                                                  **options)) | {"level": spec.alpha_level}
+    if len(annotators) == 2:
+        doc["cohen_kappa"] = _entry(agreement_with_interval(
+            lambda m: cohen_kappa(m[:, 0], m[:, 1], weights=weights), compared, **options)) | {
+            "weights": weights or "none"}
+    else:
+        doc["fleiss_kappa"] = _entry(agreement_with_interval(fleiss_kappa, compared, **options))
+    per = []
+    for column, annotator in enumerate(annotators):
+        others = others_reference(compared, column, mean=False)  # pass/fail on a continuous metric
+        pair = np.stack([compared[:, column], others], axis=1)
+        pair = pair[~np.isnan(pair).any(axis=1)]
+        agree = float(np.mean(pair[:, 0] == pair[:, 1])) if len(pair) else None
+        kappa = agreement_with_interval(lambda m: cohen_kappa(m[:, 0], m[:, 1], weights=weights), pair, **options)
+        per.append({"annotator": annotator, "n_items": int(len(pair)), "agreement_with_others": agree,
+                    "kappa_with_others": _entry(kappa)})
+    doc["per_annotator"] = per
+    return doc
