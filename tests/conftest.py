@@ -95,56 +95,18 @@ def server():
         yield s
 
 
-LABEL_STUDIO = Path(__file__).resolve().parents[1] / ".labelstudio-venv" / "bin" / "label-studio"
-LABEL_STUDIO_ADMIN = ("admin@calibrate.test", "calibrate-admin-password")
-LABEL_STUDIO_TOKEN = "calibrate-test-legacy-token-0123456789"
-
-
 @pytest.fixture(scope="session")
 def label_studio(tmp_path_factory):
-    """A real Label Studio server on a free port of 127.0.0.1, started once per test session
-    (``make test`` installs it with scripts/install-label-studio.sh), with its version check,
-    analytics and error reporting off. Yields (url, legacy API token)."""
-    import socket
-    import subprocess
-    import time
-    import urllib.request
+    """A real Label Studio server (tests/labelstudio_server.py), started once per test session;
+    yields (url, legacy API token)."""
+    from tests.labelstudio_server import LABEL_STUDIO, LabelStudioServer
 
     need(LABEL_STUDIO.exists(), f"Label Studio ({LABEL_STUDIO}; run scripts/install-label-studio.sh)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    data = tmp_path_factory.mktemp("label-studio")
-    env = {**os.environ, "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false", "SENTRY_DSN": "",
-           "FRONTEND_SENTRY_DSN": "", "LABEL_STUDIO_BASE_DATA_DIR": str(data), "DJANGO_DB": "sqlite",
-           "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true"}
-    log = (data / "server.log").open("w")
-    process = subprocess.Popen(
-        [str(LABEL_STUDIO), "start", "--host", "127.0.0.1", "--port", str(port), "--no-browser",
-         "--data-dir", str(data), "--username", LABEL_STUDIO_ADMIN[0], "--password", LABEL_STUDIO_ADMIN[1],
-         "--user-token", LABEL_STUDIO_TOKEN, "--enable-legacy-api-token"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=data)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 300  # the first start migrates its database (about 40 s here)
     try:
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.time() > deadline:
-                pytest.fail("Label Studio did not start: " + (data / "server.log").read_text()[-3000:])
-            time.sleep(0.5)
-        yield url, LABEL_STUDIO_TOKEN
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        with LabelStudioServer(tmp_path_factory.mktemp("label-studio")) as server:
+            yield server.url, server.token
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")

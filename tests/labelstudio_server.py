@@ -1,0 +1,64 @@
+"""A real Label Studio server on 127.0.0.1 for the tests and benchmarks.
+
+``scripts/install-label-studio.sh`` installs it in its own virtual environment (``.labelstudio-venv``);
+this starts it on a free port with its version check, analytics and error reporting off, an admin
+user and a legacy API token, and waits until it answers.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+LABEL_STUDIO = Path(__file__).resolve().parents[1] / ".labelstudio-venv" / "bin" / "label-studio"
+ADMIN = ("admin@calibrate.test", "calibrate-admin-password")
+TOKEN = "calibrate-test-legacy-token-0123456789"
+
+
+class LabelStudioServer:
+    """``with LabelStudioServer(data_dir) as server:`` gives ``server.url`` and ``server.token``."""
+
+    def __init__(self, data_dir: Path, *, start_timeout_s: float = 300.0):
+        self.data_dir = Path(data_dir)
+        self.start_timeout_s = start_timeout_s  # the first start migrates its database (about 40 s here)
+        self.token = TOKEN
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "LabelStudioServer":
+        env = {**os.environ, "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false", "SENTRY_DSN": "",
+               "FRONTEND_SENTRY_DSN": "", "LABEL_STUDIO_BASE_DATA_DIR": str(self.data_dir), "DJANGO_DB": "sqlite",
+               "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true"}
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._log = (self.data_dir / "server.log").open("w")
+        self.process = subprocess.Popen(
+            [str(LABEL_STUDIO), "start", "--host", "127.0.0.1", "--port", str(self.port), "--no-browser",
+             "--data-dir", str(self.data_dir), "--username", ADMIN[0], "--password", ADMIN[1],
+             "--user-token", TOKEN, "--enable-legacy-api-token"],
+            stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.data_dir)
+        deadline = time.time() + self.start_timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        return self
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.time() > deadline:
+                self.__exit__()
+                raise RuntimeError("Label Studio did not start: " + (self.data_dir / "server.log").read_text()[-3000:])
+            time.sleep(0.5)
+
+    def __exit__(self, *exc) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self._log.close()
