@@ -98,13 +98,13 @@ def server():
 @pytest.fixture(scope="session")
 def label_studio(tmp_path_factory):
     """A real Label Studio server (tests/labelstudio_server.py), started once per test session;
-    yields (url, legacy API token)."""
+    yields the server (``.url``, ``.token``, ``.set_password``)."""
     from tests.labelstudio_server import LABEL_STUDIO, LabelStudioServer
 
     need(LABEL_STUDIO.exists(), f"Label Studio ({LABEL_STUDIO}; run scripts/install-label-studio.sh)")
     try:
         with LabelStudioServer(tmp_path_factory.mktemp("label-studio")) as server:
-            yield server.url, server.token
+            yield server
     except RuntimeError as exc:
         pytest.fail(str(exc))
 

@@ -31,10 +31,19 @@ class LabelStudioServer:
             self.port = probe.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
 
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false", "SENTRY_DSN": "",
+                "FRONTEND_SENTRY_DSN": "", "LABEL_STUDIO_BASE_DATA_DIR": str(self.data_dir), "DJANGO_DB": "sqlite",
+                "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true"}
+
+    def set_password(self, email: str, password: str) -> None:
+        """Give a user (made through the API, which sets no password) a password to log in with."""
+        subprocess.run([str(LABEL_STUDIO), "reset_password", "--username", email, "--password", password,
+                        "--data-dir", str(self.data_dir)], env=self._env(), cwd=self.data_dir, check=True,
+                       capture_output=True, timeout=120)
+
     def __enter__(self) -> "LabelStudioServer":
-        env = {**os.environ, "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false", "SENTRY_DSN": "",
-               "FRONTEND_SENTRY_DSN": "", "LABEL_STUDIO_BASE_DATA_DIR": str(self.data_dir), "DJANGO_DB": "sqlite",
-               "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true"}
+        env = self._env()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._log = (self.data_dir / "server.log").open("w")
         self.process = subprocess.Popen(

@@ -44,7 +44,7 @@ def make_campaign(tmp_path, n=4):
 def server(label_studio):
     from label_studio_sdk import LabelStudio
 
-    url, token = label_studio
+    url, token = label_studio.url, label_studio.token
     client = LabelStudio(base_url=url, api_key=token)
     users = {}
     for name in ("ann1", "ann2"):

@@ -1,0 +1,98 @@
+"""An annotator's session in a real browser: log in to Label Studio, open a pushed task in the generated
+interface, click the verdicts for the answer and for each retrieved chunk, submit, pull."""
+
+import time
+
+import pandas as pd
+
+from calibrate import load_campaign
+from calibrate.labelstudio.client import connect, pull, push
+from calibrate.labelstudio.store import RATINGS_FILE, LabelStore
+from tests.conftest import write_campaign
+
+TOML = """
+name = "browser"
+[metrics.faithfulness]
+scale = "binary"
+[metrics.contextual_relevancy]
+scale = "continuous"
+range = [0, 1]
+human_pass = 0.5
+"""
+CASE = {"case_id": "paris", "input": "Where is Paris?", "actual_output": "Paris is in France.",
+        "retrieval_context": ["Paris is the capital of France.", "Bananas are yellow.", "France borders Spain."]}
+
+
+def browser(chromedriver):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1400,1800"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(chromedriver), options=options)
+
+
+def wait_for(driver, xpath, count=1, timeout=60):
+    from selenium.webdriver.common.by import By
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = driver.find_elements(By.XPATH, xpath)
+        if len(found) >= count:
+            return found
+        time.sleep(0.25)
+    raise AssertionError(f"{xpath} did not appear: {driver.find_element(By.TAG_NAME, 'body').text[:2000]}")
+
+
+def test_an_annotator_labels_in_the_browser_and_the_pull_finds_exactly_that(tmp_path, label_studio, chromedriver):
+    from selenium.webdriver.common.by import By
+
+    humans = pd.DataFrame({"case_id": ["paris"], "metric": "faithfulness", "rater": "lead", "rater_kind": "human",
+                           "value": [1]})
+    folder = write_campaign(tmp_path / "campaign", TOML, humans, [CASE])
+    project_id = push(load_campaign(folder), url=label_studio.url, api_key=label_studio.token)["project_id"]
+    client = connect(label_studio.url, label_studio.token)
+    task_id = next(iter(client.tasks.list(project=project_id))).id
+    email, password = "browser-annotator@calibrate.test", "browser-annotator-password-1"
+    if not any(u.email == email for u in client.users.list()):
+        client.users.create(email=email, username="browserannotator", password=password)
+    label_studio.set_password(email, password)
+
+    driver = browser(chromedriver)
+    try:
+        driver.get(label_studio.url + "/user/login/")
+        wait_for(driver, "//input[@name='email']")[0].send_keys(email)
+        driver.find_element(By.NAME, "password").send_keys(password)
+        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait_for(driver, "//*[contains(normalize-space(), 'Projects')]")
+        driver.get(f"{label_studio.url}/projects/{project_id}/data?task={task_id}")
+        # the generated interface, with one pair of choices per retrieved chunk (<Repeater>)
+        relevant = wait_for(driver, "//*[normalize-space(text())='relevant']", count=3)
+        not_relevant = driver.find_elements(By.XPATH, "//*[normalize-space(text())='not relevant']")
+        assert len(relevant) == len(not_relevant) == 3
+        assert "Bananas are yellow." in driver.find_element(By.TAG_NAME, "body").text
+        for element in (relevant[0], not_relevant[1], relevant[2]):
+            element.click()
+            time.sleep(0.2)
+        driver.find_element(By.XPATH, "//*[normalize-space(text())='fail']").click()
+        time.sleep(0.2)
+        driver.find_element(By.XPATH, "//button[normalize-space()='Submit']").click()
+        deadline = time.time() + 30
+        while time.time() < deadline and not client.tasks.get(task_id).annotations:
+            time.sleep(0.5)
+    finally:
+        driver.quit()
+
+    summary = pull(load_campaign(folder), url=label_studio.url, api_key=label_studio.token)
+    assert (summary["annotations"], summary["labels"]) == (1, 2)
+    ratings = pd.read_csv(folder / RATINGS_FILE)
+    assert {(r.metric, r.rater, r.value) for r in ratings.itertuples()} == {
+        ("faithfulness", email, 0.0), ("contextual_relevancy", email, 2 / 3)}
+    store = LabelStore(folder)
+    chunks = [h["details"] for h in store.history() if h["metric"] == "contextual_relevancy"]
+    store.close()
+    assert chunks == [{"chunks": ["relevant", "not relevant", "relevant"]}]
