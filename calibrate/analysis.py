@@ -477,6 +477,7 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
         entry = {"metric": metric, "scale": spec.scale, "human_pass": spec.human_pass,
                  "levels": list(spec.levels) if spec.levels else None, "n_cases": int(universe.size),
                  "n_human_raters": len(ref.raters), "n_multiply_labelled": ref.n_multiply_labelled,
+                 "n_adjudicated": ref.n_adjudicated,
                  "n_human_pass": int(ref.passes.sum()), "default_rule": rule.to_dict(), "judges": results,
                  "warnings": _warnings(campaign, metric, ref, results)}
         if len(ref.raters) > 1:  # the human ceiling

@@ -34,6 +34,8 @@ RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 JUDGE_RATINGS_FILE = "judge_ratings.csv"
 LABELSTUDIO_RATINGS_FILE = "labelstudio_ratings.csv"
 EXPORTED_RATINGS_FILES = (JUDGE_RATINGS_FILE, LABELSTUDIO_RATINGS_FILE)
+ADJUDICATIONS_FILE = "adjudications.csv"   # written by calibrate adjudicate
+ADJUDICATION_COLUMNS = ["case_id", "metric", "value", "adjudicator", "decided"]
 #: DeepEval's LLMTestCase field names, and the type each must have in ``cases.jsonl``.
 CASE_FIELDS = {
     "input": (str,), "actual_output": (str, type(None)), "expected_output": (str, type(None)),
@@ -149,6 +151,8 @@ class Campaign:
     data_hash: str = ""
     path: Path | None = None
     out_of_scale: OutOfScale = "error"
+    #: an adjudicator's decision per (case, metric) where annotators disagreed: the reference label
+    adjudications: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ADJUDICATION_COLUMNS))
 
     def rater(self, name: str) -> Rater:
         """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family."""
@@ -243,13 +247,35 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
     ratings_path = present[0] if present else exported[0]
     cases_path = folder / "cases.jsonl"
     case_rows = _read_jsonl(cases_path) if cases_path.is_file() else None
+    adjudications_path = folder / ADJUDICATIONS_FILE
     digest = hashlib.sha256()
-    for p in [toml_path, *present, *exported, cases_path]:
+    for p in [toml_path, *present, *exported, cases_path, adjudications_path]:
         if p.is_file():
             digest.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-    return _build(config, raw, case_rows, out_of_scale=out_of_scale, config_file=str(toml_path),
-                  ratings_file=str(ratings_path), cases_file=str(cases_path),
-                  data_hash="sha256:" + digest.hexdigest(), path=folder)
+    campaign = _build(config, raw, case_rows, out_of_scale=out_of_scale, config_file=str(toml_path),
+                      ratings_file=str(ratings_path), cases_file=str(cases_path),
+                      data_hash="sha256:" + digest.hexdigest(), path=folder)
+    if adjudications_path.is_file():
+        campaign.adjudications = _read_adjudications(adjudications_path, campaign)
+    return campaign
+
+
+def _read_adjudications(path: Path, campaign: Campaign) -> pd.DataFrame:
+    """The current decisions ``calibrate adjudicate`` wrote, checked against the campaign."""
+    frame = pd.read_csv(path, dtype={"case_id": str, "metric": str, "adjudicator": str})
+    problems = []
+    if list(frame.columns) != ADJUDICATION_COLUMNS:
+        problems.append(Problem(str(path), "unexpected columns", value=", ".join(frame.columns),
+                                expected=", ".join(ADJUDICATION_COLUMNS) + " (the file calibrate adjudicate writes)"))
+    else:
+        for line, row in enumerate(frame.itertuples(), start=2):
+            metric = campaign.metrics.get(row.metric)
+            if metric is None or not bool(metric.in_scale(np.array([row.value], float))[0]):
+                problems.append(Problem(str(path), "a decision for an unknown metric or off its scale", row=line,
+                                        field="value", value=f"{row.metric}={row.value}"))
+    if problems:
+        raise CampaignError(problems)
+    return frame
 
 
 # ---------------------------------------------------------------------------------------- reading

@@ -381,6 +381,52 @@ def cases_import(campaign, source_file, source, list_separator) -> None:
 
 
 
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", help="Only this metric.")
+@click.option("--template", "template", type=click.Path(dir_okay=False),
+              help="Write the disagreements to this CSV for the adjudicator to fill (decision, adjudicator).")
+@click.option("--decisions", type=click.Path(dir_okay=False, exists=True),
+              help="Record the decisions of a filled template: each becomes the case's reference label.")
+@out_of_scale_option
+@json_option
+def adjudicate(campaign, metric, template, decisions, out_of_scale, as_json) -> None:
+    """List the cases annotators disagree on; record an adjudicator's decisions (history kept)."""
+    from calibrate.adjudication import disagreements, record_decisions, write_template
+
+    c = _load(campaign, out_of_scale)
+    if metric is not None and metric not in c.metrics:
+        _fail(f"unknown metric {metric}: the campaign declares {', '.join(sorted(c.metrics))}")
+    if decisions:
+        try:
+            counts = record_decisions(c, decisions)
+        except CampaignError as exc:
+            _fail(str(exc))
+        if as_json:
+            _print_json(counts)
+        else:
+            out.print(f"decisions: {counts['new']} new, {counts['changed']} changed (earlier ones kept), "
+                      f"{counts['unchanged']} unchanged, {counts['blank']} row(s) left blank; the current ones are "
+                      "in adjudications.csv")
+        return
+    found = disagreements(c, metric)
+    if template:
+        write_template(c, template, metric)
+    if as_json:
+        _print_json({"disagreements": found})
+        return
+    table = Table(title=f"{len(found)} case(s) where annotators disagree")
+    for col in ("case", "metric", "labels", "decision"):
+        table.add_column(col)
+    for d in found:
+        table.add_row(d["case_id"], d["metric"], "; ".join(f"{k}={v:g}" for k, v in d["labels"].items()),
+                      "-" if d["decision"] is None else f"{d['decision']:g}")
+    out.print(table)
+    if template:
+        out.print(f"written to {template}: fill decision and adjudicator, then run calibrate adjudicate "
+                  f"{campaign} --decisions {template}")
+
 @main.group()
 def labelstudio() -> None:
     """Human labels through Label Studio: push the cases, pull the annotations."""

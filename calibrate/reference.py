@@ -28,6 +28,7 @@ class HumanReference:
     n_ties: int
     n_failed_ratings: int
     raters: tuple[str, ...]
+    n_adjudicated: int = 0
 
     @property
     def passes(self) -> np.ndarray:
@@ -85,9 +86,20 @@ def human_reference(campaign: Campaign, metric: str) -> HumanReference:
         even = counts % 2 == 0
         ties = int(np.sum(even & (labels[starts + counts // 2 - 1] != labels[np.minimum(starts + counts // 2,
                                                                                           labels.size - 1)])))
+    # an adjudicator's decision replaces the annotators' majority where they disagreed
+    decided = campaign.adjudications[campaign.adjudications["metric"] == metric]
+    position = {case_id: i for i, case_id in enumerate(case_ids)}
+    adjudicated = 0
+    if len(decided):
+        values = values.copy()
+        for case_id, value in zip(decided["case_id"].astype(str), decided["value"].astype(float)):
+            if case_id in position:
+                values[position[case_id]] = value
+                adjudicated += 1
     return HumanReference(metric=spec, case_ids=case_ids, values=values, n_raters=counts,
                           n_multiply_labelled=int((counts > 1).sum()), n_ties=ties,
-                          n_failed_ratings=failed, raters=tuple(sorted(rows["rater"].unique())))
+                          n_failed_ratings=failed, raters=tuple(sorted(rows["rater"].unique())),
+                          n_adjudicated=adjudicated)
 
 
 def judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:
