@@ -213,3 +213,22 @@ def test_a_thousand_tasks_through_the_command_line(tmp_path, server, monkeypatch
     assert len(ratings) == 3000 and ratings.query("metric == 'faithfulness'")["value"].sum() == sum(
         1 for i in range(1000) if i % 3)
     print(f"push {push_seconds:.1f} s, pull {time.perf_counter() - start:.1f} s")
+
+
+def test_a_personal_access_token_works_too(tmp_path, server):
+    import httpx
+
+    url, token, client, users = server
+    legacy = {"Authorization": f"Token {token}"}
+    assert httpx.post(url + "/api/jwt/settings", headers=legacy,
+                      json={"api_tokens_enabled": True, "legacy_api_tokens_enabled": True}).status_code == 200
+    pat = httpx.post(url + "/api/token/", headers=legacy).json()["token"]  # a JWT refresh token
+    assert pat.count(".") == 2
+    folder = make_campaign(tmp_path, n=2)
+    doc = push(load_campaign(folder), url=url, api_key=pat)
+    tasks = tasks_by_case(client, doc["project_id"])
+    client.annotations.create(id=tasks["c0000"], completed_by=users["ann1"],
+                              result=results("pass", ["relevant", "relevant", "relevant"], "2"))
+    assert pull(load_campaign(folder), url=url, api_key=pat)["labels"] == 3
+    for path in folder.rglob("*"):
+        assert path.is_dir() or pat.encode() not in path.read_bytes(), path
