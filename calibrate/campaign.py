@@ -33,6 +33,7 @@ RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 #: Written by `calibrate judge` (from its store), read beside the ratings file; not to be edited by hand.
 JUDGE_RATINGS_FILE = "judge_ratings.csv"
 LABELSTUDIO_RATINGS_FILE = "labelstudio_ratings.csv"
+LABELSTUDIO_META_FILE = "labelstudio_ratings.json"   # what the annotators saw (a judge shown as pre-annotations)
 EXPORTED_RATINGS_FILES = (JUDGE_RATINGS_FILE, LABELSTUDIO_RATINGS_FILE)
 ADJUDICATIONS_FILE = "adjudications.csv"   # written by calibrate adjudicate
 ADJUDICATION_COLUMNS = ["case_id", "metric", "value", "adjudicator", "decided"]
@@ -153,6 +154,8 @@ class Campaign:
     out_of_scale: OutOfScale = "error"
     #: an adjudicator's decision per (case, metric) where annotators disagreed: the reference label
     adjudications: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ADJUDICATION_COLUMNS))
+    #: the judge whose scores Label Studio showed the annotators as pre-annotations, if any (anchoring)
+    shown_judge: str | None = None
 
     def rater(self, name: str) -> Rater:
         """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family."""
@@ -257,6 +260,12 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
                       data_hash="sha256:" + digest.hexdigest(), path=folder)
     if adjudications_path.is_file():
         campaign.adjudications = _read_adjudications(adjudications_path, campaign)
+    meta_path = folder / LABELSTUDIO_META_FILE
+    if meta_path.is_file() and (folder / LABELSTUDIO_RATINGS_FILE).is_file():
+        try:
+            campaign.shown_judge = json.loads(meta_path.read_text(encoding="utf-8")).get("shown_judge")
+        except (ValueError, AttributeError):
+            raise CampaignError([Problem(str(meta_path), "not the JSON calibrate labelstudio pull writes")]) from None
     return campaign
 
 

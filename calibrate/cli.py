@@ -446,9 +446,14 @@ key_option = click.option("--api-key", envvar="LABEL_STUDIO_API_KEY",
               help="Share of tasks that go to several annotators.")
 @click.option("--annotators", type=click.IntRange(min=2), default=2, show_default=True,
               help="Annotators per overlapping task.")
+@click.option("--show-judge", help="Pre-fill the new tasks with this judge's ratings (not blind: the report then "
+                                   "warns that the labels may be anchored on it).")
+@click.option("--show-threshold", type=float, default=0.5, show_default=True,
+              help="With --show-judge, the score from which a binary metric is pre-filled as pass.")
 @out_of_scale_option
 @json_option
-def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, out_of_scale, as_json) -> None:
+def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, show_judge, show_threshold, out_of_scale,
+                     as_json) -> None:
     """Create (or update) the campaign's project and add the cases it lacks; judge scores stay hidden."""
     from calibrate.labelstudio.client import LabelStudioError, push
     from calibrate.labelstudio.interface import InterfaceError
@@ -456,7 +461,7 @@ def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, out_o
     c = _load(campaign, out_of_scale)
     try:
         doc = push(c, url=url, api_key=api_key, metrics=list(metrics) or None, overlap=overlap,
-                   annotators_per_overlap=annotators)
+                   annotators_per_overlap=annotators, show_judge=show_judge, show_threshold=show_threshold)
     except (LabelStudioError, InterfaceError) as exc:
         _fail(str(exc))
     if as_json:
@@ -465,6 +470,11 @@ def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, out_o
     out.print(f"project {doc['project_id']} on {doc['url']} ({'created' if doc['created'] else 'updated'}; metrics "
               f"{', '.join(doc['metrics'])}): {doc['tasks_added']} task(s) added, {doc['tasks_already_there']} "
               "already there")
+    if doc["shown_judge"]:
+        out.print(f"[yellow]not blind:[/] {doc['pre_annotated']} new task(s) pre-filled with judge "
+                  f"{doc['shown_judge']}'s ratings" + (f" (not for {', '.join(doc['not_pre_annotated_metrics'])})"
+                                                       if doc["not_pre_annotated_metrics"] else "")
+                  + "; statistics on these labels will warn of anchoring", markup=True)
 
 
 @labelstudio.command("pull")

@@ -232,3 +232,33 @@ def test_a_personal_access_token_works_too(tmp_path, server):
     assert pull(load_campaign(folder), url=url, api_key=pat)["labels"] == 3
     for path in folder.rglob("*"):
         assert path.is_dir() or pat.encode() not in path.read_bytes(), path
+
+
+def test_judge_scores_shown_as_pre_annotations_are_warned_of(tmp_path, server):
+    url, token, client, users = server
+    folder = make_campaign(tmp_path, n=3)
+    judged = pd.DataFrame({"case_id": ["c0000", "c0001", "c0002"], "metric": "faithfulness", "rater": "judge-x",
+                           "rater_kind": "judge", "value": [0.9, 0.2, 0.5]})
+    pd.concat([pd.read_csv(folder / "ratings.csv"), judged]).to_csv(folder / "ratings.csv", index=False)
+    (folder / "campaign.toml").write_text(TOML + "[raters.judge-x]\nfamily = \"gpt\"\n")
+    blind = push(load_campaign(folder), url=url, api_key=token)
+    assert blind["shown_judge"] is None
+    other = make_campaign(tmp_path / "shown", n=3)
+    pd.concat([pd.read_csv(other / "ratings.csv"), judged]).to_csv(other / "ratings.csv", index=False)
+    (other / "campaign.toml").write_text(TOML + "[raters.judge-x]\nfamily = \"gpt\"\n")
+    doc = push(load_campaign(other), url=url, api_key=token, show_judge="judge-x", show_threshold=0.5)
+    assert doc["shown_judge"] == "judge-x" and doc["pre_annotated"] == 3
+    assert doc["not_pre_annotated_metrics"] == ["contextual_precision", "politeness"]
+    project = client.projects.get(doc["project_id"])
+    assert project.model_version == "judge-x" and project.show_collab_predictions
+    tasks = tasks_by_case(client, doc["project_id"])
+    shown = {case: [p.result[0]["value"]["choices"] for p in client.predictions.list(task=task)]
+             for case, task in tasks.items()}
+    assert shown == {"c0000": [["pass"]], "c0001": [["fail"]], "c0002": [["pass"]]}
+    client.annotations.create(id=tasks["c0000"], completed_by=users["ann1"],
+                              result=results("pass", ["relevant", "relevant", "relevant"], "2"))
+    assert pull(load_campaign(other), url=url, api_key=token)["shown_judge"] == "judge-x"
+    warnings = compute_stats(load_campaign(other), n_boot=20)["metrics"][0]["warnings"]
+    assert any("saw judge judge-x's scores as pre-annotations" in w for w in warnings)
+    with pytest.raises(LabelStudioError, match="no judge of that name"):
+        push(load_campaign(other), url=url, api_key=token, show_judge="nobody")

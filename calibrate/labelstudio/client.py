@@ -15,8 +15,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from calibrate.campaign import Campaign
-from calibrate.labelstudio.interface import TEMPLATES, Interface, build_interface, task_data
+from calibrate.labelstudio.interface import PER_ITEM, TEMPLATES, Interface, build_interface, task_data
 from calibrate.labelstudio.labels import read_export
 from calibrate.labelstudio.store import LabelStore
 
@@ -63,19 +65,57 @@ def _call(what: str, function, *args, **kwargs):
                                                                    f": {type(exc).__name__}: {exc}")) from None
 
 
+def _predictions(campaign: Campaign, interface: Interface, judge: str, threshold: float
+                 ) -> tuple[dict[str, list[dict]], list[str]]:
+    """A judge's ratings as Label Studio results per case, for the metrics a case-level score can
+    pre-fill (not those labelled per chunk), and the metrics it cannot."""
+    ratings = campaign.ratings[(campaign.ratings["rater"] == judge) & campaign.ratings["value"].notna()]
+    rater = campaign.rater(judge)
+    by_case: dict[str, list[dict]] = {}
+    skipped = []
+    for metric, kind in interface.metrics.items():
+        spec = campaign.metrics[metric]
+        control = interface.controls.get(metric)
+        if control is None or kind in PER_ITEM or (spec.scale != "binary" and not rater.on_metric_scale):
+            skipped.append(metric)
+            continue
+        for row in ratings[ratings["metric"] == metric].itertuples():
+            score = float(row.value)
+            if spec.scale == "binary":
+                value = {"choices": ["pass" if score >= threshold else "fail"]}
+            elif control.type == "rating":
+                value = {"rating": int(spec.nearest_in_scale(np.array([score]))[0])}
+            elif control.type == "choices":
+                level = float(spec.nearest_in_scale(np.array([score]))[0])
+                value = {"choices": [str(int(level)) if level.is_integer() else repr(level)]}
+            else:
+                value = {"number": score}
+            by_case.setdefault(str(row.case_id), []).append(
+                {"from_name": metric, "to_name": control.to_name, "type": control.type, "value": value})
+    return by_case, skipped
+
+
 def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: list[str] | None = None,
-         overlap: float = 0.0, annotators_per_overlap: int = 2) -> dict[str, Any]:
+         overlap: float = 0.0, annotators_per_overlap: int = 2, show_judge: str | None = None,
+         show_threshold: float = 0.5) -> dict[str, Any]:
     """Create the campaign's project (or update its interface), and import the cases it lacks.
 
     Pushing again adds only cases whose id is not in the project yet: never a duplicate task. Judge
-    scores are not sent (blind labeling). ``overlap`` is the share of tasks that go to
-    ``annotators_per_overlap`` annotators.
+    scores are not sent (blind labeling) unless ``show_judge`` names a judge: its ratings then pre-fill
+    the new tasks (pass at ``show_threshold`` on a binary metric), the project is recorded as showing
+    it, and every later statistic warns that the labels may be anchored on it. ``overlap`` is the
+    share of tasks that go to ``annotators_per_overlap`` annotators.
     """
     if campaign.path is None or not campaign.cases:
         raise LabelStudioError("pushing needs a campaign folder with cases.jsonl")
     if not 0 <= overlap <= 1:
         raise LabelStudioError(f"--overlap is a share of tasks between 0 and 1, not {overlap}")
     interface = build_interface(campaign, metrics)
+    if show_judge is not None and show_judge not in set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge",
+                                                                              "rater"]):
+        raise LabelStudioError(f"--show-judge {show_judge}: no judge of that name has ratings in the campaign")
+    predictions, not_shown = (_predictions(campaign, interface, show_judge, show_threshold) if show_judge
+                              else ({}, []))
     client = connect(url, api_key)
     store = LabelStore(campaign.path)
     try:
@@ -89,6 +129,8 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
         created = project is None
         settings = {"maximum_annotations": annotators_per_overlap if overlap > 0 else 1,
                     "overlap_cohort_percentage": round(overlap * 100)}
+        if show_judge:  # Label Studio pre-fills a task with the predictions of the project's model version
+            settings |= {"model_version": show_judge, "show_collab_predictions": True}
         if created:
             project = _call("create the project", client.projects.create, title=campaign.name[:50],
                             description=f"calibrate campaign {campaign.name}", label_config=interface.xml,
@@ -96,34 +138,40 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
         else:
             _call("update the project's interface", client.projects.update, project.id, label_config=interface.xml,
                   expert_instruction=_guidelines(interface), **settings)
-        store.set_project(url, project.id, sorted(interface.metrics))
+        shown = show_judge if created else (show_judge or store.shown_judge(url))
+        store.set_project(url, project.id, sorted(interface.metrics), shown)
         existing = {str(task["data"].get("case_id")) for task in _call("export the project", _export, client,
                                                                         project.id)}
-        new = [task_data(case_id, case) for case_id, case in sorted(campaign.cases.items())
-               if case_id not in existing]
+        new = [{"data": task_data(case_id, case),
+                **({"predictions": [{"model_version": show_judge, "result": predictions[case_id]}]}
+                   if case_id in predictions else {})}
+               for case_id, case in sorted(campaign.cases.items()) if case_id not in existing]
         for start in range(0, len(new), IMPORT_BATCH):
             _call("import tasks", client.projects.import_tasks, id=project.id, request=new[start:start + IMPORT_BATCH])
         return {"url": url, "project_id": project.id, "created": created, "metrics": sorted(interface.metrics),
-                "tasks_added": len(new), "tasks_already_there": len(existing), "overlap": overlap}
+                "tasks_added": len(new), "tasks_already_there": len(existing), "overlap": overlap,
+                "shown_judge": shown, "pre_annotated": sum("predictions" in t for t in new),
+                "not_pre_annotated_metrics": not_shown}
     finally:
         store.close()
 
 
 def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics: list[str] | None,
-          users: dict[int, str]) -> dict[str, Any]:
+          users: dict[int, str], shown_judge: str | None = None) -> dict[str, Any]:
     interface = build_interface(campaign, metrics)
     reading = read_export(tasks, campaign, interface, users=users)
     store = LabelStore(campaign.path)
     try:
         pull_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
         counts = store.add_pull(pull_id, source, reading.labels)
-        exported = store.export(source, {(label.annotation_id, label.metric) for label in reading.labels})
+        exported = store.export(source, {(label.annotation_id, label.metric) for label in reading.labels},
+                                shown_judge=shown_judge)
     finally:
         store.close()
     return {"pull_id": pull_id, "source": source, "tasks": reading.tasks, "annotations": reading.annotations,
             "cancelled": reading.cancelled, "drafts": reading.drafts, "labels": len(reading.labels),
             "unlabelled_metrics": reading.unlabelled_metrics, "replaced": reading.replaced, **counts,
-            "ratings_written": exported}
+            "ratings_written": exported, "shown_judge": shown_judge}
 
 
 def pull(campaign: Campaign, *, url: str | None, api_key: str | None) -> dict[str, Any]:
@@ -132,14 +180,14 @@ def pull(campaign: Campaign, *, url: str | None, api_key: str | None) -> dict[st
         raise LabelStudioError("pulling needs a campaign folder")
     client = connect(url, api_key)
     store = LabelStore(campaign.path)
-    known = store.project(url)
+    known, shown = store.project(url), store.shown_judge(url)
     store.close()
     if known is None:
         raise LabelStudioError(f"no project of this campaign on {url}: push first")
     project_id, metrics = known
     tasks = _call("export the project", _export, client, project_id)
     users = {user.id: user.email for user in _call("list users", lambda: list(client.users.list()))}
-    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{project_id}", metrics, users)
+    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{project_id}", metrics, users, shown)
 
 
 def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None) -> dict[str, Any]:
@@ -156,7 +204,10 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None) -
     projects = {a.get("project") for t in tasks for a in t.get("annotations") or []} - {None}
     store = LabelStore(campaign.path)
     known = store.project(url) if url else None
+    shown = store.shown_judge(url) if url else None
     store.close()
     source = (f"{url.rstrip('/')}#project-{known[0]}" if known else
               f"export#project-{min(projects)}" if projects else "export")
-    return _pull(campaign, tasks, source, known[1] if known else None, {})
+    shown = shown or next((p.get("model_version") for t in tasks for p in t.get("predictions") or []
+                           if isinstance(p, dict) and p.get("model_version")), None)  # what the file says was shown
+    return _pull(campaign, tasks, source, known[1] if known else None, {}, shown)

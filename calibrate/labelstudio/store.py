@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from calibrate.campaign import LABELSTUDIO_RATINGS_FILE
+from calibrate.campaign import LABELSTUDIO_META_FILE, LABELSTUDIO_RATINGS_FILE
 from calibrate.sqlite_store import now, open_store
 from calibrate.labelstudio.labels import Label
 
@@ -24,6 +24,7 @@ __all__ = ["LabelStore", "STORE_NAME", "RATINGS_FILE"]
 
 STORE_NAME = "labelstudio.sqlite"
 RATINGS_FILE = LABELSTUDIO_RATINGS_FILE
+META_FILE = LABELSTUDIO_META_FILE
 MIGRATIONS = [
     """CREATE TABLE projects (
         url TEXT PRIMARY KEY,
@@ -46,6 +47,8 @@ MIGRATIONS = [
         pulled TEXT NOT NULL
     )""",
     "CREATE INDEX labels_annotation ON labels (source, annotation_id, metric)",
+    # the judge whose scores the project showed as pre-annotations (anchoring), if any
+    "ALTER TABLE projects ADD COLUMN shown_judge TEXT",
 ]
 
 
@@ -64,9 +67,13 @@ class LabelStore:
         row = self._db.execute("SELECT project_id, metrics FROM projects WHERE url = ?", (url,)).fetchone()
         return (row[0], json.loads(row[1])) if row else None
 
-    def set_project(self, url: str, project_id: int, metrics: list[str]) -> None:
-        self._db.execute("INSERT OR REPLACE INTO projects (url, project_id, metrics, created) VALUES (?, ?, ?, ?)",
-                         (url, project_id, json.dumps(sorted(metrics)), now()))
+    def set_project(self, url: str, project_id: int, metrics: list[str], shown_judge: str | None = None) -> None:
+        self._db.execute("INSERT OR REPLACE INTO projects (url, project_id, metrics, created, shown_judge) "
+                         "VALUES (?, ?, ?, ?, ?)", (url, project_id, json.dumps(sorted(metrics)), now(), shown_judge))
+
+    def shown_judge(self, url: str) -> str | None:
+        row = self._db.execute("SELECT shown_judge FROM projects WHERE url = ?", (url,)).fetchone()
+        return row[0] if row else None
 
     def add_pull(self, pull_id: str, source: str, labels: list[Label]) -> dict[str, int]:
         """Append what is new or changed since the last pull from ``source``; one transaction."""
@@ -100,9 +107,10 @@ class LabelStore:
         rows = self._db.execute(query, (case_id,) if case_id else ()).fetchall()
         return [{**dict(zip(keys, row)), "details": json.loads(row[9]) if row[9] else None} for row in rows]
 
-    def export(self, source: str, present: set[tuple[int, str]]) -> int:
+    def export(self, source: str, present: set[tuple[int, str]], *, shown_judge: str | None = None) -> int:
         """Write the current revision of each label whose annotation is still ``present`` in the
-        source to ``RATINGS_FILE`` (atomically); returns the rows written."""
+        source to ``RATINGS_FILE`` (atomically), and what the annotators saw to ``META_FILE`` (the
+        judge shown as pre-annotations, if any); returns the rows written."""
         rows = self._db.execute(
             "SELECT annotation_id, metric, case_id, annotator, value FROM labels WHERE id IN (SELECT MAX(id) "
             "FROM labels WHERE source = ? GROUP BY annotation_id, metric) ORDER BY case_id, metric, annotator",
@@ -118,4 +126,8 @@ class LabelStore:
                     writer.writerow([case_id, metric, annotator, "human", repr(value)])
                     written += 1
         os.replace(temporary, path)
+        meta = self.folder / META_FILE
+        meta.with_suffix(".json.tmp").write_text(json.dumps({"source": source, "shown_judge": shown_judge,
+                                                              "exported": now()}, indent=2) + "\n")
+        os.replace(meta.with_suffix(".json.tmp"), meta)
         return written
