@@ -21,7 +21,8 @@ from calibrate.campaign import ADJUDICATIONS_FILE, Campaign
 from calibrate.errors import CampaignError, Problem
 from calibrate.sqlite_store import now, open_store
 
-__all__ = ["disagreements", "write_template", "record_decisions", "decision_history", "STORE_NAME"]
+__all__ = ["disagreements", "write_template", "record_decisions", "append_decisions", "decision_history",
+           "STORE_NAME"]
 
 STORE_NAME = "adjudications.sqlite"
 MIGRATIONS = ["""CREATE TABLE decisions (
@@ -123,12 +124,18 @@ def record_decisions(campaign: Campaign, path: str | Path) -> dict[str, int]:
     if campaign.path is None:
         raise ValueError("adjudication needs a campaign folder")
     decisions, blank = _read_decisions(campaign, Path(path))
-    db = open_store(campaign.path / STORE_NAME, MIGRATIONS)
+    return append_decisions(campaign.path, decisions, source=str(path)) | {"blank": blank}
+
+
+def append_decisions(folder: Path, decisions: list[dict[str, Any]], *, source: str) -> dict[str, int]:
+    """Append each new or changed decision (``case_id, metric, value, adjudicator, note``) to the
+    store, keeping the earlier ones, and write the current ones to ``adjudications.csv``."""
+    db = open_store(Path(folder) / STORE_NAME, MIGRATIONS)
     try:
         latest = {(r[0], r[1]): (r[2], r[3]) for r in db.execute(
             "SELECT case_id, metric, value, adjudicator FROM decisions WHERE id IN "
             "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric)")}
-        counts = {"new": 0, "changed": 0, "unchanged": 0, "blank": blank}
+        counts = {"new": 0, "changed": 0, "unchanged": 0}
         stamp = now()
         db.execute("BEGIN")
         for d in decisions:
@@ -139,11 +146,11 @@ def record_decisions(campaign: Campaign, path: str | Path) -> dict[str, int]:
             counts["new" if before is None else "changed"] += 1
             db.execute("INSERT INTO decisions (case_id, metric, value, adjudicator, note, source, decided) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)", (d["case_id"], d["metric"], d["value"], d["adjudicator"],
-                                                        d["note"] or None, str(path), stamp))
+                                                        d.get("note") or None, source, stamp))
         db.execute("COMMIT")
         rows = db.execute("SELECT case_id, metric, value, adjudicator, decided FROM decisions WHERE id IN "
                           "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric) ORDER BY case_id, metric")
-        target = campaign.path / ADJUDICATIONS_FILE
+        target = Path(folder) / ADJUDICATIONS_FILE
         temporary = target.with_suffix(".csv.tmp")
         with temporary.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)

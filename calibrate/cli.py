@@ -427,6 +427,39 @@ def adjudicate(campaign, metric, template, decisions, out_of_scale, as_json) -> 
         out.print(f"written to {template}: fill decision and adjudicator, then run calibrate adjudicate "
                   f"{campaign} --decisions {template}")
 
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--n", "n", type=click.IntRange(min=1), required=True, help="Cases to sample.")
+@click.option("--strategy", type=click.Choice(["random", "stratified"]), default="random", show_default=True,
+              help="random: uniform; stratified: proportional to each value of --by.")
+@click.option("--by", help="The metadata key to stratify by (stratified).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
+@click.option("--name", help="The sample's name: samples/NAME.csv (default: STRATEGY-SEED).")
+@click.option("--include-labelled", is_flag=True, help="Also sample cases humans already labelled.")
+@out_of_scale_option
+@json_option
+def sample(campaign, n, strategy, by, seed, name, include_labelled, out_of_scale, as_json) -> None:
+    """Choose which cases humans should label; each records its inclusion probability."""
+    from calibrate.sampling import draw_sample, write_sample
+
+    c = _load(campaign, out_of_scale)
+    try:
+        drawn = draw_sample(c, n, strategy=strategy, by=by, seed=seed, include_labelled=include_labelled)
+        path = write_sample(Path(campaign), drawn, name or f"{strategy}-{seed}")
+    except (ValueError, FileExistsError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json({"file": str(path), "design": drawn.design, "case_ids": drawn.case_ids})
+        return
+    table = Table(title=f"{len(drawn.case_ids)} case(s) sampled ({strategy}) into {path}")
+    for col in ("stratum", "cases", "sampled", "inclusion probability"):
+        table.add_column(col)
+    for stratum, facts in drawn.design["strata"].items():
+        table.add_row(stratum, str(facts["size"]), str(facts["sampled"]),
+                      f"{facts['sampled'] / facts['size']:.3f}" if facts["size"] else "-")
+    out.print(table)
+
 @main.group()
 def labelstudio() -> None:
     """Human labels through Label Studio: push the cases, pull the annotations."""
@@ -446,23 +479,29 @@ key_option = click.option("--api-key", envvar="LABEL_STUDIO_API_KEY",
               help="Share of tasks that go to several annotators.")
 @click.option("--annotators", type=click.IntRange(min=2), default=2, show_default=True,
               help="Annotators per overlapping task.")
+@click.option("--sample", "sample_file", type=click.Path(dir_okay=False, exists=True),
+              help="Push only the cases of this sample (calibrate sample writes samples/NAME.csv).")
 @click.option("--show-judge", help="Pre-fill the new tasks with this judge's ratings (not blind: the report then "
                                    "warns that the labels may be anchored on it).")
 @click.option("--show-threshold", type=float, default=0.5, show_default=True,
               help="With --show-judge, the score from which a binary metric is pre-filled as pass.")
 @out_of_scale_option
 @json_option
-def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, show_judge, show_threshold, out_of_scale,
-                     as_json) -> None:
+def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, sample_file, show_judge, show_threshold,
+                     out_of_scale, as_json) -> None:
     """Create (or update) the campaign's project and add the cases it lacks; judge scores stay hidden."""
     from calibrate.labelstudio.client import LabelStudioError, push
     from calibrate.labelstudio.interface import InterfaceError
 
+    from calibrate.sampling import read_sample_ids
+
     c = _load(campaign, out_of_scale)
     try:
+        case_ids = read_sample_ids(sample_file, c) if sample_file else None
         doc = push(c, url=url, api_key=api_key, metrics=list(metrics) or None, overlap=overlap,
-                   annotators_per_overlap=annotators, show_judge=show_judge, show_threshold=show_threshold)
-    except (LabelStudioError, InterfaceError) as exc:
+                   annotators_per_overlap=annotators, show_judge=show_judge, show_threshold=show_threshold,
+                   case_ids=case_ids)
+    except (LabelStudioError, InterfaceError, ValueError) as exc:
         _fail(str(exc))
     if as_json:
         _print_json(doc)
@@ -483,9 +522,11 @@ def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, show_
 @key_option
 @click.option("--file", "export_file", type=click.Path(dir_okay=False, exists=True),
               help="Read a Label Studio JSON export instead of the API.")
+@click.option("--adjudicator", "adjudicators", multiple=True,
+              help="This annotator's labels are decisions on disagreements, not ratings (repeatable).")
 @out_of_scale_option
 @json_option
-def labelstudio_pull(campaign, url, api_key, export_file, out_of_scale, as_json) -> None:
+def labelstudio_pull(campaign, url, api_key, export_file, adjudicators, out_of_scale, as_json) -> None:
     """Read every annotation back as human ratings (labelstudio_ratings.csv), keeping each revision."""
     from calibrate.labelstudio.client import LabelStudioError, pull, pull_file
     from calibrate.labelstudio.interface import InterfaceError
@@ -493,7 +534,8 @@ def labelstudio_pull(campaign, url, api_key, export_file, out_of_scale, as_json)
 
     c = _load(campaign, out_of_scale)
     try:
-        doc = pull_file(c, export_file, url=url) if export_file else pull(c, url=url, api_key=api_key)
+        doc = (pull_file(c, export_file, url=url, adjudicators=list(adjudicators)) if export_file
+               else pull(c, url=url, api_key=api_key, adjudicators=list(adjudicators)))
     except (LabelStudioError, InterfaceError, LabelError) as exc:
         _fail(str(exc))
     if as_json:
@@ -503,6 +545,10 @@ def labelstudio_pull(campaign, url, api_key, export_file, out_of_scale, as_json)
               f"{doc['new']} new, {doc['changed']} changed (a new revision each), {doc['unchanged']} unchanged; "
               f"skipped {doc['cancelled']} cancelled annotation(s) and {doc['drafts']} draft(s); "
               f"{doc['ratings_written']} rating(s) in labelstudio_ratings.csv")
+    if doc["decisions"]:
+        d = doc["decisions"]
+        out.print(f"adjudicators' decisions: {d['new']} new, {d['changed']} changed, {d['unchanged']} unchanged "
+                  "(in adjudications.csv)")
 @main.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-demo", show_default=True)
 @seed_option

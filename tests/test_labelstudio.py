@@ -47,7 +47,7 @@ def server(label_studio):
     url, token = label_studio.url, label_studio.token
     client = LabelStudio(base_url=url, api_key=token)
     users = {}
-    for name in ("ann1", "ann2"):
+    for name in ("ann1", "ann2", "adj"):
         email = f"{name}@calibrate.test"
         found = [u for u in client.users.list() if u.email == email]
         users[name] = found[0].id if found else client.users.create(email=email, username=name,
@@ -262,3 +262,41 @@ def test_judge_scores_shown_as_pre_annotations_are_warned_of(tmp_path, server):
     assert any("saw judge judge-x's scores as pre-annotations" in w for w in warnings)
     with pytest.raises(LabelStudioError, match="no judge of that name"):
         push(load_campaign(other), url=url, api_key=token, show_judge="nobody")
+
+
+def test_push_only_a_sample(tmp_path, server):
+    from calibrate.sampling import draw_sample, read_sample_ids, write_sample
+
+    url, token, client, users = server
+    folder = make_campaign(tmp_path, n=30)
+    campaign = load_campaign(folder)
+    path = write_sample(folder, draw_sample(campaign, 7, seed=3), "pilot")
+    doc = push(campaign, url=url, api_key=token, case_ids=read_sample_ids(path, campaign))
+    assert doc["tasks_added"] == 7
+    assert set(tasks_by_case(client, doc["project_id"])) == set(pd.read_csv(path)["case_id"])
+
+
+def test_an_adjudicators_labels_become_decisions(tmp_path, server):
+    from calibrate.adjudication import decision_history
+    from calibrate.reference import human_reference
+
+    url, token, client, users = server
+    folder = make_campaign(tmp_path, n=2)
+    doc = push(load_campaign(folder), url=url, api_key=token)
+    tasks = tasks_by_case(client, doc["project_id"])
+    client.annotations.create(id=tasks["c0001"], completed_by=users["ann1"],
+                              result=results("pass", ["relevant", "relevant", "relevant"], "2"))
+    client.annotations.create(id=tasks["c0001"], completed_by=users["ann2"],
+                              result=results("fail", ["relevant", "relevant", "relevant"], "2"))
+    client.annotations.create(id=tasks["c0001"], completed_by=users["adj"],
+                              result=results("pass", ["not relevant", "relevant", "relevant"], "1"))
+    with pytest.raises(LabelStudioError, match="no label of theirs"):
+        pull(load_campaign(folder), url=url, api_key=token, adjudicators=["nobody@x"])
+    summary = pull(load_campaign(folder), url=url, api_key=token, adjudicators=["adj@calibrate.test"])
+    assert summary["decisions"] == {"new": 3, "changed": 0, "unchanged": 0}
+    ratings = pd.read_csv(folder / RATINGS_FILE)
+    assert "adj@calibrate.test" not in set(ratings["rater"]) and len(ratings) == 6
+    c = load_campaign(folder)
+    ref = human_reference(c, "faithfulness")
+    assert dict(zip(ref.case_ids, ref.values)) == {"c0000": 1.0, "c0001": 1.0} and ref.n_adjudicated == 1
+    assert {h["adjudicator"] for h in decision_history(folder)} == {"adj@calibrate.test"}

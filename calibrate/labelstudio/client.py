@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from calibrate.adjudication import append_decisions
 from calibrate.campaign import Campaign
 from calibrate.labelstudio.interface import PER_ITEM, TEMPLATES, Interface, build_interface, task_data
 from calibrate.labelstudio.labels import read_export
@@ -97,14 +98,15 @@ def _predictions(campaign: Campaign, interface: Interface, judge: str, threshold
 
 def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: list[str] | None = None,
          overlap: float = 0.0, annotators_per_overlap: int = 2, show_judge: str | None = None,
-         show_threshold: float = 0.5) -> dict[str, Any]:
+         show_threshold: float = 0.5, case_ids: list[str] | None = None) -> dict[str, Any]:
     """Create the campaign's project (or update its interface), and import the cases it lacks.
 
     Pushing again adds only cases whose id is not in the project yet: never a duplicate task. Judge
     scores are not sent (blind labeling) unless ``show_judge`` names a judge: its ratings then pre-fill
     the new tasks (pass at ``show_threshold`` on a binary metric), the project is recorded as showing
     it, and every later statistic warns that the labels may be anchored on it. ``overlap`` is the
-    share of tasks that go to ``annotators_per_overlap`` annotators.
+    share of tasks that go to ``annotators_per_overlap`` annotators. ``case_ids`` (a sample) limits
+    the cases pushed.
     """
     if campaign.path is None or not campaign.cases:
         raise LabelStudioError("pushing needs a campaign folder with cases.jsonl")
@@ -114,6 +116,7 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
     if show_judge is not None and show_judge not in set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge",
                                                                               "rater"]):
         raise LabelStudioError(f"--show-judge {show_judge}: no judge of that name has ratings in the campaign")
+    chosen = set(case_ids or ())
     predictions, not_shown = (_predictions(campaign, interface, show_judge, show_threshold) if show_judge
                               else ({}, []))
     client = connect(url, api_key)
@@ -145,7 +148,8 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
         new = [{"data": task_data(case_id, case),
                 **({"predictions": [{"model_version": show_judge, "result": predictions[case_id]}]}
                    if case_id in predictions else {})}
-               for case_id, case in sorted(campaign.cases.items()) if case_id not in existing]
+               for case_id, case in sorted(campaign.cases.items())
+               if case_id not in existing and (case_ids is None or case_id in chosen)]
         for start in range(0, len(new), IMPORT_BATCH):
             _call("import tasks", client.projects.import_tasks, id=project.id, request=new[start:start + IMPORT_BATCH])
         return {"url": url, "project_id": project.id, "created": created, "metrics": sorted(interface.metrics),
@@ -157,25 +161,37 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
 
 
 def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics: list[str] | None,
-          users: dict[int, str], shown_judge: str | None = None) -> dict[str, Any]:
+          users: dict[int, str], shown_judge: str | None = None, adjudicators: list[str] | None = None
+          ) -> dict[str, Any]:
     interface = build_interface(campaign, metrics)
     reading = read_export(tasks, campaign, interface, users=users)
+    deciders = set(adjudicators or ())
+    unknown = deciders - {label.annotator for label in reading.labels}
+    if unknown:
+        raise LabelStudioError(f"--adjudicator {', '.join(sorted(unknown))}: no label of theirs in the project "
+                               f"(annotators: {', '.join(sorted({l.annotator for l in reading.labels}))})")
+    decisions = [{"case_id": l.case_id, "metric": l.metric, "value": l.value, "adjudicator": l.annotator,
+                  "note": "decided in Label Studio"} for l in reading.labels if l.annotator in deciders]
     store = LabelStore(campaign.path)
     try:
         pull_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
         counts = store.add_pull(pull_id, source, reading.labels)
-        exported = store.export(source, {(label.annotation_id, label.metric) for label in reading.labels},
-                                shown_judge=shown_judge)
+        # an adjudicator's labels are decisions (the reference label of their cases), not annotations
+        exported = store.export(source, {(label.annotation_id, label.metric) for label in reading.labels
+                                         if label.annotator not in deciders}, shown_judge=shown_judge)
     finally:
         store.close()
     return {"pull_id": pull_id, "source": source, "tasks": reading.tasks, "annotations": reading.annotations,
             "cancelled": reading.cancelled, "drafts": reading.drafts, "labels": len(reading.labels),
             "unlabelled_metrics": reading.unlabelled_metrics, "replaced": reading.replaced, **counts,
-            "ratings_written": exported, "shown_judge": shown_judge}
+            "ratings_written": exported, "shown_judge": shown_judge,
+            "decisions": append_decisions(campaign.path, decisions, source=source) if decisions else None}
 
 
-def pull(campaign: Campaign, *, url: str | None, api_key: str | None) -> dict[str, Any]:
-    """Read every annotation of the campaign's project through the API; see :func:`_pull`."""
+def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
+         adjudicators: list[str] | None = None) -> dict[str, Any]:
+    """Read every annotation of the campaign's project through the API. The labels of
+    ``adjudicators`` become decisions (``calibrate adjudicate``), not annotators' ratings."""
     if campaign.path is None:
         raise LabelStudioError("pulling needs a campaign folder")
     client = connect(url, api_key)
@@ -187,10 +203,11 @@ def pull(campaign: Campaign, *, url: str | None, api_key: str | None) -> dict[st
     project_id, metrics = known
     tasks = _call("export the project", _export, client, project_id)
     users = {user.id: user.email for user in _call("list users", lambda: list(client.users.list()))}
-    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{project_id}", metrics, users, shown)
+    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{project_id}", metrics, users, shown, adjudicators)
 
 
-def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None) -> dict[str, Any]:
+def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
+              adjudicators: list[str] | None = None) -> dict[str, Any]:
     """Read a Label Studio JSON export file (for users without API access). Annotators are named
     ``ls-user-ID`` unless the file names them."""
     if campaign.path is None:
@@ -210,4 +227,4 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None) -
               f"export#project-{min(projects)}" if projects else "export")
     shown = shown or next((p.get("model_version") for t in tasks for p in t.get("predictions") or []
                            if isinstance(p, dict) and p.get("model_version")), None)  # what the file says was shown
-    return _pull(campaign, tasks, source, known[1] if known else None, {}, shown)
+    return _pull(campaign, tasks, source, known[1] if known else None, {}, shown, adjudicators)
