@@ -484,6 +484,10 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
                  "n_adjudicated": ref.n_adjudicated,
                  "n_human_pass": int(ref.passes.sum()), "default_rule": rule.to_dict(), "judges": results,
                  "warnings": _warnings(campaign, metric, ref, results)}
+        labelled = set(ref.case_ids.tolist())
+        designs = [{"sample": name, **{k: s["design"].get(k) for k in ("strategy", "by", "n", "seed")},
+                    "labelled": len(labelled & set(s["case_ids"]))} for name, s in sorted(campaign.samples.items())]
+        entry["sample_designs"] = [d for d in designs if d["labelled"]]
         if len(ref.raters) > 1:  # the human ceiling
             from calibrate.annotators import annotator_agreement
 

@@ -33,7 +33,8 @@ RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 #: Written by `calibrate judge` (from its store), read beside the ratings file; not to be edited by hand.
 JUDGE_RATINGS_FILE = "judge_ratings.csv"
 LABELSTUDIO_RATINGS_FILE = "labelstudio_ratings.csv"
-LABELSTUDIO_META_FILE = "labelstudio_ratings.json"   # what the annotators saw (a judge shown as pre-annotations)
+LABELSTUDIO_META_FILE = "labelstudio_ratings.json"
+SAMPLES_FOLDER = "samples"   # calibrate sample writes NAME.csv and NAME.json here   # what the annotators saw (a judge shown as pre-annotations)
 EXPORTED_RATINGS_FILES = (JUDGE_RATINGS_FILE, LABELSTUDIO_RATINGS_FILE)
 ADJUDICATIONS_FILE = "adjudications.csv"   # written by calibrate adjudicate
 ADJUDICATION_COLUMNS = ["case_id", "metric", "value", "adjudicator", "decided"]
@@ -156,6 +157,8 @@ class Campaign:
     adjudications: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ADJUDICATION_COLUMNS))
     #: the judge whose scores Label Studio showed the annotators as pre-annotations, if any (anchoring)
     shown_judge: str | None = None
+    #: the samples drawn by ``calibrate sample``: name -> {"design": {...}, "case_ids": [...]}
+    samples: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def rater(self, name: str) -> Rater:
         """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family."""
@@ -260,6 +263,15 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
                       data_hash="sha256:" + digest.hexdigest(), path=folder)
     if adjudications_path.is_file():
         campaign.adjudications = _read_adjudications(adjudications_path, campaign)
+    for design_path in sorted((folder / SAMPLES_FOLDER).glob("*.json")):
+        sample_path = design_path.with_suffix(".csv")
+        if sample_path.is_file():
+            try:
+                design = json.loads(design_path.read_text(encoding="utf-8"))
+                ids = pd.read_csv(sample_path, dtype={"case_id": str})["case_id"].tolist()
+            except (ValueError, KeyError) as exc:
+                raise CampaignError([Problem(str(design_path), f"not a sample calibrate sample wrote: {exc}")]) from None
+            campaign.samples[design_path.stem] = {"design": design, "case_ids": ids}
     meta_path = folder / LABELSTUDIO_META_FILE
     if meta_path.is_file() and (folder / LABELSTUDIO_RATINGS_FILE).is_file():
         try:

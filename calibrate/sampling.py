@@ -20,11 +20,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from calibrate.campaign import Campaign
+from calibrate.campaign import SAMPLES_FOLDER, Campaign
 
 __all__ = ["draw_sample", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER"]
 
-SAMPLES_FOLDER = "samples"
 Strategy = Literal["random", "stratified"]
 
 

@@ -64,3 +64,23 @@ def test_the_command_line_writes_the_sample_and_never_replaces_one(tmp_path):
                                                                                                    "sampled": 1}
     again = subprocess.run(run, capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and "exists" in again.stderr
+
+
+def test_the_report_says_which_design_the_labelled_cases_came_from(tmp_path):
+    from calibrate import compute_stats, write_report
+    from calibrate.sampling import write_sample
+
+    folder = make(tmp_path)
+    c = load_campaign(folder)
+    drawn = draw_sample(c, 5, strategy="stratified", by="kind", seed=2)
+    write_sample(folder, drawn, "pilot")
+    labels = pd.DataFrame({"case_id": drawn.case_ids, "metric": "faithfulness", "rater": "ann",
+                           "rater_kind": "human", "value": 1})
+    pd.concat([pd.read_csv(folder / "ratings.csv"), labels]).to_csv(folder / "ratings.csv", index=False)
+    c = load_campaign(folder)
+    assert c.samples["pilot"]["case_ids"] == drawn.case_ids
+    stats = compute_stats(c, n_boot=0)
+    assert stats["metrics"][0]["sample_designs"] == [{"sample": "pilot", "strategy": "stratified", "by": "kind",
+                                                      "n": 5, "seed": 2, "labelled": 5}]
+    html = write_report(stats, [], tmp_path / "report", cases=c.cases)["html"].read_text()
+    assert "5 from sample “pilot” (stratified by kind, n = 5, seed 2)" in html
