@@ -11,7 +11,6 @@ adjudicated case is then the decision, not the annotators' majority.
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from calibrate.campaign import ADJUDICATIONS_FILE, Campaign
 from calibrate.errors import CampaignError, Problem
+from calibrate.files import replacing
 from calibrate.sqlite_store import now, open_store
 
 __all__ = ["disagreements", "write_template", "record_decisions", "append_decisions", "decision_history",
@@ -150,14 +150,11 @@ def append_decisions(folder: Path, decisions: list[dict[str, Any]], *, source: s
         db.execute("COMMIT")
         rows = db.execute("SELECT case_id, metric, value, adjudicator, decided FROM decisions WHERE id IN "
                           "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric) ORDER BY case_id, metric")
-        target = Path(folder) / ADJUDICATIONS_FILE
-        temporary = target.with_suffix(".csv.tmp")
-        with temporary.open("w", newline="", encoding="utf-8") as handle:
+        with replacing(Path(folder) / ADJUDICATIONS_FILE) as handle:
             writer = csv.writer(handle)
             writer.writerow(["case_id", "metric", "value", "adjudicator", "decided"])
             for case_id, metric, value, adjudicator, decided in rows:
                 writer.writerow([case_id, metric, repr(value), adjudicator, decided])
-        os.replace(temporary, target)
     finally:
         db.close()
     return counts

@@ -11,13 +11,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
 from calibrate.errors import CampaignError, Problem
+from calibrate.files import replacing
 
 __all__ = ["read_external_cases", "merge_cases", "RAGAS_TO_DEEPEVAL"]
 
@@ -156,10 +156,8 @@ def merge_cases(campaign_folder: str | Path, cases: list[dict]) -> dict[str, int
     if conflicts:
         raise CampaignError(conflicts)
     added = [c for c in cases if c["case_id"] not in existing]
-    temporary = path.with_suffix(".jsonl.tmp")
-    temporary.write_text("".join(line + "\n" for line in lines + [json.dumps(c, ensure_ascii=False) for c in added]),
-                         encoding="utf-8")
-    os.replace(temporary, path)
+    with replacing(path) as handle:
+        handle.write("".join(line + "\n" for line in lines + [json.dumps(c, ensure_ascii=False) for c in added]))
     return {"added": len(added), "unchanged": len(cases) - len(added)}
 
 

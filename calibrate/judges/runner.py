@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from calibrate.campaign import Campaign
+from calibrate.files import replacing
 from calibrate.manifest import package_version
 from calibrate.judges.calls import CallPolicy, Usage, make_client, usage
 from calibrate.judges.config import JudgeSpec, ModelSpec
@@ -206,10 +207,8 @@ def export_ratings(folder: Path, store: JudgeStore, keys_by_rating: dict[tuple, 
     ``run_id`` per repeat (``repeat-0``, ``repeat-1``, ...), so each repeat is analysed as a run."""
     latest = store.latest(sorted(set(keys_by_rating.values())))
     repeated = {judge for (judge, _, _, repeat) in keys_by_rating if repeat > 0}
-    path = folder / JUDGE_RATINGS_FILE
-    temporary = path.with_suffix(".csv.tmp")
     rows = 0
-    with temporary.open("w", newline="", encoding="utf-8") as handle:
+    with replacing(folder / JUDGE_RATINGS_FILE) as handle:
         writer = csv.writer(handle)
         writer.writerow(["case_id", "metric", "rater", "rater_kind", "value", "error", "reason", "run_id"])
         for (judge, metric, case_id, repeat), key in sorted(keys_by_rating.items()):
@@ -220,7 +219,6 @@ def export_ratings(folder: Path, store: JudgeStore, keys_by_rating: dict[tuple, 
                              attempt.error or "", (attempt.reason or "").replace("\r", " "),
                              f"repeat-{repeat}" if judge in repeated else ""])
             rows += 1
-    os.replace(temporary, path)
     return rows
 
 
@@ -231,9 +229,8 @@ def write_manifest(folder: Path, run: dict[str, Any]) -> Path:
     """The run's manifest as ``judge_runs/RUN_ID.json`` beside the ratings (atomically)."""
     path = folder / MANIFEST_FOLDER / f"{run['run_id']}.json"
     path.parent.mkdir(exist_ok=True)
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    with replacing(path) as handle:
+        handle.write(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
     return path
 
 

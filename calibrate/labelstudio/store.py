@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from calibrate.campaign import LABELSTUDIO_META_FILE, LABELSTUDIO_RATINGS_FILE
+from calibrate.files import replacing
 from calibrate.sqlite_store import now, open_store
 from calibrate.labelstudio.labels import Label
 
@@ -115,19 +115,15 @@ class LabelStore:
             "SELECT annotation_id, metric, case_id, annotator, value FROM labels WHERE id IN (SELECT MAX(id) "
             "FROM labels WHERE source = ? GROUP BY annotation_id, metric) ORDER BY case_id, metric, annotator",
             (source,)).fetchall()
-        path = self.folder / RATINGS_FILE
-        temporary = path.with_suffix(".csv.tmp")
         written = 0
-        with temporary.open("w", newline="", encoding="utf-8") as handle:
+        with replacing(self.folder / RATINGS_FILE) as handle:
             writer = csv.writer(handle)
             writer.writerow(["case_id", "metric", "rater", "rater_kind", "value"])
             for annotation_id, metric, case_id, annotator, value in rows:
                 if (annotation_id, metric) in present:
                     writer.writerow([case_id, metric, annotator, "human", repr(value)])
                     written += 1
-        os.replace(temporary, path)
-        meta = self.folder / META_FILE
-        meta.with_suffix(".json.tmp").write_text(json.dumps({"source": source, "shown_judge": shown_judge,
-                                                              "exported": now()}, indent=2) + "\n")
-        os.replace(meta.with_suffix(".json.tmp"), meta)
+        with replacing(self.folder / META_FILE) as handle:
+            handle.write(json.dumps({"source": source, "shown_judge": shown_judge, "exported": now()}, indent=2)
+                         + "\n")
         return written
