@@ -117,7 +117,8 @@ def estimate(value: float, low: float | None, high: float | None, method: str,
     return out
 
 
-def _from_interval(value: float, interval: Interval) -> dict[str, Any]:
+def from_interval(value: float, interval: Interval) -> dict[str, Any]:
+    """A statistic with its bootstrap interval, in the shape every figure of the statistics document has."""
     out = estimate(value, interval.low, interval.high, interval.method, interval.reason)
     if interval.n_dropped:
         out["ci_dropped_resamples"] = interval.n_dropped
@@ -253,7 +254,7 @@ class _JudgeRun:
             value = reference.get(key, float(full_stats[key][0]))
             if not np.isfinite(value):
                 return undefined(self._reason(key))
-            return _from_interval(value, bca_interval(float(full_stats[key][0]), boot[key], jack[key],
+            return from_interval(value, bca_interval(float(full_stats[key][0]), boot[key], jack[key],
                                                       jack_weights, confidence=confidence))
 
         # rank correlations: BCa from SMALL_N cases, Fisher's z below (README, "How the intervals were chosen")

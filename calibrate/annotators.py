@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from calibrate.analysis import estimate, from_interval, undefined
 from calibrate.campaign import Campaign
 from calibrate.stats.annotators import (Agreement, agreement_with_interval, cohen_kappa, fleiss_kappa,
                                         krippendorff_alpha, others_reference, percent_agreement)
@@ -30,17 +31,14 @@ def label_matrix(campaign: Campaign, metric: str) -> tuple[np.ndarray, list[str]
 
 
 def _entry(agreement: Agreement) -> dict[str, Any]:
+    """An agreement figure in the shape of every other statistic, with the items it rests on."""
     if not np.isfinite(agreement.estimate):
-        return {"estimate": None, "reason": "undefined on these labels (too few items, or one category only)",
-                "n_items": agreement.n_items}
-    out: dict[str, Any] = {"estimate": float(agreement.estimate), "n_items": agreement.n_items}
-    interval = agreement.interval
-    if interval is not None and interval.low is not None:
-        out |= {"ci_low": interval.low, "ci_high": interval.high, "ci_method": interval.method,
-                "ci_width": interval.high - interval.low}
-    elif interval is not None:
-        out["ci_reason"] = interval.reason
-    return out
+        figure = undefined("undefined on these labels (too few items, or one category only)")
+    elif agreement.interval is None:
+        figure = estimate(agreement.estimate, None, None, "none", "no resamples (n_boot = 0)")
+    else:
+        figure = from_interval(agreement.estimate, agreement.interval)
+    return figure | {"n_items": agreement.n_items}
 
 
 def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = 1000, seed: int = 0,
