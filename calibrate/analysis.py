@@ -424,6 +424,14 @@ def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: lis
     return notes
 
 
+def _sample_designs(campaign: Campaign, labelled_ids: np.ndarray) -> list[dict[str, Any]]:
+    """The recorded sample designs that human-labelled cases came from, with how many each."""
+    labelled = set(labelled_ids.tolist())
+    designs = [{"sample": name, **{k: s["design"].get(k) for k in ("strategy", "by", "n", "seed")},
+                "labelled": len(labelled & set(s["case_ids"]))} for name, s in sorted(campaign.samples.items())]
+    return [d for d in designs if d["labelled"]]
+
+
 def _same_family_cases(campaign: Campaign, result: dict) -> int:
     family = result.get("family")
     if not family or not campaign.cases:
@@ -485,10 +493,7 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
                  "n_adjudicated": ref.n_adjudicated,
                  "n_human_pass": int(ref.passes.sum()), "default_rule": rule.to_dict(), "judges": results,
                  "warnings": _warnings(campaign, metric, ref, results)}
-        labelled = set(ref.case_ids.tolist())
-        designs = [{"sample": name, **{k: s["design"].get(k) for k in ("strategy", "by", "n", "seed")},
-                    "labelled": len(labelled & set(s["case_ids"]))} for name, s in sorted(campaign.samples.items())]
-        entry["sample_designs"] = [d for d in designs if d["labelled"]]
+        entry["sample_designs"] = _sample_designs(campaign, ref.case_ids) if campaign.samples else []
         if len(ref.raters) > 1:  # the human ceiling
             from calibrate.annotators import annotator_agreement
 
