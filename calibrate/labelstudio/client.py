@@ -126,7 +126,7 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
         project = None
         if known:
             try:
-                project = client.projects.get(known[0])
+                project = client.projects.get(known.project_id)
             except Exception:  # deleted on the server: a new project is made
                 project = None
         created = project is None
@@ -141,7 +141,7 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
         else:
             _call("update the project's interface", client.projects.update, project.id, label_config=interface.xml,
                   expert_instruction=_guidelines(interface), **settings)
-        shown = show_judge if created else (show_judge or store.shown_judge(url))
+        shown = show_judge if created else (show_judge or known.shown_judge)
         store.set_project(url, project.id, sorted(interface.metrics), shown)
         existing = {str(task["data"].get("case_id")) for task in _call("export the project", _export, client,
                                                                         project.id)}
@@ -166,10 +166,10 @@ def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics:
     interface = build_interface(campaign, metrics)
     reading = read_export(tasks, campaign, interface, users=users)
     deciders = set(adjudicators or ())
-    unknown = deciders - {label.annotator for label in reading.labels}
-    if unknown:
-        raise LabelStudioError(f"--adjudicator {', '.join(sorted(unknown))}: no label of theirs in the project "
-                               f"(annotators: {', '.join(sorted({l.annotator for l in reading.labels}))})")
+    annotators = {label.annotator for label in reading.labels}
+    if deciders - annotators:
+        raise LabelStudioError(f"--adjudicator {', '.join(sorted(deciders - annotators))}: no label of theirs in "
+                               f"the project (annotators: {', '.join(sorted(annotators))})")
     decisions = [{"case_id": l.case_id, "metric": l.metric, "value": l.value, "adjudicator": l.annotator,
                   "note": "decided in Label Studio"} for l in reading.labels if l.annotator in deciders]
     store = LabelStore(campaign.path)
@@ -196,14 +196,14 @@ def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
         raise LabelStudioError("pulling needs a campaign folder")
     client = connect(url, api_key)
     store = LabelStore(campaign.path)
-    known, shown = store.project(url), store.shown_judge(url)
+    known = store.project(url)
     store.close()
     if known is None:
         raise LabelStudioError(f"no project of this campaign on {url}: push first")
-    project_id, metrics = known
-    tasks = _call("export the project", _export, client, project_id)
+    tasks = _call("export the project", _export, client, known.project_id)
     users = {user.id: user.email for user in _call("list users", lambda: list(client.users.list()))}
-    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{project_id}", metrics, users, shown, adjudicators)
+    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{known.project_id}", known.metrics, users,
+                 known.shown_judge, adjudicators)
 
 
 def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
@@ -221,10 +221,10 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
     projects = {a.get("project") for t in tasks for a in t.get("annotations") or []} - {None}
     store = LabelStore(campaign.path)
     known = store.project(url) if url else None
-    shown = store.shown_judge(url) if url else None
     store.close()
-    source = (f"{url.rstrip('/')}#project-{known[0]}" if known else
+    source = (f"{url.rstrip('/')}#project-{known.project_id}" if known else
               f"export#project-{min(projects)}" if projects else "export")
-    shown = shown or next((p.get("model_version") for t in tasks for p in t.get("predictions") or []
-                           if isinstance(p, dict) and p.get("model_version")), None)  # what the file says was shown
-    return _pull(campaign, tasks, source, known[1] if known else None, {}, shown, adjudicators)
+    shown = (known.shown_judge if known else None) or next(
+        (p.get("model_version") for t in tasks for p in t.get("predictions") or []
+         if isinstance(p, dict) and p.get("model_version")), None)  # what the file says was shown
+    return _pull(campaign, tasks, source, known.metrics if known else None, {}, shown, adjudicators)

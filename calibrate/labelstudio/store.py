@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from calibrate.campaign import LABELSTUDIO_META_FILE, LABELSTUDIO_RATINGS_FILE
 from calibrate.files import replacing
@@ -52,6 +52,12 @@ MIGRATIONS = [
 ]
 
 
+class Project(NamedTuple):
+    project_id: int
+    metrics: list[str]
+    shown_judge: str | None
+
+
 class LabelStore:
     """The campaign's label store (``STORE_NAME`` in the campaign folder)."""
 
@@ -62,18 +68,16 @@ class LabelStore:
     def close(self) -> None:
         self._db.close()
 
-    def project(self, url: str) -> tuple[int, list[str]] | None:
-        """The project pushed to the server at ``url``, and the metrics it labels."""
-        row = self._db.execute("SELECT project_id, metrics FROM projects WHERE url = ?", (url,)).fetchone()
-        return (row[0], json.loads(row[1])) if row else None
+    def project(self, url: str) -> Project | None:
+        """The project pushed to the server at ``url``: its id, the metrics it labels, and the judge
+        it shows as pre-annotations (None when blind)."""
+        row = self._db.execute("SELECT project_id, metrics, shown_judge FROM projects WHERE url = ?",
+                               (url,)).fetchone()
+        return Project(row[0], json.loads(row[1]), row[2]) if row else None
 
     def set_project(self, url: str, project_id: int, metrics: list[str], shown_judge: str | None = None) -> None:
         self._db.execute("INSERT OR REPLACE INTO projects (url, project_id, metrics, created, shown_judge) "
                          "VALUES (?, ?, ?, ?, ?)", (url, project_id, json.dumps(sorted(metrics)), now(), shown_judge))
-
-    def shown_judge(self, url: str) -> str | None:
-        row = self._db.execute("SELECT shown_judge FROM projects WHERE url = ?", (url,)).fetchone()
-        return row[0] if row else None
 
     def add_pull(self, pull_id: str, source: str, labels: list[Label]) -> dict[str, int]:
         """Append what is new or changed since the last pull from ``source``; one transaction."""
