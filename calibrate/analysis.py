@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from calibrate.campaign import Campaign, Metric
+from calibrate.design_weights import DesignWeights, design_weights, kish_effective_n
 from calibrate.manifest import build_manifest
 from calibrate.reference import HumanReference, JudgeScores, human_reference, judge_scores
 from calibrate.stats import library
@@ -125,18 +126,26 @@ def from_interval(value: float, interval: Interval) -> dict[str, Any]:
     return out
 
 
-def _rate(k: float, n: float, confidence: float) -> dict[str, Any]:
+def _rate(k: float, n: float, confidence: float, *, scale: float | None = None,
+          n_cases: int | None = None) -> dict[str, Any]:
+    """A rate ``k / n`` with its Wilson interval. Weighted counts (``scale`` given) take the interval
+    at their Kish effective size: ``k * scale`` of ``n * scale``."""
     if n == 0:
         return undefined("no case in the denominator")
-    low, high = wilson_interval(k, n, confidence=confidence)
-    return estimate(k / n, float(low), float(high), "Wilson score") | {"k": int(k), "n": int(n)}
+    if scale is None:
+        low, high = wilson_interval(k, n, confidence=confidence)
+        return estimate(k / n, float(low), float(high), "Wilson score") | {"k": int(k), "n": int(n)}
+    low, high = wilson_interval(k * scale, n * scale, confidence=confidence)
+    return estimate(k / n, float(low), float(high), "Wilson score at the Kish effective size") | {
+        "n": n_cases, "effective_n": float(n * scale), "weighted": True}
 
 
 # ------------------------------------------------------------------------------------- one judge
 class _JudgeRun:
     """One judge on one case universe: its paired table, its bootstrap replicates, its results."""
 
-    def __init__(self, judge: JudgeScores, ref: HumanReference, universe: np.ndarray, rule: Rule):
+    def __init__(self, judge: JudgeScores, ref: HumanReference, universe: np.ndarray, rule: Rule,
+                 universe_weights: np.ndarray | None = None):
         self.judge, self.ref, self.rule = judge, ref, rule
         metric = ref.metric
         # the universe is sorted by case id: find each judged case in it
@@ -149,10 +158,23 @@ class _JudgeRun:
         self.human = ref_values_at(ref, self.case_ids)
         self.score = judge.oriented[keep]
         self.n = self.case_ids.size
+        # each case's design weight, scaled to mean 1 over the cases this judge rated (None: unweighted)
+        self.weights = None
+        if universe_weights is not None and self.n:
+            w = universe_weights[self.positions]
+            self.weights = w * (self.n / w.sum())
+        w = np.ones(self.n) if self.weights is None else self.weights
+        passes = self.human >= metric.human_pass
+        self.w = w
+        self.effective_n = kish_effective_n(w)
+        # weighted counts of each class, times these factors, are on the scale of their effective size
+        self.effective_scale = {cls: (kish_effective_n(w[mask]) / w[mask].sum() if mask.any() else 1.0)
+                                for cls, mask in (("pass", passes), ("fail", ~passes))}
         self.paired = None
         if self.n >= 2:
             self.paired = PairedScores(self.human, self.score, human_pass=metric.human_pass,
-                                       levels=metric.levels if judge.rater.higher_is_better else None)
+                                       levels=metric.levels if judge.rater.higher_is_better else None,
+                                       weights=self.weights)
             self.on_scale = self.paired.on_scale or (metric.scale == "continuous" and judge.rater.on_metric_scale
                                                      and judge.rater.higher_is_better)
             self.rule_index = self._rule_index(self.paired.summarize(self.paired.full))[0]
@@ -162,8 +184,10 @@ class _JudgeRun:
     def _rule_index(self, summary: Summary) -> np.ndarray:
         rule = self.rule
         if rule.kind == "constraint":
-            return constraint_rule(summary.cum_fails, summary.cum_fails[:, -1], max_false_pass=rule.max_false_pass,
-                                   confidence=rule.confidence)
+            scale = self.effective_scale["fail"]
+            return constraint_rule(summary.cum_fails * scale, summary.cum_fails[:, -1] * scale,
+                                   max_false_pass=rule.max_false_pass, confidence=rule.confidence,
+                                   whole=self.weights is None)
         if rule.kind == "cost":
             return cost_rule(summary.cum_passes, summary.cum_fails, cost_false_pass=rule.cost_false_pass,
                              cost_false_fail=rule.cost_false_fail, prevalence=rule.prevalence)
@@ -178,6 +202,16 @@ class _JudgeRun:
         if index == NO_THRESHOLD or index >= self.paired.m:
             return None
         return float(self.judge.sign * self.paired.j_values[index])
+
+    def rate(self, k: float, n: float, confidence: float, among: str | None = None) -> dict[str, Any]:
+        """``k / n`` with its Wilson interval, among the human passes, fails, or (``None``) all cases."""
+        if self.weights is None:
+            return _rate(k, n, confidence)
+        if among is None:
+            return _rate(k, n, confidence, scale=self.effective_n / self.n, n_cases=self.n)
+        passes = self.human >= self.ref.metric.human_pass
+        return _rate(k, n, confidence, scale=self.effective_scale[among],
+                     n_cases=int(passes.sum() if among == "pass" else (~passes).sum()))
 
     # replicates ------------------------------------------------------------------------------
     def statistics(self, T: np.ndarray | Summary) -> dict[str, np.ndarray]:
@@ -233,6 +267,9 @@ class _JudgeRun:
             "n_errors": int(len(judge.errors)), "n_without_reference": self.n_unreferenced,
             "n_human_pass": int((self.human >= metric.human_pass).sum()) if self.n else 0,
         }
+        if self.weights is not None:
+            out["weighted"] = True
+            out["effective_n"] = self.effective_n
         out["n_human_fail"] = out["n"] - out["n_human_pass"]
         if self.paired is None:
             reason = f"only {self.n} case(s) rated by both the judge and the humans (need 2)"
@@ -247,30 +284,34 @@ class _JudgeRun:
         jack = self.statistics(jack_summary)
         reference = library.point_estimates(self.human, self.score, metric, self.on_scale,
                                             self.threshold_value(self.rule_index)
-                                            if self.rule_index != NO_THRESHOLD else None, judge.sign)
+                                            if self.rule_index != NO_THRESHOLD else None, judge.sign,
+                                            weights=self.weights)
         library.check_engine(reference, {k: float(v[0]) for k, v in full_stats.items()}, judge.name)
 
         def bca(key: str) -> dict[str, Any]:
             value = reference.get(key, float(full_stats[key][0]))
             if not np.isfinite(value):
                 return undefined(self._reason(key))
-            return from_interval(value, bca_interval(float(full_stats[key][0]), boot[key], jack[key],
+            return from_interval(value, bca_interval(float(full_stats[key][0]), boot.get(key, np.empty(0)), jack[key],
                                                       jack_weights, confidence=confidence))
 
-        # rank correlations: BCa from SMALL_N cases, Fisher's z below (README, "How the intervals were chosen")
+        # rank correlations: BCa from SMALL_N cases, Fisher's z below (README, "How the intervals were chosen");
+        # weighted cases count at their Kish effective size there
+        n_eff = self.effective_n
         for key, min_n, standard_error, name in (
-                ("spearman", 4, lambda r: bonett_wright_se(r, self.n), "Bonett-Wright"),
-                ("kendall", 5, lambda r: fieller_kendall_se(self.n), "Fieller")):
-            value = reference[key]
+                ("spearman", 4, lambda r: bonett_wright_se(r, n_eff), "Bonett-Wright"),
+                ("kendall", 5, lambda r: fieller_kendall_se(n_eff), "Fieller")):
+            value = reference.get(key, float(full_stats[key][0]))
             if not np.isfinite(value):
                 out[key] = undefined(self._reason(key))
             elif self.n >= SMALL_N:
                 out[key] = bca(key)
-            elif self.n < min_n:
-                out[key] = estimate(value, None, None, "Fisher z", f"too few cases ({self.n}) for an interval")
+            elif n_eff < min_n:
+                out[key] = estimate(value, None, None, "Fisher z", f"too few cases ({n_eff:.3g}) for an interval")
             else:
                 low, high = fisher_z_interval(value, standard_error(value), confidence=confidence)
-                out[key] = estimate(value, low, high, f"Fisher z, {name} SE")
+                out[key] = estimate(value, low, high, f"Fisher z, {name} SE"
+                                    + (", Kish effective size" if self.weights is not None else ""))
         for key in ("kappa", "kappa_quadratic", "alpha", "auc"):
             out[key] = bca(key) if key in full_stats else undefined(self._reason(key))
         if self.rule_index == NO_THRESHOLD or self.rule_index >= self.paired.m:
@@ -280,7 +321,7 @@ class _JudgeRun:
             out["pass_kappa"] = bca("pass_kappa")
             out["balanced_accuracy"] = bca("balanced_accuracy")
             decision = self.paired.decision_stats(self.paired.full, self.rule_index)
-            out["accuracy"] = _rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
+            out["accuracy"] = self.rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
         out["pass_threshold"] = {"threshold": self.threshold_value(self.rule_index), "rule": self.rule.to_dict()}
         out["pass_kappa"] = {**out["pass_kappa"], "threshold": out["pass_threshold"]["threshold"],
                              "rule": self.rule.describe()}
@@ -316,12 +357,17 @@ class _JudgeRun:
         counts = self.paired.error_counts(self.paired.full)
         fp, ff = counts["false_pass"][0, :-1], counts["false_fail"][0, :-1]
         n_pass, n_fail = counts["n_pass"][0], counts["n_fail"][0]
-        fp_low, fp_high = wilson_interval(fp, np.full_like(fp, n_fail), confidence=confidence)
-        ff_low, ff_high = wilson_interval(ff, np.full_like(ff, n_pass), confidence=confidence)
+        s_pass, s_fail = self.effective_scale["pass"], self.effective_scale["fail"]   # 1 when unweighted
+        fp_low, fp_high = wilson_interval(fp * s_fail, np.full_like(fp, n_fail * s_fail), confidence=confidence)
+        ff_low, ff_high = wilson_interval(ff * s_pass, np.full_like(ff, n_pass * s_pass), confidence=confidence)
         with np.errstate(invalid="ignore", divide="ignore"):
             fp_rate, ff_rate = fp / n_fail, ff / n_pass
+        # the number of cases behind each rate (weighted rates count cases of different weights)
+        passes = self.human >= self.ref.metric.human_pass
+        cases_fp = (~passes).sum() - np.searchsorted(np.sort(self.score[~passes]), self.paired.j_values, "left")
+        cases_ff = np.searchsorted(np.sort(self.score[passes]), self.paired.j_values, "left")
         columns = zip((self.judge.sign * self.paired.j_values).tolist(), _floats(fp_rate), _floats(ff_rate),
-                      fp.astype(int).tolist(), ff.astype(int).tolist(), _floats(fp_low), _floats(fp_high),
+                      cases_fp.tolist(), cases_ff.tolist(), _floats(fp_low), _floats(fp_high),
                       _floats(ff_low), _floats(ff_high))
         with _collector_paused():  # one point per distinct score: up to one per case, no cycles among them
             return [{"threshold": t, "false_pass_rate": fpr, "false_fail_rate": ffr, "n_false_pass": nfp,
@@ -330,14 +376,18 @@ class _JudgeRun:
 
     def bottom_decile(self, confidence: float, n_listed: int) -> dict[str, Any]:
         order = np.lexsort((self.case_ids, self.score))
-        size = max(1, math.ceil(0.1 * self.n))
+        # the lowest-scored tenth of the cases (of the population, when cases are weighted)
+        size = max(1, math.ceil(0.1 * self.n)) if self.weights is None else \
+            int(np.searchsorted(np.cumsum(self.w[order]), 0.1 * self.n - 1e-9) + 1)
         lowest = order[:size]
         passes = self.human[lowest] >= self.ref.metric.human_pass
         score_cut = float(self.judge.sign * self.score[lowest[-1]])
+        w = self.w[lowest]
+        rate = _rate(float(passes.sum()), float(size), confidence) if self.weights is None else \
+            _rate(float(w[passes].sum()), float(w.sum()), confidence, scale=kish_effective_n(w) / w.sum(), n_cases=size)
         return {
             "n": int(size), "score_at_most" if self.judge.sign > 0 else "score_at_least": score_cut,
-            "human_pass_rate": _rate(float(passes.sum()), float(size), confidence),
-            "mean_human_value": float(self.human[lowest].mean()),
+            "human_pass_rate": rate, "mean_human_value": float(np.average(self.human[lowest], weights=w)),
             "cases": [self._case_row(i) for i in lowest[:n_listed]],
         }
 
@@ -369,15 +419,18 @@ def ref_values_at(ref: HumanReference, case_ids: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------- the campaign
-def _bootstrap(runs: list[_JudgeRun], n_universe: int, *, n_boot: int, seed: int,
+def _bootstrap(runs: list[_JudgeRun], design: DesignWeights, *, n_boot: int, seed: int,
                progress: ProgressCallback | None, label: str) -> None:
+    n_universe = design.strata.size
     active = [r for r in runs if r.paired is not None]
     if not active or n_universe == 0:
         return
     batch = int(np.clip(ROW_BUDGET // max(n_universe, 1), 1, 64))
     done = 0
-    for indices in resample_indices(n_universe, n_boot, seed=seed, batch_size=batch):
+    for indices in resample_indices(n_universe, n_boot, seed=seed, batch_size=batch, strata=design.strata):
         counts = case_counts(indices, n_universe)
+        if design.weights is not None:   # weighted sums of counts are not whole: accumulate in float64
+            counts = counts.astype(np.float64)
         for run in active:
             run.add_resamples(counts)
         done += indices.shape[0]
@@ -386,11 +439,13 @@ def _bootstrap(runs: list[_JudgeRun], n_universe: int, *, n_boot: int, seed: int
 
 
 def _judge_runs(campaign: Campaign, metric: str, judges: list[str] | None, rule: Rule,
-                case_filter: set[str] | None = None) -> tuple[HumanReference, np.ndarray, list[_JudgeRun]]:
+                case_filter: set[str] | None = None) -> tuple[HumanReference, np.ndarray, DesignWeights,
+                                                              list[_JudgeRun]]:
     ref = human_reference(campaign, metric)
     universe = ref.case_ids if case_filter is None else ref.case_ids[np.isin(ref.case_ids, list(case_filter))]
+    design = design_weights(campaign, universe)
     selected = [j for j in judge_scores(campaign, metric) if judges is None or j.name in judges or j.rater.name in judges]
-    return ref, universe, [_JudgeRun(j, ref, universe, rule) for j in selected]
+    return ref, universe, design, [_JudgeRun(j, ref, universe, rule, design.weights) for j in selected]
 
 
 def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: list[dict]) -> list[str]:
@@ -422,14 +477,6 @@ def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: lis
             notes.append(f"judge {r['judge']} is of the {r['family']} family, as the generator of {same} case(s): "
                          "a judge may favour its own family's answers")
     return notes
-
-
-def _sample_designs(campaign: Campaign, labelled_ids: np.ndarray) -> list[dict[str, Any]]:
-    """The recorded sample designs that human-labelled cases came from, with how many each."""
-    labelled = set(labelled_ids.tolist())
-    designs = [{"sample": name, **{k: s["design"].get(k) for k in ("strategy", "by", "n", "seed")},
-                "labelled": len(labelled & set(s["case_ids"]))} for name, s in sorted(campaign.samples.items())]
-    return [d for d in designs if d["labelled"]]
 
 
 def _same_family_cases(campaign: Campaign, result: dict) -> int:
@@ -484,8 +531,8 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
     for metric in chosen:
         spec = campaign.metrics[metric]
         rule = default_rule(spec)
-        ref, universe, runs = _judge_runs(campaign, metric, judges, rule)
-        _bootstrap(runs, universe.size, n_boot=n_boot, seed=seed, progress=progress, label=metric)
+        ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule)
+        _bootstrap(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric)
         results = [r.result(confidence, seed, n_listed, curves=curves) for r in runs]
         entry = {"metric": metric, "scale": spec.scale, "human_pass": spec.human_pass,
                  "levels": list(spec.levels) if spec.levels else None, "n_cases": int(universe.size),
@@ -493,7 +540,16 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
                  "n_adjudicated": ref.n_adjudicated,
                  "n_human_pass": int(ref.passes.sum()), "default_rule": rule.to_dict(), "judges": results,
                  "warnings": _warnings(campaign, metric, ref, results)}
-        entry["sample_designs"] = _sample_designs(campaign, ref.case_ids) if campaign.samples else []
+        entry["sample_designs"] = design.designs
+        entry["weighted"] = design.weights is not None
+        passes = (ref_values_at(ref, universe) >= spec.human_pass)
+        w = np.ones(universe.size) if design.weights is None else design.weights
+        entry["human_pass_rate"] = _rate(float(w[passes].sum()), float(w.sum()), confidence) \
+            if design.weights is None else _rate(float(w[passes].sum()), float(w.sum()), confidence,
+                                                 scale=kish_effective_n(w) / w.sum(), n_cases=int(universe.size))
+        if design.weights is not None and design.n_outside:
+            entry["warnings"].append(f"{design.n_outside} labelled case(s) came from no recorded sample: they are "
+                                     "taken as a uniform random sample of the campaign's cases")
         if len(ref.raters) > 1:  # the human ceiling
             from calibrate.annotators import annotator_agreement
 
@@ -525,8 +581,8 @@ def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, pro
         groups.setdefault("(missing)" if value is None else str(value), set()).add(case_id)
     out = []
     for value in sorted(groups):
-        ref, universe, runs = _judge_runs(campaign, metric, judges, rule, groups[value])
-        _bootstrap(runs, universe.size, n_boot=n_boot, seed=seed, progress=progress,
+        ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule, groups[value])
+        _bootstrap(runs, design, n_boot=n_boot, seed=seed, progress=progress,
                    label=f"{metric} / {by}={value}")
         out.append({"key": by, "value": value, "n_cases": int(universe.size),
                     "n_human_pass": int((ref_values_at(ref, universe) >= ref.metric.human_pass).sum()),
@@ -555,8 +611,8 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     3.0
     """
     _check_names(campaign, [metric])
-    ref, universe, runs = _judge_runs(campaign, metric, judges, rule)
-    _bootstrap(runs, universe.size, n_boot=n_boot, seed=seed, progress=progress, label=metric)
+    ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule)
+    _bootstrap(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric)
     recs = [_recommendation(run, metric, rule, confidence) for run in runs]
     manifest = build_manifest(campaign, command="thresholds", seed=seed, n_boot=n_boot, confidence=confidence,
                               rule=rule.to_dict(), judges=judges, metrics=[metric])
@@ -573,11 +629,14 @@ def _recommendation(run: _JudgeRun, metric: str, rule: Rule, confidence: float) 
         return rec
     counts = run.paired.error_counts(run.paired.full)
     n_pass, n_fail = float(counts["n_pass"][0]), float(counts["n_fail"][0])
-    rec.update(n_human_pass=int(n_pass), n_human_fail=int(n_fail))
+    passes = run.human >= run.ref.metric.human_pass
+    rec.update(n_human_pass=int(passes.sum()), n_human_fail=int((~passes).sum()))
+    if run.weights is not None:
+        rec.update(weighted=True, effective_n=run.effective_n)
 
     def at(index: int) -> dict[str, Any]:
-        return {"false_pass_rate": _rate(float(counts["false_pass"][0, index]), n_fail, confidence),
-                "false_fail_rate": _rate(float(counts["false_fail"][0, index]), n_pass, confidence)}
+        return {"false_pass_rate": run.rate(float(counts["false_pass"][0, index]), n_fail, confidence, "fail"),
+                "false_fail_rate": run.rate(float(counts["false_fail"][0, index]), n_pass, confidence, "pass")}
 
     index = int(run.rule_index)
     usable = index != NO_THRESHOLD and index < run.paired.m

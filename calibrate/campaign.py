@@ -254,8 +254,10 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
     cases_path = folder / "cases.jsonl"
     case_rows = _read_jsonl(cases_path) if cases_path.is_file() else None
     adjudications_path = folder / ADJUDICATIONS_FILE
+    samples = {p.stem: p for p in sorted((folder / SAMPLES_FOLDER).glob("*.json")) if p.with_suffix(".csv").is_file()}
     digest = hashlib.sha256()
-    for p in [toml_path, *present, *exported, cases_path, adjudications_path]:
+    for p in [toml_path, *present, *exported, cases_path, adjudications_path,
+              *(q for p in samples.values() for q in (p, p.with_suffix(".csv")))]:
         if p.is_file():
             digest.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     campaign = _build(config, raw, case_rows, out_of_scale=out_of_scale, config_file=str(toml_path),
@@ -263,15 +265,8 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
                       data_hash="sha256:" + digest.hexdigest(), path=folder)
     if adjudications_path.is_file():
         campaign.adjudications = _read_adjudications(adjudications_path, campaign)
-    for design_path in sorted((folder / SAMPLES_FOLDER).glob("*.json")):
-        sample_path = design_path.with_suffix(".csv")
-        if sample_path.is_file():
-            try:
-                design = json.loads(design_path.read_text(encoding="utf-8"))
-                ids = pd.read_csv(sample_path, dtype={"case_id": str})["case_id"].tolist()
-            except (ValueError, KeyError) as exc:
-                raise CampaignError([Problem(str(design_path), f"not a sample calibrate sample wrote: {exc}")]) from None
-            campaign.samples[design_path.stem] = {"design": design, "case_ids": ids}
+    for name, sample in samples.items():
+        campaign.samples[name] = _read_sample(folder, name, sample, campaign)
     meta_path = folder / LABELSTUDIO_META_FILE
     if meta_path.is_file() and (folder / LABELSTUDIO_RATINGS_FILE).is_file():
         try:
@@ -279,6 +274,35 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
         except (ValueError, AttributeError):
             raise CampaignError([Problem(str(meta_path), "not the JSON calibrate labelstudio pull writes")]) from None
     return campaign
+
+
+def _read_sample(folder: Path, name: str, design_path: Path, campaign: Campaign) -> dict[str, Any]:
+    """A sample ``calibrate sample`` wrote: its design and, per case, the stratum and inclusion
+    probability, each checked (the statistics weight cases by them)."""
+    sample_path = design_path.with_suffix(".csv")
+    try:
+        design = json.loads(design_path.read_text(encoding="utf-8"))
+        if not isinstance(design, dict):
+            raise ValueError("expected a JSON object")
+        table = pd.read_csv(sample_path, dtype={"case_id": str, "stratum": str}, keep_default_na=False)
+    except ValueError as exc:
+        raise CampaignError([Problem(str(design_path), f"not a sample calibrate sample wrote: {exc}")]) from None
+    missing = [c for c in ("case_id", "stratum", "inclusion_probability") if c not in table.columns]
+    if missing:
+        raise CampaignError([Problem(str(sample_path), f"missing column(s) {', '.join(missing)}: expected "
+                                     "case_id, stratum, inclusion_probability")])
+    probability = pd.to_numeric(table["inclusion_probability"], errors="coerce")
+    problems = [Problem(str(sample_path), f"inclusion_probability {table['inclusion_probability'][i]!r}: "
+                        "expected a number in (0, 1]", row=int(i) + 2, field="inclusion_probability")
+                for i in np.flatnonzero(~((probability > 0) & (probability <= 1)))[:20]]
+    if campaign.cases is not None:
+        problems += [Problem(str(sample_path), f"case {table['case_id'][i]!r} is not in cases.jsonl",
+                             row=int(i) + 2, field="case_id")
+                     for i in np.flatnonzero(~table["case_id"].isin(list(campaign.cases)))[:20]]
+    if problems:
+        raise CampaignError(problems)
+    return {"design": design, "case_ids": table["case_id"].tolist(), "strata": table["stratum"].tolist(),
+            "inclusion_probability": probability.to_numpy(float), "name": name}
 
 
 def _read_adjudications(path: Path, campaign: Campaign) -> pd.DataFrame:

@@ -431,22 +431,47 @@ def adjudicate(campaign, metric, template, decisions, out_of_scale, as_json) -> 
 @main.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--n", "n", type=click.IntRange(min=1), required=True, help="Cases to sample.")
-@click.option("--strategy", type=click.Choice(["random", "stratified"]), default="random", show_default=True,
-              help="random: uniform; stratified: proportional to each value of --by.")
+@click.option("--strategy", type=click.Choice(["random", "stratified", "threshold", "disagreement", "neyman"]),
+              default="random", show_default=True,
+              help="random: uniform; stratified: per value of --by; threshold: focus on judge scores near the "
+                   "threshold; disagreement: focus where judges disagree; neyman: a pilot over a judge's score "
+                   "strata, then labels where human verdicts vary most.")
 @click.option("--by", help="The metadata key to stratify by (stratified).")
+@click.option("--allocation", type=click.Choice(["proportional", "equal"]), default="proportional",
+              show_default=True, help="stratified: cases per value of --by in proportion to its size, or equal.")
+@click.option("--metric", help="The metric whose judge scores the design reads (threshold, disagreement, neyman).")
+@click.option("--judge", "judges", multiple=True,
+              help="The judge (threshold, neyman: one; disagreement: two or more, default every judge).")
+@click.option("--threshold", type=float, help="threshold: in the judge's units (default: its recommended threshold).")
+@click.option("--focus", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.5, show_default=True,
+              help="threshold, disagreement: the share of the labels for the focus stratum.")
+@click.option("--band", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.2, show_default=True,
+              help="threshold, disagreement: the share of the cases in the focus stratum (nearest the threshold, "
+                   "most disagreement).")
+@click.option("--strata", "n_strata", type=click.IntRange(min=2), default=5, show_default=True,
+              help="neyman: strata by quantile of the judge's score.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
 @click.option("--name", help="The sample's name: samples/NAME.csv (default: STRATEGY-SEED).")
 @click.option("--include-labelled", is_flag=True, help="Also sample cases humans already labelled.")
 @out_of_scale_option
 @json_option
-def sample(campaign, n, strategy, by, seed, name, include_labelled, out_of_scale, as_json) -> None:
-    """Choose which cases humans should label; each records its inclusion probability."""
+def sample(campaign, n, strategy, by, allocation, metric, judges, threshold, focus, band, n_strata, seed, name,
+           include_labelled, out_of_scale, as_json) -> None:
+    """Choose which cases humans should label; each records its inclusion probability, which the
+    statistics weight by."""
     from calibrate.sampling import draw_sample, write_sample
 
     c = _load(campaign, out_of_scale)
+    if strategy != "disagreement" and len(judges) > 1:
+        _fail(f"--strategy {strategy} reads one judge: --judge was given {len(judges)} times")
     try:
-        drawn = draw_sample(c, n, strategy=strategy, by=by, seed=seed, include_labelled=include_labelled)
-        path = write_sample(Path(campaign), drawn, name or f"{strategy}-{seed}")
+        drawn = draw_sample(c, n, strategy=strategy, by=by, seed=seed, include_labelled=include_labelled,
+                            allocation=allocation, metric=metric, judge=judges[0] if judges else None,
+                            judges=list(judges) or None, threshold=threshold, focus=focus, band=band,
+                            n_strata=n_strata)
+        default_name = f"{strategy}-{drawn.design.get('phase', '')}-{seed}" if strategy == "neyman" \
+            else f"{strategy}-{seed}"
+        path = write_sample(Path(campaign), drawn, name or default_name.replace("--", "-"))
     except (ValueError, FileExistsError) as exc:
         _fail(str(exc))
     if as_json:
@@ -456,9 +481,14 @@ def sample(campaign, n, strategy, by, seed, name, include_labelled, out_of_scale
     for col in ("stratum", "cases", "sampled", "inclusion probability"):
         table.add_column(col)
     for stratum, facts in drawn.design["strata"].items():
-        table.add_row(stratum, str(facts["size"]), str(facts["sampled"]),
-                      f"{facts['sampled'] / facts['size']:.3f}" if facts["size"] else "-")
+        table.add_row(stratum, str(facts["size"]), str(facts["sampled"])
+                      + (f" (+{facts['drawn_before']} before)" if facts.get("drawn_before") else ""),
+                      f"{facts['inclusion_probability']:.3f}")
     out.print(table)
+    if drawn.design.get("phase") == "pilot":
+        out.print("a Neyman pilot: once humans labelled it, run the neyman strategy again to allocate the next "
+                  "labels where human verdicts vary most")
+
 
 @main.group()
 def labelstudio() -> None:

@@ -151,7 +151,7 @@ def test_failed_judge_ratings_are_counted(small_campaign):
 def test_engine_mismatch_is_an_error_not_a_result(monkeypatch):
     from calibrate.stats import library
     real = library.point_estimates
-    monkeypatch.setattr(library, "point_estimates", lambda *a: {**real(*a), "kappa": 0.123456})
+    monkeypatch.setattr(library, "point_estimates", lambda *a, **k: {**real(*a, **k), "kappa": 0.123456})
     with pytest.raises(library.EngineMismatch, match="kappa"):
         compute_stats(campaign_of([0, 1, 2, 3, 2], {"j": [0, 1, 2, 2, 3]}), n_boot=50)
 

@@ -172,3 +172,58 @@ def test_grouped_jackknife_for_many_cells():
     summary, weights = p.jackknife(seed=1)
     assert summary.n.shape == (200,) and np.allclose(summary.n, 5000 - 25)
     assert weights.sum() == 200 and summary.T is None
+
+
+# ---------------------------------------------------------------------------------- weighted cases
+def _all_statistics(p, T, t):
+    with warnings.catch_warnings(action="ignore"):
+        out = {"spearman": p.spearman(T), "kendall": p.kendall(T), "auc": p.auc(T),
+               "kappa": p.kappa(T), "kappa_quadratic": p.kappa(T, "quadratic"),
+               **{f"alpha_{lv}": p.alpha(T, lv) for lv in ("nominal", "ordinal", "interval")},
+               **{k: v for k, v in p.decision_stats(T, t).items()}}
+    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+
+
+@settings(max_examples=100, deadline=None)
+@given(ordinal_pairs(max_size=60), st.data())
+def test_whole_number_weights_equal_repeating_the_cases(pair, data):
+    """A case of weight k is k copies of it: every statistic, the full table, resamples, the jackknife."""
+    human, judge = map(np.array, pair)
+    weights = np.array(data.draw(st.lists(st.integers(1, 4), min_size=human.size, max_size=human.size)))
+    assume(weights.max() > 1)
+    weighted = PairedScores(human, judge, human_pass=2, levels=LEVELS, weights=weights)
+    expanded = PairedScores(np.repeat(human, weights), np.repeat(judge, weights), human_pass=2, levels=LEVELS)
+    t = data.draw(st.integers(0, expanded.m))
+    a, b = _all_statistics(weighted, weighted.full, t), _all_statistics(expanded, expanded.full, t)
+    for key in a:
+        assert np.allclose(a[key], b[key], equal_nan=True, atol=1e-9), key
+    # resamples: counts of the weighted cases, gathered with their weights, against the expanded counts
+    counts = case_counts(np.random.default_rng(0).integers(0, human.size, (4, human.size)), human.size)
+    a = _all_statistics(weighted, weighted.tables(counts), t)
+    b = _all_statistics(expanded, expanded.tables(np.repeat(counts, weights, axis=1)), t)
+    from_counts = weighted.summarize_counts(counts)
+    for key in a:
+        assert np.allclose(a[key], b[key], equal_nan=True, atol=1e-6), key
+    with warnings.catch_warnings(action="ignore"):
+        assert np.allclose(weighted.spearman(from_counts), a["spearman"], equal_nan=True, atol=1e-9)
+
+
+def test_the_weighted_jackknife_leaves_out_each_case_once():
+    rng = np.random.default_rng(3)
+    human, judge = rng.integers(0, 4, 40).astype(float), rng.random(40).round(1)
+    weights = rng.choice([0.5, 1.5, 2.0], 40)
+    p = PairedScores(human, judge, human_pass=2, weights=weights)
+    summary, counts = p.jackknife()
+    assert counts.sum() == 40
+    direct = []
+    for i in range(40):
+        keep = np.arange(40) != i
+        direct.append(PairedScores(human[keep], judge[keep], human_pass=2, weights=weights[keep]).spearman(
+            PairedScores(human[keep], judge[keep], human_pass=2, weights=weights[keep]).full)[0])
+    assert sorted(np.repeat(p.spearman(summary), counts.astype(int))) == pytest.approx(sorted(direct), abs=1e-12)
+
+
+def test_weights_are_checked_and_all_ones_is_unweighted():
+    with pytest.raises(ValueError, match="positive"):
+        PairedScores([0, 1], [0.2, 0.4], human_pass=1, weights=[1, 0])
+    assert PairedScores([0, 1], [0.2, 0.4], human_pass=1, weights=[1, 1]).weights is None

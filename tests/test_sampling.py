@@ -60,7 +60,7 @@ def test_the_command_line_writes_the_sample_and_never_replaces_one(tmp_path):
     doc = json.loads(first.stdout)
     sample = pd.read_csv(folder / "samples" / "stratified-0.csv")
     assert sample["case_id"].tolist() == doc["case_ids"] and len(sample) == 12
-    assert json.loads((folder / "samples" / "stratified-0.json").read_text())["strata"]["why"] == {"size": 10,
+    assert json.loads((folder / "samples" / "stratified-0.json").read_text())["strata"]["why"] == {"size": 10, "inclusion_probability": 0.1,
                                                                                                    "sampled": 1}
     again = subprocess.run(run, capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and "exists" in again.stderr
@@ -80,7 +80,138 @@ def test_the_report_says_which_design_the_labelled_cases_came_from(tmp_path):
     c = load_campaign(folder)
     assert c.samples["pilot"]["case_ids"] == drawn.case_ids
     stats = compute_stats(c, n_boot=0)
-    assert stats["metrics"][0]["sample_designs"] == [{"sample": "pilot", "strategy": "stratified", "by": "kind",
-                                                      "n": 5, "seed": 2, "labelled": 5}]
+    pilot, outside = stats["metrics"][0]["sample_designs"]
+    assert {k: pilot[k] for k in ("sample", "strategy", "by", "n", "seed", "labelled")} == {
+        "sample": "pilot", "strategy": "stratified", "by": "kind", "n": 5, "seed": 2, "labelled": 5}
+    assert outside["strategy"] == "unrecorded" and outside["labelled"] == stats["metrics"][0]["n_cases"] - 5
+    assert pilot["weight_share"] + outside["weight_share"] == pytest.approx(1)
     html = write_report(stats, [], tmp_path / "report", cases=c.cases)["html"].read_text()
     assert "5 from sample “pilot” (stratified by kind, n = 5, seed 2)" in html
+
+
+# ------------------------------------------------------------------- targeted designs, weighted figures
+DEMO_JUDGE = "Olz-gpt4o"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    import calibrate
+
+    return calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+
+
+def labelled_only(demo, case_ids, samples=()):
+    """The demo campaign with the human labels of ``case_ids`` only, and the given samples recorded."""
+    from calibrate.campaign import Campaign
+
+    r = demo.ratings
+    sub = Campaign.from_frames({"name": "sim", "metrics": {"relevance": {"scale": "ordinal", "levels": [0, 1, 2, 3],
+                                                                         "human_pass": 2}}},
+                               r[(r["rater_kind"] == "judge") | r["case_id"].isin(set(case_ids))],
+                               list(demo.cases.values()))
+    for name, s in samples:
+        sub.samples[name] = {"design": s.design, "case_ids": s.case_ids, "strata": s.strata,
+                             "inclusion_probability": np.array(s.inclusion_probability)}
+    return sub
+
+
+def figures(campaign, n_boot=0):
+    from calibrate import compute_stats
+
+    m = compute_stats(campaign, judges=[DEMO_JUDGE], n_boot=n_boot, curves=False)["metrics"][0]
+    return m, np.array([m["judges"][0][k]["estimate"] for k in ("spearman", "kappa", "auc")]
+                       + [m["human_pass_rate"]["estimate"]])
+
+
+def test_weighting_removes_the_bias_of_a_disagreement_sample(demo):
+    """Cases where judges disagree are where the judge agrees least with humans: an unweighted
+    disagreement sample understates agreement; weighting by inclusion probability recovers it."""
+    _, truth = figures(demo)
+    weighted, unweighted = [], []
+    for seed in range(8):
+        s = draw_sample(demo, 300, strategy="disagreement", seed=seed, include_labelled=True)
+        assert s.design["judges"] and sum(x == "disagree" for x in s.strata) == 150   # the focus share
+        weighted.append(figures(labelled_only(demo, s.case_ids, [("d", s)]))[1])
+        unweighted.append(figures(labelled_only(demo, s.case_ids))[1])
+    bias_w = np.abs(np.mean(weighted, axis=0) - truth)
+    bias_u = np.abs(np.mean(unweighted, axis=0) - truth)
+    assert bias_u[0] > 0.03 and bias_w[0] < 0.02 and bias_w[0] < bias_u[0] / 3   # Spearman's rho
+    assert bias_w[1] < bias_u[1] and bias_w[1] < 0.03                             # Cohen's kappa
+
+
+def test_threshold_design_focuses_near_the_threshold_and_weights_each_stratum(demo):
+    s = draw_sample(demo, 200, strategy="threshold", judge=DEMO_JUDGE, threshold=1.5, focus=0.6, band=0.3,
+                    include_labelled=True, seed=1)
+    strata = s.design["strata"]
+    assert strata["near"]["sampled"] == 120 and strata["near"]["size"] < 0.5 * 4423
+    assert {x for x in s.strata} == {"near", "pass side", "fail side"}
+    for name, facts in strata.items():   # every case records its stratum's n_h / N_h
+        assert {p for x, p in zip(s.strata, s.inclusion_probability) if x == name} == {facts["sampled"] / facts["size"]}
+    scores = demo.ratings[(demo.ratings["rater"] == DEMO_JUDGE)].set_index("case_id")["value"]
+    near = [c for c, x in zip(s.case_ids, s.strata) if x == "near"]
+    assert set(scores[near]) <= {1.0, 2.0}   # the scores closest to 1.5
+    m, _ = figures(labelled_only(demo, s.case_ids, [("t", s)]), n_boot=200)
+    judge = m["judges"][0]
+    assert m["weighted"] and judge["weighted"] and 0 < judge["effective_n"] < 200
+    assert judge["kappa"]["ci_low"] < judge["kappa"]["estimate"] < judge["kappa"]["ci_high"]
+    # without --threshold: the judge's recommended threshold under the metric's rule
+    from calibrate import default_rule, recommend_thresholds
+
+    default = draw_sample(demo, 50, strategy="threshold", judge=DEMO_JUDGE, include_labelled=True)
+    rec = recommend_thresholds(demo, metric="relevance", rule=default_rule(demo.metrics["relevance"]),
+                               judges=[DEMO_JUDGE], n_boot=0)["recommendations"][0]
+    assert default.design["threshold"] == rec["threshold"] == 3.0
+
+
+def test_neyman_series_pilot_then_allocation_where_human_verdicts_vary(demo, tmp_path):
+    from calibrate.design_weights import design_weights
+
+    pilot = draw_sample(demo, 100, strategy="neyman", judge=DEMO_JUDGE, seed=0)
+    assert pilot.design["phase"] == "pilot" and len(pilot.design["strata"]) >= 3
+    sizes = {k: v["size"] for k, v in pilot.design["strata"].items()}
+    campaign = labelled_only(demo, [], [("pilot", pilot)])
+    with pytest.raises(ValueError, match="not labelled enough"):
+        draw_sample(campaign, 200, strategy="neyman", judge=DEMO_JUDGE, seed=1)
+    campaign = labelled_only(demo, pilot.case_ids, [("pilot", pilot)])
+    second = draw_sample(campaign, 200, strategy="neyman", judge=DEMO_JUDGE, seed=1)
+    assert second.design["phase"] == "allocation" and second.design["series"] == ["pilot"]
+    assert not set(second.case_ids) & set(pilot.case_ids)
+    spread, strata = second.design["spread"], second.design["strata"]
+    total = {k: strata[k]["drawn_before"] + strata[k]["sampled"] for k in strata}
+    # the series' labels per stratum follow N_h x S_h (Neyman): labels per case in proportion to the spread
+    ratio = np.array([total[k] / sizes[k] / spread[k] for k in strata])
+    assert ratio.max() / ratio.min() < 1.1 and max(spread.values()) / min(spread.values()) > 2
+    for k, facts in strata.items():
+        assert facts["inclusion_probability"] == pytest.approx(total[k] / sizes[k])
+    # the pilot's cases take the series' probability: one weight per stratum across both steps
+    campaign = labelled_only(demo, pilot.case_ids + second.case_ids, [("pilot", pilot), ("second", second)])
+    ids = np.array(sorted(pilot.case_ids + second.case_ids))
+    dw = design_weights(campaign, ids)
+    stratum_of = dict(zip(pilot.case_ids + second.case_ids, pilot.strata + second.strata))
+    for k in strata:
+        w = dw.weights[[stratum_of[c] == k for c in ids]]
+        assert np.allclose(w, w[0])
+    assert [d["sample"] for d in dw.designs] == ["second"]
+
+
+def test_a_sample_file_with_a_bad_probability_names_the_row(tmp_path):
+    from calibrate.errors import CampaignError
+
+    folder = make(tmp_path)
+    (folder / "samples").mkdir()
+    (folder / "samples" / "s.json").write_text('{"strategy": "random"}')
+    (folder / "samples" / "s.csv").write_text("case_id,stratum,inclusion_probability\nc003,all,0.2\nc004,all,1.5\n")
+    with pytest.raises(CampaignError, match=r"s.csv, line 3, field 'inclusion_probability'.*\(0, 1\]"):
+        load_campaign(folder)
+
+
+def test_equal_allocation_and_the_targeted_designs_from_the_command_line(tmp_path):
+    folder = make(tmp_path)
+    calibrate = Path(sys.executable).parent / "calibrate"
+    run = [str(calibrate), "sample", str(folder), "--n", "12", "--strategy", "stratified",
+           "--by", "kind", "--allocation", "equal", "--json"]
+    doc = json.loads(subprocess.run(run, capture_output=True, text=True, timeout=120, check=True).stdout)
+    assert {k: v["sampled"] for k, v in doc["design"]["strata"].items()} == {"how": 4, "what": 4, "why": 4}
+    bad = subprocess.run([str(calibrate), "sample", str(folder), "--n", "5", "--strategy",
+                          "threshold"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "no judge scores" in bad.stderr

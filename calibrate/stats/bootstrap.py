@@ -21,7 +21,8 @@ from scipy import special
 __all__ = ["resample_indices", "case_counts", "Interval", "bca_interval", "percentile_interval"]
 
 
-def resample_indices(n_cases: int, n_boot: int, *, seed: int, batch_size: int = 64) -> Iterator[np.ndarray]:
+def resample_indices(n_cases: int, n_boot: int, *, seed: int, batch_size: int = 64,
+                     strata: np.ndarray | None = None) -> Iterator[np.ndarray]:
     """Yield batches of bootstrap resamples as index arrays of shape ``(batch, n_cases)``.
 
     Parameters
@@ -34,6 +35,10 @@ def resample_indices(n_cases: int, n_boot: int, *, seed: int, batch_size: int = 
         Resample ``r`` uses ``numpy.random.default_rng([seed, r])``.
     batch_size : int, keyword-only
         Resamples per yielded batch (memory only: results do not depend on it).
+    strata : ndarray of int, optional
+        A stratum per case: each resample then draws as many cases from each stratum as it holds,
+        with replacement within the stratum (as a stratified sample design drew them). One stratum
+        gives the same resamples as none.
 
     Examples
     --------
@@ -42,13 +47,25 @@ def resample_indices(n_cases: int, n_boot: int, *, seed: int, batch_size: int = 
     [(2, 5), (1, 5)]
     >>> bool((next(resample_indices(5, 1, seed=1))[0] == batches[0][0]).all())
     True
+    >>> strata = np.array([1, 0, 1, 0, 0, 2])
+    >>> s = np.concatenate(list(resample_indices(6, 50, seed=1, strata=strata)))
+    >>> bool((np.sort(strata[s], axis=1) == np.sort(strata)).all())   # each stratum keeps its size
+    True
     """
     dtype = np.int32 if n_cases < 2**31 else np.int64
+    groups = None
+    if strata is not None and np.unique(strata).size > 1:
+        order = np.argsort(strata, kind="stable")
+        groups = np.split(order.astype(dtype), np.flatnonzero(np.diff(np.asarray(strata)[order])) + 1)
     for start in range(0, n_boot, batch_size):
         stop = min(n_boot, start + batch_size)
         batch = np.empty((stop - start, n_cases), dtype=dtype)
         for row, r in enumerate(range(start, stop)):
-            batch[row] = np.random.default_rng([seed, r]).integers(0, n_cases, n_cases, dtype=dtype)
+            rng = np.random.default_rng([seed, r])
+            if groups is None:
+                batch[row] = rng.integers(0, n_cases, n_cases, dtype=dtype)
+            else:
+                batch[row] = np.concatenate([g[rng.integers(0, g.size, g.size)] for g in groups])
         yield batch
 
 

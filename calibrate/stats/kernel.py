@@ -25,32 +25,39 @@ SMALL_LEVELS = 16
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _cell_count(values, r, gather, starts, c, total):  # pragma: no cover - compiled
+def _cell_count(values, r, gather, starts, c, total, scale):  # pragma: no cover - compiled
     end = starts[c + 1] if c + 1 < starts.size else total
     count = 0.0
-    for q in range(starts[c], end):
-        count += values[r, gather[q]]
+    if scale is None:
+        for q in range(starts[c], end):
+            count += values[r, gather[q]]
+    else:
+        for q in range(starts[c], end):
+            count += values[r, gather[q]] * scale[q]
     return count
 
 
 @numba.njit(cache=True, parallel=True, error_model="numpy")
-def cell_tables(values, gather, starts):  # pragma: no cover - compiled
-    """Cell counts ``(batch, cells)``: cell ``c`` sums ``values[r, gather[starts[c]:starts[c + 1]]]``."""
+def cell_tables(values, gather, starts, scale=None):  # pragma: no cover - compiled
+    """Cell counts ``(batch, cells)``: cell ``c`` sums ``values[r, gather[starts[c]:starts[c + 1]]]``,
+    each term multiplied by ``scale[q]`` when a scale (a case weight, aligned with ``gather``) is given."""
     b = values.shape[0]
     n_cells = starts.size
     out = np.zeros((b, n_cells), dtype=values.dtype)
     for r in numba.prange(b):
         for c in range(n_cells):
-            out[r, c] = _cell_count(values, r, gather, starts, c, gather.size)
+            out[r, c] = _cell_count(values, r, gather, starts, c, gather.size, scale)
     return out
 
 
 @numba.njit(cache=True, parallel=True, error_model="numpy")
-def rank_sums(values, gather, starts, cell_h, run_starts, n_levels, cell_pass):  # pragma: no cover - compiled
+def rank_sums(values, gather, starts, cell_h, run_starts, n_levels, cell_pass,
+              scale=None):  # pragma: no cover - compiled
     """Per resample: the sums behind Spearman, Kendall tau-b and ROC AUC.
 
     Cell ``c`` of resample ``r`` counts ``values[r, gather[starts[c]:starts[c + 1]]]`` (per-case resample
-    counts gathered into cells; pass ``gather = starts = arange(cells)`` for ready cell tables). Cells
+    counts gathered into cells; pass ``gather = starts = arange(cells)`` for ready cell tables), each
+    count multiplied by ``scale[q]`` (a case weight aligned with ``gather``) when a scale is given. Cells
     are ordered by judge score, then by human value index ``cell_h``; the cells of the j-th distinct
     score are ``run_starts[j]:run_starts[j + 1]``. Returns ``by_human`` ``(batch, n_levels)``,
     ``cum_passes`` and ``cum_fails`` ``(batch, n_scores)`` (human passes / fails scored at most the j-th
@@ -65,7 +72,8 @@ def rank_sums(values, gather, starts, cell_h, run_starts, n_levels, cell_pass): 
     one_case_per_cell = total == n_cells
     small = n_levels <= SMALL_LEVELS
     by_human = np.zeros((b, n_levels))
-    # running counts are whole numbers: stored in the counts' own dtype (float32 halves the writes)
+    # running counts of unweighted resamples are whole numbers: stored in the counts' own dtype (float32
+    # halves the writes; weighted resamples pass float64 counts)
     cum_passes = np.zeros((b, n_scores), dtype=values.dtype)
     cum_fails = np.zeros((b, n_scores), dtype=values.dtype)
     sums = np.zeros((b, N_RANK_SUMS))
@@ -94,8 +102,10 @@ def rank_sums(values, gather, starts, cell_h, run_starts, n_levels, cell_pass): 
             for c in range(first, last):
                 if one_case_per_cell:
                     count = np.float64(values[r, gather[c]])
+                    if scale is not None:
+                        count *= scale[c]
                 else:
-                    count = _cell_count(values, r, gather, starts, c, total)
+                    count = _cell_count(values, r, gather, starts, c, total, scale)
                 k = cell_h[c]
                 if small:
                     prefix = lower[k]

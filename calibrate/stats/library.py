@@ -1,5 +1,10 @@
 """Full-sample point estimates from the reference implementations, and the check that the
-vectorised engine (:mod:`calibrate.stats.paired`) reproduces them on the user's own data."""
+vectorised engine (:mod:`calibrate.stats.paired`) reproduces them on the user's own data.
+
+With case weights (a targeted sample design), scikit-learn's ``sample_weight`` gives the reference
+kappa, AUC and balanced accuracy, and Spearman's rho is the weighted Pearson correlation of weighted
+midranks (numpy); neither scipy nor krippendorff takes weights, so Kendall's tau and alpha on weighted
+cases rest on the engine alone (the tests check both against the libraries on repeated cases)."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, roc_auc_score
 
-__all__ = ["point_estimates", "check_engine", "EngineMismatch"]
+__all__ = ["point_estimates", "check_engine", "EngineMismatch", "weighted_midranks", "weighted_spearman"]
 
 #: krippendorff builds a (values x values) coincidence matrix; past this many distinct values the
 #: engine's moment formula for interval alpha stands alone (it is cross-checked in the tests).
@@ -21,9 +26,34 @@ class EngineMismatch(RuntimeError):
     """The vectorised engine and a reference implementation disagree: a bug, never a result."""
 
 
+def weighted_midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Midranks where case ``i`` counts ``weights[i]`` times: the weight of the values below, plus half
+    the weight of the ties, plus one half.
+
+    Examples
+    --------
+    >>> weighted_midranks(np.array([3.0, 1.0, 3.0]), np.ones(3)).tolist()   # scipy's rankdata
+    [2.5, 1.0, 2.5]
+    >>> weighted_midranks(np.array([3.0, 1.0]), np.array([1.0, 2.0])).tolist()
+    [3.0, 1.5]
+    """
+    distinct, inverse = np.unique(values, return_inverse=True)
+    mass = np.bincount(inverse, weights=weights, minlength=distinct.size)
+    return (np.cumsum(mass) - mass + (mass + 1) / 2)[inverse]
+
+
+def weighted_spearman(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float:
+    """Spearman's rho with frequency weights: the weighted Pearson correlation of weighted midranks."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.cov(weighted_midranks(x, weights), weighted_midranks(y, weights), aweights=weights)
+        return float(c[0, 1] / np.sqrt(c[0, 0] * c[1, 1]))
+
+
 def point_estimates(human: np.ndarray, score: np.ndarray, metric, on_scale: bool,
-                    pass_threshold: float | None, sign: float) -> dict[str, float]:
+                    pass_threshold: float | None, sign: float, weights: np.ndarray | None = None) -> dict[str, float]:
     """Statistics of (human reference, oriented judge score) from scipy, scikit-learn, krippendorff."""
+    if weights is not None:
+        return _weighted_point_estimates(human, score, metric, on_scale, pass_threshold, sign, weights)
     out: dict[str, float] = {}
     passes = human >= metric.human_pass
     both_classes = 0 < passes.sum() < passes.size
@@ -50,6 +80,29 @@ def point_estimates(human: np.ndarray, score: np.ndarray, metric, on_scale: bool
             out["pass_kappa"] = float(cohen_kappa_score(passes, judged, labels=[False, True]))
             out["balanced_accuracy"] = (float(balanced_accuracy_score(passes, judged)) if both_classes
                                         else float("nan"))
+    return out
+
+
+def _weighted_point_estimates(human, score, metric, on_scale, pass_threshold, sign, weights) -> dict[str, float]:
+    out: dict[str, float] = {}
+    passes = human >= metric.human_pass
+    both_classes = 0 < passes.sum() < passes.size
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out["spearman"] = weighted_spearman(human, score, weights)
+        out["auc"] = float(roc_auc_score(passes, score, sample_weight=weights)) if both_classes else float("nan")
+        if on_scale and metric.scale != "continuous":
+            positions = np.arange(len(metric.levels))
+            h, s = np.searchsorted(metric.levels, human), np.searchsorted(metric.levels, score)
+            out["kappa"] = float(cohen_kappa_score(h, s, labels=positions, sample_weight=weights))
+            if metric.scale == "ordinal":
+                out["kappa_quadratic"] = float(cohen_kappa_score(h, s, labels=positions, weights="quadratic",
+                                                                 sample_weight=weights))
+        if pass_threshold is not None:
+            judged = score >= sign * pass_threshold
+            out["pass_kappa"] = float(cohen_kappa_score(passes, judged, labels=[False, True], sample_weight=weights))
+            out["balanced_accuracy"] = (float(balanced_accuracy_score(passes, judged, sample_weight=weights))
+                                        if both_classes else float("nan"))
     return out
 
 

@@ -84,6 +84,11 @@ class PairedScores:
     levels : sequence of float, optional
         The metric's scale levels (binary, ordinal). When given and every judge score lies on them,
         kappa and alpha are defined on the scale.
+    weights : array_like of float, optional
+        A weight per case (its inverse inclusion probability under a sample design, scaled to mean
+        1). The tables then hold sums of weights instead of counts: each case stands for ``weight``
+        cases (frequency weights), and every statistic estimates its value on the population the
+        sample was drawn from. ``None`` (or all ones) gives the unweighted statistics.
 
     Examples
     --------
@@ -94,14 +99,24 @@ class PairedScores:
     >>> idx = np.array([[0, 0, 1, 2, 3]])       # a resample (indices into the cases); scipy agrees
     >>> round(float(p.spearman(p.tables(case_counts(idx, 5)))[0]), 4)
     0.5923
+    >>> w = PairedScores([0, 1, 1, 0, 1], [0.1, 0.9, 0.6, 0.7, 0.8], human_pass=1, weights=[1, 1, 1, 2, 1])
+    >>> round(float(w.auc(w.full)[0]), 4)       # the fail scored 0.7 counts twice: 7 of 9 pairs
+    0.7778
     """
 
-    def __init__(self, human, judge, *, human_pass: float, levels=None):
+    def __init__(self, human, judge, *, human_pass: float, levels=None, weights=None):
         human = np.asarray(human, dtype=float)
         judge = np.asarray(judge, dtype=float)
         if human.shape != judge.shape or human.ndim != 1:
             raise ValueError("human and judge must be 1-d arrays of the same length")
         self.n = human.size
+        self.weights = None
+        if weights is not None:
+            weights = np.asarray(weights, dtype=float)
+            if weights.shape != human.shape or not np.all(np.isfinite(weights) & (weights > 0)):
+                raise ValueError("weights must be positive and finite, one per case")
+            if not np.all(weights == 1.0):
+                self.weights = weights
         self.h_values, h_index = np.unique(human, return_inverse=True)
         self.j_values, j_index = np.unique(judge, return_inverse=True)
         self.K, self.m = self.h_values.size, self.j_values.size
@@ -109,13 +124,14 @@ class PairedScores:
         codes, self.case_cell = np.unique(j_index.astype(np.int64) * self.K + h_index, return_inverse=True)
         self.cell_j, self.cell_h = codes // self.K, codes % self.K
         self.C = codes.size
-        self.full = np.bincount(self.case_cell, minlength=self.C)[None, :].astype(float)
+        self.full = np.bincount(self.case_cell, weights=self.weights, minlength=self.C)[None, :].astype(float)
         self.h_pass = self.h_values >= human_pass
         self._cell_pass = self.h_pass[self.cell_h].astype(float)
         self._cells = np.arange(self.C)
         self._run_starts = np.searchsorted(self.cell_j, np.arange(self.m + 1))  # cells of each score
         self._cell_order = np.argsort(self.case_cell, kind="stable")
         self._cell_starts = np.flatnonzero(np.r_[True, np.diff(self.case_cell[self._cell_order]) != 0])
+        self._scale = None if self.weights is None else np.ascontiguousarray(self.weights[self._cell_order])
         self.levels = None if levels is None else np.asarray(sorted(levels), dtype=float)
         self.on_scale = bool(self.levels is not None and np.isin(self.j_values, self.levels).all()
                              and np.isin(self.h_values, self.levels).all())
@@ -136,19 +152,28 @@ class PairedScores:
             Where this object's cases sit in that universe (default: the universe is these cases).
         """
         positions = np.arange(self.n) if positions is None else np.asarray(positions)
-        return kernel.cell_tables(case_counts, positions[self._cell_order], self._cell_starts)
+        return kernel.cell_tables(case_counts, positions[self._cell_order], self._cell_starts, self._scale)
 
     def jackknife(self, *, seed: int = 0, tables: bool = False) -> tuple[Summary, np.ndarray]:
         """Leave-one-out summaries and how many cases each stands for.
 
-        Cases in one cell give the same leave-one-out table, so each occupied cell is left out once
-        and weighted by its count. With more than ``EXACT_JACKKNIFE_LIMIT`` cells, cases are split
+        Cases in one cell (and of one weight) give the same leave-one-out table, so each occupied cell
+        is left out once per weight and counted as often as it occurs. With more than
+        ``EXACT_JACKKNIFE_LIMIT`` of those, cases are split
         into ``JACKKNIFE_GROUPS`` random groups and each group is left out (a grouped jackknife,
         which estimates the same acceleration). ``tables=True`` keeps the cell tables in the summary
         (kappa and alpha read them).
         """
-        if self.C <= EXACT_JACKKNIFE_LIMIT:
+        if self.weights is None and self.C <= EXACT_JACKKNIFE_LIMIT:
             return self.summarize(self.full - np.eye(self.C)), self.full[0].copy()
+        if self.weights is not None:
+            units, inverse = np.unique(np.stack([self.case_cell.astype(float), self.weights]), axis=1,
+                                       return_inverse=True)
+            if units.shape[1] <= EXACT_JACKKNIFE_LIMIT:
+                left_out = np.zeros((units.shape[1], self.C))
+                left_out[np.arange(units.shape[1]), units[0].astype(np.int64)] = units[1]
+                return (self.summarize(self.full - left_out),
+                        np.bincount(inverse.ravel(), minlength=units.shape[1]).astype(float))
         groups = np.random.default_rng([seed, 2**31 - 1]).permutation(self.n) % JACKKNIFE_GROUPS
         kept = np.ones((JACKKNIFE_GROUPS, self.n), dtype=np.float32)
         kept[groups, np.arange(self.n)] = 0.0
@@ -167,11 +192,12 @@ class PairedScores:
         """:meth:`summarize` straight from per-case resample counts (as :meth:`tables` takes them),
         without materialising the cell tables (``Summary.T`` is then ``None``)."""
         positions = np.arange(self.n) if positions is None else np.asarray(positions)
-        return self._summary(case_counts, positions[self._cell_order], self._cell_starts, None)
+        return self._summary(case_counts, positions[self._cell_order], self._cell_starts, None, self._scale)
 
-    def _summary(self, values: np.ndarray, gather: np.ndarray, starts: np.ndarray, T: np.ndarray | None) -> Summary:
+    def _summary(self, values: np.ndarray, gather: np.ndarray, starts: np.ndarray, T: np.ndarray | None,
+                 scale: np.ndarray | None = None) -> Summary:
         by_human, cum_passes, cum_fails, sums = kernel.rank_sums(values, gather, starts, self.cell_h,
-                                                                 self._run_starts, self.K, self._cell_pass)
+                                                                 self._run_starts, self.K, self._cell_pass, scale)
         return Summary(T=T, n=by_human.sum(axis=1), by_human=by_human, cum_passes=cum_passes,
                        cum_fails=cum_fails, sums=sums)
 

@@ -20,12 +20,14 @@ NO_THRESHOLD = -1
 
 
 def max_admissible_false_passes(n_fail: np.ndarray, *, max_false_pass: float,
-                                confidence: float | None = None) -> np.ndarray:
+                                confidence: float | None = None, whole: bool = True) -> np.ndarray:
     """The most false passes out of ``n_fail`` human fails that the ceiling admits, per sample.
 
     Without ``confidence``: ``floor(max_false_pass * n_fail)``. With it: the largest ``k`` whose
     one-sided Clopper-Pearson upper bound at ``confidence`` is at most the ceiling (``-1`` where even
-    0 false passes is not enough), found by bisection since the bound grows with ``k``.
+    0 false passes is not enough), found by bisection since the bound grows with ``k``. With
+    ``whole=False`` (weighted counts, scaled to their effective sample size) ``k`` is any real number:
+    ``max_false_pass * n_fail``, or the bound solved by bisection.
 
     Examples
     --------
@@ -36,7 +38,15 @@ def max_admissible_false_passes(n_fail: np.ndarray, *, max_false_pass: float,
     """
     n = np.asarray(n_fail, dtype=float)
     if confidence is None:
-        return np.floor(max_false_pass * n + 1e-9)
+        return np.floor(max_false_pass * n + 1e-9) if whole else max_false_pass * n
+    if not whole:
+        low, high = np.zeros(n.shape), n.copy()
+        nothing = ~(clopper_pearson_upper(low, n, confidence=confidence) <= max_false_pass + 1e-12)
+        for _ in range(60):   # bisection on a real k: 2**-60 of n is far below any count's resolution
+            mid = (low + high) / 2
+            ok = clopper_pearson_upper(mid, n, confidence=confidence) <= max_false_pass + 1e-12
+            low, high = np.where(ok, mid, low), np.where(ok, high, mid)
+        return np.where(nothing, -1.0, low)
     low = np.full(n.shape, -1.0)          # admissible (or -1: nothing is)
     high = n.copy() + 1                   # not admissible
     while np.any(high - low > 1):
@@ -48,7 +58,7 @@ def max_admissible_false_passes(n_fail: np.ndarray, *, max_false_pass: float,
 
 
 def constraint_rule(cum_fails: np.ndarray, n_fail: np.ndarray, *, max_false_pass: float,
-                    confidence: float | None = None) -> np.ndarray:
+                    confidence: float | None = None, whole: bool = True) -> np.ndarray:
     """The most lenient threshold index whose false-pass rate is at most ``max_false_pass``.
 
     Parameters
@@ -62,6 +72,8 @@ def constraint_rule(cum_fails: np.ndarray, n_fail: np.ndarray, *, max_false_pass
     confidence : float, optional
         When given, the one-sided Clopper-Pearson upper bound of the false-pass rate at this
         confidence must stay under the ceiling (conservative), instead of the rate itself.
+    whole : bool
+        ``False`` for weighted counts (see :func:`max_admissible_false_passes`).
 
     Returns
     -------
@@ -77,9 +89,9 @@ def constraint_rule(cum_fails: np.ndarray, n_fail: np.ndarray, *, max_false_pass
     [-1]
     """
     n = np.asarray(n_fail, dtype=float)
-    allowed = max_admissible_false_passes(n, max_false_pass=max_false_pass, confidence=confidence)
+    allowed = max_admissible_false_passes(n, max_false_pass=max_false_pass, confidence=confidence, whole=whole)
     # admissible at t >= 1 when n - cum_fails[t - 1] <= allowed; at t = 0 when n <= allowed
-    reached = cum_fails >= (n - allowed)[:, None]
+    reached = cum_fails >= (n - allowed)[:, None] - (0 if whole else 1e-9 * n[:, None])
     first = np.where(n <= allowed, 0, np.argmax(reached, axis=1) + 1)
     return np.where((n > 0) & (allowed >= 0), first, NO_THRESHOLD)
 
