@@ -16,6 +16,7 @@ import numpy as np
 
 from calibrate.analysis import estimate, from_interval, undefined
 from calibrate.campaign import Campaign
+from calibrate.design_weights import design_weights
 from calibrate.stats.annotators import (Agreement, agreement_with_interval, cohen_kappa, fleiss_kappa,
                                         krippendorff_alpha, others_reference, percent_agreement)
 
@@ -57,24 +58,32 @@ def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = 1000, 
     (0.75, 0.5)
     """
     spec = campaign.metrics[metric]
-    matrix, _, annotators = label_matrix(campaign, metric)
+    matrix, case_ids, annotators = label_matrix(campaign, metric)
     multiply = int(np.sum(np.sum(~np.isnan(matrix), axis=1) >= 2)) if matrix.size else 0
     doc: dict[str, Any] = {"metric": metric, "annotators": annotators, "n_annotators": len(annotators),
                            "n_items_multiply_labelled": multiply}
     if len(annotators) < 2 or multiply < 2:
         return doc | {"reason": f"{multiply} case(s) labelled by two annotators or more: agreement needs at least 2"}
+    # the items' design weights (a targeted sample), and their strata for the bootstrap
+    design = design_weights(campaign, np.array(case_ids))
+    w, strata = design.weights, design.strata
+    if w is not None:
+        doc["weighted"] = True
     continuous = spec.scale == "continuous"
     compared = np.where(np.isnan(matrix), np.nan, (matrix >= spec.human_pass).astype(float)) if continuous else matrix
     weights = "quadratic" if spec.scale == "ordinal" else None
     doc["basis"] = (f"pass/fail at human_pass = {spec.human_pass:g} (alpha: the values, interval level)"
                     if continuous else f"the labels as given ({spec.scale})")
-    options = {"n_boot": n_boot, "seed": seed, "confidence": confidence}
+    options = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "weights": w, "strata": strata}
     doc["percent_agreement"] = _entry(agreement_with_interval(percent_agreement, compared, **options))
-    doc["alpha"] = _entry(agreement_with_interval(lambda m: krippendorff_alpha(m, spec.alpha_level), matrix,
+    doc["alpha"] = _entry(agreement_with_interval(lambda m, iw: krippendorff_alpha(m, spec.alpha_level, iw), matrix,
                                                   **options)) | {"level": spec.alpha_level}
+
+    def kappa_of_two(m: np.ndarray, iw: np.ndarray | None) -> float:
+        return cohen_kappa(m[:, 0], m[:, 1], weights=weights, sample_weight=iw)
+
     if len(annotators) == 2:
-        doc["cohen_kappa"] = _entry(agreement_with_interval(
-            lambda m: cohen_kappa(m[:, 0], m[:, 1], weights=weights), compared, **options)) | {
+        doc["cohen_kappa"] = _entry(agreement_with_interval(kappa_of_two, compared, **options)) | {
             "weights": weights or "none"}
     else:
         doc["fleiss_kappa"] = _entry(agreement_with_interval(fleiss_kappa, compared, **options))
@@ -82,9 +91,11 @@ def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = 1000, 
     for column, annotator in enumerate(annotators):
         others = others_reference(compared, column, mean=False)  # pass/fail on a continuous metric
         pair = np.stack([compared[:, column], others], axis=1)
-        pair = pair[~np.isnan(pair).any(axis=1)]
-        agree = float(np.mean(pair[:, 0] == pair[:, 1])) if len(pair) else None
-        kappa = agreement_with_interval(lambda m: cohen_kappa(m[:, 0], m[:, 1], weights=weights), pair, **options)
+        both = ~np.isnan(pair).any(axis=1)
+        pair = pair[both]
+        pair_options = options | {"weights": None if w is None else w[both], "strata": strata[both]}
+        agree = float(np.average(pair[:, 0] == pair[:, 1], weights=pair_options["weights"])) if len(pair) else None
+        kappa = agreement_with_interval(kappa_of_two, pair, **pair_options)
         per.append({"annotator": annotator, "n_items": int(len(pair)), "agreement_with_others": agree,
                     "kappa_with_others": _entry(kappa)})
     doc["per_annotator"] = per

@@ -161,6 +161,10 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
         return
     for metric in doc["metrics"]:
         _print_stats(metric)
+        if metric.get("weighted"):
+            designs = "; ".join(f"{d['labelled']} from {d['sample']} ({d['strategy']}, "
+                                f"{d['weight_share']:.0%} of the weight)" for d in metric["sample_designs"])
+            out.print(f"  weighted by inverse inclusion probability: {designs}")
         for w in metric["warnings"]:
             out.print(f"[yellow]warning:[/] {w}", markup=True)
         for s in metric.get("slices", []):
@@ -488,6 +492,55 @@ def sample(campaign, n, strategy, by, allocation, metric, judges, threshold, foc
     if drawn.design.get("phase") == "pilot":
         out.print("a Neyman pilot: once humans labelled it, run the neyman strategy again to allocate the next "
                   "labels where human verdicts vary most")
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", help="The metric to plan for (needed when the campaign has several).")
+@click.option("--judge", help="The judge whose scores stratify the designs and whose threshold the error rates use.")
+@click.option("--width", type=click.FloatRange(0, 2, min_open=True, max_open=True), default=0.1, show_default=True,
+              help="The full width of the confidence interval wanted (0.1 is +-0.05).")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@click.option("--strata", "n_strata", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Strata of the judge's score for the stratified and Neyman designs.")
+@click.option("--threshold", type=float, help="The judge's pass threshold (default: its recommended one).")
+@click.option("--pass-rate", type=float, help="Assume this human pass rate instead of the campaign's.")
+@click.option("--false-pass-rate", type=float, help="Assume this false-pass rate instead of the campaign's.")
+@click.option("--kappa", type=float, help="Assume this pass/fail kappa instead of the campaign's.")
+@out_of_scale_option
+@json_option
+def plan(campaign, metric, judge, width, confidence, n_strata, threshold, pass_rate, false_pass_rate, kappa,
+         out_of_scale, as_json) -> None:
+    """How many human labels a confidence interval of a given width needs, and how many a judge's
+    scores save under each sample design."""
+    from calibrate.planning import plan_labels
+
+    c = _load(campaign, out_of_scale)
+    try:
+        doc = plan_labels(c, metric=metric, judge=judge, width=width, confidence=confidence, n_strata=n_strata,
+                          threshold=threshold, pass_rate=pass_rate, false_pass_rate=false_pass_rate, kappa=kappa)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    title = (f"{doc['metric']}: labels for a {confidence:.0%} interval {width:g} wide"
+             + (f", judge {doc['judge']}" if doc["judge"] else ""))
+    table = Table(title=title)
+    for col in ("statistic", "value", "random", "stratified by score", "neyman", "saved", "labelled", "more needed"):
+        table.add_column(col)
+
+    def cell(v):
+        return "-" if v is None else str(v)
+
+    for r in doc["statistics"]:
+        table.add_row(r["statistic"] + (f" ({r['note']})" if r.get("note") else ""),
+                      f"{r['value']:.3f} ({r['source']})", cell(r["labels"]["random"]), cell(r["labels"]["stratified"]),
+                      cell(r["labels"]["neyman"]), cell(r["labels_saved"]), str(r["labelled"]), cell(r["more_needed"]))
+    out.print(table)
+    for note in doc["notes"]:
+        out.print(f"note: {note}")
 
 
 @main.group()

@@ -35,7 +35,8 @@ import numpy as np
 
 from calibrate.campaign import SAMPLES_FOLDER, Campaign
 
-__all__ = ["draw_sample", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES"]
+__all__ = ["draw_sample", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES", "score_edges",
+           "score_strata"]
 
 Strategy = Literal["random", "stratified", "threshold", "disagreement", "neyman"]
 STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman")
@@ -306,9 +307,22 @@ def _recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float
     return float(found[0])
 
 
-def _score_strata(score: np.ndarray, edges: list[float]) -> np.ndarray:
-    """Stratum ``h`` holds the scores in ``(edges[h - 1], edges[h]]``."""
-    return np.searchsorted(np.asarray(edges, dtype=float), score, side="left")
+def score_edges(oriented: np.ndarray, n_strata: int) -> list[float]:
+    """Stratum edges at the quantiles of a judge's (oriented) scores; tied scores stay in one stratum,
+    so a judge with few distinct scores gives fewer strata.
+
+    Examples
+    --------
+    >>> score_edges(np.arange(10.0), 5), score_edges(np.array([0, 0, 0, 1, 1, 2, 3.0]), 5)
+    ([1.0, 3.0, 5.0, 7.0], [0.0, 1.0, 2.0])
+    """
+    interior = np.quantile(oriented, np.arange(1, n_strata) / n_strata, method="inverted_cdf")
+    return [e for e in sorted(set(float(e) for e in interior)) if e < np.max(oriented)]
+
+
+def score_strata(oriented: np.ndarray, edges: list[float]) -> np.ndarray:
+    """The stratum of each score: stratum ``h`` holds the scores in ``(edges[h - 1], edges[h]]``."""
+    return np.searchsorted(np.asarray(edges, dtype=float), oriented, side="left")
 
 
 def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None, seed: int,
@@ -325,10 +339,8 @@ def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None
         edges = last["edges"]
         series = last.get("series", []) + [series[-1]]
     else:
-        interior = np.quantile(oriented, np.arange(1, n_strata) / n_strata, method="inverted_cdf")
-        edges = sorted(set(float(e) for e in interior))   # a stratum holds scores in (edge[h-1], edge[h]]
-        edges = [e for e in edges if e < oriented.max()]
-    stratum = _score_strata(oriented, edges)
+        edges = score_edges(oriented, n_strata)
+    stratum = score_strata(oriented, edges)
     names = np.array([f"score stratum {h + 1}" for h in range(len(edges) + 1)])
     sizes = np.bincount(stratum, minlength=names.size)
     ids = scores.case_ids.tolist()

@@ -1,5 +1,7 @@
 """Annotator agreement: published values, reference implementations, and the campaign-level figures."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -96,3 +98,48 @@ def test_the_report_shows_the_human_ceiling_beside_the_judges(small_campaign, tm
     assert "annotators with each other" in html and "<h3>Annotator agreement</h3>" in html
     assert "<td>ann2</td>" in html
     assert "**annotators with each other** (human ceiling)" in paths["md"].read_text()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(3, 25).flatmap(lambda n: st.tuples(
+    st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, np.nan]), min_size=3, max_size=3), min_size=n, max_size=n),
+    st.lists(st.integers(1, 3), min_size=n, max_size=n))))
+def test_item_weights_equal_repeating_the_items(data):
+    """An item of weight k counts as k items, for every statistic; weights of one give the package's alpha."""
+    rows, weights = np.array(data[0]), np.array(data[1])
+    repeated = np.repeat(rows, weights, axis=0)
+    w = weights.astype(float)
+    with warnings.catch_warnings(action="ignore"):
+        pairs = [(percent_agreement(rows, w), percent_agreement(repeated)),
+                 (fleiss_kappa(rows, w), fleiss_kappa(repeated)),
+                 ]
+        if np.sum((~np.isnan(rows[:, :2])).all(axis=1)) >= 2:
+            # (two items labelled by both, not one item of weight 2: kappa needs two items)
+            pairs.append((cohen_kappa(rows[:, 0], rows[:, 1], sample_weight=w),
+                          cohen_kappa(repeated[:, 0], repeated[:, 1])))
+        for level in ("nominal", "ordinal", "interval"):
+            pairs.append((krippendorff_alpha(rows, level, w), krippendorff_alpha(repeated, level)))
+            pairs.append((krippendorff_alpha(rows, level, np.ones(len(rows))), krippendorff_alpha(rows, level)))
+    for got, expected in pairs:
+        assert (np.isnan(got) and np.isnan(expected)) or got == pytest.approx(expected, abs=1e-9)
+
+
+def test_annotator_agreement_is_weighted_by_the_sample_design():
+    # 40 cases, two annotators: they agree on the 10 "easy" cases and on half of the 30 "hard" ones;
+    # a targeted sample drew the hard ones with probability 0.6, the easy ones with 0.1
+    cases = [f"c{i:02d}" for i in range(40)]
+    easy = cases[:10]
+    x = [1] * 40
+    y = [1 if c in easy or i % 2 else 0 for i, c in enumerate(cases)]
+    r = pd.DataFrame({"case_id": cases * 2, "metric": "f", "rater": ["x"] * 40 + ["y"] * 40, "rater_kind": "human",
+                      "value": x + y})
+    c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r, [{"case_id": k} for k in cases])
+    unweighted = annotator_agreement(c, "f", n_boot=0)["percent_agreement"]["estimate"]
+    c.samples["t"] = {"design": {"strategy": "threshold"}, "case_ids": cases,
+                      "strata": ["easy" if k in easy else "hard" for k in cases],
+                      "inclusion_probability": np.array([0.1 if k in easy else 0.6 for k in cases])}
+    doc = annotator_agreement(c, "f", n_boot=200)
+    assert unweighted == pytest.approx(25 / 40) and doc["weighted"]
+    # population: 100 easy cases (all agree) and 50 hard ones (half agree)
+    assert doc["percent_agreement"]["estimate"] == pytest.approx((100 + 25) / 150)
+    assert doc["percent_agreement"]["ci_low"] < doc["percent_agreement"]["estimate"] < doc["percent_agreement"]["ci_high"]

@@ -215,3 +215,37 @@ def test_equal_allocation_and_the_targeted_designs_from_the_command_line(tmp_pat
     bad = subprocess.run([str(calibrate), "sample", str(folder), "--n", "5", "--strategy",
                           "threshold"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "no judge scores" in bad.stderr
+
+
+def test_a_targeted_sample_from_the_command_line_to_weighted_stats_and_report(tmp_path):
+    folder = make(tmp_path)
+    rng = np.random.default_rng(0)
+    ids = [f"c{i:03d}" for i in range(100)]
+    score = rng.random(100).round(2)
+    judge = pd.DataFrame({"case_id": ids, "metric": "faithfulness", "rater": "gpt-judge", "rater_kind": "judge",
+                          "value": score})
+    pd.concat([pd.read_csv(folder / "ratings.csv"), judge]).to_csv(folder / "ratings.csv", index=False)
+    exe = Path(sys.executable).parent / "calibrate"
+    drawn = subprocess.run([str(exe), "sample", str(folder), "--n", "30", "--strategy", "threshold", "--threshold",
+                            "0.5", "--json"], capture_output=True, text=True, timeout=120)
+    assert drawn.returncode == 0, drawn.stderr
+    doc = json.loads(drawn.stdout)
+    assert doc["design"]["judge"] == "gpt-judge" and doc["design"]["strata"]["near"]["sampled"] == 15
+    # humans label the sample: they pass what the judge scores above 0.5, except near the threshold
+    labels = pd.DataFrame({"case_id": doc["case_ids"], "metric": "faithfulness", "rater": "ann", "rater_kind": "human",
+                           "value": [int(score[ids.index(c)] >= 0.6) for c in doc["case_ids"]]})
+    pd.concat([pd.read_csv(folder / "ratings.csv"), labels]).to_csv(folder / "ratings.csv", index=False)
+    table = subprocess.run([str(exe), "stats", str(folder), "--n-boot", "100"], capture_output=True, text=True,
+                           timeout=300)
+    assert table.returncode == 0, table.stderr
+    assert "weighted by inverse inclusion probability: 30 from threshold-0 (threshold" in table.stdout
+    assert "came from no recorded sample" in table.stdout   # the two labels of the campaign's lead
+    report = subprocess.run([str(exe), "report", str(folder), "--out", str(tmp_path / "report")],
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "weighted by the inverse of its inclusion probability" in html
+    pilot = subprocess.run([str(exe), "sample", str(folder), "--n", "20", "--strategy", "neyman"],
+                           capture_output=True, text=True, timeout=120)
+    assert pilot.returncode == 0 and (folder / "samples" / "neyman-pilot-0.csv").exists()
+    assert "run the neyman strategy again" in pilot.stdout

@@ -83,11 +83,15 @@ def undefined_notes(judges: list[dict]) -> list[tuple[str, str, list[str]]]:
 
 
 def fmt_rate(stat: dict | None) -> str:
-    """A rate with its counts and interval.
+    """A rate with its counts (or, weighted, its cases and effective size) and interval.
 
     >>> fmt_rate({"estimate": 0.25, "ci_low": 0.1, "ci_high": 0.5, "k": 2, "n": 8})
     '0.250 (2/8) [0.100, 0.500]'
+    >>> fmt_rate({"estimate": 0.25, "ci_low": 0.1, "ci_high": 0.5, "n": 8, "effective_n": 5.5, "weighted": True})
+    '0.250 (weighted, 8 cases, effective n 5.5) [0.100, 0.500]'
     """
     if not stat or stat.get("estimate") is None:
         return fmt_estimate(stat)
-    return (f"{stat['estimate']:.3f} ({stat['k']}/{stat['n']}) [{stat['ci_low']:.3f}, {stat['ci_high']:.3f}]")
+    counts = (f"weighted, {stat['n']} cases, effective n {stat['effective_n']:.1f}" if stat.get("weighted")
+              else f"{stat['k']}/{stat['n']}")
+    return f"{stat['estimate']:.3f} ({counts}) [{stat['ci_low']:.3f}, {stat['ci_high']:.3f}]"
