@@ -3,11 +3,13 @@ the straightforward loop that calls scipy.stats.spearmanr and sklearn.metrics.co
 per resample, measured side by side in one run. Prints wall time, speed-up and peak memory.
 
     python bench/bench_stats.py [--cases 100000] [--judges 10] [--n-boot 1000] [--naive-resamples 1000]
+                                [--weighted]
 
 Half of the judges score on the metric's 0-3 scale; the other half give continuous scores in [0, 1]
 with full float precision (the hardest case for the table engine: about one cell per case).
 `--naive-resamples` below `--n-boot` times the loop on fewer resamples and scales it linearly
-(it says so in its output).
+(it says so in its output). `--weighted` records every case as drawn by a targeted sample design (a
+fifth of the cases with probability 0.5, the rest 0.05), so the statistics take the weighted path.
 """
 
 from __future__ import annotations
@@ -58,6 +60,17 @@ def make_campaign(folder: Path, n_cases: int, n_judges: int, seed: int = 0) -> d
     return {"human": human, **judges}
 
 
+def record_targeted_sample(folder: Path, n_cases: int, seed: int = 0) -> None:
+    """samples/bench.csv: every case drawn, a fifth of them with probability 0.5, the rest with 0.05."""
+    rng = np.random.default_rng([seed, 1])
+    near = rng.random(n_cases) < 0.2
+    (folder / "samples").mkdir(exist_ok=True)
+    (folder / "samples" / "bench.json").write_text('{"strategy": "threshold", "n": %d}' % n_cases)
+    pd.DataFrame({"case_id": [f"c{i:06d}" for i in range(n_cases)], "stratum": np.where(near, "near", "far"),
+                  "inclusion_probability": np.where(near, 0.5, 0.05)}).to_csv(folder / "samples" / "bench.csv",
+                                                                             index=False)
+
+
 def naive_loop(data: dict[str, np.ndarray], n_resamples: int, seed: int = 0) -> float:
     """Per judge, per resample: scipy's Spearman and scikit-learn's kappa (on the scale, or of pass/fail)."""
     human = data["human"]
@@ -87,11 +100,14 @@ def main() -> None:
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--naive-resamples", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each calibrate mode (median reported)")
+    parser.add_argument("--weighted", action="store_true", help="cases from a targeted sample: weighted statistics")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "campaign"
         data = make_campaign(folder, args.cases, args.judges)
+        if args.weighted:
+            record_targeted_sample(folder, args.cases)
         calibrate = Path(sys.executable).parent / "calibrate"
         timings = {}
         for mode, extra in (("table", []), ("--json", ["--json"])):
@@ -107,7 +123,7 @@ def main() -> None:
                 if result.returncode != 0:
                     raise SystemExit(result.stderr)
             timings[mode] = statistics.median(runs)
-            print(f"calibrate stats ({mode} output, {output.stat().st_size / 1e6:.1f} MB): {args.cases:,} cases x "
+            print(f"calibrate stats ({mode} output{', weighted' if args.weighted else ''}, {output.stat().st_size / 1e6:.1f} MB): {args.cases:,} cases x "
                   f"{args.judges} judges x {args.n_boot} resamples: median {timings[mode]:.1f} s over {len(runs)} "
                   f"runs ({min(runs):.1f}-{max(runs):.1f} s)")
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
