@@ -238,6 +238,14 @@ class _JudgeRun:
             decision = p.decision_stats(s, self.rule_index)
             out["pass_kappa"] = decision["kappa"]
             out["balanced_accuracy"] = decision["balanced_accuracy"]
+            # the error rates at the full sample's threshold (the gate as deployed), per resample
+            t = int(self.rule_index)
+            n_pass, n_fail = s.cum_passes[:, -1].astype(float), s.cum_fails[:, -1].astype(float)
+            false_fail = s.cum_passes[:, t - 1].astype(float) if t > 0 else np.zeros_like(n_pass)
+            false_pass = n_fail - (s.cum_fails[:, t - 1].astype(float) if t > 0 else 0.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["false_pass_rate"] = false_pass / n_fail
+                out["false_fail_rate"] = false_fail / n_pass
         index = self._rule_index(s)
         values = np.where((index == NO_THRESHOLD) | (index >= p.m), np.nan,
                           p.j_values[np.clip(index, 0, p.m - 1)])

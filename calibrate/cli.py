@@ -19,6 +19,9 @@ from rich.table import Table
 from calibrate.errors import CampaignError
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
 
+AUDIT_STATISTIC_NAMES = ("spearman", "kendall", "auc", "kappa", "kappa_quadratic", "alpha", "pass_kappa",
+                         "balanced_accuracy", "false_pass_rate", "false_fail_rate")
+
 if TYPE_CHECKING:
     from calibrate.campaign import Campaign
 
@@ -69,6 +72,15 @@ def _progress(enabled: bool = True):
 def _fail(message: str) -> None:
     err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
     sys.exit(2)
+
+
+def _with_progress(compute, show: bool, *args, **kwargs) -> dict:
+    """``compute(*args, progress=..., **kwargs)`` under a progress bar; a ValueError is a usage error."""
+    try:
+        with _progress(show) as progress:
+            return compute(*args, progress=progress, **kwargs)
+    except ValueError as exc:
+        _fail(str(exc))
 
 
 def _print_json(document: dict) -> None:
@@ -236,8 +248,20 @@ def thresholds(campaign, metric, judges, max_false_pass, confidence, cost_false_
             out.print(f"[yellow]warning:[/] {r['judge']}: {w}", markup=True)
 
 
-def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int) -> dict:
+def _rated(c: Campaign, metric: str, judge: str) -> bool:
+    from calibrate.audit import find_judge
+
+    try:
+        find_judge(c, metric, judge)
+    except ValueError:
+        return False
+    return True
+
+
+def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int,
+            audits: tuple[tuple[str, str], ...] = ()) -> dict:
     from calibrate import analysis
+    from calibrate.audit import audit_judges
     from calibrate.report import write_report
 
     with _progress() as progress:
@@ -247,6 +271,13 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
             rule = analysis.default_rule(c.metrics[metric["metric"]])
             recs += analysis.recommend_thresholds(c, metric=metric["metric"], rule=rule, seed=seed, n_boot=n_boot,
                                                   progress=progress)["recommendations"]
+        audit_docs = []
+        for old, new in audits:   # every metric both judges rated
+            metrics = [m for m in sorted(c.metrics) if _rated(c, m, old) and _rated(c, m, new)]
+            if not metrics:
+                raise ValueError(f"--audit {old} {new}: no metric was rated by both judges")
+            audit_docs += [audit_judges(c, metric=m, old=old, new=new, seed=seed, n_boot=n_boot, progress=progress)
+                           for m in metrics]
     from calibrate.judges.store import STORE_NAME, JudgeStore
 
     judge_runs = None
@@ -255,12 +286,14 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
         judge_runs = store.summary()
         store.close()
     with err.status("writing the report"):
-        paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs)
+        paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs, audits=audit_docs)
     for metric in doc["metrics"]:
         _print_stats(metric)
         for w in metric["warnings"]:
             out.print(f"[yellow]warning:[/] {w}", markup=True)
     out.print(_recommendations_table(recs))
+    for a in audit_docs:
+        _print_audit(a)
     for path in paths.values():
         out.print(f"wrote {path}")
     return paths
@@ -270,14 +303,17 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-report", show_default=True)
 @click.option("--by", help="A metadata key of the cases to slice by.")
+@click.option("--audit", "audits", nargs=2, multiple=True, metavar="OLD NEW",
+              help="Add a judge-upgrade audit of NEW against OLD (margin 0.05 on Spearman's rho; see "
+                   "calibrate audit) for every metric both rated; repeatable.")
 @seed_option
 @n_boot_option
 @out_of_scale_option
-def report(campaign, out_dir, by, seed, n_boot, out_of_scale) -> None:
+def report(campaign, out_dir, by, audits, seed, n_boot, out_of_scale) -> None:
     """Write the threshold-selection report: report.html, report.md and report.json."""
     c = _load(campaign, out_of_scale)
     try:
-        _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot)
+        _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits)
     except ValueError as exc:
         _fail(str(exc))
 
@@ -492,6 +528,111 @@ def sample(campaign, n, strategy, by, allocation, metric, judges, threshold, foc
     if drawn.design.get("phase") == "pilot":
         out.print("a Neyman pilot: once humans labelled it, run the neyman strategy again to allocate the next "
                   "labels where human verdicts vary most")
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric both judges scored.")
+@click.option("--old", "old", required=True, help="The judge in use: a rater, or rater@run_id for one run.")
+@click.option("--new", "new", required=True, help="The candidate: a rater, or rater@run_id for one run.")
+@click.option("--margin", type=click.FloatRange(0), default=0.05, show_default=True,
+              help="The largest loss in --statistic that still counts as at least as close to humans.")
+@click.option("--statistic", type=click.Choice(list(AUDIT_STATISTIC_NAMES)), default="spearman", show_default=True,
+              help="The statistic the decision rests on.")
+@seed_option
+@click.option("--n-boot", type=click.IntRange(min=0), default=2000, show_default=True,
+              help="Paired bootstrap resamples of cases (the same for both judges).")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@out_of_scale_option
+@json_option
+def audit(campaign, metric, old, new, margin, statistic, seed, n_boot, confidence, out_of_scale, as_json) -> None:
+    """Is the NEW judge at least as close to humans as the OLD one? Exit code 0: non-inferior; 1:
+    inferior or inconclusive."""
+    from calibrate.audit import audit_judges
+
+    c = _load(campaign, out_of_scale)
+    doc = _with_progress(audit_judges, not as_json, c, metric=metric, old=old, new=new, margin=margin,
+                         statistic=statistic, seed=seed, n_boot=n_boot, confidence=confidence)
+    if as_json:
+        _print_json(doc)
+    else:
+        _print_audit(doc)
+    sys.exit(doc["decision"]["exit_code"])
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable): the judge the pipeline uses.")
+@click.option("--min-labels", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Fewest human-labelled cases a judge may be trusted on.")
+@click.option("--min-spearman", type=click.FloatRange(-1, 1), help="Floor on Spearman's rho (its interval's lower bound).")
+@click.option("--min-kappa", type=click.FloatRange(-1, 1),
+              help="Floor on kappa, on the metric's scale where defined, else of pass/fail (lower bound).")
+@click.option("--max-false-pass", type=click.FloatRange(0, 1),
+              help="Ceiling on the false-pass rate at the judge's threshold (its interval's upper bound).")
+@click.option("--forbid-self-eval", is_flag=True, help="Refuse a judge of the generator's own model family.")
+@seed_option
+@n_boot_option
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@out_of_scale_option
+@json_option
+def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_false_pass, forbid_self_eval, seed,
+         n_boot, confidence, out_of_scale, as_json) -> None:
+    """Exit non-zero, listing every reason, when a judge's agreement with humans is not established."""
+    from calibrate.gate import GateRules, run_gate
+
+    c = _load(campaign, out_of_scale)
+    rules = GateRules(min_labels=min_labels, min_spearman=min_spearman, min_kappa=min_kappa,
+                      max_false_pass=max_false_pass, forbid_self_eval=forbid_self_eval)
+    doc = _with_progress(run_gate, not as_json, c, rules, metrics=list(metrics) or None, judges=list(judges) or None,
+                         seed=seed, n_boot=n_boot, confidence=confidence)
+    if as_json:
+        _print_json(doc)
+    else:
+        out.print("gate rules: " + "; ".join(doc["rules"]))
+        for check in doc["checks"]:
+            mark = "[green]pass[/]" if check["passed"] else "[red]FAIL[/]"
+            out.print(f"{mark} {check['metric']} / {check['judge']}", markup=True)
+            for reason in check["reasons"]:
+                out.print(f"    - {reason}")
+        out.print("[bold green]gate passed[/]" if doc["passed"] else "[bold red]gate failed[/]", markup=True)
+    sys.exit(0 if doc["passed"] else 1)
+
+
+def _print_audit(doc: dict) -> None:
+    decision = doc["decision"]
+    out.print(f"[bold]{doc['metric']}: {doc.get('new', {}).get('judge', '?')} (new) vs "
+              f"{doc.get('old', {}).get('judge', '?')} (old) on {doc['n']} labelled cases both rated[/]", markup=True)
+    if "changes" in doc:
+        table = Table(title="change, new minus old, with a paired bootstrap interval")
+        for col in ("statistic", "old", "new", "change", "interval", "better"):
+            table.add_column(col)
+        for key, ch in doc["changes"].items():
+            if ch.get("estimate") is None:
+                table.add_row(key, fmt_number(ch.get("old")), fmt_number(ch.get("new")), "-", ch.get("reason", ""), "")
+            else:
+                table.add_row(key, fmt_number(ch["old"]), fmt_number(ch["new"]), f"{ch['change']:+.3f}",
+                              fmt_interval([ch.get("ci_low"), ch.get("ci_high")]), ch["better"])
+        out.print(table)
+        mc, flips = doc["mcnemar"], doc["flips"]
+        if mc.get("p_value") is not None:
+            out.print(f"McNemar ({mc['method']}): only the old judge right on {mc['only_old_right']} case(s), only "
+                      f"the new one on {mc['only_new_right']}; p = {mc['p_value']:.3g}")
+            out.print(f"verdict flips: {flips['n_flips']} ({flips['n_toward_human']} toward the human label, "
+                      f"{flips['n_away_from_human']} away from it)")
+        drift = doc["drift"]
+        out.print(f"score drift on {drift['n_cases']} cases: mean {drift['old']['mean']:.3f} -> {drift['new']['mean']:.3f}, "
+                  f"KS {drift['ks_statistic']:.3f}, rank correlation {fmt_number(drift['rank_correlation'])}")
+        keep = drift.get("keep_false_pass_rate")
+        if keep:
+            out.print(f"to keep the old false-pass rate ({keep['old_false_pass_rate']:.3f}) use the new judge at "
+                      f"threshold {fmt_number(keep['new_threshold'])}; to keep the old pass rate "
+                      f"({drift['keep_pass_rate']['old_pass_rate']:.3f}): {fmt_number(drift['keep_pass_rate']['new_threshold'])}")
+    colour = "green" if decision["decision"] == "non-inferior" else "red"
+    out.print(f"[bold {colour}]{decision['decision']}[/]: {decision['reason']}", markup=True)
 
 
 @main.command()

@@ -11,6 +11,7 @@ import pytest
 
 from calibrate import compute_stats, load_campaign, recommend_thresholds, write_report
 from calibrate.analysis import default_rule
+from calibrate.audit import audit_judges
 from tests.conftest import BINARY_TOML, write_campaign
 
 EVIL = '<script>window.__pwned = 1; fetch("http://127.0.0.1:9/x")</script><img src="http://127.0.0.1:9/y.png" onerror="window.__pwned = 2">'
@@ -22,9 +23,10 @@ def report_dir(tmp_path_factory):
     human = (rng.random(70) < 0.4).astype(int)
     score = np.clip(0.5 * human + rng.normal(0.25, 0.2, 70), 0, 1).round(2)
     score[0], human[0] = 0.99, 0  # case 0 is the worst false pass, so its text is shown
-    frame = pd.DataFrame({"case_id": [f"c{i}" for i in range(70)] * 2, "metric": "faithfulness",
-                          "rater": ["ann"] * 70 + ["judge-a"] * 70, "rater_kind": ["human"] * 70 + ["judge"] * 70,
-                          "value": np.r_[human, score]})
+    newer = np.clip(0.6 * human + rng.normal(0.2, 0.15, 70), 0, 1).round(2)
+    frame = pd.DataFrame({"case_id": [f"c{i}" for i in range(70)] * 3, "metric": "faithfulness",
+                          "rater": ["ann"] * 70 + ["judge-a"] * 70 + ["judge-b"] * 70,
+                          "rater_kind": ["human"] * 70 + ["judge"] * 140, "value": np.r_[human, score, newer]})
     cases = [{"case_id": f"c{i}", "input": EVIL if i == 0 else f"question {i}", "actual_output": EVIL,
               "metadata": {"question_type": "how"}} for i in range(70)]
     tmp = tmp_path_factory.mktemp("report")
@@ -32,7 +34,8 @@ def report_dir(tmp_path_factory):
     stats = compute_stats(campaign, n_boot=200, by="question_type")
     recs = recommend_thresholds(campaign, metric="faithfulness", rule=default_rule(campaign.metrics["faithfulness"]),
                                 n_boot=200)["recommendations"]
-    write_report(stats, recs, tmp / "out", cases=campaign.cases)
+    audit = audit_judges(campaign, metric="faithfulness", old="judge-a", new="judge-b", n_boot=200)
+    write_report(stats, recs, tmp / "out", cases=campaign.cases, audits=[audit])
     return tmp / "out"
 
 
@@ -62,6 +65,11 @@ def test_report_in_headless_chromium(report_dir, chromedriver):
         time.sleep(0.5)
         assert driver.title.startswith("Judge calibration report")
         assert "Agreement with humans" in driver.find_element(By.TAG_NAME, "body").text
+        audit = driver.find_element(By.CSS_SELECTOR, "section.audit")
+        assert "Judge-upgrade audit: judge-b (new) vs judge-a (old)" in audit.text
+        decision = audit.find_element(By.CSS_SELECTOR, "p.decision")
+        assert decision.text.split(":")[0] in ("non-inferior", "inferior", "inconclusive") and decision.is_displayed()
+        assert len(driver.find_elements(By.CSS_SELECTOR, "section.audit > table tr")) == 11   # header + 10 statistics
         images = driver.find_elements(By.TAG_NAME, "img")
         assert len(images) >= 2
         for img in images:

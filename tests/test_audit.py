@@ -1,0 +1,136 @@
+"""calibrate audit: paired intervals, McNemar, flips, drift, the decision and its exit code."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+
+import calibrate
+from calibrate import Campaign
+from calibrate.audit import audit_judges
+
+ORDINAL = {"name": "sim", "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2,
+                                            "max_false_pass": 0.2}}}
+OLD, NEW = "RMITIR-llama70B", "RMITIR-GPT4o"   # one team's prompt with two model families
+EXE = Path(sys.executable).parent / "calibrate"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+
+
+@pytest.fixture(scope="module")
+def demo_audit(demo):
+    return audit_judges(demo, metric="relevance", old=OLD, new=NEW, n_boot=500)
+
+
+def frame(human, judges, run_ids=None):
+    ids = [f"c{i:05d}" for i in range(len(human))]
+    frames = [pd.DataFrame({"case_id": ids, "metric": "m", "rater": "h", "rater_kind": "human", "value": human})]
+    for name, values in judges.items():
+        rater, _, run = name.partition("@")
+        frames.append(pd.DataFrame({"case_id": ids, "metric": "m", "rater": rater, "rater_kind": "judge",
+                                    "value": values, "run_id": run}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_the_paired_interval_of_a_change_covers_the_population_change():
+    """Two judges of different noise on one population: the interval of the change in Spearman's rho
+    (new minus old, paired) covers the population change in about 95% of samples, and is narrower than
+    the two judges' own intervals combined as if independent."""
+    rng = np.random.default_rng(7)
+    size = 200_000
+    human = rng.choice(4, size=size, p=[0.45, 0.28, 0.18, 0.09]).astype(float)
+    old = np.clip(human / 3 + rng.normal(0, 0.35, size), 0, 1).round(2)
+    new = np.clip(human / 3 + rng.normal(0, 0.25, size), 0, 1).round(2)
+    truth = stats.spearmanr(human, new).statistic - stats.spearmanr(human, old).statistic
+    hits, narrower, reps, n = 0, 0, 150, 200
+    for _ in range(reps):
+        idx = rng.integers(0, size, n)
+        c = Campaign.from_frames(ORDINAL, frame(human[idx], {"old": old[idx], "new": new[idx]}))
+        doc = audit_judges(c, metric="m", old="old", new="new", n_boot=500, seed=int(rng.integers(1e9)))
+        ch = doc["changes"]["spearman"]
+        hits += ch["ci_low"] <= truth <= ch["ci_high"]
+        widths = [doc[k]["spearman"]["ci_width"] for k in ("old", "new")]
+        narrower += ch["ci_width"] < np.hypot(*widths)
+    print(f"paired change interval coverage: {hits / reps:.3f}; narrower than unpaired in {narrower}/{reps}")
+    assert 0.9 <= hits / reps <= 0.99 and narrower >= 0.9 * reps
+
+
+def test_mcnemar_and_flips_from_the_verdicts(demo, demo_audit):
+    r = demo.ratings
+    human = r[r["rater_kind"] == "human"].set_index("case_id")["value"]
+    scores = {k: r[r["rater"] == k].set_index("case_id")["value"] for k in (OLD, NEW)}
+    ids = sorted(set(scores[OLD].index) & set(scores[NEW].index))
+    passes = human[ids].to_numpy() >= 2
+    right = {k: (scores[k][ids].to_numpy() >= demo_audit[side]["pass_threshold"]["threshold"]) == passes
+             for k, side in ((OLD, "old"), (NEW, "new"))}
+    table = [[np.sum(right[OLD] & right[NEW]), np.sum(right[OLD] & ~right[NEW])],
+             [np.sum(~right[OLD] & right[NEW]), np.sum(~right[OLD] & ~right[NEW])]]
+    mc = demo_audit["mcnemar"]
+    assert [[mc["both_right"], mc["only_old_right"]], [mc["only_new_right"], mc["both_wrong"]]] == table
+    assert mc["p_value"] == pytest.approx(mcnemar(np.array(table), exact=False, correction=True).pvalue)
+    flips = demo_audit["flips"]
+    assert (flips["n_toward_human"], flips["n_away_from_human"]) == (table[1][0], table[0][1])
+    row = flips["toward_human"][0]
+    assert row["new_pass"] == (row["human"] >= 2) != row["old_pass"] and "input" in row
+    spearman = demo_audit["changes"]["spearman"]
+    assert spearman["change"] == pytest.approx(stats.spearmanr(human[ids], scores[NEW][ids]).statistic
+                                               - stats.spearmanr(human[ids], scores[OLD][ids]).statistic)
+
+
+def test_drift_and_the_remapped_thresholds(demo, demo_audit):
+    drift = demo_audit["drift"]
+    assert drift["mean_shift"] == pytest.approx(drift["new"]["mean"] - drift["old"]["mean"])
+    keep = drift["keep_false_pass_rate"]
+    assert keep["old_false_pass_rate"] == pytest.approx(demo_audit["changes"]["false_pass_rate"]["old"])
+    assert keep["new_threshold"] is not None
+    # the new judge's pass rate at each of its scores: the re-mapped threshold's is the closest to the old one
+    new = demo.ratings[demo.ratings["rater"] == NEW]
+    old = demo.ratings[demo.ratings["rater"] == OLD]
+    new = new[new["case_id"].isin(old["case_id"])]["value"].to_numpy()
+    keep = drift["keep_pass_rate"]
+    gaps = {s: abs(np.mean(new >= s) - keep["old_pass_rate"]) for s in np.unique(new)}
+    assert keep["new_threshold"] == min(gaps, key=gaps.get)
+    assert keep["new_pass_rate"] == pytest.approx(np.mean(new >= keep["new_threshold"]))
+
+
+@pytest.mark.parametrize("options, decision, code", [
+    (["--statistic", "spearman", "--margin", "0.05"], "non-inferior", 0),
+    (["--statistic", "alpha", "--margin", "0.02"], "inferior", 1),
+    (["--statistic", "spearman", "--margin", "0.03"], "inconclusive", 1),
+    (["--statistic", "false_pass_rate", "--margin", "0"], "non-inferior", 0),   # the new judge passes fewer fails
+])
+def test_decision_and_exit_code(options, decision, code):
+    run = subprocess.run([str(EXE), "audit", str(calibrate.demo_campaign_path()), "--metric", "relevance", "--old",
+                          OLD, "--new", NEW, "--out-of-scale", "drop", "--n-boot", "500", "--json", *options],
+                         capture_output=True, text=True, timeout=300)
+    doc = json.loads(run.stdout)
+    assert (doc["decision"]["decision"], run.returncode) == (decision, code), doc["decision"]
+
+
+def test_too_few_labels_is_inconclusive_and_two_runs_of_one_judge_compare():
+    rng = np.random.default_rng(1)
+    human = rng.choice(4, 30).astype(float)
+    c = Campaign.from_frames(ORDINAL, frame(human, {"j@v1": np.clip(human + rng.integers(-1, 2, 30), 0, 3),
+                                                    "j@v2": human}))
+    doc = audit_judges(c, metric="m", old="j@v1", new="j@v2", n_boot=300)
+    assert doc["decision"]["decision"] == "inconclusive" and "only 30 labelled" in doc["decision"]["reason"]
+    assert doc["changes"]["spearman"]["change"] > 0 and doc["old"]["run_id"] == "v1"
+    with pytest.raises(ValueError, match="several runs"):
+        audit_judges(c, metric="m", old="j", new="j@v2")
+    with pytest.raises(ValueError, match="both name"):
+        audit_judges(c, metric="m", old="j@v2", new="j@v2")
+
+
+def test_an_unknown_judge_is_a_usage_error():
+    run = subprocess.run([str(EXE), "audit", str(calibrate.demo_campaign_path()), "--metric", "relevance", "--old",
+                          "nobody", "--new", NEW, "--out-of-scale", "drop"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "did not rate relevance" in run.stderr
