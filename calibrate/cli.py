@@ -602,6 +602,43 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
     sys.exit(0 if doc["passed"] else 1)
 
 
+@main.command("pass-rate")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric.")
+@click.option("--judge", required=True, help="The judge whose scores cover the cases without a human label.")
+@click.option("--by", help="A metadata key of the cases: an estimate per value of it too.")
+@click.option("--strata", "n_strata", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Strata of the judge's score for the stratified estimate.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@out_of_scale_option
+@json_option
+def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, as_json) -> None:
+    """The human pass rate of every case the judge scored, from the human labels and the judge's
+    scores: humans only, prediction-powered (PPI++), stratified by score, and the judge alone."""
+    from calibrate.pass_rate import estimate_pass_rate
+
+    c = _load(campaign, out_of_scale)
+    try:
+        doc = estimate_pass_rate(c, metric=metric, judge=judge, by=by, confidence=confidence, n_strata=n_strata)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    table = Table(title=f"human pass rate of {doc['metric']}, judge {doc['judge']}"
+                  + (" (weighted by the sample designs)" if doc["weighted"] else ""))
+    for col in ("cases", "labelled", "unlabelled", "humans only", "PPI++", "stratified by score", "judge alone",
+                "labels saved (PPI++ / stratified)"):
+        table.add_column(col)
+    for label, part in [("all", doc["overall"])] + [(f"{s['key']} = {s['value']}", s) for s in doc.get("slices", [])]:
+        saved = " / ".join(fmt_number(part[k].get("labels_saved")) for k in ("ppi", "stratified"))
+        table.add_row(label, str(part["n_labelled"]), str(part["n_unlabelled"]), fmt_estimate(part["humans_only"]),
+                      fmt_estimate(part["ppi"]), fmt_estimate(part["stratified"]), fmt_estimate(part["judge_only"]),
+                      saved)
+    out.print(table)
+
+
 def _print_audit(doc: dict) -> None:
     decision = doc["decision"]
     out.print(f"[bold]{doc['metric']}: {doc.get('new', {}).get('judge', '?')} (new) vs "
