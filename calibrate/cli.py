@@ -262,6 +262,7 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
             audits: tuple[tuple[str, str], ...] = ()) -> dict:
     from calibrate import analysis
     from calibrate.audit import audit_judges
+    from calibrate.calibration import calibration_maps
     from calibrate.report import write_report
 
     with _progress() as progress:
@@ -286,7 +287,8 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
         judge_runs = store.summary()
         store.close()
     with err.status("writing the report"):
-        paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs, audits=audit_docs)
+        paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs, audits=audit_docs,
+                             calibrations=calibration_maps(c, seed=seed))
     for metric in doc["metrics"]:
         _print_stats(metric)
         for w in metric["warnings"]:
@@ -637,6 +639,78 @@ def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, a
                       fmt_estimate(part["ppi"]), fmt_estimate(part["stratified"]), fmt_estimate(part["judge_only"]),
                       saved)
     out.print(table)
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric.")
+@click.option("--judge", required=True, help="The judge whose scores are mapped.")
+@click.option("--score", "scores", type=float, multiple=True, help="Print the calibrated probability of this score.")
+@click.option("--scores", "scores_file", type=click.Path(dir_okay=False, exists=True),
+              help="A CSV with a 'score' column: write it back to --out with a calibrated_probability column.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Where --scores goes (never replaced).")
+@click.option("--save", type=click.Path(dir_okay=False), help="Write the map as JSON (CalibrationMap.load reads it).")
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Cross-validation folds for the Brier score and calibration error.")
+@seed_option
+@out_of_scale_option
+@json_option
+def calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale,
+                as_json) -> None:
+    """Map a judge's score to the probability that a human passes the case (isotonic regression), with
+    its cross-validated Brier score and calibration error."""
+    import numpy as np
+    import pandas as pd
+
+    from calibrate.calibration import fit_calibration
+
+    c = _load(campaign, out_of_scale)
+    if scores_file and not out_file:
+        _fail("--scores needs --out: the file to write the probabilities to")
+    if out_file and Path(out_file).exists():
+        _fail(f"--out {out_file} exists: choose another file (nothing is overwritten)")
+    try:
+        fit = fit_calibration(c, metric=metric, judge=judge, n_folds=folds, seed=seed)
+        table = None
+        if scores_file:
+            table = pd.read_csv(scores_file)
+            if "score" not in table.columns:
+                raise ValueError(f"{scores_file}: no 'score' column (found {', '.join(map(str, table.columns))})")
+            values = pd.to_numeric(table["score"], errors="coerce")
+            bad = values.isna() & table["score"].notna()
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{scores_file}, line {row + 2}, field 'score': {table['score'][row]!r} is not a number")
+    except ValueError as exc:
+        _fail(str(exc))
+    cmap = fit["map"]
+    if save:
+        cmap.save(save)
+    if table is not None:
+        table["calibrated_probability"] = cmap.predict(values)
+        table.to_csv(out_file, index=False)
+    doc = fit | {"map": cmap.to_dict(), "scores": [{"score": v, "probability": float(p)}
+                                                    for v, p in zip(scores, cmap.predict(list(scores)))]}
+    if as_json:
+        _print_json(doc)
+        return
+    cv = fit["cross_validated"]
+    out.print(f"{metric} / {fit['judge']}: {fit['n']} labelled cases, human pass rate {fit['base_rate']:.3f}")
+    out.print(f"calibrated ({cv['folds']}-fold cross-validated): Brier {cv['brier']:.4f}, ECE {cv['ece']:.4f}"
+              + (f"; the raw score as a probability: Brier {fit['raw_score']['brier']:.4f}, ECE "
+                 f"{fit['raw_score']['ece']:.4f}" if fit["raw_score"] else ""))
+    mapping = Table(title="score -> probability of a human pass")
+    mapping.add_column("score")
+    mapping.add_column("probability")
+    sign = 1 if cmap.higher_is_better else -1
+    for x, p in zip(cmap.scores, cmap.probabilities):
+        mapping.add_row(fmt_number(sign * x), f"{p:.3f}")
+    out.print(mapping)
+    for item in doc["scores"]:
+        out.print(f"score {item['score']:g}: probability of a human pass {item['probability']:.3f}")
+    for path in (save, out_file):
+        if path:
+            out.print(f"wrote {path}")
 
 
 def _print_audit(doc: dict) -> None:

@@ -12,6 +12,7 @@ import pytest
 from calibrate import compute_stats, load_campaign, recommend_thresholds, write_report
 from calibrate.analysis import default_rule
 from calibrate.audit import audit_judges
+from calibrate.calibration import calibration_maps
 from tests.conftest import BINARY_TOML, write_campaign
 
 EVIL = '<script>window.__pwned = 1; fetch("http://127.0.0.1:9/x")</script><img src="http://127.0.0.1:9/y.png" onerror="window.__pwned = 2">'
@@ -35,7 +36,8 @@ def report_dir(tmp_path_factory):
     recs = recommend_thresholds(campaign, metric="faithfulness", rule=default_rule(campaign.metrics["faithfulness"]),
                                 n_boot=200)["recommendations"]
     audit = audit_judges(campaign, metric="faithfulness", old="judge-a", new="judge-b", n_boot=200)
-    write_report(stats, recs, tmp / "out", cases=campaign.cases, audits=[audit])
+    write_report(stats, recs, tmp / "out", cases=campaign.cases, audits=[audit],
+                 calibrations=calibration_maps(campaign))
     return tmp / "out"
 
 
@@ -70,6 +72,10 @@ def test_report_in_headless_chromium(report_dir, chromedriver):
         decision = audit.find_element(By.CSS_SELECTOR, "p.decision")
         assert decision.text.split(":")[0] in ("non-inferior", "inferior", "inconclusive") and decision.is_displayed()
         assert len(driver.find_elements(By.CSS_SELECTOR, "section.audit > table tr")) == 11   # header + 10 statistics
+        calibration = driver.find_element(By.CSS_SELECTOR, "section.calibration")
+        assert "Calibration: what a score of “faithfulness” means" in calibration.text
+        assert len(calibration.find_elements(By.CSS_SELECTOR, "table tr")) == 3   # header + two judges
+        assert calibration.find_element(By.TAG_NAME, "img").get_attribute("alt").startswith("reliability diagram")
         images = driver.find_elements(By.TAG_NAME, "img")
         assert len(images) >= 2
         for img in images:

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["report_plots", "curve_plot", "agreement_plot"]
+__all__ = ["report_plots", "curve_plot", "agreement_plot", "reliability_plot"]
 
 FALSE_PASS_COLOUR, FALSE_FAIL_COLOUR = "#c0392b", "#2471a3"
 
@@ -77,10 +77,35 @@ def agreement_plot(metric: dict) -> str:
     return _data_uri(fig)
 
 
-def report_plots(stats: dict, recommendations: list[dict]) -> dict:
-    """``{(metric, judge): uri, (metric, None): uri}`` for every curve and every agreement plot."""
+def reliability_plot(metric: str, fits: list[dict]) -> str:
+    """Reliability diagram: per judge, the observed human pass rate against the cross-validated
+    calibrated probability, bin by bin, beside the diagonal of perfect calibration."""
+    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--", label="perfect calibration")
+    for fit in fits:
+        bins = fit["cross_validated"]["reliability"]
+        ax.plot([b["mean_predicted"] for b in bins], [b["observed"] for b in bins], marker="o", ms=3, lw=1.2,
+                label=f"{fit['judge']} (ECE {fit['cross_validated']['ece']:.3f})")
+    ax.set_xlabel("calibrated probability of a human pass (cross-validated)")
+    ax.set_ylabel("observed human pass rate")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(f"{metric}: reliability of the calibrated scores", fontsize=10)
+    return _data_uri(fig)
+
+
+def report_plots(stats: dict, recommendations: list[dict], calibrations: list[dict] | None = None) -> dict:
+    """``{(metric, judge): uri, (metric, None): uri, (metric, "reliability"): uri}`` for every curve,
+    every agreement plot and every metric's reliability diagram."""
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
     plots: dict = {}
+    by_metric: dict[str, list[dict]] = {}
+    for fit in calibrations or []:
+        by_metric.setdefault(fit["metric"], []).append(fit)
+    for metric, fits in by_metric.items():
+        plots[(metric, "reliability")] = reliability_plot(metric, fits)
     for metric in stats["metrics"]:
         if metric["judges"]:
             plots[(metric["metric"], None)] = agreement_plot(metric)

@@ -1,0 +1,103 @@
+"""Calibration maps: scikit-learn's isotonic regression, cross-validated Brier and ECE, the command line."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.calibration import calibration_curve
+from sklearn.isotonic import IsotonicRegression
+from sklearn.metrics import brier_score_loss
+from sklearn.model_selection import KFold
+
+from calibrate import load_campaign
+from calibrate.calibration import CalibrationMap, expected_calibration_error, fit_calibration
+from tests.conftest import write_campaign
+
+EXE = Path(sys.executable).parent / "calibrate"
+TOML = """name = "cal"
+[metrics.faithfulness]
+scale = "binary"
+[raters.distance]
+higher_is_better = false
+"""
+
+
+def make(tmp_path, n=600, seed=0):
+    """An over-confident judge: its score is sqrt of the true probability of a human pass; and a judge
+    scoring a distance (lower is better)."""
+    rng = np.random.default_rng(seed)
+    p = rng.random(n)
+    human = (rng.random(n) < p).astype(int)
+    confident = np.sqrt(p).round(3)
+    distance = (1 - p).round(3)
+    ids = [f"c{i:04d}" for i in range(n)]
+    frame = pd.DataFrame({"case_id": ids * 3, "metric": "faithfulness",
+                          "rater": ["ann"] * n + ["confident"] * n + ["distance"] * n,
+                          "rater_kind": ["human"] * n + ["judge"] * 2 * n, "value": np.r_[human, confident, distance]})
+    return write_campaign(tmp_path / "campaign", TOML, frame), human, confident, distance
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    folder, human, confident, distance = make(tmp_path_factory.mktemp("cal"))
+    return load_campaign(folder), folder, human, confident, distance
+
+
+def test_the_map_is_scikit_learns_isotonic_regression(fitted):
+    campaign, _, human, confident, distance = fitted
+    fit = fit_calibration(campaign, metric="faithfulness", judge="confident")
+    reference = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(confident, human)
+    new = np.linspace(-0.2, 1.2, 57)
+    assert fit["map"].predict(new) == pytest.approx(reference.predict(new), abs=1e-12)
+    # a judge whose lower scores are better: the map runs the other way
+    fit = fit_calibration(campaign, metric="faithfulness", judge="distance")
+    reference = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip", increasing=False).fit(distance, human)
+    assert fit["map"].predict(new) == pytest.approx(reference.predict(new), abs=1e-12)
+
+
+def test_cross_validated_brier_ece_and_reliability(fitted):
+    campaign, _, human, confident, _ = fitted
+    fit = fit_calibration(campaign, metric="faithfulness", judge="confident", n_folds=5, seed=3)
+    out_of_fold = np.empty(human.size)
+    for train, test in KFold(5, shuffle=True, random_state=3).split(confident):
+        model = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(confident[train], human[train])
+        out_of_fold[test] = model.predict(confident[test])
+    cv = fit["cross_validated"]
+    assert cv["brier"] == pytest.approx(brier_score_loss(human, out_of_fold))
+    observed, predicted = calibration_curve(human, out_of_fold, n_bins=10, strategy="uniform")
+    assert [b["observed"] for b in cv["reliability"]] == pytest.approx(observed.tolist())
+    assert [b["mean_predicted"] for b in cv["reliability"]] == pytest.approx(predicted.tolist())
+    assert cv["ece"] == pytest.approx(sum(b["n"] * abs(b["observed"] - b["mean_predicted"])
+                                          for b in cv["reliability"]) / human.size)
+    # the over-confident raw score is far worse calibrated than the map, out of sample
+    assert fit["raw_score"]["ece"] > 0.1 > 0.05 > cv["ece"] and fit["raw_score"]["brier"] > cv["brier"]
+    assert expected_calibration_error(np.array([0.2, 0.8]), np.array([0.0, 1.0])) == pytest.approx(0.2)
+
+
+def test_probabilities_for_new_scores_from_the_command_line(fitted, tmp_path):
+    _, folder, _, _, _ = fitted
+    (tmp_path / "new.csv").write_text("id,score\na,0.1\nb,0.95\nc,\n")
+    run = subprocess.run([str(EXE), "calibration", str(folder), "--metric", "faithfulness", "--judge", "confident",
+                          "--score", "0.5", "--scores", str(tmp_path / "new.csv"), "--out", str(tmp_path / "out.csv"),
+                          "--save", str(tmp_path / "map.json"), "--json"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    saved = CalibrationMap.load(tmp_path / "map.json")
+    assert doc["scores"][0]["probability"] == pytest.approx(float(saved.predict([0.5])[0]))
+    written = pd.read_csv(tmp_path / "out.csv")
+    assert written["calibrated_probability"][:2].tolist() == pytest.approx(saved.predict([0.1, 0.95]).tolist())
+    assert written["id"].tolist() == ["a", "b", "c"]
+    again = subprocess.run([str(EXE), "calibration", str(folder), "--metric", "faithfulness", "--judge", "confident",
+                            "--scores", str(tmp_path / "new.csv"), "--out", str(tmp_path / "out.csv")],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "exists" in again.stderr
+    (tmp_path / "bad.csv").write_text("score\n0.2\nhigh\n")
+    bad = subprocess.run([str(EXE), "calibration", str(folder), "--metric", "faithfulness", "--judge", "confident",
+                          "--scores", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "o2.csv")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "bad.csv, line 3, field 'score'" in bad.stderr
+    assert not (tmp_path / "o2.csv").exists()
