@@ -20,6 +20,7 @@ import pandas as pd
 
 from calibrate.errors import CampaignError, Problem
 from calibrate.judges.config import JudgeSpec, parse_judges
+from calibrate.jury import jury_ratings, parse_juries
 
 __all__ = ["Metric", "Rater", "Adjustment", "Campaign", "load_campaign", "RATING_COLUMNS", "CASE_FIELDS"]
 
@@ -46,7 +47,7 @@ CASE_FIELDS = {
 METRIC_KEYS = {"scale", "human_pass", "levels", "range", "max_false_pass", "cost_false_pass",
                "cost_false_fail", "description"}
 RATER_KEYS = {"family", "model", "higher_is_better", "on_metric_scale", "description"}
-TOP_KEYS = {"name", "description", "metrics", "raters", "judges"}
+TOP_KEYS = {"name", "description", "metrics", "raters", "judges", "juries"}
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,8 @@ class Campaign:
     shown_judge: str | None = None
     #: the samples drawn by ``calibrate sample``: name -> {"design": {...}, "case_ids": [...]}
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the juries of ``[juries.NAME]``: name -> {"judges", "combine", "metrics"} (their ratings are in ``ratings``)
+    juries: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def rater(self, name: str) -> Rater:
         """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family."""
@@ -638,8 +641,17 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     if problems:
         raise CampaignError(problems)
     ratings = ratings[~drop].reset_index(drop=True)
+    juries = parse_juries(config.get("juries"), config_file, problems)
+    if juries:   # a jury's ratings join the campaign as a judge's
+        added, facts = jury_ratings(ratings, juries, raters, metrics, config_file, problems)
+    if problems:
+        raise CampaignError(problems)
+    if juries:
+        ratings = pd.concat([ratings, added], ignore_index=True)
+        raters = {**raters, **{n: Rater(name=n, family="jury", **f) for n, f in facts.items()}}
     return Campaign(name=name, metrics=metrics, raters=raters, ratings=ratings, cases=cases, judges=judges,
-                    adjustments=adjustments, data_hash=data_hash, path=path, out_of_scale=out_of_scale)
+                    adjustments=adjustments, data_hash=data_hash, path=path, out_of_scale=out_of_scale,
+                    juries=juries)
 
 
 def _validate_cases(case_rows, file: str, problems: list[Problem]) -> dict[str, dict]:

@@ -264,6 +264,7 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
     from calibrate.audit import audit_judges
     from calibrate.calibration import calibration_maps
     from calibrate.report import write_report
+    from calibrate.versus import judge_matrix
 
     with _progress() as progress:
         doc = analysis.compute_stats(c, by=by, seed=seed, n_boot=n_boot, progress=progress)
@@ -287,8 +288,11 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
         judge_runs = store.summary()
         store.close()
     with err.status("writing the report"):
+        versus = [judge_matrix(c, metric=m) for m in sorted(c.metrics)
+                  if len({j for j in c.ratings.loc[(c.ratings["metric"] == m) & (c.ratings["rater_kind"] == "judge"),
+                                                   "rater"]}) >= 2]
         paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs, audits=audit_docs,
-                             calibrations=calibration_maps(c, seed=seed))
+                             calibrations=calibration_maps(c, seed=seed), versus=versus)
     for metric in doc["metrics"]:
         _print_stats(metric)
         for w in metric["warnings"]:
@@ -711,6 +715,50 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
     for path in (save, out_file):
         if path:
             out.print(f"wrote {path}")
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only these judges (repeatable; juries included).")
+@click.option("--listed", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Cases listed per pair of judges: those they rank furthest apart.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@out_of_scale_option
+@json_option
+def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json) -> None:
+    """Judge versus judge: Spearman's rho between every pair of a metric's judges, beside each judge's
+    agreement with the humans, and the cases two judges rank furthest apart."""
+    from calibrate.versus import judge_matrix
+
+    c = _load(campaign, out_of_scale)
+    try:
+        docs = [judge_matrix(c, metric=m, judges=list(judges) or None, n_listed=listed, confidence=confidence)
+                for m in (list(metrics) or sorted(c.metrics))]
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json({"campaign": c.name, "metrics": docs})
+        return
+    for doc in docs:
+        names = doc["judges"]
+        rho = {(p["a"], p["b"]): p["spearman"].get("estimate") for p in doc["pairs"]}
+        table = Table(title=f"{doc['metric']}: Spearman's rho between judges, and with the humans")
+        table.add_column("judge")
+        table.add_column("humans")
+        for name in names:
+            table.add_column(name, overflow="fold")
+        for row, human in zip(names, doc["with_humans"]):
+            cells = [fmt_number(rho.get((row, col), rho.get((col, row)))) if row != col else "1"
+                     for col in names]
+            table.add_row(row, fmt_number(human["spearman"].get("estimate")), *cells)
+        out.print(table)
+        for label in doc["least_agreeing"]:
+            pair = next(p for p in doc["pairs"] if f"{p['a']} vs {p['b']}" == label)
+            out.print(f"  {label} (rho {fmt_number(pair['spearman'].get('estimate'))}): furthest apart on "
+                      + ", ".join(f"{x['case_id']} ({x['score_a']:g} vs {x['score_b']:g}, human "
+                                  f"{fmt_number(x['human'])})" for x in pair["most_apart"]))
 
 
 def _print_audit(doc: dict) -> None:

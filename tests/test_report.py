@@ -13,6 +13,7 @@ from calibrate import compute_stats, load_campaign, recommend_thresholds, write_
 from calibrate.analysis import default_rule
 from calibrate.audit import audit_judges
 from calibrate.calibration import calibration_maps
+from calibrate.versus import judge_matrix
 from tests.conftest import BINARY_TOML, write_campaign
 
 EVIL = '<script>window.__pwned = 1; fetch("http://127.0.0.1:9/x")</script><img src="http://127.0.0.1:9/y.png" onerror="window.__pwned = 2">'
@@ -37,7 +38,7 @@ def report_dir(tmp_path_factory):
                                 n_boot=200)["recommendations"]
     audit = audit_judges(campaign, metric="faithfulness", old="judge-a", new="judge-b", n_boot=200)
     write_report(stats, recs, tmp / "out", cases=campaign.cases, audits=[audit],
-                 calibrations=calibration_maps(campaign))
+                 calibrations=calibration_maps(campaign), versus=[judge_matrix(campaign, metric="faithfulness")])
     return tmp / "out"
 
 
@@ -76,6 +77,9 @@ def test_report_in_headless_chromium(report_dir, chromedriver):
         assert "Calibration: what a score of “faithfulness” means" in calibration.text
         assert len(calibration.find_elements(By.CSS_SELECTOR, "table tr")) == 3   # header + two judges
         assert calibration.find_element(By.TAG_NAME, "img").get_attribute("alt").startswith("reliability diagram")
+        versus = driver.find_element(By.CSS_SELECTOR, "section.versus")
+        assert "Judge versus judge on “faithfulness”" in versus.text
+        assert [c.text for c in versus.find_elements(By.CSS_SELECTOR, "table tr:nth-child(2) td")][0] == "judge-a"
         images = driver.find_elements(By.TAG_NAME, "img")
         assert len(images) >= 2
         for img in images:

@@ -31,37 +31,39 @@ def _environment() -> jinja2.Environment:
 
 def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots: dict | None,
              judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-             calibrations: list[dict] | None = None) -> dict:
+             calibrations: list[dict] | None = None, versus: list[dict] | None = None) -> dict:
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
     return {"stats": stats, "recs": recs, "cases": cases or {}, "plots": plots or {},
             "manifest": stats["manifest"], "csp": CSP, "undefined_notes": undefined_notes,
-            "judge_runs": judge_runs or [], "audits": audits or [], "calibrations": calibrations or []}
+            "judge_runs": judge_runs or [], "audits": audits or [], "calibrations": calibrations or [],
+            "versus": versus or []}
 
 
 def render_html(stats: dict, recommendations: list[dict], cases: dict | None = None,
                 judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-                calibrations: list[dict] | None = None) -> str:
+                calibrations: list[dict] | None = None, versus: list[dict] | None = None) -> str:
     """The report as one HTML string (plots drawn with matplotlib, inlined as PNG data URIs)."""
     from calibrate.report.plots import report_plots
 
     context = _context(stats, recommendations, cases, report_plots(stats, recommendations, calibrations), judge_runs,
-                       audits, calibrations)
+                       audits, calibrations, versus)
     return _environment().get_template("report.html.j2").render(**context)
 
 
 def render_markdown(stats: dict, recommendations: list[dict], cases: dict | None = None,
                     judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-                    calibrations: list[dict] | None = None) -> str:
+                    calibrations: list[dict] | None = None, versus: list[dict] | None = None) -> str:
     """The report as Markdown (tables, no plots)."""
     env = _environment()
     env.autoescape = False
     return env.get_template("report.md.j2").render(**_context(stats, recommendations, cases, None, judge_runs,
-                                                              audits, calibrations))
+                                                              audits, calibrations, versus))
 
 
 def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, *,
                  cases: dict | None = None, judge_runs: list[dict] | None = None,
-                 audits: list[dict] | None = None, calibrations: list[dict] | None = None) -> dict[str, Path]:
+                 audits: list[dict] | None = None, calibrations: list[dict] | None = None,
+                 versus: list[dict] | None = None) -> dict[str, Path]:
     """Write ``report.html``, ``report.md`` and ``report.json`` into ``out_dir``.
 
     Parameters
@@ -80,6 +82,8 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
         Judge-upgrade audits (:func:`calibrate.audit.audit_judges`), each in a section of its own.
     calibrations : list of dict, optional
         Calibration maps (:func:`calibrate.calibration.calibration_maps`), a section per metric.
+    versus : list of dict, optional
+        Judge-versus-judge matrices (:func:`calibrate.versus.judge_matrix`), a section per metric.
 
     Returns
     -------
@@ -89,12 +93,12 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
-    paths["html"].write_text(render_html(stats, recommendations, cases, judge_runs, audits, calibrations),
+    paths["html"].write_text(render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
                              encoding="utf-8")
-    paths["md"].write_text(render_markdown(stats, recommendations, cases, judge_runs, audits, calibrations),
+    paths["md"].write_text(render_markdown(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
                            encoding="utf-8")
     document: dict[str, Any] = {"stats": stats, "recommendations": recommendations, "manifest": stats["manifest"],
                                 "judge_runs": judge_runs or [], "audits": audits or [],
-                                "calibrations": calibrations or []}
+                                "calibrations": calibrations or [], "versus": versus or []}
     paths["json"].write_text(json.dumps(document, indent=1, allow_nan=False), encoding="utf-8")
     return paths
