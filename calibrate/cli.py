@@ -761,6 +761,44 @@ def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json
                                   f"{fmt_number(x['human'])})" for x in pair["most_apart"]))
 
 
+@main.command("repeatability")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@seed_option
+@n_boot_option
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@out_of_scale_option
+@json_option
+def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, out_of_scale, as_json) -> None:
+    """Test-retest agreement of judges scored with repeats (calibrate judge --repeats K): alpha across
+    repeats, the share of verdicts that flip, the mean difference."""
+    from calibrate.repeatability import repeatability
+
+    c = _load(campaign, out_of_scale)
+    try:
+        doc = repeatability(c, metrics=list(metrics) or None, judges=list(judges) or None, n_boot=n_boot, seed=seed,
+                            confidence=confidence)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    if not doc["judges"]:
+        out.print("no judge was scored with repeats: run calibrate judge --repeats K")
+        return
+    table = Table(title="repeatability: each judge against itself")
+    for col in ("metric", "judge", "repeats", "cases", "alpha across repeats", "verdict flips", "mean |difference|"):
+        table.add_column(col)
+    for r in doc["judges"]:
+        flips = r["flip_share"]
+        table.add_row(r["metric"], r["judge"], str(len(r["repeats"])), str(r["n_cases"]), fmt_estimate(r["alpha"]),
+                      fmt_rate(flips) if flips.get("estimate") is not None else flips.get("reason", "-"),
+                      fmt_number(r["mean_absolute_difference"]))
+    out.print(table)
+
+
 def _print_audit(doc: dict) -> None:
     decision = doc["decision"]
     out.print(f"[bold]{doc['metric']}: {doc.get('new', {}).get('judge', '?')} (new) vs "

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from calibrate.annotators import annotator_agreement
@@ -143,3 +143,19 @@ def test_annotator_agreement_is_weighted_by_the_sample_design():
     # population: 100 easy cases (all agree) and 50 hard ones (half agree)
     assert doc["percent_agreement"]["estimate"] == pytest.approx((100 + 25) / 150)
     assert doc["percent_agreement"]["ci_low"] < doc["percent_agreement"]["estimate"] < doc["percent_agreement"]["ci_high"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 40).flatmap(lambda n: st.lists(
+    st.lists(st.one_of(st.floats(0, 1).map(lambda v: round(v, 2)), st.just(np.nan)), min_size=3, max_size=3),
+    min_size=n, max_size=n)))
+def test_interval_alpha_in_closed_form_matches_the_package(rows):
+    import krippendorff
+
+    data = np.array(rows)
+    keep = np.sum(~np.isnan(data), axis=1) >= 2
+    assume(keep.sum() >= 1 and np.unique(data[keep][~np.isnan(data[keep])]).size >= 2)
+    with warnings.catch_warnings(action="ignore"):
+        expected = krippendorff.alpha(reliability_data=data[keep].T, level_of_measurement="interval")
+    got = krippendorff_alpha(data, "interval")
+    assert (np.isnan(got) and np.isnan(expected)) or got == pytest.approx(expected, abs=1e-9)
