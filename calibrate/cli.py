@@ -799,6 +799,91 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
     out.print(table)
 
 
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--probe", type=click.Choice(["order", "padding"]), required=True,
+              help="order: the retrieved contexts reversed; padding: an irrelevant sentence added to the answer.")
+@click.option("--judge", "judges", multiple=True, help="Only this judge of [judges] (repeatable).")
+@click.option("--n", "n", type=click.IntRange(min=2), default=50, show_default=True, help="Cases sampled.")
+@seed_option
+@click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Model calls in flight at once.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds per model call.")
+@out_of_scale_option
+@json_option
+def probe(campaign, probe, judges, n, seed, concurrency, timeout, out_of_scale, as_json) -> None:
+    """Re-run judges on perturbed copies of sampled cases: does the score move when it should not, or
+    stay when it should move?"""
+    from calibrate.judges.calls import CallPolicy
+    from calibrate.judges.runner import JudgeSetupError
+    from calibrate.probes import run_probe
+
+    c = _load(campaign, out_of_scale)
+    try:
+        with _progress(not as_json) as progress:
+            doc = run_probe(c, probe=probe, judges=list(judges) or None, n=n, seed=seed,
+                            policy=CallPolicy(concurrency=concurrency, timeout_s=timeout), progress=progress)
+    except (ValueError, JudgeSetupError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    table = Table(title=f"{probe} probe on {doc['n_cases']} cases (scores and store in {doc['folder']})")
+    for col in ("judge", "metric", "pairs", "mean change [95% CI]", "changed", "verdict flips at 0.5", "finding"):
+        table.add_column(col)
+    for j in doc["judges"]:
+        if "mean_change" not in j:
+            table.add_row(j["judge"], j["library_metric"], str(j["n_pairs"]), "-", "-", "-", j.get("reason", ""))
+            continue
+        ch = j["mean_change"]
+        table.add_row(j["judge"], j["library_metric"], str(j["n_pairs"]),
+                      f"{ch['estimate']:+.3f} [{ch['ci_low']:+.3f}, {ch['ci_high']:+.3f}]",
+                      f"{j['share_changed']:.0%}", f"{j['verdict_flips']['share']:.0%}", j["finding"] or "-")
+    out.print(table)
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric.")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@click.option("--by", help="A metadata key of the cases: agreement and excess per value of it.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@out_of_scale_option
+@json_option
+def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> None:
+    """Bias probes from the labels: verbosity (answer length), self-preference (the generator's family),
+    slices."""
+    from calibrate.bias import bias_probes
+
+    c = _load(campaign, out_of_scale)
+    try:
+        doc = bias_probes(c, metric=metric, judges=list(judges) or None, by=by, confidence=confidence)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+
+    def figure(f: dict) -> str:
+        if f.get("estimate") is None:
+            return f.get("reason", "-")
+        return f"{f['estimate']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]"
+
+    table = Table(title=f"{metric}: where each judge departs from the humans (excess: the judge's percentile rank "
+                        "minus the humans')")
+    for col in ("judge", "cases", "verbosity: rho(length, excess)", "self-preference: excess own - other family"):
+        table.add_column(col, overflow="fold")
+    for j in doc["judges"]:
+        table.add_row(j["judge"], str(j["n"]), figure(j.get("verbosity", {})), figure(j.get("self_preference", {})))
+    out.print(table)
+    for j in doc["judges"]:
+        for sl in j.get("slices", []):
+            out.print(f"  {j['judge']} | {sl['key']} = {sl['value']}: {sl['n']} cases, Spearman "
+                      f"{fmt_number(sl['spearman'].get('estimate'))}, mean excess {fmt_number(sl['mean_excess'])}")
+
+
 def _print_audit(doc: dict) -> None:
     decision = doc["decision"]
     out.print(f"[bold]{doc['metric']}: {doc.get('new', {}).get('judge', '?')} (new) vs "

@@ -18,22 +18,11 @@ from scipy import stats
 
 from calibrate.campaign import Campaign
 from calibrate.reference import human_reference, judge_scores
-from calibrate.stats.intervals import bonett_wright_se, fisher_z_interval
+from calibrate.stats.intervals import spearman_with_interval
 
 __all__ = ["judge_matrix"]
 
 TEXT_CHARS = 200
-
-
-def _rho(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
-    n = a.size
-    if n < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return {"estimate": None, "n": int(n),
-                "reason": "fewer than 4 common cases" if n < 4 else "constant scores on the common cases"}
-    rho = float(stats.spearmanr(a, b).statistic)
-    low, high = fisher_z_interval(rho, bonett_wright_se(rho, n), confidence=confidence)
-    return {"estimate": rho, "ci_low": float(low), "ci_high": float(high), "ci_method": "Fisher z, Bonett-Wright SE",
-            "n": int(n)}
 
 
 def _percentile_ranks(values: np.ndarray) -> np.ndarray:
@@ -70,13 +59,14 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
     for s in found:
         common, i_ref, i_judge = np.intersect1d(ref.case_ids, s.case_ids, return_indices=True)
         humans.append({"judge": s.name, "family": s.rater.family,
-                       "spearman": _rho(ref.values[i_ref], s.sign * s.values[i_judge], confidence)})
+                       "spearman": spearman_with_interval(ref.values[i_ref], s.sign * s.values[i_judge],
+                                                          confidence=confidence)})
     pairs = []
     for a, b in combinations(found, 2):
         common, i_a, i_b = np.intersect1d(a.case_ids, b.case_ids, return_indices=True)
         x, y = a.sign * a.values[i_a], b.sign * b.values[i_b]
         entry = {"a": a.name, "b": b.name, "families": [a.rater.family, b.rater.family],
-                 "spearman": _rho(x, y, confidence), "most_apart": []}
+                 "spearman": spearman_with_interval(x, y, confidence=confidence), "most_apart": []}
         if common.size >= 2:
             gap = _percentile_ranks(x) - _percentile_ranks(y)
             for i in np.argsort(-np.abs(gap), kind="stable")[:n_listed]:
