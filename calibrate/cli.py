@@ -1061,12 +1061,12 @@ def labelstudio_pull(campaign, url, api_key, export_file, adjudicators, out_of_s
 @n_boot_option
 def demo(out_dir, seed, n_boot) -> None:
     """The whole job on the embedded TREC DL 2023 campaign (NIST assessors vs nine LLM judges), offline."""
-    from calibrate.demo import DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
+    from calibrate.demo import DEMO_AUDIT, DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
 
     out.print(f"demo campaign: {demo_campaign_path()} (out-of-scale values: {DEMO_OUT_OF_SCALE}; "
               f"slices by {DEMO_SLICE_KEY})")
     c = _load(str(demo_campaign_path()), DEMO_OUT_OF_SCALE)
-    _report(c, Path(out_dir), by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot)
+    _report(c, Path(out_dir), by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -134,3 +134,12 @@ def test_an_unknown_judge_is_a_usage_error():
     run = subprocess.run([str(EXE), "audit", str(calibrate.demo_campaign_path()), "--metric", "relevance", "--old",
                           "nobody", "--new", NEW, "--out-of-scale", "drop"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "did not rate relevance" in run.stderr
+
+
+def test_a_bigger_model_of_the_same_family(demo):
+    """Llama-3 8B -> 70B on the demo data: clearly closer to the humans; the 8B judge meets the false-pass
+    ceiling at no threshold, so the pass/fail comparisons are undefined with that reason."""
+    doc = audit_judges(demo, metric="relevance", old="NISTRetrieval-instruct0", new="RMITIR-llama70B", n_boot=300)
+    assert doc["decision"]["decision"] == "non-inferior" and doc["changes"]["spearman"]["ci_low"] > 0.05
+    assert doc["changes"]["pass_kappa"]["estimate"] is None and "no threshold" in doc["changes"]["pass_kappa"]["reason"]
+    assert doc["mcnemar"]["estimate"] is None and doc["old"]["pass_threshold"]["threshold"] is None

@@ -77,9 +77,15 @@ def test_demo_runs_offline_and_reports(tmp_path):
     document = json.loads((tmp_path / "demo" / "report.json").read_text())
     metric = document["stats"]["metrics"][0]
     assert metric["n_cases"] == 4423 and len(metric["judges"]) == 9 and metric["slices"]
+    # the demo report also audits a judge upgrade, maps scores to probabilities and compares the judges
+    assert [(a["old"]["judge"], a["new"]["judge"]) for a in document["audits"]] == [("RMITIR-llama70B",
+                                                                                   "RMITIR-GPT4o")]
+    assert len(document["calibrations"]) == 9 and len(document["versus"][0]["pairs"]) == 36
+    assert "non-inferior" in result.stdout
 
 
 def test_help_is_fast_and_lists_commands():
     result = run("--help")
-    for command in ("validate", "stats", "thresholds", "report", "demo"):
+    for command in ("validate", "stats", "thresholds", "report", "demo", "sample", "plan", "audit", "gate", "pass-rate",
+                    "calibration", "compare", "repeatability", "bias", "probe"):
         assert command in result.stdout

@@ -6,11 +6,13 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["demo_campaign_path", "DEMO_SLICE_KEY", "DEMO_OUT_OF_SCALE"]
+__all__ = ["demo_campaign_path", "DEMO_SLICE_KEY", "DEMO_OUT_OF_SCALE", "DEMO_AUDIT"]
 
 #: The metadata key the demo slices by, and how it treats the two published out-of-scale labels.
 DEMO_SLICE_KEY = "question_type"
 DEMO_OUT_OF_SCALE = "drop"
+#: The judge upgrade the demo report audits: one team's prompt, Llama-3-70B to GPT-4o.
+DEMO_AUDIT = ("RMITIR-llama70B", "RMITIR-GPT4o")
 
 
 def demo_campaign_path() -> Path:
