@@ -20,6 +20,7 @@ import pandas as pd
 
 from calibrate.errors import CampaignError, Problem
 from calibrate.judges.config import JudgeSpec, parse_judges
+from calibrate.collect.contract import parse_service
 from calibrate.jury import jury_ratings, parse_juries
 
 __all__ = ["Metric", "Rater", "Adjustment", "Campaign", "load_campaign", "RATING_COLUMNS", "CASE_FIELDS"]
@@ -33,6 +34,7 @@ RATING_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 #: Written by `calibrate judge` (from its store), read beside the ratings file; not to be edited by hand.
 JUDGE_RATINGS_FILE = "judge_ratings.csv"
+CASES_FILE = "cases.jsonl"
 LABELSTUDIO_RATINGS_FILE = "labelstudio_ratings.csv"
 LABELSTUDIO_META_FILE = "labelstudio_ratings.json"
 SAMPLES_FOLDER = "samples"   # calibrate sample writes NAME.csv and NAME.json here   # what the annotators saw (a judge shown as pre-annotations)
@@ -47,7 +49,7 @@ CASE_FIELDS = {
 METRIC_KEYS = {"scale", "human_pass", "levels", "range", "max_false_pass", "cost_false_pass",
                "cost_false_fail", "description"}
 RATER_KEYS = {"family", "model", "higher_is_better", "on_metric_scale", "description"}
-TOP_KEYS = {"name", "description", "metrics", "raters", "judges", "juries"}
+TOP_KEYS = {"name", "description", "metrics", "raters", "judges", "juries", "service"}
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,8 @@ class Campaign:
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the juries of ``[juries.NAME]``: name -> {"judges", "combine", "metrics"} (their ratings are in ``ratings``)
     juries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the RAG service's HTTP contract of ``[service]`` (``calibrate collect``), if declared
+    service: Any = None
 
     def rater(self, name: str) -> Rater:
         """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family."""
@@ -246,15 +250,18 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
     present = [folder / name for name in RATINGS_FILES if (folder / name).is_file()]
     # the ratings calibrate itself exports beside the user's own file: judges' and Label Studio's
     exported = [folder / name for name in EXPORTED_RATINGS_FILES if (folder / name).is_file()]
-    if len(present) > 1 or not (present or exported):
+    # a campaign of cases alone (collected or imported, not yet rated) has no ratings yet
+    cases_only = not (present or exported) and (folder / CASES_FILE).is_file()
+    if len(present) > 1 or not (present or exported or cases_only):
         found = ", ".join(p.name for p in present) or "none"
         raise CampaignError([Problem(str(folder), "the campaign needs exactly one ratings file of its own", value=found,
                                      expected="one of " + ", ".join(RATINGS_FILES) + " (or labels pulled from "
-                                     "Label Studio, or judge ratings)")])
+                                     "Label Studio, or judge ratings, or cases.jsonl alone before any rating)")])
     frames = [_read_ratings(path).assign(file=str(path)) for path in present + exported]
-    raw = pd.concat(frames, ignore_index=True)
-    ratings_path = present[0] if present else exported[0]
-    cases_path = folder / "cases.jsonl"
+    raw = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        {c: pd.Series(dtype=str) for c in REQUIRED_COLUMNS} | {"line": pd.Series(dtype=int)})
+    ratings_path = present[0] if present else exported[0] if exported else folder / RATINGS_FILES[0]
+    cases_path = folder / CASES_FILE
     case_rows = _read_jsonl(cases_path) if cases_path.is_file() else None
     adjudications_path = folder / ADJUDICATIONS_FILE
     samples = {p.stem: p for p in sorted((folder / SAMPLES_FOLDER).glob("*.json")) if p.with_suffix(".csv").is_file()}
@@ -642,6 +649,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
         raise CampaignError(problems)
     ratings = ratings[~drop].reset_index(drop=True)
     juries = parse_juries(config.get("juries"), config_file, problems)
+    service = parse_service(config.get("service"), config_file, problems)
     if juries:   # a jury's ratings join the campaign as a judge's
         added, facts = jury_ratings(ratings, juries, raters, metrics, config_file, problems)
     if problems:
@@ -651,7 +659,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
         raters = {**raters, **{n: Rater(name=n, family="jury", **f) for n, f in facts.items()}}
     return Campaign(name=name, metrics=metrics, raters=raters, ratings=ratings, cases=cases, judges=judges,
                     adjustments=adjustments, data_hash=data_hash, path=path, out_of_scale=out_of_scale,
-                    juries=juries)
+                    juries=juries, service=service)
 
 
 def _validate_cases(case_rows, file: str, problems: list[Problem]) -> dict[str, dict]:

@@ -884,6 +884,58 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
                       f"{fmt_number(sl['spearman'].get('estimate'))}, mean excess {fmt_number(sl['mean_excess'])}")
 
 
+@main.command("collect")
+@click.argument("campaign", type=click.Path(file_okay=False, exists=True))
+@click.option("--goldens", type=click.Path(dir_okay=False, exists=True), required=True,
+              help="The questions: JSONL, CSV or a DeepEval goldens file (input, optional expected_output, metadata).")
+@click.option("--refresh", is_flag=True, help="Ask again for every golden (the earlier replies are kept as a run).")
+@click.option("--dry-run", is_flag=True, help="Show the first rendered request and, for one golden, the reply and "
+                                              "what the contract extracts; store nothing.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Requests in flight at once.")
+@click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Retries of a request after a 429, a 5xx, a timeout or a dropped connection.")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute, at most.")
+@json_option
+def collect_command(campaign, goldens, refresh, dry_run, concurrency, retries, rpm, as_json) -> None:
+    """Send the goldens to the RAG service of [service] and keep its answers and retrieved chunks as the
+    campaign's cases."""
+    from calibrate.cases_import import read_external_cases
+    from calibrate.collect.contract import load_contract
+    from calibrate.collect.runner import collect, dry_run as check_contract
+    from calibrate.judges.calls import CallPolicy
+
+    try:
+        contract = load_contract(campaign)
+        golden_cases = read_external_cases(goldens)
+    except CampaignError as exc:
+        err.print(str(exc))
+        sys.exit(2)
+    if not golden_cases:
+        _fail(f"{goldens}: no golden")
+    try:
+        if dry_run:
+            doc = check_contract(contract, golden_cases[0])
+        else:
+            with _progress(not as_json) as progress:
+                doc = collect(campaign, golden_cases, contract=contract, refresh=refresh,
+                              policy=CallPolicy(concurrency=concurrency, timeout_s=contract.timeout_s,
+                                                retries=retries, requests_per_minute=rpm), progress=progress)
+    except (ValueError, CampaignError) as exc:
+        _fail(str(exc))
+    if as_json or dry_run:
+        _print_json(doc)
+        if dry_run and "error" in doc:
+            sys.exit(1)
+        return
+    out.print(f"asked {doc['asked']} golden(s): {doc['collected']} collected, {doc['failed']} failed; "
+              f"{doc['already_collected']} already collected; {doc['cases']} case(s) in cases.jsonl (run {doc['run_id']})")
+    for e in doc["errors"][:20]:
+        out.print(f"  [red]error[/] {e['error']}", markup=True)
+    if len(doc["errors"]) > 20:
+        out.print(f"  ... and {len(doc['errors']) - 20} more (calibrate collect --json lists them all)")
+
+
 def _print_audit(doc: dict) -> None:
     decision = doc["decision"]
     out.print(f"[bold]{doc['metric']}: {doc.get('new', {}).get('judge', '?')} (new) vs "

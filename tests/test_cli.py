@@ -87,5 +87,5 @@ def test_demo_runs_offline_and_reports(tmp_path):
 def test_help_is_fast_and_lists_commands():
     result = run("--help")
     for command in ("validate", "stats", "thresholds", "report", "demo", "sample", "plan", "audit", "gate", "pass-rate",
-                    "calibration", "compare", "repeatability", "bias", "probe"):
+                    "calibration", "compare", "repeatability", "bias", "probe", "collect"):
         assert command in result.stdout

@@ -118,10 +118,10 @@ class CallPolicy:
 
 
 class HTTPStatusFailure(Exception):
-    """A model server's reply with an error status."""
+    """A server's reply with an error status (a model server, or a RAG service)."""
 
     def __init__(self, status: int, retry_after: str | None, body: str):
-        super().__init__(f"HTTP {status} from the model server: {body[:200]}")
+        super().__init__(f"HTTP {status} from the server: {body[:200]}")
         self.status, self.retry_after = status, retry_after
 
 
