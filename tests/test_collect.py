@@ -264,3 +264,14 @@ def test_a_get_service_takes_the_body_as_query_parameters(tmp_path):
         assert result.returncode == 0, result.stderr
         assert json.loads(service.bodies[0]) == {"query": 'Eiffel & "tower"?', "top_k": "3", "session": "g00"}
     assert cases_of(folder)[0]["actual_output"].startswith("The Eiffel Tower")
+
+
+def test_requests_per_minute_paces_the_calls(tmp_path):
+    with RagService() as service:
+        folder = campaign(tmp_path, service.url)
+        start = time.perf_counter()
+        doc = collect(folder, [json.loads(line) for line in goldens(tmp_path, QUESTIONS[:5]).read_text().splitlines()],
+                      contract=_with_token(load_contract(folder)),
+                      policy=CallPolicy(concurrency=5, requests_per_minute=600))   # one every 0.1 s
+        elapsed = time.perf_counter() - start
+    assert doc["collected"] == 5 and elapsed >= 0.4
