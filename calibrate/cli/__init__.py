@@ -1,0 +1,103 @@
+"""The ``calibrate`` command line: parse arguments, make one library call, print.
+
+Exit codes: 0 success, 2 a campaign or usage error (every problem is listed on stderr). This module
+holds the group, the consoles and the shared options and helpers; the commands live in
+:mod:`~calibrate.cli.analysis`, :mod:`~calibrate.cli.judging`, :mod:`~calibrate.cli.labelling` and
+:mod:`~calibrate.cli.review`, imported at the end to register them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from calibrate.errors import CampaignError
+
+if TYPE_CHECKING:
+    from calibrate.campaign import Campaign
+
+# The statistics (scipy, scikit-learn, numba) and pandas are imported inside the commands that use
+# them, so that `calibrate --help` answers at once.
+
+# a pipe or a file gets a wide table rather than rich's 80 columns
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False)
+
+out_of_scale_option = click.option(
+    "--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
+    help="What to do with a value outside the metric's scale: report an error, clip it, or drop it.")
+seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=1000, show_default=True,
+                             help="Bootstrap resamples of cases.")
+confidence_option = click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                                 default=0.95, show_default=True, help="Two-sided confidence level of every interval.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
+
+
+def _load(path: str, out_of_scale: str) -> Campaign:
+    from calibrate.campaign import load_campaign
+
+    try:
+        return load_campaign(path, out_of_scale=out_of_scale)
+    except CampaignError as exc:
+        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+        sys.exit(2)
+
+
+@contextmanager
+def _progress(enabled: bool = True):
+    """A rich progress bar on stderr, fed by the library's ``progress(done, total, label)`` callback."""
+    if not enabled:
+        yield None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(done: int, total: int, label: str) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(f"bootstrap {label}", total=total)
+            bar.update(tasks[label], completed=done)
+
+        yield update
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    sys.exit(2)
+
+
+def _with_progress(compute, show: bool, *args, **kwargs) -> dict:
+    """``compute(*args, progress=..., **kwargs)`` under a progress bar; a ValueError is a usage error."""
+    try:
+        with _progress(show) as progress:
+            return compute(*args, progress=progress, **kwargs)
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+def _print_json(document: dict) -> None:
+    sys.stdout.write(json.dumps(document, allow_nan=False) + "\n")
+    sys.stdout.flush()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="calibrate-judges")
+def main() -> None:
+    """Calibrate LLM judges against human labels: agreement, error-rate curves, thresholds, reports."""
+
+
+# the commands register themselves on `main` when imported
+from calibrate.cli import analysis, judging, labelling, review  # noqa: E402, F401

@@ -1,0 +1,281 @@
+"""Campaign checks, statistics, thresholds and the report: validate, stats, thresholds, report, demo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.table import Table
+
+from calibrate.cli import (
+    _fail,
+    _load,
+    _print_json,
+    _progress,
+    confidence_option,
+    err,
+    json_option,
+    main,
+    n_boot_option,
+    out,
+    out_of_scale_option,
+    seed_option,
+)
+from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
+
+if TYPE_CHECKING:
+    from calibrate.campaign import Campaign
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@out_of_scale_option
+def validate(campaign: str, out_of_scale: str) -> None:
+    """Check a campaign folder; list every problem with its file, line and field."""
+    c = _load(campaign, out_of_scale)
+    table = Table(title=f"campaign {c.name}: valid")
+    for col in ("metric", "scale", "human ratings", "judge ratings", "failed", "cases with a human label",
+                "judges"):
+        table.add_column(col)
+    for name, metric in sorted(c.metrics.items()):
+        rows = c.ratings[c.ratings["metric"] == name]
+        human, judge = rows[rows["rater_kind"] == "human"], rows[rows["rater_kind"] == "judge"]
+        table.add_row(name, metric.scale, str(len(human)), str(len(judge)), str(int(rows["value"].isna().sum())),
+                      str(human.loc[human["value"].notna(), "case_id"].nunique()), str(judge["rater"].nunique()))
+    out.print(table)
+    out.print(f"{len(c.cases) if c.cases is not None else 'no'} cases in cases.jsonl; data {c.data_hash}")
+    for a in c.adjustments:
+        out.print(f"{a.action}: {a.file} line {a.line}: {a.rater} rated case {a.case_id} {a.value:g}"
+                  + (f" -> {a.new_value:g}" if a.new_value is not None else ""))
+
+
+STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "kappa_quadratic": "kappa quadratic",
+                "alpha": "alpha", "auc": "AUC", "pass_kappa": "pass kappa"}
+
+
+def _print_stats(metric: dict) -> None:
+    """One table per metric (estimates with 95% intervals); undefined statistics are listed below it
+    with their reasons."""
+    table = Table(title=f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
+                        f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes")
+    for col in ("judge", "family", "n", *STAT_COLUMNS.values(), "at threshold"):
+        table.add_column(col, no_wrap=col == "judge")
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for j in metric["judges"]:
+        cells = []
+        for key, label in STAT_COLUMNS.items():
+            stat = j[key]
+            if stat.get("estimate") is None:
+                reasons.setdefault((label, stat["reason"]), []).append(j["judge"])
+                cells.append("-")
+            else:
+                cells.append(fmt_estimate(stat))
+        threshold = (j.get("pass_threshold") or {}).get("threshold")
+        table.add_row(j["judge"], j["family"] or "-", str(j["n"]), *cells, fmt_number(threshold))
+    out.print(table)
+    for (label, reason), names in reasons.items():
+        out.print(f"  {label} undefined for {', '.join(names)}: {reason}")
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable; a rater or rater@run_id).")
+@click.option("--by", help="A metadata key of the cases: every statistic also per value of it.")
+@seed_option
+@n_boot_option
+@confidence_option
+@out_of_scale_option
+@json_option
+def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale, as_json) -> None:
+    """Agreement of every judge with the human reference, with confidence intervals."""
+    from calibrate import analysis
+
+    c = _load(campaign, out_of_scale)
+    try:
+        with _progress() as progress:
+            # the terminal tables show no curve: only the JSON document carries it
+            doc = analysis.compute_stats(c, metrics=list(metrics) or None, judges=list(judges) or None, by=by,
+                                         seed=seed, n_boot=n_boot, confidence=confidence, curves=as_json,
+                                         progress=progress)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    for metric in doc["metrics"]:
+        _print_stats(metric)
+        if metric.get("weighted"):
+            designs = "; ".join(f"{d['labelled']} from {d['sample']} ({d['strategy']}, "
+                                f"{d['weight_share']:.0%} of the weight)" for d in metric["sample_designs"])
+            out.print(f"  weighted by inverse inclusion probability: {designs}")
+        for w in metric["warnings"]:
+            out.print(f"[yellow]warning:[/] {w}", markup=True)
+        for s in metric.get("slices", []):
+            _print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"})
+
+
+def _recommendations_table(recs: list[dict]) -> Table:
+    table = Table(title="threshold recommendations")
+    for col in ("metric", "judge", "threshold", "threshold 95% interval", "false-pass rate", "false-fail rate",
+                "at 0.5: false pass", "at 0.5: false fail"):
+        table.add_column(col, overflow="fold")
+    for r in recs:
+        default = r.get("deepeval_default", {})
+        table.add_row(r["metric"], r["judge"],
+                      "none" if r["threshold"] is None else r["pass_rule"].replace("threshold", fmt_number(r["threshold"])),
+                      fmt_interval(r.get("threshold_ci")), fmt_rate(r.get("false_pass_rate_detail")),
+                      fmt_rate(r.get("false_fail_rate_detail")), fmt_rate(default.get("false_pass_rate")),
+                      fmt_rate(default.get("false_fail_rate")))
+    return table
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric to recommend a threshold for.")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@click.option("--max-false-pass", type=click.FloatRange(0, 1), help="Constraint rule: ceiling on the false-pass rate.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="With --max-false-pass: the upper confidence bound must stay under the ceiling.")
+@click.option("--cost-false-pass", type=click.FloatRange(0, min_open=True), help="Cost rule: cost of a false pass.")
+@click.option("--cost-false-fail", type=click.FloatRange(0, min_open=True), help="Cost rule: cost of a false fail.")
+@click.option("--prevalence", type=click.FloatRange(0, 1), help="Cost rule: expected production share of human passes.")
+@seed_option
+@n_boot_option
+@out_of_scale_option
+@json_option
+def thresholds(campaign, metric, judges, max_false_pass, confidence, cost_false_pass, cost_false_fail,
+               prevalence, seed, n_boot, out_of_scale, as_json) -> None:
+    """Recommend a pass threshold per judge, by a false-pass ceiling or by costs."""
+    from calibrate import analysis
+
+    costs = (cost_false_pass, cost_false_fail)
+    if (max_false_pass is None) == (cost_false_pass is None and cost_false_fail is None):
+        _fail("give either --max-false-pass A or both --cost-false-pass X and --cost-false-fail Y")
+    if max_false_pass is not None:
+        if prevalence is not None:
+            _fail("--prevalence goes with the cost rule")
+        rule = analysis.Rule("constraint", max_false_pass=max_false_pass, confidence=confidence)
+    else:
+        if None in costs:
+            _fail("the cost rule needs both --cost-false-pass and --cost-false-fail")
+        if confidence is not None:
+            _fail("--confidence goes with --max-false-pass")
+        rule = analysis.Rule("cost", cost_false_pass=cost_false_pass, cost_false_fail=cost_false_fail,
+                             prevalence=prevalence)
+    c = _load(campaign, out_of_scale)
+    try:
+        with _progress() as progress:
+            doc = analysis.recommend_thresholds(c, metric=metric, rule=rule, judges=list(judges) or None,
+                                                seed=seed, n_boot=n_boot, progress=progress)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    out.print(f"rule: {rule.describe()}")
+    out.print(_recommendations_table(doc["recommendations"]))
+    for r in doc["recommendations"]:
+        for w in r["warnings"]:
+            out.print(f"[yellow]warning:[/] {r['judge']}: {w}", markup=True)
+
+
+def _rated(c: Campaign, metric: str, judge: str) -> bool:
+    from calibrate.audit import find_judge
+
+    try:
+        find_judge(c, metric, judge)
+    except ValueError:
+        return False
+    return True
+
+
+def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int,
+            audits: tuple[tuple[str, str], ...] = ()) -> dict:
+    from calibrate import analysis
+    from calibrate.audit import audit_judges
+    from calibrate.calibration import calibration_maps
+    from calibrate.cli.review import _print_audit
+    from calibrate.report import write_report
+    from calibrate.versus import judge_matrix
+
+    with _progress() as progress:
+        doc = analysis.compute_stats(c, by=by, seed=seed, n_boot=n_boot, progress=progress)
+        recs = []
+        for metric in doc["metrics"]:
+            rule = analysis.default_rule(c.metrics[metric["metric"]])
+            recs += analysis.recommend_thresholds(c, metric=metric["metric"], rule=rule, seed=seed, n_boot=n_boot,
+                                                  progress=progress)["recommendations"]
+        audit_docs = []
+        for old, new in audits:   # every metric both judges rated
+            metrics = [m for m in sorted(c.metrics) if _rated(c, m, old) and _rated(c, m, new)]
+            if not metrics:
+                raise ValueError(f"--audit {old} {new}: no metric was rated by both judges")
+            audit_docs += [audit_judges(c, metric=m, old=old, new=new, seed=seed, n_boot=n_boot, progress=progress)
+                           for m in metrics]
+    from calibrate.judges.store import STORE_NAME, JudgeStore
+
+    judge_runs = None
+    if c.path is not None and (c.path / STORE_NAME).is_file():
+        store = JudgeStore(c.path / STORE_NAME)
+        judge_runs = store.summary()
+        store.close()
+    with err.status("writing the report"):
+        versus = [judge_matrix(c, metric=m) for m in sorted(c.metrics)
+                  if len({j for j in c.ratings.loc[(c.ratings["metric"] == m) & (c.ratings["rater_kind"] == "judge"),
+                                                   "rater"]}) >= 2]
+        paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs, audits=audit_docs,
+                             calibrations=calibration_maps(c, seed=seed), versus=versus)
+    for metric in doc["metrics"]:
+        _print_stats(metric)
+        for w in metric["warnings"]:
+            out.print(f"[yellow]warning:[/] {w}", markup=True)
+    out.print(_recommendations_table(recs))
+    for a in audit_docs:
+        _print_audit(a)
+    for path in paths.values():
+        out.print(f"wrote {path}")
+    return paths
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-report", show_default=True)
+@click.option("--by", help="A metadata key of the cases to slice by.")
+@click.option("--audit", "audits", nargs=2, multiple=True, metavar="OLD NEW",
+              help="Add a judge-upgrade audit of NEW against OLD (margin 0.05 on Spearman's rho; see "
+                   "calibrate audit) for every metric both rated; repeatable.")
+@seed_option
+@n_boot_option
+@out_of_scale_option
+def report(campaign, out_dir, by, audits, seed, n_boot, out_of_scale) -> None:
+    """Write the threshold-selection report: report.html, report.md and report.json."""
+    c = _load(campaign, out_of_scale)
+    try:
+        _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits)
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+@main.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-demo", show_default=True)
+@seed_option
+@n_boot_option
+def demo(out_dir, seed, n_boot) -> None:
+    """The whole job on the embedded TREC DL 2023 campaign (NIST assessors vs nine LLM judges), offline."""
+    from calibrate.demo import (
+        DEMO_AUDIT,
+        DEMO_OUT_OF_SCALE,
+        DEMO_SLICE_KEY,
+        demo_campaign_path,
+    )
+
+    out.print(f"demo campaign: {demo_campaign_path()} (out-of-scale values: {DEMO_OUT_OF_SCALE}; "
+              f"slices by {DEMO_SLICE_KEY})")
+    c = _load(str(demo_campaign_path()), DEMO_OUT_OF_SCALE)
+    _report(c, Path(out_dir), by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,184 @@
+"""Running judges and what they do to themselves: judge, cache clear, repeatability, probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.table import Table
+
+from calibrate.cli import (
+    _fail,
+    _load,
+    _print_json,
+    _progress,
+    confidence_option,
+    json_option,
+    main,
+    n_boot_option,
+    out,
+    out_of_scale_option,
+    seed_option,
+)
+from calibrate.report.format import fmt_estimate, fmt_number, fmt_rate
+
+if TYPE_CHECKING:
+    pass
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Model calls in flight at once, over all judges.")
+@click.option("--per-provider", type=click.IntRange(min=1), help="Model calls in flight at once per endpoint.")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute, at most.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds per model call.")
+@click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Retries of a call after a 429, a 5xx, a timeout or a dropped connection.")
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Score each case this many times per judge (distinct cache entries; a run_id per repeat).")
+@click.option("--no-cache", is_flag=True, help="Score again what the store already holds (kept as new attempts).")
+@click.option("--skip-incomplete", is_flag=True, help="Score the cases that have the fields; record the others.")
+@click.option("--forbid-self-eval", is_flag=True, help="Refuse a judge of the generator's own model family.")
+@click.option("--strict", is_flag=True, help="Stop at the first failed rating.")
+@out_of_scale_option
+@json_option
+def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, repeats, no_cache, skip_incomplete,
+          forbid_self_eval, strict, out_of_scale, as_json) -> None:
+    """Score the campaign's cases with its [judges]; ratings land in judge_ratings.csv."""
+    from calibrate.judges.calls import CallPolicy
+    from calibrate.judges.runner import JudgeSetupError, run_judges
+
+    c = _load(campaign, out_of_scale)
+    policy = CallPolicy(concurrency=concurrency, per_provider=per_provider, requests_per_minute=rpm,
+                        timeout_s=timeout, retries=retries)
+    try:
+        with _progress() as progress:
+            doc = run_judges(c, judges=list(judges) or None, policy=policy, repeats=repeats, use_cache=not no_cache,
+                             skip_incomplete=skip_incomplete, forbid_self_eval=forbid_self_eval, strict=strict,
+                             progress=progress)
+    except JudgeSetupError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    table = Table(title=f"judge run {doc['run_id']} ({doc['seconds']:.1f} s)")
+    for col in ("judge", "scored", "failed", "from cache", "skipped", "same family as generator", "calls",
+                "tokens", "cost", "time (s, summed over ratings)"):
+        table.add_column(col)
+    for j in doc["judges"]:
+        table.add_row(j["judge"], str(j["scored"]), str(j["failed"]), str(j["from_cache"]), str(j["skipped"]),
+                      str(j["self_eval"]), str(j["calls"]), str(j["tokens"]),
+                      "-" if j["cost"] is None else f"{j['cost']:.4f}", f"{j['seconds']:.1f}")
+    out.print(table)
+    failures = [r for r in doc["ratings"] if r["error"]]
+    for r in failures[:10]:
+        out.print(f"[yellow]failed:[/] {r['judge']} on case {r['case_id']}: {r['error']}", markup=True)
+    if len(failures) > 10:
+        out.print(f"... and {len(failures) - 10} more failures (see --json)")
+
+
+@main.group()
+def cache() -> None:
+    """The store of judge ratings (judge_ratings.sqlite in the campaign)."""
+
+
+@cache.command("clear")
+@click.argument("campaign", type=click.Path(file_okay=False, exists=True))
+def cache_clear(campaign) -> None:
+    """Delete every stored judge attempt of the campaign (the next run scores everything again)."""
+    from calibrate.judges.store import STORE_NAME, JudgeStore
+
+    path = Path(campaign) / STORE_NAME
+    if not path.is_file():
+        out.print(f"no store at {path}: nothing to clear")
+        return
+    store = JudgeStore(path)
+    count = store.clear()
+    store.close()
+    out.print(f"deleted {count} stored attempt(s) from {path}")
+
+
+
+@main.command("repeatability")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@seed_option
+@n_boot_option
+@confidence_option
+@out_of_scale_option
+@json_option
+def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, out_of_scale, as_json) -> None:
+    """Test-retest agreement of judges scored with repeats (calibrate judge --repeats K): alpha across
+    repeats, the share of verdicts that flip, the mean difference."""
+    from calibrate.repeatability import repeatability
+
+    c = _load(campaign, out_of_scale)
+    try:
+        doc = repeatability(c, metrics=list(metrics) or None, judges=list(judges) or None, n_boot=n_boot, seed=seed,
+                            confidence=confidence)
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    if not doc["judges"]:
+        out.print("no judge was scored with repeats: run calibrate judge --repeats K")
+        return
+    table = Table(title="repeatability: each judge against itself")
+    for col in ("metric", "judge", "repeats", "cases", "alpha across repeats", "verdict flips", "mean |difference|"):
+        table.add_column(col)
+    for r in doc["judges"]:
+        flips = r["flip_share"]
+        table.add_row(r["metric"], r["judge"], str(len(r["repeats"])), str(r["n_cases"]), fmt_estimate(r["alpha"]),
+                      fmt_rate(flips) if flips.get("estimate") is not None else flips.get("reason", "-"),
+                      fmt_number(r["mean_absolute_difference"]))
+    out.print(table)
+
+
+@main.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--probe", type=click.Choice(["order", "padding"]), required=True,
+              help="order: the retrieved contexts reversed; padding: an irrelevant sentence added to the answer.")
+@click.option("--judge", "judges", multiple=True, help="Only this judge of [judges] (repeatable).")
+@click.option("--n", "n", type=click.IntRange(min=2), default=50, show_default=True, help="Cases sampled.")
+@seed_option
+@click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Model calls in flight at once.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds per model call.")
+@out_of_scale_option
+@json_option
+def probe(campaign, probe, judges, n, seed, concurrency, timeout, out_of_scale, as_json) -> None:
+    """Re-run judges on perturbed copies of sampled cases: does the score move when it should not, or
+    stay when it should move?"""
+    from calibrate.judges.calls import CallPolicy
+    from calibrate.judges.runner import JudgeSetupError
+    from calibrate.probes import run_probe
+
+    c = _load(campaign, out_of_scale)
+    try:
+        with _progress(not as_json) as progress:
+            doc = run_probe(c, probe=probe, judges=list(judges) or None, n=n, seed=seed,
+                            policy=CallPolicy(concurrency=concurrency, timeout_s=timeout), progress=progress)
+    except (ValueError, JudgeSetupError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(doc)
+        return
+    table = Table(title=f"{probe} probe on {doc['n_cases']} cases (scores and store in {doc['folder']})")
+    for col in ("judge", "metric", "pairs", "mean change [95% CI]", "changed", "verdict flips at 0.5", "finding"):
+        table.add_column(col)
+    for j in doc["judges"]:
+        if "mean_change" not in j:
+            table.add_row(j["judge"], j["library_metric"], str(j["n_pairs"]), "-", "-", "-", j.get("reason", ""))
+            continue
+        ch = j["mean_change"]
+        table.add_row(j["judge"], j["library_metric"], str(j["n_pairs"]),
+                      f"{ch['estimate']:+.3f} [{ch['ci_low']:+.3f}, {ch['ci_high']:+.3f}]",
+                      f"{j['share_changed']:.0%}", f"{j['verdict_flips']['share']:.0%}", j["finding"] or "-")
+    out.print(table)
