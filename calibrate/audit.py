@@ -26,9 +26,8 @@ from calibrate.analysis import (MIN_TRUSTED_LABELS, ProgressCallback, _bootstrap
 from calibrate.campaign import Campaign
 from calibrate.design_weights import design_weights
 from calibrate.manifest import build_manifest
-from calibrate.reference import JudgeScores, human_reference, judge_scores
+from calibrate.reference import JudgeScores, find_judge, human_reference
 from calibrate.stats.bootstrap import bca_interval
-from calibrate.stats.paired import JACKKNIFE_GROUPS
 from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
 
 __all__ = ["audit_judges", "AUDIT_STATISTICS", "find_judge"]
@@ -37,32 +36,6 @@ __all__ = ["audit_judges", "AUDIT_STATISTICS", "find_judge"]
 AUDIT_STATISTICS = {"spearman": 1, "kendall": 1, "auc": 1, "kappa": 1, "kappa_quadratic": 1, "alpha": 1,
                     "pass_kappa": 1, "balanced_accuracy": 1, "false_pass_rate": -1, "false_fail_rate": -1}
 TEXT_CHARS = 300
-
-
-def find_judge(campaign: Campaign, metric: str, name: str) -> JudgeScores:
-    """A judge of ``metric`` by name (``rater`` or ``rater@run_id``; a rater with one run)."""
-    judges = judge_scores(campaign, metric)
-    found = [j for j in judges if j.name == name] or [j for j in judges if j.rater.name == name]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        raise ValueError(f"judge {name} has several runs on {metric}: name one as "
-                         + ", ".join(j.name for j in found))
-    raise ValueError(f"judge {name} did not rate {metric}; its judges are: "
-                     + (", ".join(j.name for j in judges) or "none"))
-
-
-def _paired_jackknife(run: _JudgeRun, seed: int) -> dict[str, np.ndarray]:
-    """Every statistic with each of (up to) ``JACKKNIFE_GROUPS`` groups of cases left out. The groups
-    depend only on the number of cases and the seed, so two judges on the same cases leave out the
-    same ones."""
-    n = run.n
-    n_groups = min(n, JACKKNIFE_GROUPS)
-    groups = np.random.default_rng([seed, 2**31 - 1]).permutation(n) % n_groups
-    kept = np.ones((n_groups, n), dtype=np.float32 if run.weights is None else np.float64)
-    kept[groups, np.arange(n)] = 0.0
-    source = run.paired.tables(kept) if run.on_scale else run.paired.summarize_counts(kept)
-    return run.statistics(source)
 
 
 def _verdicts(run: _JudgeRun) -> np.ndarray | None:
@@ -153,7 +126,7 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
 def _changes(runs: list[_JudgeRun], results: list[dict], seed: int, confidence: float) -> dict[str, Any]:
     old, new = runs
     full = [r.statistics(r.paired.full) for r in runs]
-    jack = [_paired_jackknife(r, seed) for r in runs]
+    jack = [r.statistics(r.paired.jackknife(seed=seed, tables=r.on_scale, case_groups=True)[0]) for r in runs]
     boot = [{k: np.concatenate(v) for k, v in r.replicates.items()} for r in runs]
     out: dict[str, Any] = {}
     for key, direction in AUDIT_STATISTICS.items():

@@ -67,8 +67,9 @@ def bias_probes(campaign: Campaign, *, metric: str, judges: list[str] | None = N
     >>> doc["judges"][0]["verbosity"]["reason"][:32], len(doc["judges"][0]["slices"]) > 1
     ('the cases have no actual_output ', True)
     """
-    if metric not in campaign.metrics:
-        raise ValueError(f"unknown metric {metric}; the campaign declares {', '.join(sorted(campaign.metrics))}")
+    from calibrate.analysis import _check_names
+
+    _check_names(campaign, [metric])
     if by is not None and not campaign.cases:
         raise ValueError(f"--by {by}: slicing needs cases.jsonl with a metadata object per case")
     found = [s for s in judge_scores(campaign, metric) if not judges or s.name in judges or s.rater.name in judges]

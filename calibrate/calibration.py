@@ -132,10 +132,11 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     >>> fit["map"].predict([0, 1, 2, 3]).round(2).tolist()
     [0.09, 0.35, 0.54, 0.67]
     """
-    from calibrate.audit import find_judge
+    from calibrate.reference import find_judge
 
-    if metric not in campaign.metrics:
-        raise ValueError(f"unknown metric {metric}; the campaign declares {', '.join(sorted(campaign.metrics))}")
+    from calibrate.analysis import _check_names
+
+    _check_names(campaign, [metric])
     scores = find_judge(campaign, metric, judge)
     ref = human_reference(campaign, metric)
     ids = np.intersect1d(ref.case_ids, scores.case_ids)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from calibrate.campaign import CASES_FILE
 from calibrate.errors import CampaignError, Problem
 from calibrate.files import replacing
 
@@ -141,7 +142,7 @@ def merge_cases(campaign_folder: str | Path, cases: list[dict]) -> dict[str, int
     A case whose id is already there with other content is an error naming it; the same case again is
     left as it is. Returns ``{"added", "unchanged"}``.
     """
-    path = Path(campaign_folder) / "cases.jsonl"
+    path = Path(campaign_folder) / CASES_FILE
     existing: dict[str, dict] = {}
     lines: list[str] = []
     if path.is_file():

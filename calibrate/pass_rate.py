@@ -26,23 +26,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from calibrate.analysis import estimate, undefined
 from calibrate.campaign import Campaign
 from calibrate.design_weights import design_weights, kish_effective_n
 from calibrate.manifest import build_manifest
 from calibrate.reference import human_reference
-from calibrate.stats.intervals import wilson_interval
+from calibrate.stats.intervals import normal_quantile, wilson_interval
 
 __all__ = ["ppi_mean", "stratified_mean", "estimate_pass_rate", "MIN_STRATUM_LABELS"]
 
 #: Score strata with fewer labelled cases are merged with their neighbour.
 MIN_STRATUM_LABELS = 2
-
-
-def _z(confidence: float) -> float:
-    return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
 def _normalised(weights: np.ndarray | None, n: int) -> np.ndarray:
@@ -89,7 +84,7 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, we
         lam = float(np.clip(cov / (2 * (1 + n / big_n) * var), 0, 1)) if var > 0 else 0.0
     theta = lam * unl.mean() + np.mean(w * (y - lam * yhat))
     se = float(np.sqrt(np.var(lam * unl) / big_n + np.var(w * (y - lam * yhat)) / n))
-    z = _z(confidence)
+    z = normal_quantile(confidence)
     return {"estimate": float(theta), "se": se, "ci_low": float(theta - z * se), "ci_high": float(theta + z * se),
             "lam": float(lam)}
 
@@ -118,7 +113,7 @@ def stratified_mean(y: np.ndarray, stratum: np.ndarray, shares: np.ndarray, *, w
         theta += share * p
         var += share**2 * smoothed * (1 - smoothed) / n_eff
     se = float(np.sqrt(var))
-    z = _z(confidence)
+    z = normal_quantile(confidence)
     return {"estimate": float(theta), "se": se, "ci_low": float(theta - z * se), "ci_high": float(theta + z * se)}
 
 
@@ -204,12 +199,13 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
     (0, 0.268)
     """
     from calibrate.analysis import default_rule, recommend_thresholds
-    from calibrate.audit import find_judge
+    from calibrate.reference import find_judge
 
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
-    if metric not in campaign.metrics:
-        raise ValueError(f"unknown metric {metric}; the campaign declares {', '.join(sorted(campaign.metrics))}")
+    from calibrate.analysis import _check_names
+
+    _check_names(campaign, [metric])
     scores = find_judge(campaign, metric, judge)
     ref = human_reference(campaign, metric)
     labelled = np.isin(scores.case_ids, ref.case_ids)

@@ -25,11 +25,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from calibrate.campaign import Campaign
 from calibrate.design_weights import design_weights
 from calibrate.reference import human_reference
+from calibrate.stats.intervals import normal_quantile
 
 __all__ = ["plan_labels", "labels_for_rate", "labels_for_false_pass_rate", "labels_for_kappa", "stratified_labels",
            "MIN_PLANNED_LABELS"]
@@ -39,14 +39,10 @@ __all__ = ["plan_labels", "labels_for_rate", "labels_for_false_pass_rate", "labe
 MIN_PLANNED_LABELS = 50
 
 
-def _z(confidence: float) -> float:
-    return float(stats.norm.ppf(0.5 + confidence / 2))
-
-
 def _count(variance_per_case: float, width: float, confidence: float) -> int:
     """Labels for an interval of full ``width`` on a statistic of variance ``variance_per_case / n``, and
     never fewer than ``MIN_PLANNED_LABELS``."""
-    return max(MIN_PLANNED_LABELS, int(np.ceil(_z(confidence) ** 2 * variance_per_case / (width / 2) ** 2)))
+    return max(MIN_PLANNED_LABELS, int(np.ceil(normal_quantile(confidence) ** 2 * variance_per_case / (width / 2) ** 2)))
 
 
 def labels_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:

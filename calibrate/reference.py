@@ -9,7 +9,7 @@ import pandas as pd
 
 from calibrate.campaign import Campaign, Metric, Rater
 
-__all__ = ["HumanReference", "JudgeScores", "human_reference", "judge_scores"]
+__all__ = ["HumanReference", "JudgeScores", "human_reference", "judge_scores", "find_judge"]
 
 
 @dataclass(frozen=True)
@@ -117,3 +117,16 @@ def judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:
                 case_ids=part.loc[ok, "case_id"].to_numpy(dtype=str), values=part.loc[ok, "value"].to_numpy(float),
                 errors=part.loc[~ok, ["case_id", "error"]].reset_index(drop=True)))
     return judges
+
+
+def find_judge(campaign: Campaign, metric: str, name: str) -> JudgeScores:
+    """A judge of ``metric`` by name (``rater`` or ``rater@run_id``; a rater with one run)."""
+    judges = judge_scores(campaign, metric)
+    found = [j for j in judges if j.name == name] or [j for j in judges if j.rater.name == name]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ValueError(f"judge {name} has several runs on {metric}: name one as "
+                         + ", ".join(j.name for j in found))
+    raise ValueError(f"judge {name} did not rate {metric}; its judges are: "
+                     + (", ".join(j.name for j in judges) or "none"))

@@ -36,7 +36,7 @@ import numpy as np
 from calibrate.campaign import SAMPLES_FOLDER, Campaign
 
 __all__ = ["draw_sample", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES", "score_edges",
-           "score_strata"]
+           "score_strata", "percentile_ranks"]
 
 Strategy = Literal["random", "stratified", "threshold", "disagreement", "neyman"]
 STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman")
@@ -120,7 +120,7 @@ def _focus_allocation(names: np.ndarray, sizes: np.ndarray, n: int, focus_name: 
 
 def _judge(campaign: Campaign, metric: str | None, name: str | None):
     """The scores of one judge on one metric (a judge name, or a rater with one run)."""
-    from calibrate.reference import judge_scores
+    from calibrate.reference import find_judge, judge_scores
 
     metric = _metric(campaign, metric)
     judges = judge_scores(campaign, metric)
@@ -131,11 +131,7 @@ def _judge(campaign: Campaign, metric: str | None, name: str | None):
             raise ValueError(f"metric {metric} has several judges: choose one with --judge "
                              f"({', '.join(j.name for j in judges)})")
         return metric, judges[0]
-    found = [j for j in judges if j.name == name] or [j for j in judges if j.rater.name == name]
-    if len(found) != 1:
-        raise ValueError(f"--judge {name}: " + ("several runs, name one as rater@run_id: " if found else
-                         f"not a judge of metric {metric}: ") + ", ".join(j.name for j in (found or judges)))
-    return metric, found[0]
+    return metric, find_judge(campaign, metric, name)
 
 
 def _metric(campaign: Campaign, metric: str | None) -> str:
@@ -149,7 +145,8 @@ def _metric(campaign: Campaign, metric: str | None) -> str:
     return metric
 
 
-def _percentile_ranks(values: np.ndarray) -> np.ndarray:
+def percentile_ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's midrank over the number of values, minus one half over it: in (0, 1)."""
     from scipy.stats import rankdata
 
     return (rankdata(values) - 0.5) / values.size
@@ -252,7 +249,7 @@ def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by
                              f"({len(chosen)} found)")
         ranks: dict[str, list[float]] = {}
         for scores in chosen:
-            for c, r in zip(scores.case_ids.tolist(), _percentile_ranks(scores.sign * scores.values).tolist()):
+            for c, r in zip(scores.case_ids.tolist(), percentile_ranks(scores.sign * scores.values).tolist()):
                 ranks.setdefault(c, []).append(r)
         pool = sorted(c for c, r in ranks.items() if len(r) >= 2 and (include_labelled or c not in labelled))
         spread = np.array([max(ranks[c]) - min(ranks[c]) for c in pool])
@@ -347,8 +344,8 @@ def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None
     drawn = {c for name in series for c in campaign.samples[name]["case_ids"]}
     pool = [c for c in ids if c not in drawn]
     pool_inverse = np.array([stratum[i] for i, c in enumerate(ids) if c not in drawn], dtype=np.int64)
-    already = np.bincount([stratum[ids.index(c)] for c in drawn if c in set(ids)] or [0],
-                          minlength=names.size) * (1 if drawn else 0)
+    position = {c: i for i, c in enumerate(ids)}
+    already = np.bincount([stratum[position[c]] for c in drawn if c in position], minlength=names.size)
     if n > len(pool):
         raise ValueError(f"--n {n}: {len(pool)} scored case(s) are left to sample")
     design = {"strategy": "neyman", "n": n, "seed": seed, "metric": metric, "judge": scores.name,
@@ -359,7 +356,6 @@ def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None
     else:
         ref = human_reference(campaign, metric)
         labels = dict(zip(ref.case_ids.tolist(), ref.passes.tolist()))
-        position = {c: i for i, c in enumerate(ids)}
         spread = np.zeros(names.size)
         short = []
         for h in range(names.size):

@@ -14,19 +14,15 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from calibrate.campaign import Campaign
 from calibrate.reference import human_reference, judge_scores
+from calibrate.sampling import percentile_ranks
 from calibrate.stats.intervals import spearman_with_interval
 
 __all__ = ["judge_matrix"]
 
 TEXT_CHARS = 200
-
-
-def _percentile_ranks(values: np.ndarray) -> np.ndarray:
-    return (stats.rankdata(values) - 0.5) / values.size
 
 
 def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = None, n_listed: int = 5,
@@ -42,8 +38,9 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
     >>> pair["a"], pair["b"], round(pair["spearman"]["estimate"], 3), len(pair["most_apart"])
     ('Olz-gpt4o', 'RMITIR-llama70B', 0.787, 5)
     """
-    if metric not in campaign.metrics:
-        raise ValueError(f"unknown metric {metric}; the campaign declares {', '.join(sorted(campaign.metrics))}")
+    from calibrate.analysis import _check_names
+
+    _check_names(campaign, [metric])
     found = judge_scores(campaign, metric)
     if judges:
         unknown = [j for j in judges if not any(j in (s.name, s.rater.name) for s in found)]
@@ -68,7 +65,7 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
         entry = {"a": a.name, "b": b.name, "families": [a.rater.family, b.rater.family],
                  "spearman": spearman_with_interval(x, y, confidence=confidence), "most_apart": []}
         if common.size >= 2:
-            gap = _percentile_ranks(x) - _percentile_ranks(y)
+            gap = percentile_ranks(x) - percentile_ranks(y)
             for i in np.argsort(-np.abs(gap), kind="stable")[:n_listed]:
                 case_id = str(common[i])
                 at = np.searchsorted(ref.case_ids, case_id)

@@ -182,7 +182,7 @@ def thresholds(campaign, metric, judges, max_false_pass, confidence, cost_false_
 
 
 def _rated(c: Campaign, metric: str, judge: str) -> bool:
-    from calibrate.audit import find_judge
+    from calibrate.reference import find_judge
 
     try:
         find_judge(c, metric, judge)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from calibrate.campaign import CASES_FILE
+from calibrate.cases_import import _content
 from calibrate.collect.contract import ContractError, ServiceContract
 from calibrate.errors import CampaignError, Problem
 from calibrate.files import replacing
@@ -87,10 +88,6 @@ def _case(golden: dict, reply: dict) -> dict[str, Any]:
         metadata["context_ids"] = reply["context_ids"]
     case = {k: v for k, v in golden.items() if k != "metadata"}
     return {**case, "actual_output": reply["answer"], "retrieval_context": reply["contexts"], "metadata": metadata}
-
-
-def _content(case: dict) -> str:
-    return json.dumps({k: v for k, v in case.items() if k not in ("metadata", "case_id")}, sort_keys=True)
 
 
 def _existing(folder: Path) -> list[dict]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from calibrate.campaign import Campaign
+from calibrate.campaign import JUDGE_RATINGS_FILE, Campaign
 from calibrate.files import replacing
 from calibrate.manifest import package_version
 from calibrate.judges.calls import CallPolicy, Usage, make_client, usage
@@ -34,7 +34,6 @@ from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
 
 __all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE"]
 
-JUDGE_RATINGS_FILE = "judge_ratings.csv"
 ProgressCallback = Callable[[int, int, str], None]
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "bonett_wright_se",
     "fieller_kendall_se",
     "spearman_with_interval",
+    "normal_quantile",
 ]
 
 
@@ -45,7 +46,7 @@ def wilson_interval(successes, trials, *, confidence: float = 0.95) -> tuple[np.
     """
     k = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = normal_quantile(confidence)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / n
         denom = 1 + z**2 / n
@@ -122,3 +123,12 @@ def spearman_with_interval(a: np.ndarray, b: np.ndarray, *, confidence: float = 
     low, high = fisher_z_interval(rho, bonett_wright_se(rho, n), confidence=confidence)
     return {"estimate": rho, "ci_low": float(low), "ci_high": float(high), "ci_method": "Fisher z, Bonett-Wright SE",
             "n": n}
+
+
+def normal_quantile(confidence: float) -> float:
+    """The standard normal quantile of a two-sided interval at ``confidence``.
+
+    >>> round(normal_quantile(0.95), 4)
+    1.96
+    """
+    return float(stats.norm.ppf(0.5 + confidence / 2))

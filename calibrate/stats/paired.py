@@ -154,16 +154,21 @@ class PairedScores:
         positions = np.arange(self.n) if positions is None else np.asarray(positions)
         return kernel.cell_tables(case_counts, positions[self._cell_order], self._cell_starts, self._scale)
 
-    def jackknife(self, *, seed: int = 0, tables: bool = False) -> tuple[Summary, np.ndarray]:
+    def jackknife(self, *, seed: int = 0, tables: bool = False,
+                  case_groups: bool = False) -> tuple[Summary, np.ndarray]:
         """Leave-one-out summaries and how many cases each stands for.
 
         Cases in one cell (and of one weight) give the same leave-one-out table, so each occupied cell
         is left out once per weight and counted as often as it occurs. With more than
-        ``EXACT_JACKKNIFE_LIMIT`` of those, cases are split
-        into ``JACKKNIFE_GROUPS`` random groups and each group is left out (a grouped jackknife,
-        which estimates the same acceleration). ``tables=True`` keeps the cell tables in the summary
-        (kappa and alpha read them).
+        ``EXACT_JACKKNIFE_LIMIT`` of those, or with ``case_groups=True``, cases are split into (up to)
+        ``JACKKNIFE_GROUPS`` random groups and each group is left out (a grouped jackknife, which
+        estimates the same acceleration). The groups depend only on the number of cases and the seed,
+        so two judges scored on the same cases leave out the same cases: ``case_groups=True`` gives
+        a paired jackknife. ``tables=True`` keeps the cell tables in the summary (kappa and alpha
+        read them).
         """
+        if case_groups:
+            return self._grouped_jackknife(seed, tables)
         if self.weights is None and self.C <= EXACT_JACKKNIFE_LIMIT:
             return self.summarize(self.full - np.eye(self.C)), self.full[0].copy()
         if self.weights is not None:
@@ -174,11 +179,16 @@ class PairedScores:
                 left_out[np.arange(units.shape[1]), units[0].astype(np.int64)] = units[1]
                 return (self.summarize(self.full - left_out),
                         np.bincount(inverse.ravel(), minlength=units.shape[1]).astype(float))
-        groups = np.random.default_rng([seed, 2**31 - 1]).permutation(self.n) % JACKKNIFE_GROUPS
-        kept = np.ones((JACKKNIFE_GROUPS, self.n), dtype=np.float32)
+        return self._grouped_jackknife(seed, tables)
+
+    def _grouped_jackknife(self, seed: int, tables: bool) -> tuple[Summary, np.ndarray]:
+        n_groups = min(self.n, JACKKNIFE_GROUPS)
+        groups = np.random.default_rng([seed, 2**31 - 1]).permutation(self.n) % n_groups
+        # weighted sums of kept counts are not whole: accumulated in float64, as the bootstrap's are
+        kept = np.ones((n_groups, self.n), dtype=np.float32 if self.weights is None else np.float64)
         kept[groups, np.arange(self.n)] = 0.0
         summary = self.summarize(self.tables(kept)) if tables else self.summarize_counts(kept)
-        return summary, np.ones(JACKKNIFE_GROUPS)
+        return summary, np.ones(n_groups)
 
     # -------------------------------------------------------------- marginals
     def summarize(self, T: np.ndarray | Summary) -> Summary:
