@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Problem", "CampaignError"]
+__all__ = ["Problem", "CampaignError", "FileError", "StoreError", "FolderInUse"]
 
 
 @dataclass(frozen=True)
@@ -42,3 +42,26 @@ class CampaignError(ValueError):
             lines.append(f"... and {more} more problems")
         count = len(self.problems)
         super().__init__(f"{count} problem{'s' if count != 1 else ''} in the campaign:\n  " + "\n  ".join(lines))
+
+
+class FileError(RuntimeError):
+    """A file calibrate must read or write and cannot: the message names the file, what is wrong and
+    what to do. Nothing the file held is lost by the failure."""
+
+    def __init__(self, path: object, problem: str, todo: str):
+        self.path, self.problem, self.todo = str(path), problem, todo
+        super().__init__(f"{self.path}: {problem}; {todo}")
+
+
+class StoreError(FileError):
+    """A campaign store (SQLite) that is damaged, locked, read-only or on a full disk.
+
+    ``kind`` is one of ``"damaged"``, ``"locked"``, ``"read-only"``, ``"full"``, ``"unreadable"``."""
+
+    def __init__(self, path: object, kind: str, problem: str, todo: str):
+        self.kind = kind
+        super().__init__(path, problem, todo)
+
+
+class FolderInUse(FileError):
+    """A campaign folder that another calibrate process is working on (one judge run at a time)."""

@@ -5,6 +5,14 @@ deterministically from the case text: the claims of an answer are its sentences,
 context are its sentences, and a claim is supported ("yes") when its words appear in the context.
 Its ``/embeddings`` endpoint embeds a text as its hashed bag of words (unit length), so that texts
 sharing words are similar.
+
+The model name matters, as it does behind a gateway or a vLLM server hosting several models: each
+model answers as the *persona* its name names (see :data:`PERSONAS`; a name naming none is
+``careful``), so two judges on one endpoint give different, predictable scores, every request is
+counted under the model it named (``server.by_model``), and a server started with ``models=`` refuses
+any other name with a 404, as OpenAI and vLLM do. A persona changes the yes/no verdicts the careful
+judge would give (supported, relevant, useful, attributed, committal) and G-Eval's score; extractions
+(claims, truths, statements) and reasons are the same for every model.
 Faults are injected by marker: a prompt containing a marker gets the fault for the next ``times``
 requests (429 with Retry-After, 500, a reply slower than the timeout, a dropped connection,
 malformed JSON, an answer whose lists are all empty).
@@ -44,6 +52,64 @@ REASONS = ("Faithfulness Score:", "Answer Relevancy Score:", "Contextual Precisi
            "Contextual Recall Score:", "Contextual Relevancy Score:")
 STOPWORDS = {"this", "that", "with", "from", "what", "which", "have", "there", "their", "about", "does", "into"}
 
+#: persona -> what a model of that persona does to the careful judge's verdicts (the first persona whose
+#: name is in the model name wins; none: careful)
+PERSONAS = {
+    "careful": "every verdict as a careful judge gives it: a claim is supported when its words are in the context",
+    "lenient": "every verdict positive: it passes everything",
+    "strict": "all or nothing: when any item of a prompt is negative, every item is",
+    "contrarian": "every verdict inverted",
+    "numbers": "inverts the verdict on any item holding a digit, judges the others carefully",
+    "noisy": f"flips each verdict with probability {0.2}, by a hash of the model name and the item",
+    "verbose": "favours long answers: every verdict positive when the items of a prompt hold 20 words or more",
+}
+NOISE = 0.2
+LONG_WORDS = 20
+
+
+def persona_of(model: str) -> str:
+    """The persona a model name names.
+
+    >>> persona_of("gpt-lenient"), persona_of("llama-3-scripted")
+    ('lenient', 'careful')
+    """
+    return next((p for p in PERSONAS if p in model.lower()), "careful")
+
+
+class Judge:
+    """How one model decides, from the verdicts and scores a careful judge would give."""
+
+    def __init__(self, model: str = "careful"):
+        self.model, self.persona = model, persona_of(model)
+
+    def inverts(self, item: str) -> bool:
+        """Whether this model turns the careful verdict on ``item`` around."""
+        return (self.persona == "contrarian" or (self.persona == "numbers" and bool(re.search(r"\d", item)))
+                or (self.persona == "noisy" and zlib.crc32(f"{self.model}|{item}".encode()) / 2 ** 32 < NOISE))
+
+    def verdicts(self, careful: list[bool], items: list[str]) -> list[bool]:
+        """The verdicts on the items of one prompt (claims, statements, chunks), ``careful`` the careful ones."""
+        if self.persona == "lenient" or (self.persona == "verbose"
+                                         and sum(len(i.split()) for i in items) >= LONG_WORDS):
+            return [True] * len(careful)
+        if self.persona == "strict":
+            return [all(careful)] * len(careful)
+        return [ok != self.inverts(item) for ok, item in zip(careful, items)]
+
+    def verdict(self, careful: bool, item: str) -> bool:
+        return self.verdicts([careful], [item])[0]
+
+    def score(self, careful: int, text: str) -> int:
+        """G-Eval's 0-10 score of ``text`` (the actual output), from the careful judge's."""
+        if self.persona == "strict":
+            return 10 if careful == 10 else 0
+        if self.persona == "lenient" or (self.persona == "verbose" and len(text.split()) >= LONG_WORDS):
+            return 10
+        return 10 - careful if self.inverts(text) else careful
+
+
+CAREFUL = Judge()
+
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
@@ -76,6 +142,12 @@ def verdict(ok: bool, why: str, **extra) -> dict:
     return {**extra, "verdict": "yes" if ok else "no", "reason": why if not ok else "It does."}
 
 
+def verdict_list(judge: Judge, careful: list[bool], items: list[str], why: str, **extra) -> list[dict]:
+    """DeepEval's verdicts on ``items``, as ``judge`` gives them; ``why`` is formatted with the item."""
+    return [verdict(ok, why.format(item), **({k: item for k in extra})) for ok, item in
+            zip(judge.verdicts(careful, items), items)]
+
+
 RAGAS_SCHEMA = "as specified in JSON Schema:\n"
 NONCOMMITTAL = ("i don't know", "not sure", "cannot answer")
 DIMENSIONS = 256
@@ -91,43 +163,44 @@ def embed(text: str) -> list[float]:
     return [x / norm for x in vector] if norm else [1.0] + [0.0] * (DIMENSIONS - 1)
 
 
-def ragas_answer(prompt: str) -> dict:
-    """The JSON a careful judge would give to one of RAGAS's prompts (collections and legacy): the
-    output model is named by the schema's title, the case by the JSON after the last ``input:``."""
+def ragas_answer(prompt: str, judge: Judge = CAREFUL) -> dict:
+    """The JSON ``judge`` gives to one of RAGAS's prompts (collections and legacy): the output model is
+    named by the schema's title, the case by the JSON after the last ``input:``."""
     title = json.loads(prompt.split(RAGAS_SCHEMA, 1)[1].split("Do not use single quotes", 1)[0])["title"]
     given = json.loads(prompt.rsplit("\ninput: ", 1)[1].rsplit("\nOutput:", 1)[0])
     if title == "StatementGeneratorOutput":
         return {"statements": sentences(given["answer"])}
     if title == "NLIStatementOutput":
-        context = normalise(given["context"])
-        return {"statements": [{"statement": s, "verdict": int(normalise(s) in context),
-                                "reason": "In the context." if normalise(s) in context else "Not in the context."}
-                               for s in given["statements"]]}
+        context, statements = normalise(given["context"]), given["statements"]
+        supported = judge.verdicts([normalise(s) in context for s in statements], statements)
+        return {"statements": [{"statement": s, "verdict": int(ok), "reason": "In the context." if ok else
+                                "Not in the context."} for s, ok in zip(statements, supported)]}
     if title == "AnswerRelevanceOutput":
         response = given["response"]
-        return {"question": response.rstrip(".") + "?",
-                "noncommittal": int(any(phrase in response.lower() for phrase in NONCOMMITTAL))}
+        committal = judge.verdict(not any(phrase in response.lower() for phrase in NONCOMMITTAL), response)
+        return {"question": response.rstrip(".") + "?", "noncommittal": int(not committal)}
     if title in ("ContextPrecisionOutput", "Verification"):  # a context is useful when most of its words are
         context, reference = words(given["context"]), words(given["answer"])  # in the reference answer
-        useful = len(context & reference) * 2 >= max(1, len(context))
+        useful = judge.verdict(len(context & reference) * 2 >= max(1, len(context)), given["context"])
         return {"reason": "Useful." if useful else "Not useful.", "verdict": int(useful)}
     if title in ("ContextRecallOutput", "ContextRecallClassifications"):
-        context = normalise(given["context"])
-        return {"classifications": [{"statement": s, "reason": "Found." if normalise(s) in context else "Missing.",
-                                     "attributed": int(normalise(s) in context)} for s in sentences(given["answer"])]}
+        context, statements = normalise(given["context"]), sentences(given["answer"])
+        found = judge.verdicts([normalise(s) in context for s in statements], statements)
+        return {"classifications": [{"statement": s, "reason": "Found." if ok else "Missing.", "attributed": int(ok)}
+                                    for s, ok in zip(statements, found)]}
     raise ValueError("unknown RAGAS output model: " + title)
 
 
-def g_eval_score(prompt: str) -> int:
-    """G-Eval, 0-10: the share of the actual output's words found in the expected output (or, without
-    one, in the input)."""
+def g_eval_score(prompt: str, judge: Judge = CAREFUL) -> int:
+    """G-Eval, 0-10: carefully, the share of the actual output's words found in the expected output
+    (or, without one, in the input); then as ``judge`` gives it."""
     def field(name: str) -> str | None:
         found = re.search(rf"{name}:\n(.*?) \n\n", prompt, re.S)
         return found.group(1) if found else None
 
     actual = words(field("Actual Output") or "")
     reference = words(field("Expected Output") or field("Input") or "")
-    return round(10 * len(actual & reference) / max(1, len(actual)))
+    return judge.score(round(10 * len(actual & reference) / max(1, len(actual))), field("Actual Output") or "")
 
 
 def logprobs(content: str, top: int) -> dict:
@@ -147,10 +220,10 @@ def logprobs(content: str, top: int) -> dict:
     return {"content": out}
 
 
-def answer(prompt: str) -> dict:
-    """The JSON a careful judge would give to one of DeepEval's or RAGAS's prompts."""
+def answer(prompt: str, judge: Judge = CAREFUL) -> dict:
+    """The JSON ``judge`` gives to one of DeepEval's or RAGAS's prompts."""
     if RAGAS_SCHEMA in prompt and "\ninput: " in prompt:
-        return ragas_answer(prompt)
+        return ragas_answer(prompt, judge)
     if DAG_TASK in prompt:  # a task node's output: the first sentence of the actual output
         return {"output": sentences(re.search(r"Actual Output:\n(.*?)\n", prompt).group(1))[0]}
     if DAG_BINARY in prompt or DAG_NON_BINARY in prompt:
@@ -158,7 +231,7 @@ def answer(prompt: str) -> dict:
         content = content.split("**\nIMPORTANT", 1)[0].lower()
         if DAG_BINARY in prompt:  # true when the term the criteria quotes is in the node's content
             term = re.search(r"'([^']+)'", criteria).group(1).lower()
-            return {"reason": f"Looked for {term}.", "verdict": term in content}
+            return {"reason": f"Looked for {term}.", "verdict": judge.verdict(term in content, content)}
         options = ast.literal_eval("[" + prompt.split(DAG_NON_BINARY, 1)[1].split("]", 1)[0] + "]")
         return {"reason": "The first option named.", "verdict": next((o for o in options if o.lower() in content),
                                                                       options[-1])}
@@ -167,9 +240,9 @@ def answer(prompt: str) -> dict:
     if G_EVAL_STEPS in prompt:
         return {"steps": ["Find the words of the actual output in the expected output.", "Score the share found."]}
     if G_EVAL_STRICT in prompt:  # strict: 1 only when every word is found
-        return {"reason": "Strictly judged.", "score": int(g_eval_score(prompt) == 10)}
+        return {"reason": "Strictly judged.", "score": int(g_eval_score(prompt, judge) == 10)}
     if G_EVAL_RESULTS in prompt:
-        score = g_eval_score(prompt)
+        score = g_eval_score(prompt, judge)
         return {"reason": f"The scripted judge found {score} tenths of the words.", "score": score}
     if CLAIMS in prompt:
         return {"claims": sentences(section(prompt, "AI Output:\n", "\n\nJSON:"))}
@@ -178,29 +251,33 @@ def answer(prompt: str) -> dict:
     if VERDICTS in prompt:
         context = normalise(section(prompt, "Retrieval Contexts:\n", "\n\nClaims:"))
         claims = ast.literal_eval(section(prompt, "Claims:\n", "\n\nJSON:"))
-        return {"verdicts": [{"verdict": "yes"} if normalise(c) in context else
-                             {"verdict": "no", "reason": f"The context does not support: {c}"} for c in claims]}
+        supported = judge.verdicts([normalise(c) in context for c in claims], claims)
+        return {"verdicts": [{"verdict": "yes"} if ok else {"verdict": "no", "reason": f"The context does not "
+                                                                                       f"support: {c}"}
+                             for c, ok in zip(claims, supported)]}
     if STATEMENTS in prompt:
         return {"statements": sentences(section(prompt, "Text:\n", "\n\nJSON:"))}
     if RELEVANT_STATEMENTS in prompt:  # answer relevancy: a statement is relevant when it shares a word with the input
         question = words(section(prompt, "Input:\n", "\n\nStatements:"))
-        return {"verdicts": [verdict(bool(words(s) & question), f"'{s}' does not address the input")
-                             for s in nodes(section(prompt, "Statements:\n", "\n\nJSON:"))]}
+        statements = nodes(section(prompt, "Statements:\n", "\n\nJSON:"))
+        return {"verdicts": verdict_list(judge, [bool(words(s) & question) for s in statements], statements,
+                                         "'{}' does not address the input")}
     if PRECISION in prompt:  # a node is useful when most of its words are in the expected output
         expected = words(section(prompt, "Expected output:\n", "\n\nRetrieval Context"))
         context = nodes(section(prompt.rsplit("Retrieval Context", 1)[1], ":\n", "\n\nJSON:"))
-        return {"verdicts": [verdict(len(words(n) & expected) * 2 >= max(1, len(words(n))),
-                                     f"'{n}' does not help to reach the expected output") for n in context]}
+        return {"verdicts": verdict_list(judge, [len(words(n) & expected) * 2 >= max(1, len(words(n)))
+                                                 for n in context], context,
+                                         "'{}' does not help to reach the expected output")}
     if RECALL in prompt:  # a sentence of the expected output is attributable when the context holds it
         context = normalise(" ".join(nodes(section(prompt, "Retrieval Context:\n", "\n\nJSON:"))))
         expected = sentences(section(prompt, "Expected Output:\n", "\n\nRetrieval Context:"))
-        return {"verdicts": [verdict(normalise(s) in context, f"'{s}' is not in the retrieval context")
-                             for s in expected]}
+        return {"verdicts": verdict_list(judge, [normalise(s) in context for s in expected], expected,
+                                         "'{}' is not in the retrieval context")}
     if CONTEXT_RELEVANCY in prompt:  # a context statement is relevant when it shares a word with the input
         question = words(section(prompt, "Input:\n", "\n\nContext:"))
         statements = [s for n in nodes(section(prompt, "Context:\n", "\n\nJSON:")) for s in sentences(n)]
-        return {"verdicts": [verdict(bool(words(s) & question), f"'{s}' is unrelated to the input", statement=s)
-                             for s in statements]}
+        return {"verdicts": verdict_list(judge, [bool(words(s) & question) for s in statements], statements,
+                                         "'{}' is unrelated to the input", statement=True)}
     for marker in REASONS:
         if marker in prompt:
             score = section(prompt, marker + "\n", "\n")
@@ -209,12 +286,21 @@ def answer(prompt: str) -> dict:
 
 
 class JudgeServer:
-    """Start with ``with JudgeServer() as server:``; ``server.url`` is the OpenAI base URL."""
+    """Start with ``with JudgeServer() as server:``; ``server.url`` is the OpenAI base URL.
 
-    def __init__(self, *, delay_s: float = 0.0):
+    ``models``: the model names the server hosts (any other gets a 404, as from OpenAI or vLLM); every
+    name by default. ``by_model`` counts the requests (chat and embeddings) that named each model, and
+    ``seen`` holds the settings of every request: model, path, temperature, max_tokens, JSON mode,
+    logprobs, top_logprobs.
+    """
+
+    def __init__(self, *, delay_s: float = 0.0, models: set[str] | None = None):
         self.delay_s = delay_s
+        self.models = models
         self.faults: dict[str, list] = {}   # marker -> [kind, times left]
         self.counts: Counter = Counter()
+        self.by_model: Counter = Counter()
+        self.seen: list[dict] = []
         self.keys_seen: set[str] = set()
         self.lock = threading.Lock()
         outer = self
@@ -238,6 +324,18 @@ class JudgeServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                model = str(body.get("model"))
+                with outer.lock:
+                    outer.by_model[model] += 1
+                    outer.seen.append({"model": model, "path": self.path.rsplit("/", 1)[-1],
+                                       **{k: body.get(k) for k in ("temperature", "max_tokens", "logprobs",
+                                                                   "top_logprobs")},
+                                       "json_mode": (body.get("response_format") or {}).get("type") == "json_object"})
+                if outer.models is not None and model not in outer.models:
+                    with outer.lock:
+                        outer.counts["unknown_model"] += 1
+                    return self._send(404, {"error": {"message": f"The model `{model}` does not exist.",
+                                                      "type": "invalid_request_error", "code": "model_not_found"}})
                 if self.path.endswith("/embeddings"):
                     texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
                     fault = outer._take_fault(" ".join(texts))
@@ -278,7 +376,7 @@ class JudgeServer:
                 elif fault == "empty":  # a judge that finds nothing: every list in its answer empty
                     content = json.dumps({k: [] if isinstance(v, list) else v for k, v in answer(prompt).items()})
                 else:
-                    content = json.dumps(answer(prompt))
+                    content = json.dumps(answer(prompt, Judge(model)))
                 if anthropic:  # Anthropic's Messages API: no JSON mode, so the JSON comes in a Markdown fence
                     if fault != "malformed":
                         content = f"Here is the JSON:\n```json\n{content}\n```"
@@ -334,8 +432,6 @@ class JudgeServer:
 
 
 if __name__ == "__main__":  # a server to point a campaign at by hand
-    import sys
-
     with JudgeServer(delay_s=float(sys.argv[1]) if len(sys.argv) > 1 else 0.0) as server:
         print(server.url, flush=True)
         threading.Event().wait()

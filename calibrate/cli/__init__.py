@@ -1,6 +1,7 @@
 """The ``calibrate`` command line: parse arguments, make one library call, print.
 
-Exit codes: 0 success, 2 a campaign or usage error (every problem is listed on stderr). This module
+Exit codes: 0 success, 1 a judge run in which a judge failed on every rating or an endpoint was given up
+on, 2 a campaign, usage or file error (every problem is listed on stderr). This module
 holds the group, the consoles and the shared options and helpers; the commands live in
 :mod:`~calibrate.cli.analysis`, :mod:`~calibrate.cli.judging`, :mod:`~calibrate.cli.labelling` and
 :mod:`~calibrate.cli.review`, imported at the end to register them.
@@ -23,7 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from calibrate.errors import CampaignError
+from calibrate.errors import CampaignError, FileError
 
 if TYPE_CHECKING:
     from calibrate.campaign import Campaign
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
 # The statistics (scipy, scikit-learn, numba) and pandas are imported inside the commands that use
 # them, so that `calibrate --help` answers at once.
 
-# a pipe or a file gets a wide table rather than rich's 80 columns
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+# a pipe or a file gets a wide table rather than rich's 80 columns, and lines unbroken (for grep)
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160, soft_wrap=not sys.stdout.isatty())
 err = Console(stderr=True, highlight=False)
 
 out_of_scale_option = click.option(
@@ -52,8 +53,7 @@ def _load(path: str, out_of_scale: str) -> Campaign:
     try:
         return load_campaign(path, out_of_scale=out_of_scale)
     except CampaignError as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
-        sys.exit(2)
+        _fail(str(exc))
 
 
 @contextmanager
@@ -74,9 +74,12 @@ def _progress(enabled: bool = True):
         yield update
 
 
-def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
-    sys.exit(2)
+def _fail(message: str, code: int = 2) -> None:
+    """Print ``message`` as an error (its text as it is: brackets in it are not markup) and exit."""
+    from rich.text import Text
+
+    err.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+    sys.exit(code)
 
 
 def _with_progress(compute, show: bool, *args, **kwargs) -> dict:
@@ -93,7 +96,17 @@ def _print_json(document: dict) -> None:
     sys.stdout.flush()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group; a file that cannot be read or written ends a command with its message."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except FileError as exc:
+            _fail(str(exc))
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="calibrate-judges")
 def main() -> None:
     """Calibrate LLM judges against human labels: agreement, error-rate curves, thresholds, reports."""

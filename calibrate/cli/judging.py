@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -23,13 +22,10 @@ from calibrate.cli import (
 )
 from calibrate.report.format import fmt_estimate, fmt_number, fmt_rate
 
-if TYPE_CHECKING:
-    pass
-
 
 @main.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable); the others keep their ratings.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
               help="Model calls in flight at once, over all judges.")
 @click.option("--per-provider", type=click.IntRange(min=1), help="Model calls in flight at once per endpoint.")
@@ -44,11 +40,16 @@ if TYPE_CHECKING:
 @click.option("--skip-incomplete", is_flag=True, help="Score the cases that have the fields; record the others.")
 @click.option("--forbid-self-eval", is_flag=True, help="Refuse a judge of the generator's own model family.")
 @click.option("--strict", is_flag=True, help="Stop at the first failed rating.")
+@click.option("--stop-after", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Stop calling an endpoint after this many consecutive ratings that could not reach it "
+                   "(0: never); the rest stays unscored for the next run.")
 @out_of_scale_option
 @json_option
 def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, repeats, no_cache, skip_incomplete,
-          forbid_self_eval, strict, out_of_scale, as_json) -> None:
-    """Score the campaign's cases with its [judges]; ratings land in judge_ratings.csv."""
+          forbid_self_eval, strict, stop_after, out_of_scale, as_json) -> None:
+    """Score the campaign's cases with its [judges]; ratings land in judge_ratings.csv.
+
+    Exit code 1 when a judge failed on every rating it tried, or an endpoint could not be reached."""
     from calibrate.judges.calls import CallPolicy
     from calibrate.judges.runner import JudgeSetupError, run_judges
 
@@ -59,26 +60,48 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, re
         with _progress() as progress:
             doc = run_judges(c, judges=list(judges) or None, policy=policy, repeats=repeats, use_cache=not no_cache,
                              skip_incomplete=skip_incomplete, forbid_self_eval=forbid_self_eval, strict=strict,
-                             progress=progress)
+                             stop_after=stop_after, progress=progress)
     except JudgeSetupError as exc:
         _fail(str(exc))
+    failed_all = [j for j in doc["judges"] if j["failed"] and not j["scored"]]
     if as_json:
         _print_json(doc)
-        return
+    else:
+        _print_run(doc)
+    problems = [f"judge {j['judge']} failed on all {j['failed']} rating(s) it tried" for j in failed_all]
+    problems += [f"stopped calling {s['endpoint']} after {s['after']} consecutive ratings that could not reach it "
+                 f"({s['error']}); {sum(s['unscored'].values())} rating(s) left unscored for the next run"
+                 for s in doc["stopped"]]
+    if problems:
+        _fail("; ".join(problems), code=1)
+
+
+def _print_run(doc: dict) -> None:
+    from rich.text import Text
+
     table = Table(title=f"judge run {doc['run_id']} ({doc['seconds']:.1f} s)")
-    for col in ("judge", "scored", "failed", "from cache", "skipped", "same family as generator", "calls",
-                "tokens", "cost", "time (s, summed over ratings)"):
-        table.add_column(col)
+    for col in ("judge", "model", "scored", "failed", "from cache", "unscored", "skipped", "same family as generator",
+                "calls", "tokens", "cost", "time (s, summed over ratings)"):
+        table.add_column(col, no_wrap=col == "judge")
     for j in doc["judges"]:
-        table.add_row(j["judge"], str(j["scored"]), str(j["failed"]), str(j["from_cache"]), str(j["skipped"]),
-                      str(j["self_eval"]), str(j["calls"]), str(j["tokens"]),
+        table.add_row(j["judge"], j["model"], str(j["scored"]), str(j["failed"]), str(j["from_cache"]),
+                      str(j["unscored"]), str(j["skipped"]), str(j["self_eval"]), str(j["calls"]), str(j["tokens"]),
                       "-" if j["cost"] is None else f"{j['cost']:.4f}", f"{j['seconds']:.1f}")
     out.print(table)
-    failures = [r for r in doc["ratings"] if r["error"]]
-    for r in failures[:10]:
-        out.print(f"[yellow]failed:[/] {r['judge']} on case {r['case_id']}: {r['error']}", markup=True)
-    if len(failures) > 10:
-        out.print(f"... and {len(failures) - 10} more failures (see --json)")
+    for j in doc["judges"]:
+        for group in j["errors"][:10]:
+            out.print(Text.assemble(("failed: ", "yellow"), f"{j['judge']}: {group['count']} rating(s): "
+                                    f"{group['error']}"), soft_wrap=True)
+        if len(j["errors"]) > 10:
+            out.print(f"... and {len(j['errors']) - 10} more kinds of failure of {j['judge']} (see --json)")
+        if j["rescored_suspect"]:
+            out.print(f"note: {j['judge']}: {j['rescored_suspect']} stored rating(s) were made when judges on one "
+                      "endpoint all called the first judge's model (calibrate 0.1.0); they are kept in the store "
+                      "but were scored again", markup=False)
+    exported = doc["exported"]
+    out.print(f"judge_ratings.csv: {sum(exported.values())} current rating(s) of {len(exported)} judge(s)"
+              + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(exported.items()))})" if exported else ""),
+              markup=False, soft_wrap=True)
 
 
 @main.group()
@@ -89,18 +112,32 @@ def cache() -> None:
 @cache.command("clear")
 @click.argument("campaign", type=click.Path(file_okay=False, exists=True))
 def cache_clear(campaign) -> None:
-    """Delete every stored judge attempt of the campaign (the next run scores everything again)."""
-    from calibrate.judges.store import STORE_NAME, JudgeStore
+    """Delete every stored judge attempt of the campaign (the next run scores everything again).
+
+    A damaged store is moved aside (kept beside it, renamed), not deleted."""
+    from calibrate.errors import StoreError
+    from calibrate.files import holding
+    from calibrate.judges.store import STORE_NAME, JudgeStore, move_aside
 
     path = Path(campaign) / STORE_NAME
     if not path.is_file():
         out.print(f"no store at {path}: nothing to clear")
         return
-    store = JudgeStore(path)
-    count = store.clear()
-    store.close()
+    with holding(campaign, "calibrate cache clear"):
+        try:
+            store = JudgeStore(path)
+        except StoreError as exc:
+            if exc.kind not in ("damaged", "unreadable"):
+                raise
+            moved = move_aside(path)
+            out.print(f"the store {path} is damaged ({exc.problem}): moved it to {moved} (kept, not deleted); "
+                      "the next judge run starts a new store")
+            return
+        try:
+            count = store.clear()
+        finally:
+            store.close()
     out.print(f"deleted {count} stored attempt(s) from {path}")
-
 
 
 @main.command("repeatability")

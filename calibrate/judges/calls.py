@@ -20,12 +20,21 @@ from typing import Any
 
 from calibrate.judges.config import ModelSpec
 
-__all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "make_client",
-           "JudgeCallError"]
+__all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "make_client", "ClientPool",
+           "JudgeCallError", "endpoint_name"]
 
 
 class JudgeCallError(RuntimeError):
-    """A model call that failed for good (after its retries, or at once for a non-retryable error)."""
+    """A model call that failed for good (after its retries, or at once for a non-retryable error).
+
+    ``summary`` says what went wrong without what differs from case to case (the reply's text), so
+    that a run can group its failures; ``connection`` is true when the endpoint could not be reached,
+    and ``endpoint`` names it."""
+
+    def __init__(self, message: str, *, summary: str | None = None, connection: bool = False,
+                 endpoint: str | None = None):
+        super().__init__(message)
+        self.summary, self.connection, self.endpoint = summary or message, connection, endpoint
 
 
 @dataclass
@@ -110,7 +119,10 @@ class CallPolicy:
                     retryable, retry_after, what = classify(exc, self.timeout_s)
                     if not retryable or attempt > self.retries:
                         suffix = f" after {attempt} attempts" if retryable else ""
-                        raise JudgeCallError(f"{what}{suffix}") from exc
+                        status = exc.status if isinstance(exc, HTTPStatusFailure) else None
+                        raise JudgeCallError(f"{what}{suffix}", summary=(
+                            f"HTTP {status} from the server{suffix}" if status else None),
+                            connection=_unreachable(exc), endpoint=endpoint) from exc
                 finally:
                     if provider_limit is not None:
                         provider_limit.release()
@@ -131,6 +143,11 @@ def classify(exc: BaseException, timeout_s: float) -> tuple[bool, float | None, 
 
     if isinstance(exc, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
         return True, None, f"no reply within {timeout_s:g} s"
+    if isinstance(exc, aiohttp.ClientConnectorError):  # the host could not be reached at all
+        error = exc.os_error
+        why = (os.strerror(error.errno) if isinstance(error.errno, int) and error.errno > 0
+               else error.strerror or str(error) or type(error).__name__)
+        return True, None, f"connection failed: {type(exc).__name__} to {exc.host}:{exc.port} ({why})"
     if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)):
         return True, None, f"connection failed: {type(exc).__name__} {exc}".strip()
     if isinstance(exc, HTTPStatusFailure):
@@ -142,6 +159,13 @@ def classify(exc: BaseException, timeout_s: float) -> tuple[bool, float | None, 
                 retry_after = None
         return exc.status == 429 or exc.status >= 500, retry_after, str(exc)
     return False, None, f"{type(exc).__name__}: {exc}"
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether a failed call never reached the server (refused, unknown host, unreachable network)."""
+    import aiohttp
+
+    return isinstance(exc, aiohttp.ClientConnectorError)
 
 
 def _cost(spec: ModelSpec, reply: dict[str, Any], prompt_tokens: int | None,
@@ -163,8 +187,32 @@ def _api_key(spec: ModelSpec) -> str | None:
     return key
 
 
+class _Session:
+    """The HTTP session of one endpoint (provider, base URL, API key), made in the run's event loop at
+    the first call and shared by every model on that endpoint: connections are shared, request
+    bodies never are."""
+
+    def __init__(self, headers: dict[str, str]):
+        self.headers = headers
+        self._session = None
+
+    def get(self):
+        import aiohttp
+
+        if self._session is None:
+            self._session = aiohttp.ClientSession(headers=self.headers, timeout=aiohttp.ClientTimeout(total=None),
+                                                  connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30))
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
 class _HTTPClient:
-    """One shared async HTTP session per endpoint; subclasses say how to ask and where the answer is.
+    """A model's client: its request bodies come from its own :class:`ModelSpec` (name, temperature,
+    max_tokens, price), over the HTTP session of its endpoint; subclasses say how to ask and where the
+    answer is.
 
     aiohttp, not httpx: measured here, httpcore's connection pool scans every pooled connection (with a
     socket poll each) for every queued request, which cost more CPU than DeepEval itself at 32 calls in
@@ -174,22 +222,19 @@ class _HTTPClient:
     default_base_url = ""
     path = ""
 
-    def __init__(self, spec: ModelSpec):
+    def __init__(self, spec: ModelSpec, session: _Session | None = None):
         self.spec = spec
-        self.endpoint = f"{spec.provider}:{spec.base_url or 'default'}"
+        self.endpoint = endpoint_name(spec)
         self.base_url = (spec.base_url or self.default_base_url).rstrip("/") + "/"
-        self._headers = {**self.headers(_api_key(spec)), "Content-Type": "application/json"}
-        self._session = None  # made in the run's event loop, at the first call
+        self._session = session or _Session(self.session_headers(spec))
 
-    def _client(self):
-        import aiohttp
+    @classmethod
+    def session_headers(cls, spec: ModelSpec) -> dict[str, str]:
+        """The headers of every request to the model's endpoint (its API key read from the environment)."""
+        return {**cls.headers(_api_key(spec)), "Content-Type": "application/json"}
 
-        if self._session is None:
-            self._session = aiohttp.ClientSession(headers=self._headers, timeout=aiohttp.ClientTimeout(total=None),
-                                                  connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30))
-        return self._session
-
-    def headers(self, key: str | None) -> dict[str, str]:
+    @staticmethod
+    def headers(key: str | None) -> dict[str, str]:
         raise NotImplementedError
 
     def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
@@ -200,14 +245,15 @@ class _HTTPClient:
         raise NotImplementedError
 
     async def _post(self, body: dict[str, Any], path: str | None = None) -> dict[str, Any]:
-        async with self._client().post(self.base_url + (path or self.path), data=json.dumps(body)) as response:
+        async with self._session.get().post(self.base_url + (path or self.path), data=json.dumps(body)) as response:
             text = await response.text()
             if response.status >= 400:
                 raise HTTPStatusFailure(response.status, response.headers.get("retry-after"), text)
         try:
             return json.loads(text)
         except ValueError:
-            raise JudgeCallError(f"the model server's reply is not JSON: {text[:200]!r}") from None
+            raise JudgeCallError(f"the model server's reply is not JSON: {text[:200]!r}",
+                                 summary="the model server's reply is not JSON") from None
 
     async def _ask(self, body: dict[str, Any], policy: CallPolicy) -> tuple[dict[str, Any], str]:
         """One call; returns the reply and its text, counts tokens into the current rating's usage."""
@@ -221,7 +267,8 @@ class _HTTPClient:
             current.add_tokens(prompt_tokens, completion_tokens, _cost(self.spec, reply, prompt_tokens,
                                                                        completion_tokens))
         if not isinstance(content, str):
-            raise JudgeCallError(f"the model server's reply holds no message content: {str(reply)[:200]}")
+            raise JudgeCallError(f"the model server's reply holds no message content: {str(reply)[:200]}",
+                                 summary="the model server's reply holds no message content")
         return reply, content
 
     async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
@@ -229,8 +276,8 @@ class _HTTPClient:
         return (await self._ask(self.body(prompt, json_mode), policy))[1]
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        """Close the endpoint's session (a client made by :func:`make_client`; a pool closes its own)."""
+        await self._session.close()
 
 
 class OpenAICompatibleClient(_HTTPClient):
@@ -247,7 +294,8 @@ class OpenAICompatibleClient(_HTTPClient):
     path = "chat/completions"
     supports_logprobs = True
 
-    def headers(self, key: str | None) -> dict[str, str]:
+    @staticmethod
+    def headers(key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
@@ -278,7 +326,8 @@ class OpenAICompatibleClient(_HTTPClient):
             rows = sorted(response["data"], key=lambda row: row["index"])
             vectors = [[float(x) for x in row["embedding"]] for row in rows]
         except (KeyError, TypeError, ValueError):
-            raise JudgeCallError(f"the embeddings reply is not the OpenAI format: {str(response)[:200]}") from None
+            raise JudgeCallError(f"the embeddings reply is not the OpenAI format: {str(response)[:200]}",
+                                 summary="the embeddings reply is not the OpenAI format") from None
         if len(vectors) != len(texts):
             raise JudgeCallError(f"asked for {len(texts)} embeddings, the server returned {len(vectors)}")
         current = usage.get(None)
@@ -295,10 +344,10 @@ class AnthropicClient(_HTTPClient):
     default_base_url = "https://api.anthropic.com"
     path = "v1/messages"
     supports_logprobs = False
-    api_version = "2023-06-01"
 
-    def headers(self, key: str | None) -> dict[str, str]:
-        return {"anthropic-version": self.api_version, **({"x-api-key": key} if key else {})}
+    @staticmethod
+    def headers(key: str | None) -> dict[str, str]:
+        return {"anthropic-version": ANTHROPIC_VERSION, **({"x-api-key": key} if key else {})}
 
     def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.spec.name, "max_tokens": self.spec.max_tokens or 1024,
@@ -313,6 +362,52 @@ class AnthropicClient(_HTTPClient):
         return text or None, reported.get("input_tokens"), reported.get("output_tokens")
 
 
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def _client_class(spec: ModelSpec) -> type[_HTTPClient]:
+    return AnthropicClient if spec.provider == "anthropic" else OpenAICompatibleClient
+
+
 def make_client(spec: ModelSpec) -> _HTTPClient:
-    """The client of a model's provider."""
-    return AnthropicClient(spec) if spec.provider == "anthropic" else OpenAICompatibleClient(spec)
+    """The client of a model, with an HTTP session of its own."""
+    return _client_class(spec)(spec)
+
+
+def endpoint_name(spec: ModelSpec) -> str:
+    """The endpoint a model is served from, as the per-endpoint limits and messages name it."""
+    return f"{spec.provider}:{spec.base_url or _client_class(spec).default_base_url}"
+
+
+class ClientPool:
+    """The model clients of a run: one per model (each request carries its own model's name and
+    settings), over one HTTP session per endpoint (provider, base URL and API key variable), so that
+    judges of several models behind one gateway or server share connections, never a request body.
+
+    Examples
+    --------
+    >>> pool = ClientPool()
+    >>> a = pool(ModelSpec("openai", "gpt-4.1", base_url="http://127.0.0.1:8000/v1"))
+    >>> b = pool(ModelSpec("openai", "llama-3.3-70b", base_url="http://127.0.0.1:8000/v1", temperature=0.7))
+    >>> a.body("hi", False)["model"], b.body("hi", False)["model"], b.body("hi", False)["temperature"]
+    ('gpt-4.1', 'llama-3.3-70b', 0.7)
+    >>> a._session is b._session, pool(a.spec) is a
+    (True, True)
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[tuple, _Session] = {}
+        self._clients: dict[ModelSpec, _HTTPClient] = {}
+
+    def __call__(self, spec: ModelSpec) -> _HTTPClient:
+        if spec not in self._clients:
+            cls = _client_class(spec)
+            endpoint = (spec.provider, spec.base_url, spec.api_key_env)
+            if endpoint not in self._sessions:
+                self._sessions[endpoint] = _Session(cls.session_headers(spec))
+            self._clients[spec] = cls(spec, self._sessions[endpoint])
+        return self._clients[spec]
+
+    async def close(self) -> None:
+        for session in self._sessions.values():
+            await session.close()

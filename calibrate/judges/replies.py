@@ -15,7 +15,12 @@ notes: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("calibrat
 
 
 class JudgeReplyError(ValueError):
-    """The judge's reply does not fit the answer the metric asked for."""
+    """The judge's reply does not fit the answer the metric asked for; ``summary`` says so without
+    quoting the reply (for grouping a run's failures)."""
+
+    def __init__(self, message: str, *, summary: str | None = None):
+        super().__init__(message)
+        self.summary = summary or message
 
 
 def json_text(text: str) -> str:
@@ -43,4 +48,5 @@ def parse_reply(text: str, schema: Any) -> Any:
     except (ValidationError, json.JSONDecodeError) as exc:
         why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise JudgeReplyError(f"the judge's reply is not the JSON {schema.__name__} asks for: "
-                              f"{text[:200]!r} ({why})") from None
+                              f"{text[:200]!r} ({why})",
+                              summary=f"the judge's reply is not the JSON {schema.__name__} asks for") from None

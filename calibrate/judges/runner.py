@@ -3,8 +3,15 @@
 Before any call every judge checks that each case has the fields its metric reads, and flags cases
 whose generator is of the judge's own family. Ratings already in the store under an unchanged cache
 key cost no call; the others are scored concurrently, each attempt committed to the store at once.
-After the run, the current rating of every (judge, case) is exported to ``judge_ratings.csv``, which
-``load_campaign`` reads beside the user's own ratings file.
+Every judge calls its own model: judges on one endpoint share its HTTP session, never a request body.
+
+One run at a time holds the campaign folder (a second one refuses, naming the first). A run stops
+calling an endpoint after a run of consecutive ratings that could not reach it (the rest stays
+unscored, so the next run tries it), and groups its failures by what went wrong.
+
+After the run, the current rating of every declared judge, repeat and case in the store — whatever
+subset this run scored — is exported to ``judge_ratings.csv``, which ``load_campaign`` reads beside
+the user's own ratings file.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import json
 import os
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from importlib import metadata
 from dataclasses import dataclass
@@ -25,16 +33,18 @@ from pathlib import Path
 from typing import Any
 
 from calibrate.campaign import JUDGE_RATINGS_FILE, Campaign
-from calibrate.files import replacing
+from calibrate.files import holding, replacing
 from calibrate.manifest import package_version
-from calibrate.judges.calls import CallPolicy, Usage, make_client, usage
+from calibrate.judges.calls import CallPolicy, ClientPool, JudgeCallError, Usage, endpoint_name, usage
 from calibrate.judges.config import JudgeSpec, ModelSpec
-from calibrate.judges.replies import notes
+from calibrate.judges.replies import JudgeReplyError, notes
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
 
-__all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE"]
+__all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE", "STOP_AFTER"]
 
 ProgressCallback = Callable[[int, int, str], None]
+#: consecutive ratings that could not reach an endpoint after which a run stops calling it
+STOP_AFTER = 5
 
 
 class JudgeSetupError(ValueError):
@@ -86,6 +96,29 @@ def _library_adapter(library: str, judge: str):
     return adapter
 
 
+def _self_eval(spec: JudgeSpec, case: dict[str, Any]) -> bool:
+    generator = str((case.get("metadata") or {}).get("generator_family", "")).lower()
+    return bool(spec.family) and generator == spec.family.lower()
+
+
+def _keyed(campaign: Campaign, spec: JudgeSpec, repeats: int) -> list[_Task]:
+    """The ratings of ``spec`` on every case that has the fields it reads, with their cache keys."""
+    adapter = _adapter(spec)
+    version, versions = adapter.library_version(), adapter.model_versions(spec)
+    tasks = []
+    for cid, case in sorted((campaign.cases or {}).items()):
+        if _missing_fields(spec, case):
+            continue
+        for repeat in range(repeats):
+            payload = {"library": spec.library, "library_version": version, "metric": spec.metric,
+                       "settings": _cache_settings(spec), "model": _cache_fields(spec.model),
+                       "case": {f: case.get(f) for f in spec.fields}, "repeat": repeat}
+            if spec.embeddings is not None:  # absent otherwise, so the keys of earlier runs still hold
+                payload["embeddings"] = {**_cache_fields(spec.embeddings), "versions": versions}
+            tasks.append(_Task(spec, cid, repeat, cache_key(payload), _self_eval(spec, case)))
+    return tasks
+
+
 def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incomplete: bool,
          forbid_self_eval: bool) -> tuple[list[_Task], dict[str, list[str]]]:
     """The ratings to produce, their cache keys, and the cases skipped per judge."""
@@ -96,10 +129,7 @@ def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incom
         if spec.model.api_key_env and not os.environ.get(spec.model.api_key_env):
             problems.append(f"judge {spec.name}: the environment variable {spec.model.api_key_env} that its model "
                             "names for the API key is not set")
-        adapter = _adapter(spec)
-        problems += adapter.check(spec)
-        version = adapter.library_version()
-        versions = adapter.model_versions(spec)
+        problems += _adapter(spec).check(spec)
         incomplete = {cid: _missing_fields(spec, case) for cid, case in sorted(campaign.cases.items())}
         incomplete = {cid: fields for cid, fields in incomplete.items() if fields}
         if incomplete and not skip_incomplete:
@@ -109,116 +139,203 @@ def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incom
                             f"{len(incomplete)} case(s) lack some: {listed}{more}. Use --skip-incomplete to "
                             "score the others")
         skipped[spec.name] = sorted(incomplete)
-        same_family = []
-        for cid, case in sorted(campaign.cases.items()):
-            if cid in incomplete:
-                continue
-            generator = str((case.get("metadata") or {}).get("generator_family", "")).lower()
-            self_eval = bool(spec.family) and generator == spec.family.lower()
-            if self_eval:
-                same_family.append(cid)
-            for repeat in range(repeats):
-                payload = {"library": spec.library, "library_version": version, "metric": spec.metric,
-                           "settings": _cache_settings(spec), "model": _cache_fields(spec.model),
-                           "case": {f: case.get(f) for f in spec.fields}, "repeat": repeat}
-                if spec.embeddings is not None:  # absent otherwise, so the keys of earlier runs still hold
-                    payload["embeddings"] = {**_cache_fields(spec.embeddings), "versions": versions}
-                tasks.append(_Task(spec, cid, repeat, cache_key(payload), self_eval))
+        mine = _keyed(campaign, spec, repeats)
+        same_family = sorted({t.case_id for t in mine if t.self_eval})
         if same_family and forbid_self_eval:
             problems.append(f"judge {spec.name} is of the {spec.family} family, as the generator of "
                             f"{len(same_family)} case(s): {', '.join(same_family[:20])} (--forbid-self-eval)")
+        tasks += mine
     if problems:
         raise JudgeSetupError("\n".join(problems))
     return tasks, skipped
 
 
-async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, run_id: str) -> Attempt:
+@dataclass
+class _Outcome:
+    """A finished rating, and what failed (the exception) when it did."""
+
+    attempt: Attempt
+    failure: BaseException | None = None
+
+
+def _cause(exc: BaseException, kind: type) -> Any:
+    """The first exception of ``kind`` in ``exc``'s chain (a library may wrap calibrate's own)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _summary(exc: BaseException) -> str:
+    """What went wrong, without what differs from case to case."""
+    own = _cause(exc, JudgeCallError) or _cause(exc, JudgeReplyError)
+    return own.summary if own is not None else f"{type(exc).__name__}: {str(exc)[:160]}"
+
+
+async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, run_id: str) -> _Outcome:
     spent, said = Usage(), {}
     tokens = usage.set(spent), notes.set(said)
     start = time.perf_counter()
-    value = reason = error = None
+    value = reason = error = failure = None
     try:
         value, reason = await _adapter(task.spec).score_case(task.spec, model, case)
     except Exception as exc:  # noqa: BLE001 - failures are data: recorded with what happened
-        error = f"{type(exc).__name__}: {exc}"[:2000]
+        error, failure = f"{type(exc).__name__}: {exc}"[:2000], exc
     finally:
         usage.reset(tokens[0])
         notes.reset(tokens[1])
     attempt = Attempt(task.key, task.spec.name, task.spec.into, task.case_id, task.repeat, value=value, error=error,
                       reason=reason, calls=spent.calls, prompt_tokens=spent.prompt_tokens,
                       completion_tokens=spent.completion_tokens, cost=spent.cost,
-                      latency_s=time.perf_counter() - start, self_eval=task.self_eval, details=said or None)
+                      latency_s=time.perf_counter() - start, self_eval=task.self_eval, details=said or None,
+                      error_summary=_summary(failure) if failure is not None else None)
     store.add(attempt, run_id=run_id)
-    return attempt
+    return _Outcome(attempt, failure)
+
+
+def _endpoints(spec: JudgeSpec) -> set[str]:
+    """The endpoints a judge calls (its model's, and its embeddings' unless they run on this machine)."""
+    models = [spec.model] + ([spec.embeddings] if spec.embeddings and spec.embeddings.provider != "local" else [])
+    return {endpoint_name(m) for m in models}
+
+
+@dataclass
+class _Stop:
+    """An endpoint the run stopped calling: after how many unreachable ratings, and why."""
+
+    endpoint: str
+    after: int
+    error: str
+    unscored: Counter
 
 
 async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id: str, policy: CallPolicy,
-               strict: bool, progress: ProgressCallback | None) -> list[Attempt]:
-    clients: dict[tuple, Any] = {}
-
-    def client_for(model: ModelSpec):
-        """One shared client per endpoint (and key) for the whole run."""
-        endpoint = (model.provider, model.base_url, model.api_key_env)
-        if endpoint not in clients:
-            clients[endpoint] = make_client(model)
-        return clients[endpoint]
-
+               strict: bool, progress: ProgressCallback | None, stop_after: int
+               ) -> tuple[list[Attempt], dict[str, _Stop]]:
+    pool = ClientPool()
     models = {}
     for task in tasks:
         if task.spec.name not in models:
-            models[task.spec.name] = _adapter(task.spec).make_model(task.spec, client_for, policy)
+            models[task.spec.name] = _adapter(task.spec).make_model(task.spec, pool, policy)
+    endpoints = {task.spec.name: _endpoints(task.spec) for task in tasks}
     done: list[Attempt] = []
+    unreachable: Counter = Counter()      # endpoint -> consecutive ratings that could not reach it
+    stopped: dict[str, _Stop] = {}
     # Ratings in progress at once: enough to keep every call slot busy while each rating waits on its
     # own sequence of calls, few enough that the first calls start at once rather than after every
     # rating has been set up, and that ratings finish in order.
     window = max(8, 2 * policy.concurrency)
     queue = iter(tasks)
+    running: dict[asyncio.Future, _Task] = {}
 
-    def start(task: _Task) -> asyncio.Future:
-        return asyncio.ensure_future(_score(task, campaign.cases[task.case_id], models[task.spec.name], store,
-                                            run_id))
+    def blocked(task: _Task) -> _Stop | None:
+        return next((stopped[e] for e in sorted(endpoints[task.spec.name]) if e in stopped), None)
+
+    def start_next(count: int) -> None:
+        while count > 0:
+            task = next(queue, None)
+            if task is None:
+                return
+            stop = blocked(task)
+            if stop is not None:  # left unscored: the next run tries it
+                stop.unscored[task.spec.name] += 1
+                continue
+            future = asyncio.ensure_future(_score(task, campaign.cases[task.case_id], models[task.spec.name], store,
+                                                  run_id))
+            running[future] = task
+            count -= 1
+
+    def note(outcome: _Outcome) -> None:
+        """Count the ratings that could not reach their endpoint; stop calling one after ``stop_after``."""
+        reached = _cause(outcome.failure, JudgeCallError) if outcome.failure is not None else None
+        mine = endpoints[outcome.attempt.judge]
+        if reached is None or not reached.connection:
+            for endpoint in mine:
+                unreachable[endpoint] = 0
+            return
+        endpoint = reached.endpoint if reached.endpoint in mine else sorted(mine)[0]
+        unreachable[endpoint] += 1
+        if stop_after and unreachable[endpoint] >= stop_after and endpoint not in stopped:
+            stopped[endpoint] = _Stop(endpoint, unreachable[endpoint], outcome.attempt.error_summary or "", Counter())
+            for future, task in list(running.items()):
+                if blocked(task) is not None:
+                    future.cancel()
 
     try:
-        pending = {start(t) for t in itertools.islice(queue, window)}
-        while pending:
-            finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            pending |= {start(t) for t in itertools.islice(queue, len(finished))}
+        start_next(window)
+        while running:
+            finished, _ = await asyncio.wait(list(running), return_when=asyncio.FIRST_COMPLETED)
             for future in finished:
-                attempt = future.result()
-                done.append(attempt)
+                task = running.pop(future)
+                if future.cancelled():
+                    blocked(task).unscored[task.spec.name] += 1
+                    continue
+                outcome = future.result()   # a store that cannot be written ends the run here
+                done.append(outcome.attempt)
+                note(outcome)
                 if progress:
                     progress(len(done), len(tasks), "judging")
-                if strict and attempt.error:
-                    for other in pending:
-                        other.cancel()
-                    await asyncio.gather(*pending, return_exceptions=True)
-                    raise JudgeSetupError(f"--strict: judge {attempt.judge} failed on case {attempt.case_id}: "
-                                          f"{attempt.error}")
+                if strict and outcome.attempt.error:
+                    raise JudgeSetupError(f"--strict: judge {outcome.attempt.judge} failed on case "
+                                          f"{outcome.attempt.case_id}: {outcome.attempt.error}")
+            start_next(len(finished))
     finally:
-        for client in clients.values():
-            await client.close()
-    return done
+        for future in running:   # the ratings in flight when the run ends early stay unscored
+            future.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await pool.close()
+    return done, stopped
 
 
-def export_ratings(folder: Path, store: JudgeStore, keys_by_rating: dict[tuple, str]) -> int:
-    """Write the current rating of every (judge, metric, case, repeat) to ``judge_ratings.csv``
-    (atomically: a crash leaves the previous file whole). A judge scored with repeats gets one
-    ``run_id`` per repeat (``repeat-0``, ``repeat-1``, ...), so each repeat is analysed as a run."""
-    latest = store.latest(sorted(set(keys_by_rating.values())))
-    repeated = {judge for (judge, _, _, repeat) in keys_by_rating if repeat > 0}
-    rows = 0
-    with replacing(folder / JUDGE_RATINGS_FILE) as handle:
+def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int] | None = None) -> dict[str, int]:
+    """Write the current rating of every declared judge, repeat and case in the store to
+    ``judge_ratings.csv`` (atomically: a crash leaves the previous file whole), whatever subset a run
+    scored: the latest attempt under the key the judge's present settings and the case's present
+    fields give. ``repeats`` (judge -> count) adds the repeats a run just asked for to those the store
+    holds. A judge scored with repeats gets one ``run_id`` per repeat (``repeat-0``, ``repeat-1``,
+    ...), so each repeat is analysed as a run. A judge whose library is not installed here keeps the
+    rows the file had. Returns the rows written per judge."""
+    path = campaign.path / JUDGE_RATINGS_FILE
+    counts = {**store.repeats()}
+    for judge, n in (repeats or {}).items():
+        counts[judge] = max(counts.get(judge, 0), n)
+    keys: dict[tuple, str] = {}
+    kept: set[str] = set()
+    repeated = set()
+    for name, spec in sorted(campaign.judges.items()):
+        if not counts.get(name):
+            continue
+        try:
+            keys |= {(name, t.spec.into, t.case_id, t.repeat): t.key for t in _keyed(campaign, spec, counts[name])}
+        except JudgeSetupError:
+            kept.add(name)
+        if counts[name] > 1:
+            repeated.add(name)
+    previous = []
+    if kept and path.is_file():
+        with path.open(newline="", encoding="utf-8") as handle:
+            previous = [row for row in csv.reader(handle)][1:]
+    latest = store.latest(sorted(set(keys.values())))
+    written: Counter = Counter()
+    with replacing(path) as handle:
         writer = csv.writer(handle)
         writer.writerow(["case_id", "metric", "rater", "rater_kind", "value", "error", "reason", "run_id"])
-        for (judge, metric, case_id, repeat), key in sorted(keys_by_rating.items()):
+        for (judge, metric, case_id, repeat), key in sorted(keys.items()):
             attempt = latest.get(key)
             if attempt is None:
                 continue
             writer.writerow([case_id, metric, judge, "judge", "" if attempt.value is None else repr(attempt.value),
                              attempt.error or "", (attempt.reason or "").replace("\r", " "),
                              f"repeat-{repeat}" if judge in repeated else ""])
-            rows += 1
-    return rows
+            written[judge] += 1
+        for row in previous:
+            if len(row) > 2 and row[2] in kept:
+                writer.writerow(row)
+                written[row[2]] += 1
+    return dict(written)
 
 
 MANIFEST_FOLDER = "judge_runs"
@@ -233,25 +350,78 @@ def write_manifest(folder: Path, run: dict[str, Any]) -> Path:
     return path
 
 
+def _errors(attempts: list[Attempt]) -> list[dict[str, Any]]:
+    """A run's failures grouped by what went wrong, the most frequent first."""
+    groups = Counter(a.error_summary or a.error for a in attempts if a.error)
+    return [{"error": error, "count": count} for error, count in sorted(groups.items(), key=lambda g: (-g[1], g[0]))]
+
+
 def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: CallPolicy | None = None,
                repeats: int = 1, use_cache: bool = True, skip_incomplete: bool = False,
-               forbid_self_eval: bool = False, strict: bool = False,
+               forbid_self_eval: bool = False, strict: bool = False, stop_after: int = STOP_AFTER,
                progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Score the campaign's cases with its declared judges; see the module docstring.
 
-    Returns the ``calibrate judge --json`` document: ``{"run_id", "judges": [{"judge", "scored",
-    "failed", "from_cache", "skipped", "calls", "tokens", "cost", "seconds"}], "ratings": [...]}``.
+    Parameters
+    ----------
+    campaign : Campaign
+        A campaign loaded from its folder (:func:`~calibrate.load_campaign`), with ``cases.jsonl``.
+    judges : list of str, optional
+        Only these judges of ``[judges]`` (all by default). The others keep their ratings.
+    policy : CallPolicy, optional
+        Calls in flight, per-endpoint limits, pace, timeout and retries.
+    repeats : int
+        Score each case this many times per judge (distinct cache entries).
+    use_cache : bool
+        False scores again what the store holds (kept as new attempts).
+    skip_incomplete, forbid_self_eval, strict : bool
+        Score the cases that have the fields (else refuse); refuse a judge of a generator's own family;
+        stop at the first failed rating.
+    stop_after : int
+        Stop calling an endpoint after this many consecutive ratings that could not reach it (0: never);
+        its remaining ratings stay unscored, so the next run tries them.
+
+    Returns
+    -------
+    dict
+        The ``calibrate judge --json`` document: ``{"run_id", "seconds", "judges": [{"judge",
+        "scored", "failed", "from_cache", "skipped", "unscored", "rescored_suspect", "errors", "calls",
+        "tokens", "cost", "seconds"}], "stopped": [{"endpoint", "after", "error", "unscored"}],
+        "exported": {judge: rows}, "ratings": [...]}``.
+
+    Raises
+    ------
+    JudgeSetupError
+        What to fix before any call.
+    calibrate.errors.FolderInUse
+        Another run holds the campaign folder.
+    calibrate.errors.StoreError
+        The store is damaged, locked, read-only or on a full disk.
     """
     if campaign.path is None:
         raise JudgeSetupError("judging needs a campaign folder (load_campaign), where the ratings are stored")
+    unknown = sorted(set(judges or ()) - set(campaign.judges))
+    if unknown:
+        raise JudgeSetupError(f"no judge {', '.join(unknown)} in campaign.toml (its judges: "
+                              f"{', '.join(sorted(campaign.judges)) or 'none'})")
     specs = [s for name, s in sorted(campaign.judges.items()) if judges is None or name in judges]
     if not specs:
-        raise JudgeSetupError("no judge to run: declare [judges.NAME] in campaign.toml"
-                              + (f" (asked for {', '.join(judges)})" if judges else ""))
+        raise JudgeSetupError("no judge to run: declare [judges.NAME] in campaign.toml")
     tasks, skipped = plan(campaign, specs, repeats=repeats, skip_incomplete=skip_incomplete,
                           forbid_self_eval=forbid_self_eval)
     policy = policy or CallPolicy()
-    store = JudgeStore(campaign.path / STORE_NAME)
+    with holding(campaign.path, "a judge run"):
+        store = JudgeStore(campaign.path / STORE_NAME)
+        try:
+            return _judge(store, campaign, specs, tasks, skipped, policy=policy, repeats=repeats,
+                          use_cache=use_cache, strict=strict, stop_after=stop_after, progress=progress)
+        finally:
+            store.close()
+
+
+def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks: list[_Task],
+           skipped: dict[str, list[str]], *, policy: CallPolicy, repeats: int, use_cache: bool, strict: bool,
+           stop_after: int, progress: ProgressCallback | None) -> dict[str, Any]:
     run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
     versions = {"calibrate-judges": package_version("calibrate-judges"), "aiohttp": package_version("aiohttp")}
     for spec in specs:
@@ -264,28 +434,35 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     start = time.perf_counter()
     cached = store.successes([t.key for t in tasks]) if use_cache else {}
     to_score = [t for t in tasks if t.key not in cached]
+    suspect = store.suspect_keys([t.key for t in to_score]) if use_cache else set()
+    attempts, stopped = [], {}
     try:
-        attempts = asyncio.run(_run(campaign, to_score, store, run_id, policy, strict, progress)) if to_score else []
+        if to_score:
+            attempts, stopped = asyncio.run(_run(campaign, to_score, store, run_id, policy, strict, progress,
+                                                 stop_after))
     finally:
-        keys = {(t.spec.name, t.spec.into, t.case_id, t.repeat): t.key for t in tasks}
-        export_ratings(campaign.path, store, keys)
+        exported = export_ratings(campaign, store, {spec.name: repeats for spec in specs})
     seconds = time.perf_counter() - start
     summary = []
     for spec in specs:
         mine = [a for a in attempts if a.judge == spec.name]
-        hits = [t for t in tasks if t.spec.name == spec.name and t.key in cached]
-        summary.append({"judge": spec.name, "scored": sum(a.error is None for a in mine),
-                        "failed": sum(a.error is not None for a in mine), "from_cache": len(hits),
-                        "skipped": len(skipped[spec.name]), "self_eval": sum(t.self_eval for t in tasks
-                                                                              if t.spec.name == spec.name),
-                        "calls": sum(a.calls for a in mine),
+        summary.append({"judge": spec.name, "model": spec.model.name, "scored": sum(a.error is None for a in mine),
+                        "failed": sum(a.error is not None for a in mine),
+                        "from_cache": sum(t.key in cached for t in tasks if t.spec.name == spec.name),
+                        "skipped": len(skipped[spec.name]),
+                        "unscored": sum(stop.unscored[spec.name] for stop in stopped.values()),
+                        "rescored_suspect": sum(t.key in suspect for t in to_score if t.spec.name == spec.name),
+                        "self_eval": sum(t.self_eval for t in tasks if t.spec.name == spec.name),
+                        "errors": _errors(mine), "calls": sum(a.calls for a in mine),
                         "tokens": sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in mine),
                         "cost": (sum(a.cost for a in mine if a.cost is not None)
                                  if any(a.cost is not None for a in mine) else None),
                         "seconds": round(sum(a.latency_s or 0 for a in mine), 3)})
         if spec.metric == "g_eval":  # weighting by logprobs changes the number: say how many were
             summary[-1]["logprob_weighted"] = sum(bool((a.details or {}).get("logprob_weighted")) for a in mine)
-    manifest |= {"seconds": seconds, "judges_summary": summary,
+    stops = [{"endpoint": s.endpoint, "after": s.after, "error": s.error, "unscored": dict(s.unscored)}
+             for s in stopped.values()]
+    manifest |= {"seconds": seconds, "judges_summary": summary, "stopped": stops,
                  "counts": {"calls": sum(j["calls"] for j in summary), "failures": sum(j["failed"] for j in summary),
                             "cache_hits": sum(j["from_cache"] for j in summary)}}
     store.finish_run(run_id, manifest)
@@ -293,5 +470,5 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     ratings = [{"case_id": a.case_id, "metric": a.metric, "judge": a.judge, "repeat": a.repeat, "value": a.value,
                 "error": a.error, "reason": a.reason, "details": a.details, "from_cache": from_cache}
                for from_cache, found in ((False, attempts), (True, cached.values())) for a in found]
-    store.close()
-    return {"run_id": run_id, "seconds": seconds, "judges": summary, "ratings": ratings}
+    return {"run_id": run_id, "seconds": seconds, "judges": summary, "stopped": stops, "exported": exported,
+            "ratings": ratings}

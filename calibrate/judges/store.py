@@ -6,6 +6,12 @@ except by ``calibrate cache clear``. A rating's *cache key* is a hash of what de
 (library and version, metric and settings, model, the case fields the metric reads, repeat index)
 and of nothing else (concurrency, retries, timeouts): a rerun reuses every successful attempt whose
 key is unchanged and scores the rest.
+
+Attempts written before calibrate gave every model its own client (store schema 5, the ``client``
+column) may hold another judge's model's answers: in such a run, judges of different models on one
+endpoint all sent the first judge's model name. Those attempts (of judges that shared an endpoint
+with another model in their run, read from the run's manifest) are kept but never served from the
+cache nor exported; the next run scores them again.
 """
 
 from __future__ import annotations
@@ -18,10 +24,14 @@ from typing import Any
 
 from calibrate.sqlite_store import now, open_store
 
-__all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key"]
+__all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key", "move_aside"]
 
 STORE_NAME = "judge_ratings.sqlite"
 KEY_VERSION = "v1"
+#: written in each attempt's ``client`` column: 2 = every model its own request body
+CLIENT_VERSION = 2
+DAMAGED_TODO = ("run calibrate cache clear on the campaign: it moves the damaged store aside (kept beside it, "
+                "not deleted) and the next judge run starts a new one")
 MIGRATIONS = [
     """CREATE TABLE attempts (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -52,6 +62,8 @@ MIGRATIONS = [
     )""",
     # how a score was made, as JSON (G-Eval: weighted by logprobs or not, the evaluation steps used)
     "ALTER TABLE attempts ADD COLUMN details TEXT",
+    # which client wrote the attempt: NULL before each model had its own (see the module docstring)
+    "ALTER TABLE attempts ADD COLUMN client INTEGER",
 ]
 
 
@@ -88,6 +100,21 @@ class Attempt:
     latency_s: float | None = None
     self_eval: bool = False
     details: dict[str, Any] | None = None
+    #: what went wrong, without what differs from case to case (for grouping a run's failures; not stored)
+    error_summary: str | None = None
+
+
+def _shared_endpoint_judges(manifest: dict[str, Any]) -> set[str]:
+    """The judges of a run whose model (or embeddings model) shared an endpoint with a different model."""
+    specs: dict[tuple, set[str]] = {}
+    users: dict[tuple, set[str]] = {}
+    for judge in manifest.get("judges") or []:
+        for model in (judge.get("model"), judge.get("embeddings")):
+            if isinstance(model, dict) and model.get("provider") != "local":
+                endpoint = (model.get("provider"), model.get("base_url"), model.get("api_key_env"))
+                specs.setdefault(endpoint, set()).add(json.dumps(model, sort_keys=True))
+                users.setdefault(endpoint, set()).add(judge.get("name"))
+    return {name for endpoint, names in users.items() if len(specs[endpoint]) > 1 for name in names}
 
 
 class JudgeStore:
@@ -102,9 +129,28 @@ class JudgeStore:
     0.5
     """
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
-        self._db = open_store(self.path, MIGRATIONS)
+        self._db = open_store(self.path, MIGRATIONS, read_only=read_only, damaged_todo=DAMAGED_TODO)
+        self._client_column = (read_only is False or "client" in {row[1] for row in self._db.execute(
+            "PRAGMA table_info(attempts)")})
+        self.suspect = self._suspect()
+
+    def _suspect(self) -> set[tuple[str, str]]:
+        """(run, judge) of the attempts written under the shared-client defect."""
+        legacy = "client IS NULL" if self._client_column else "1 = 1"
+        runs: dict[str, set[str]] = {}
+        for run_id, judge in self._db.execute(f"SELECT DISTINCT run_id, judge FROM attempts WHERE {legacy}"):
+            runs.setdefault(run_id, set()).add(judge)
+        found = set()
+        for run_id, judges in runs.items():
+            row = self._db.execute("SELECT manifest FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            try:
+                shared = _shared_endpoint_judges(json.loads(row[0])) if row else judges
+            except (ValueError, TypeError, AttributeError):
+                shared = judges   # no readable manifest: nothing says the run was safe
+            found |= {(run_id, judge) for judge in judges & shared}
+        return found
 
     def close(self) -> None:
         self._db.close()
@@ -128,22 +174,25 @@ class JudgeStore:
         a = attempt
         self._db.execute(
             "INSERT INTO attempts (cache_key, run_id, judge, metric, case_id, repeat, value, error, reason, calls, "
-            "prompt_tokens, completion_tokens, cost, latency_s, self_eval, details, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prompt_tokens, completion_tokens, cost, latency_s, self_eval, details, created, client) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (a.cache_key, run_id, a.judge, a.metric, a.case_id, a.repeat, a.value, a.error, a.reason, a.calls,
              a.prompt_tokens, a.completion_tokens, a.cost, a.latency_s, int(a.self_eval),
-             json.dumps(a.details, sort_keys=True) if a.details else None, now()))
+             json.dumps(a.details, sort_keys=True) if a.details else None, now(), CLIENT_VERSION))
 
     def _latest(self, keys: list[str], condition: str) -> dict[str, Attempt]:
         found: dict[str, Attempt] = {}
         columns = ("cache_key, judge, metric, case_id, repeat, value, error, reason, calls, prompt_tokens, "
-                   "completion_tokens, cost, latency_s, self_eval, details")
+                   "completion_tokens, cost, latency_s, self_eval, details, run_id, "
+                   + ("client" if self._client_column else "NULL"))
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
             rows = self._db.execute(
                 f"SELECT {columns} FROM attempts WHERE {condition} AND cache_key IN "
                 f"({','.join('?' * len(chunk))}) ORDER BY id", chunk).fetchall()
             for row in rows:  # ordered by id: the latest attempt of a key wins
+                if row[16] is None and (row[15], row[1]) in self.suspect:
+                    continue  # another model's answer, perhaps: kept, never served
                 found[row[0]] = Attempt(*row[:13], self_eval=bool(row[13]),
                                         details=json.loads(row[14]) if row[14] else None)
         return found
@@ -155,6 +204,24 @@ class JudgeStore:
     def latest(self, keys: list[str]) -> dict[str, Attempt]:
         """The latest attempt of each key, success or failure."""
         return self._latest(keys, "1 = 1")
+
+    def suspect_keys(self, keys: list[str]) -> set[str]:
+        """The keys that have a success written under the shared-client defect (never served)."""
+        held: set[str] = set()
+        if not self.suspect:
+            return held
+        legacy = " AND client IS NULL" if self._client_column else ""
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            held |= {key for key, run_id, judge in self._db.execute(
+                "SELECT cache_key, run_id, judge FROM attempts WHERE value IS NOT NULL AND cache_key IN "
+                f"({','.join('?' * len(chunk))}){legacy}", chunk) if (run_id, judge) in self.suspect}
+        return held
+
+    def repeats(self) -> dict[str, int]:
+        """Per judge, how many repeats the store holds (the highest repeat index plus one)."""
+        return {judge: top + 1 for judge, top in self._db.execute("SELECT judge, MAX(repeat) FROM attempts "
+                                                                  "GROUP BY judge")}
 
     def summary(self) -> list[dict[str, Any]]:
         """Per judge, over every stored attempt: ratings, failures, calls, tokens, time and runs."""
@@ -175,3 +242,15 @@ class JudgeStore:
         self._db.execute("DELETE FROM attempts")
         self._db.execute("DELETE FROM runs")
         return count
+
+
+def move_aside(path: str | Path) -> Path:
+    """Rename a damaged store (and its WAL files) to ``NAME.damaged-TIME``, kept beside it; returns the new path."""
+    path = Path(path)
+    stamp = now().replace(":", "").replace("-", "").split(".")[0]
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            source.rename(target.with_name(target.name + suffix))
+    return target
