@@ -300,3 +300,57 @@ def test_an_adjudicators_labels_become_decisions(tmp_path, server):
     ref = human_reference(c, "faithfulness")
     assert dict(zip(ref.case_ids, ref.values)) == {"c0000": 1.0, "c0001": 1.0} and ref.n_adjudicated == 1
     assert {h["adjudicator"] for h in decision_history(folder)} == {"adj@calibrate.test"}
+
+
+def test_a_pull_never_drops_a_label_silently(tmp_path, server):
+    """An export that lacks labels an earlier pull brought is not a deletion; a label deleted in Label
+    Studio leaves the statistics only when a pull read the whole project, and stays in the history."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    url, token, client, users = server
+    folder = make_campaign(tmp_path, n=4)
+    project_id = push(load_campaign(folder), url=url, api_key=token)["project_id"]
+    tasks = tasks_by_case(client, project_id)
+    made = {}
+    for case_id, task_id in sorted(tasks.items()):
+        for who in ("ann1", "ann2"):
+            made[(case_id, who)] = client.annotations.create(
+                id=task_id, completed_by=users[who], result=results("pass", ["relevant"] * 3, "1"))
+    assert pull(load_campaign(folder), url=url, api_key=token)["ratings_written"] == 24  # 8 annotations x 3 metrics
+    full = pd.read_csv(folder / RATINGS_FILE)
+    calibrate = Path(sys.executable).parent / "calibrate"
+
+    # an empty export file, then one of two tasks: every label pulled before stays
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    pulled = subprocess.run([str(calibrate), "labelstudio", "pull", str(folder), "--file", str(empty)],
+                            capture_output=True, text=True, timeout=120)
+    assert pulled.returncode == 0, pulled.stderr
+    assert "24 rating(s) in labelstudio_ratings.csv" in pulled.stdout
+    pd.testing.assert_frame_equal(pd.read_csv(folder / RATINGS_FILE), full)
+    export = json.loads(b"".join(client.projects.exports.download_sync(project_id, export_type="JSON",
+                                                                       download_all_tasks=True)))
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps([t for t in export if t["data"]["case_id"] in ("c0000", "c0001")]))
+    doc = pull_file(load_campaign(folder), partial)
+    assert doc["source"] == f"{url.rstrip('/')}#project-{project_id}"   # the project this campaign pushed
+    assert (doc["labels"], doc["unchanged"], doc["absent_kept"], doc["withdrawn"]) == (12, 12, 12, 0)
+    pd.testing.assert_frame_equal(pd.read_csv(folder / RATINGS_FILE), full)   # annotators keep their names
+
+    # deleted in Label Studio: a pull through the API (the whole project) withdraws it, and says so
+    client.annotations.delete(id=made[("c0003", "ann2")].id)
+    doc = pull(load_campaign(folder), url=url, api_key=token)
+    assert (doc["withdrawn"], doc["ratings_written"]) == (3, 21)
+    left = pd.read_csv(folder / RATINGS_FILE)
+    assert not ((left["case_id"] == "c0003") & (left["rater"] == "ann2@calibrate.test")).any()
+    store = LabelStore(folder)
+    assert [h["annotator"] for h in store.history("c0003")].count("ann2@calibrate.test") == 3  # kept in the history
+    store.close()
+    # the older export file still holds it: pulling that file does not bring back what the project deleted since
+    before_deletion = tmp_path / "before.json"
+    before_deletion.write_text(json.dumps(export))
+    old = pull_file(load_campaign(folder), before_deletion)
+    assert (old["deleted_since"], old["unchanged"], old["ratings_written"]) == (3, 21, 21)
+    assert pull(load_campaign(folder), url=url, api_key=token)["withdrawn"] == 0   # withdrawn once, counted once

@@ -346,9 +346,20 @@ def labelstudio_pull(campaign, url, api_key, export_file, adjudicators, out_of_s
         _print_json(doc)
         return
     out.print(f"{doc['annotations']} annotation(s) of {doc['tasks']} task(s): {doc['labels']} label(s), "
-              f"{doc['new']} new, {doc['changed']} changed (a new revision each), {doc['unchanged']} unchanged; "
-              f"skipped {doc['cancelled']} cancelled annotation(s) and {doc['drafts']} draft(s); "
-              f"{doc['ratings_written']} rating(s) in labelstudio_ratings.csv")
+              f"{doc['new']} new, {doc['changed']} changed (a new revision each), {doc['unchanged']} unchanged"
+              + (f", {doc['restored']} back after a withdrawal" if doc["restored"] else "")
+              + f"; skipped {doc['cancelled']} cancelled annotation(s) and {doc['drafts']} draft(s); "
+              f"{doc['ratings_written']} rating(s) in labelstudio_ratings.csv", markup=False)
+    if doc["withdrawn"]:
+        out.print(f"withdrawn: {doc['withdrawn']} label(s) pulled before are no longer in the project (deleted in "
+                  "Label Studio): out of the statistics, kept in the history", markup=False)
+    if doc["deleted_since"]:
+        out.print(f"left out: {doc['deleted_since']} label(s) of this file were deleted in Label Studio after it "
+                  "was exported (a pull through the API found them gone)", markup=False)
+    if doc["absent_kept"]:
+        out.print(f"kept: {doc['absent_kept']} label(s) pulled before are not in this export file; a file may hold "
+                  "part of a project, so they stay (a pull through the API withdraws labels deleted in Label "
+                  "Studio)", markup=False)
     if doc["decisions"]:
         d = doc["decisions"]
         out.print(f"adjudicators' decisions: {d['new']} new, {d['changed']} changed, {d['unchanged']} unchanged "

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from calibrate.adjudication import append_decisions
+from calibrate.adjudication import append_decisions, decision_history
 from calibrate.campaign import Campaign
 from calibrate.labelstudio.interface import PER_ITEM, TEMPLATES, Interface, build_interface, task_data
 from calibrate.labelstudio.labels import read_export
@@ -161,8 +161,10 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
 
 
 def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics: list[str] | None,
-          users: dict[int, str], shown_judge: str | None = None, adjudicators: list[str] | None = None
-          ) -> dict[str, Any]:
+          users: dict[int, str], shown_judge: str | None = None, adjudicators: list[str] | None = None, *,
+          whole: bool) -> dict[str, Any]:
+    """Read ``tasks`` (an export of ``source``) into the label store and export the current labels;
+    ``whole``: the tasks are the whole project, so a label no longer there was deleted."""
     interface = build_interface(campaign, metrics)
     reading = read_export(tasks, campaign, interface, users=users)
     deciders = set(adjudicators or ())
@@ -172,13 +174,16 @@ def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics:
                                f"the project (annotators: {', '.join(sorted(annotators))})")
     decisions = [{"case_id": l.case_id, "metric": l.metric, "value": l.value, "adjudicator": l.annotator,
                   "note": "decided in Label Studio"} for l in reading.labels if l.annotator in deciders]
+    # an adjudicator's labels are decisions (the reference label of their cases), not annotations; one
+    # who decided in an earlier pull of this source still is one
+    if (campaign.path / "adjudications.sqlite").is_file():
+        deciders |= {h["adjudicator"] for h in decision_history(campaign.path) if h["source"] == source}
     store = LabelStore(campaign.path)
     try:
         pull_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
-        counts = store.add_pull(pull_id, source, reading.labels)
-        # an adjudicator's labels are decisions (the reference label of their cases), not annotations
-        exported = store.export(source, {(label.annotation_id, label.metric) for label in reading.labels
-                                         if label.annotator not in deciders}, shown_judge=shown_judge)
+        counts = store.add_pull(pull_id, source, reading.labels, metrics=sorted(interface.metrics), whole=whole,
+                                shown_judge=shown_judge, adjudicators=deciders)
+        exported = store.export()
     finally:
         store.close()
     return {"pull_id": pull_id, "source": source, "tasks": reading.tasks, "annotations": reading.annotations,
@@ -203,7 +208,7 @@ def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
     tasks = _call("export the project", _export, client, known.project_id)
     users = {user.id: user.email for user in _call("list users", lambda: list(client.users.list()))}
     return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{known.project_id}", known.metrics, users,
-                 known.shown_judge, adjudicators)
+                 known.shown_judge, adjudicators, whole=True)
 
 
 def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
@@ -218,13 +223,20 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
         raise LabelStudioError(f"cannot read the export {path}: {exc}") from None
     if not isinstance(tasks, list):
         raise LabelStudioError(f"{path} is not a Label Studio JSON export (a list of tasks)")
-    projects = {a.get("project") for t in tasks for a in t.get("annotations") or []} - {None}
+    if not all(isinstance(t, dict) for t in tasks):
+        raise LabelStudioError(f"{path} is not a Label Studio JSON export (a list of tasks, each an object)")
+    projects = {a.get("project") for t in tasks for a in t.get("annotations") or [] if isinstance(a, dict)} - {None}
     store = LabelStore(campaign.path)
     known = store.project(url) if url else None
+    if known is None and len(projects) == 1:  # an export of a project this campaign pushed: the same source
+        found = store.project_of(next(iter(projects)))
+        if found is not None:
+            url, known = found
     store.close()
     source = (f"{url.rstrip('/')}#project-{known.project_id}" if known else
               f"export#project-{min(projects)}" if projects else "export")
     shown = (known.shown_judge if known else None) or next(
         (p.get("model_version") for t in tasks for p in t.get("predictions") or []
          if isinstance(p, dict) and p.get("model_version")), None)  # what the file says was shown
-    return _pull(campaign, tasks, source, known.metrics if known else None, {}, shown, adjudicators)
+    # a file may hold part of a project: a label it lacks is kept, never taken for a deletion
+    return _pull(campaign, tasks, source, known.metrics if known else None, {}, shown, adjudicators, whole=False)
