@@ -60,7 +60,7 @@ def disagreements(campaign: Campaign, metric: str | None = None) -> list[dict[st
 def write_template(campaign: Campaign, path: str | Path, metric: str | None = None) -> int:
     """A CSV of the disagreements for the adjudicator: fill ``decision`` and ``adjudicator``."""
     found = disagreements(campaign, metric)
-    with Path(path).open("w", newline="", encoding="utf-8") as handle:
+    with replacing(path) as handle:
         writer = csv.writer(handle)
         writer.writerow(TEMPLATE_COLUMNS)
         for d in found:

@@ -473,6 +473,8 @@ def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: lis
                                                                  else "") for a in adjusted[:10])
         notes.append(f"{len(adjusted)} out-of-scale value(s) {adjusted[0].action} (--out-of-scale "
                      f"{campaign.out_of_scale}): {what}" + (" ..." if len(adjusted) > 10 else ""))
+    if campaign.set_aside_note(metric):
+        notes.append(campaign.set_aside_note(metric))
     if campaign.shown_judge:
         notes.append(f"the annotators saw judge {campaign.shown_judge}'s scores as pre-annotations in Label Studio: "
                      "their labels may be anchored on it, so every judge's agreement with humans (that judge's "

@@ -22,6 +22,7 @@ from sklearn.model_selection import KFold
 
 from calibrate.campaign import Campaign
 from calibrate.design_weights import design_weights
+from calibrate.files import replacing
 from calibrate.reference import human_reference
 
 __all__ = ["CalibrationMap", "fit_calibration", "reliability", "expected_calibration_error", "calibration_maps"]
@@ -56,7 +57,8 @@ class CalibrationMap:
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        with replacing(path) as handle:
+            handle.write(json.dumps(self.to_dict(), indent=1) + "\n")
         return path
 
     @classmethod

@@ -23,7 +23,8 @@ from calibrate.judges.config import JudgeSpec, parse_judges
 from calibrate.collect.contract import parse_service
 from calibrate.jury import jury_ratings, parse_juries
 
-__all__ = ["Metric", "Rater", "Adjustment", "Campaign", "load_campaign", "RATING_COLUMNS", "CASE_FIELDS"]
+__all__ = ["Metric", "Rater", "Adjustment", "SetAside", "Campaign", "load_campaign", "RATING_COLUMNS",
+           "CASE_FIELDS"]
 
 Scale = Literal["binary", "ordinal", "continuous"]
 OutOfScale = Literal["error", "clip", "drop"]
@@ -132,6 +133,18 @@ class Adjustment:
     new_value: float | None = None
 
 
+@dataclass(frozen=True)
+class SetAside:
+    """A rating that calibrate exported (from the judge or the Label Studio store) for a case that is
+    no longer in ``cases.jsonl``: left out of every statistic, kept in its store."""
+
+    file: str
+    line: int
+    case_id: str
+    metric: str
+    rater: str
+
+
 @dataclass
 class Campaign:
     """A validated campaign. Build one with :func:`load_campaign` or :meth:`Campaign.from_frames`.
@@ -166,6 +179,20 @@ class Campaign:
     juries: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the RAG service's HTTP contract of ``[service]`` (``calibrate collect``), if declared
     service: Any = None
+    #: exported ratings of cases removed from ``cases.jsonl``: left out, and said so
+    set_aside: list[SetAside] = field(default_factory=list)
+
+    def set_aside_note(self, metric: str | None = None) -> str | None:
+        """One sentence on the exported ratings (of ``metric``, or all) left out because their cases
+        were removed, if any."""
+        aside = [s for s in self.set_aside if metric is None or s.metric == metric]
+        if not aside:
+            return None
+        cases = sorted({s.case_id for s in aside})
+        files = sorted({Path(s.file).name for s in aside})
+        return (f"{len(aside)} rating(s) in {' and '.join(files)} are of {len(cases)} case(s) no longer in "
+                f"cases.jsonl ({', '.join(cases[:10])}{' ...' if len(cases) > 10 else ''}): left out of every "
+                "statistic; their stores keep them, and the next judge run or pull leaves them out of the file")
 
     def rater(self, name: str) -> Rater:
         """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family."""
@@ -640,11 +667,18 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
                                     + (", run_id)" if r.rater_kind == "judge" else ")")))
 
     cases = None
+    set_aside: list[SetAside] = []
     if case_rows is not None:
         cases = _validate_cases(case_rows, cases_file, problems)
         unknown = ~ratings["case_id"].isin(list(cases)).to_numpy() & (ratings["case_id"] != "").to_numpy()
-        report(unknown, "a rating for a case that is not in cases.jsonl", "case_id",
+        # what calibrate exported for a case since removed is set aside; the user's own file must agree
+        exported = np.array([path is not None and Path(f).name in EXPORTED_RATINGS_FILES for f in files], dtype=bool)
+        report(unknown & ~exported, "a rating for a case that is not in cases.jsonl", "case_id",
                "a case_id listed in " + Path(cases_file).name)
+        for i in np.flatnonzero(unknown & exported):
+            set_aside.append(SetAside(files[i], int(lines[i]), ratings["case_id"].iat[i], ratings["metric"].iat[i],
+                                      ratings["rater"].iat[i]))
+        drop |= unknown & exported
     if problems:
         raise CampaignError(problems)
     ratings = ratings[~drop].reset_index(drop=True)
@@ -659,7 +693,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
         raters = {**raters, **{n: Rater(name=n, family="jury", **f) for n, f in facts.items()}}
     return Campaign(name=name, metrics=metrics, raters=raters, ratings=ratings, cases=cases, judges=judges,
                     adjustments=adjustments, data_hash=data_hash, path=path, out_of_scale=out_of_scale,
-                    juries=juries, service=service)
+                    juries=juries, service=service, set_aside=set_aside)
 
 
 def _validate_cases(case_rows, file: str, problems: list[Problem]) -> dict[str, dict]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from typing import Any, Literal
 import numpy as np
 
 from calibrate.campaign import SAMPLES_FOLDER, Campaign
+from calibrate.files import write_all
 
 __all__ = ["draw_sample", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES", "score_edges",
            "score_strata", "percentile_ranks"]
@@ -383,11 +385,12 @@ def write_sample(folder: Path, sample: Sample, name: str) -> Path:
     if target.exists():
         raise FileExistsError(f"{target} exists: choose another --name (a sample already drawn is kept)")
     target.parent.mkdir(exist_ok=True)
-    with target.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["case_id", "stratum", "inclusion_probability"])
-        writer.writerows(zip(sample.case_ids, sample.strata, (repr(p) for p in sample.inclusion_probability)))
-    target.with_suffix(".json").write_text(json.dumps(sample.design, indent=2) + "\n", encoding="utf-8")
+    table = io.StringIO()
+    writer = csv.writer(table)
+    writer.writerow(["case_id", "stratum", "inclusion_probability"])
+    writer.writerows(zip(sample.case_ids, sample.strata, (repr(p) for p in sample.inclusion_probability)))
+    # the design first: a sample is read only where both files are, and the CSV is moved in last
+    write_all({target.with_suffix(".json"): json.dumps(sample.design, indent=2) + "\n", target: table.getvalue()})
     return target
 
 

@@ -47,7 +47,9 @@ def validate(campaign: str, out_of_scale: str) -> None:
     out.print(f"{len(c.cases) if c.cases is not None else 'no'} cases in cases.jsonl; data {c.data_hash}")
     for a in c.adjustments:
         out.print(f"{a.action}: {a.file} line {a.line}: {a.rater} rated case {a.case_id} {a.value:g}"
-                  + (f" -> {a.new_value:g}" if a.new_value is not None else ""))
+                  + (f" -> {a.new_value:g}" if a.new_value is not None else ""), markup=False)
+    if c.set_aside:
+        out.print("note: " + c.set_aside_note(), markup=False)
 
 
 STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "kappa_quadratic": "kappa quadratic",
@@ -218,7 +220,7 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
 
     judge_runs = None
     if c.path is not None and (c.path / STORE_NAME).is_file():
-        store = JudgeStore(c.path / STORE_NAME)
+        store = JudgeStore(c.path / STORE_NAME, read_only=True)
         judge_runs = store.summary()
         store.close()
     with err.status("writing the report"):

@@ -221,7 +221,10 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
         cmap.save(save)
     if table is not None:
         table["calibrated_probability"] = cmap.predict(values)
-        table.to_csv(out_file, index=False)
+        from calibrate.files import replacing
+
+        with replacing(out_file) as handle:
+            table.to_csv(handle, index=False)
     doc = fit | {"map": cmap.to_dict(), "scores": [{"score": v, "probability": float(p)}
                                                     for v, p in zip(scores, cmap.predict(list(scores)))]}
     if as_json:

@@ -12,6 +12,8 @@ from typing import Any
 
 import jinja2
 
+from calibrate.errors import FileError
+from calibrate.files import write_all
 from calibrate.report.format import (fmt_estimate, fmt_estimate_html, fmt_interval, fmt_number, fmt_rate,
                                      undefined_notes)
 
@@ -89,16 +91,23 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
     -------
     dict
         ``{"html": path, "md": path, "json": path}``.
+
+    Raises
+    ------
+    calibrate.errors.FileError
+        A file cannot be written (a full disk, a read-only folder): every earlier report is kept whole.
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileError(out, f"cannot be made ({exc.strerror})", "choose a writable place with --out") from None
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
-    paths["html"].write_text(render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
-                             encoding="utf-8")
-    paths["md"].write_text(render_markdown(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
-                           encoding="utf-8")
     document: dict[str, Any] = {"stats": stats, "recommendations": recommendations, "manifest": stats["manifest"],
                                 "judge_runs": judge_runs or [], "audits": audits or [],
                                 "calibrations": calibrations or [], "versus": versus or []}
-    paths["json"].write_text(json.dumps(document, indent=1, allow_nan=False), encoding="utf-8")
+    # everything is rendered before anything is written, and all three files are moved in together
+    write_all({paths["html"]: render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
+               paths["md"]: render_markdown(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
+               paths["json"]: json.dumps(document, indent=1, allow_nan=False)})
     return paths

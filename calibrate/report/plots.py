@@ -63,10 +63,11 @@ def agreement_plot(metric: dict) -> str:
                 continue
             ys.append(i + offset)
             xs.append(stat["estimate"])
-            lows.append(stat["estimate"] - (stat["ci_low"] if stat.get("ci_low") is not None else stat["estimate"]))
-            highs.append((stat["ci_high"] if stat.get("ci_high") is not None else stat["estimate"]) - stat["estimate"])
-        if xs:
-            ax.errorbar(xs, ys, xerr=[lows, highs], fmt="o", color=colour, capsize=3, ms=4, label=key)
+            lows.append(stat["ci_low"] if stat.get("ci_low") is not None else stat["estimate"])
+            highs.append(stat["ci_high"] if stat.get("ci_high") is not None else stat["estimate"])
+        if xs:  # the interval as computed (a bootstrap interval of a few cases may leave out the estimate)
+            ax.hlines(ys, lows, highs, color=colour, lw=1.2)
+            ax.plot(xs, ys, "o", color=colour, ms=4, label=key)
     ax.set_yticks(range(len(judges)), [j["judge"] for j in judges], fontsize=8)
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlim(-0.2, 1.0)
