@@ -4,8 +4,9 @@ one run.
 
     python bench/bench_judges.py [--cases 500] [--latency 0.1] [--concurrency 32]
 
-Prints, for DeepEval faithfulness and RAGAS faithfulness together and for each alone, the achieved
-model-call rate against the ideal (concurrency / latency) and the wall time, each library's own
+Prints, for DeepEval faithfulness and RAGAS faithfulness together (two judge models behind the one
+endpoint), for two DeepEval judges of two models, and for each library alone, the achieved model-call
+rate against the ideal (concurrency / latency) and the wall time, each library's own
 `evaluate()` wall time, and the time and calls of an unchanged rerun. The server runs in its own
 process, so it does not share the interpreter with the code measured; the libraries are imported
 before any clock starts, for every contender alike.
@@ -36,6 +37,8 @@ from calibrate.judges.runner import run_judges  # noqa: E402
 from tests.conftest import write_campaign  # noqa: E402
 
 CALLS_PER_CASE = {"deepeval": 4, "ragas": 2}  # faithfulness: truths, claims, verdicts, reason / statements, NLI
+#: each library's judge model; the runs with two judges put two models behind the one endpoint
+MODELS = {"deepeval": "llama-3-careful", "ragas": "qwen-careful"}
 
 
 def make_cases(n: int) -> list[dict]:
@@ -58,7 +61,7 @@ def deepeval_evaluate(cases: list[dict], url: str, concurrency: int) -> float:
     from deepeval.models import LocalModel
     from deepeval.test_case import LLMTestCase
 
-    model = LocalModel(model="scripted", base_url=url, api_key="unused", temperature=0)
+    model = LocalModel(model=MODELS["deepeval"], base_url=url, api_key="unused", temperature=0)
     test_cases = [LLMTestCase(input=c["input"], actual_output=c["actual_output"],
                               retrieval_context=c["retrieval_context"]) for c in cases]
     start = time.perf_counter()
@@ -80,7 +83,7 @@ def ragas_evaluate(cases: list[dict], url: str, concurrency: int) -> float:
     from ragas.run_config import RunConfig
 
     faithfulness = importlib.import_module("ragas.metrics._faithfulness").Faithfulness
-    llm = llm_factory("scripted", client=AsyncOpenAI(base_url=url, api_key="unused"))
+    llm = llm_factory(MODELS["ragas"], client=AsyncOpenAI(base_url=url, api_key="unused"))
     dataset = EvaluationDataset.from_list([{"user_input": c["input"], "response": c["actual_output"],
                                             "retrieved_contexts": c["retrieval_context"]} for c in cases])
     start = time.perf_counter()
@@ -91,11 +94,12 @@ def ragas_evaluate(cases: list[dict], url: str, concurrency: int) -> float:
     return seconds
 
 
-def calibrate_run(folder: Path, libraries: list[str], url: str, args) -> tuple[float, int]:
-    """One `calibrate judge` run of the given libraries' faithfulness judges on a fresh campaign."""
+def calibrate_run(folder: Path, judges: list[tuple[str, str]], url: str, args) -> tuple[float, int]:
+    """One `calibrate judge` run of faithfulness judges (library, model), all on the one endpoint, on a
+    fresh campaign."""
     config = 'name = "bench"\n[metrics.faithfulness]\nscale = "binary"\n' + "".join(
-        f'[judges.{library}-faith]\nlibrary = "{library}"\nmetric = "faithfulness"\n'
-        f'model = {{ provider = "openai", name = "scripted", base_url = "{url}" }}\n' for library in libraries)
+        f'[judges.{library}-{model}]\nlibrary = "{library}"\nmetric = "faithfulness"\n'
+        f'model = {{ provider = "openai", name = "{model}", base_url = "{url}" }}\n' for library, model in judges)
     cases = make_cases(args.cases)
     humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness",
                            "rater": "ann", "rater_kind": "human", "value": 1})
@@ -105,10 +109,11 @@ def calibrate_run(folder: Path, libraries: list[str], url: str, args) -> tuple[f
     doc = run_judges(load_campaign(folder), policy=policy)
     seconds = time.perf_counter() - start
     calls = sum(j["calls"] for j in doc["judges"])
-    assert calls == args.cases * sum(CALLS_PER_CASE[library] for library in libraries), doc["judges"]
+    assert calls == args.cases * sum(CALLS_PER_CASE[library] for library, _ in judges), doc["judges"]
     assert not any(j["failed"] for j in doc["judges"])
     ideal = args.concurrency / args.latency
-    print(f"calibrate judge, {' + '.join(libraries)} faithfulness: {args.cases} cases, {calls} calls in "
+    models = " + ".join(f"{library} on {model}" for library, model in judges)
+    print(f"calibrate judge, faithfulness, {models} (one endpoint): {args.cases} cases, {calls} calls in "
           f"{seconds:.2f} s = {calls / seconds:.0f} calls/s, {calls / seconds / ideal:.0%} of the ideal "
           f"{ideal:.0f} calls/s (concurrency {args.concurrency}, latency {args.latency * 1000:.0f} ms)")
     return seconds, calls
@@ -129,13 +134,16 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             os.chdir(tmp)  # DeepEval's evaluate() writes its run files into the working directory
-            calibrate_run(Path(tmp) / "both", ["deepeval", "ragas"], url, args)
+            calibrate_run(Path(tmp) / "both", list(MODELS.items()), url, args)
+            calibrate_run(Path(tmp) / "two-models", [("deepeval", MODELS["deepeval"]), ("deepeval", "gpt-4-lenient")],
+                          url, args)
             start = time.perf_counter()
             again = run_judges(load_campaign(Path(tmp) / "both"), policy=CallPolicy(concurrency=args.concurrency))
             print(f"unchanged rerun: {time.perf_counter() - start:.2f} s, {sum(j['calls'] for j in again['judges'])} "
                   f"calls, {sum(j['from_cache'] for j in again['judges'])} ratings from the cache")
             # calibrate first: DeepEval's evaluate() leaves its per-call clients to the garbage collector
-            ours = {library: calibrate_run(Path(tmp) / library, [library], url, args) for library in CALLS_PER_CASE}
+            ours = {library: calibrate_run(Path(tmp) / library, [(library, MODELS[library])], url, args)
+                    for library in CALLS_PER_CASE}
             logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # those clients' "Event loop is closed"
             for library, theirs in (("deepeval", deepeval_evaluate), ("ragas", ragas_evaluate)):
                 seconds, calls = ours[library]

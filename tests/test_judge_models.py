@@ -185,3 +185,24 @@ def test_a_run_with_one_model_per_endpoint_was_not_affected(tmp_path, server):
     _legacy_store(folder, {"a": "llama-careful"}, server.url)
     doc = run_judges(load_campaign(folder))
     assert doc["judges"][0]["from_cache"] == 6 and server.counts["requests"] == 0
+
+
+def test_logprob_settings_are_each_judges_own(tmp_path, server):
+    """Two G-Eval judges on one endpoint: one asks for the score tokens' probabilities, one does not."""
+    cases = [{"case_id": "same", "input": "Where is Paris?", "actual_output": "Paris is located in France.",
+              "expected_output": "Paris is located in France."}]
+    config = 'name = "geval"\n[metrics.correctness]\nscale = "continuous"\nhuman_pass = 0.5\n'
+    for name, model, extra in (("weighted", "llama-careful", "top_logprobs = 5"),
+                               ("plain", "qwen-contrarian", "logprobs = false")):
+        config += (f'[judges.{name}]\nlibrary = "deepeval"\nmetric = "g_eval"\ninto = "correctness"\n'
+                   f'model = {{ provider = "openai", name = "{model}", base_url = "{server.url}" }}\n'
+                   'settings = { evaluation_params = ["actual_output", "expected_output"], evaluation_steps = '
+                   f'["Compare the two."], {extra} }}\n')
+    humans = pd.DataFrame({"case_id": ["same"], "metric": "correctness", "rater": "ann", "rater_kind": "human",
+                           "value": [1.0]})
+    doc = run_judges(load_campaign(write_campaign(tmp_path / "geval", config, humans, cases)))
+    asked = {(r["model"], r["logprobs"], r["top_logprobs"]) for r in server.seen}
+    assert asked == {("llama-careful", True, 5), ("qwen-contrarian", None, None)}
+    scores = {r["judge"]: r for r in doc["ratings"]}
+    assert scores["weighted"]["details"]["logprob_weighted"] and scores["weighted"]["value"] > 0.9
+    assert scores["plain"]["value"] == 0.0   # the contrarian model gives 10 - 10

@@ -20,7 +20,6 @@ import asyncio
 import csv
 import datetime as _dt
 import functools
-import itertools
 import json
 import os
 import time

@@ -20,7 +20,7 @@ import numpy as np
 from calibrate.adjudication import append_decisions, decision_history
 from calibrate.campaign import Campaign
 from calibrate.labelstudio.interface import PER_ITEM, TEMPLATES, Interface, build_interface, task_data
-from calibrate.labelstudio.labels import read_export
+from calibrate.labelstudio.labels import read_export, shape_problems
 from calibrate.labelstudio.store import LabelStore
 
 __all__ = ["push", "pull", "pull_file", "LabelStudioError", "connect"]
@@ -221,11 +221,11 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
         tasks = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise LabelStudioError(f"cannot read the export {path}: {exc}") from None
-    if not isinstance(tasks, list):
-        raise LabelStudioError(f"{path} is not a Label Studio JSON export (a list of tasks)")
-    if not all(isinstance(t, dict) for t in tasks):
-        raise LabelStudioError(f"{path} is not a Label Studio JSON export (a list of tasks, each an object)")
-    projects = {a.get("project") for t in tasks for a in t.get("annotations") or [] if isinstance(a, dict)} - {None}
+    problems = shape_problems(tasks)
+    if problems:
+        raise LabelStudioError(f"{path} is not a Label Studio JSON export: " + "; ".join(problems[:10])
+                               + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
+    projects = {a.get("project") for t in tasks for a in t.get("annotations") or []} - {None}
     store = LabelStore(campaign.path)
     known = store.project(url) if url else None
     if known is None and len(projects) == 1:  # an export of a project this campaign pushed: the same source

@@ -16,7 +16,7 @@ from typing import Any
 from calibrate.campaign import Campaign
 from calibrate.labelstudio.interface import PER_ITEM, Interface
 
-__all__ = ["Label", "ExportReading", "read_export", "average_precision", "LabelError"]
+__all__ = ["Label", "ExportReading", "read_export", "shape_problems", "average_precision", "LabelError"]
 
 BINARY = {"pass": 1.0, "fail": 0.0}
 POSITIVE = {"relevant", "found"}
@@ -156,13 +156,82 @@ def _value(metric: str, kind: str, answers: list[tuple[int | None, Any]], data: 
     return float(answer), details
 
 
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _given(document: dict[str, Any], key: str, default: Any) -> Any:
+    """``document[key]``, or ``default`` where it is absent or null."""
+    value = document.get(key)
+    return default if value is None else value
+
+
+def shape_problems(tasks: Any) -> list[str]:
+    """What in a document is not the shape of Label Studio's JSON export: a list of tasks, each an
+    object with an integer ``id``, a ``data`` object, and lists of ``annotations`` (objects with an
+    integer ``id``, a ``completed_by`` user id or object, a ``result`` list of objects whose ``value``
+    is an object), ``drafts`` and ``predictions``.
+
+    Examples
+    --------
+    >>> shape_problems([{"id": 1, "data": {}, "annotations": [{"id": "x", "result": {}}]}])
+    ["task 1, annotation 1: 'id' is 'x', expected an integer", "task 1, annotation 1: 'result' is {}, expected a list"]
+    """
+    if not isinstance(tasks, list):
+        return [f"the document is {type(tasks).__name__}, expected a list of tasks"]
+    problems: list[str] = []
+
+    def expect(ok: bool, where: str, key: str, value: Any, what: str) -> bool:
+        if not ok:
+            problems.append(f"{where}: {key!r} is {str(repr(value))[:60]}, expected {what}")
+        return ok
+
+    for number, task in enumerate(tasks, start=1):
+        if not isinstance(task, dict):
+            problems.append(f"task {number}: a {type(task).__name__}, expected an object")
+            continue
+        where = f"task {task.get('id') if _is_id(task.get('id')) else number}"
+        expect(_is_id(task.get("id")), where, "id", task.get("id"), "an integer")
+        expect(isinstance(_given(task, "data", {}), dict), where, "data", task.get("data"), "an object")
+        for key in ("drafts", "predictions"):
+            expect(isinstance(_given(task, key, []), list), where, key, task.get(key), "a list")
+        annotations = _given(task, "annotations", [])
+        if not expect(isinstance(annotations, list), where, "annotations", annotations, "a list"):
+            continue
+        for index, annotation in enumerate(annotations, start=1):
+            if not isinstance(annotation, dict):
+                problems.append(f"{where}, annotation {index}: a {type(annotation).__name__}, expected an object")
+                continue
+            named = f"{where}, annotation {annotation.get('id') if _is_id(annotation.get('id')) else index}"
+            expect(_is_id(annotation.get("id")), f"{where}, annotation {index}", "id", annotation.get("id"),
+                   "an integer")
+            who = annotation.get("completed_by")
+            expect(who is None or _is_id(who) or (isinstance(who, dict) and (who.get("email") is None or isinstance(
+                who.get("email"), str)) and (who.get("id") is None or _is_id(who.get("id")))), named, "completed_by",
+                who, "a user id or a user object")
+            expect(annotation.get("project") is None or _is_id(annotation.get("project")), named, "project",
+                   annotation.get("project"), "a project id")
+            expect(annotation.get("updated_at") is None or isinstance(annotation.get("updated_at"), str), named,
+                   "updated_at", annotation.get("updated_at"), "a time")
+            results = _given(annotation, "result", [])
+            if not expect(isinstance(results, list), named, "result", results, "a list"):
+                continue
+            for result in results:
+                if expect(isinstance(result, dict), named, "result item", result, "an object"):
+                    expect(isinstance(_given(result, "value", {}), dict), named, "value", result.get("value"),
+                           "an object")
+    return problems
+
+
 def read_export(tasks: list[dict[str, Any]], campaign: Campaign, interface: Interface, *,
                 users: dict[int, str] | None = None) -> ExportReading:
     """The labels in a Label Studio JSON export; :class:`LabelError` lists every result that does not
     fit the interface (nothing is read then)."""
     users = users or {}
     reading = ExportReading(labels=[])
-    problems: list[str] = []
+    problems = shape_problems(tasks)
+    if problems:
+        raise LabelError(problems)
     latest: dict[tuple[str, str, str], Label] = {}
     for task in tasks:
         data = task.get("data") or {}
