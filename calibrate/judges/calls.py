@@ -20,8 +20,8 @@ from typing import Any
 
 from calibrate.judges.config import ModelSpec
 
-__all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "make_client", "ClientPool",
-           "JudgeCallError", "endpoint_name"]
+__all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "ClientPool", "JudgeCallError",
+           "endpoint_name"]
 
 
 class JudgeCallError(RuntimeError):
@@ -222,11 +222,11 @@ class _HTTPClient:
     default_base_url = ""
     path = ""
 
-    def __init__(self, spec: ModelSpec, session: _Session | None = None):
+    def __init__(self, spec: ModelSpec, session: _Session):
         self.spec = spec
         self.endpoint = endpoint_name(spec)
         self.base_url = (spec.base_url or self.default_base_url).rstrip("/") + "/"
-        self._session = session or _Session(self.session_headers(spec))
+        self._session = session
 
     @classmethod
     def session_headers(cls, spec: ModelSpec) -> dict[str, str]:
@@ -274,10 +274,6 @@ class _HTTPClient:
     async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
         """One completion's text."""
         return (await self._ask(self.body(prompt, json_mode), policy))[1]
-
-    async def close(self) -> None:
-        """Close the endpoint's session (a client made by :func:`make_client`; a pool closes its own)."""
-        await self._session.close()
 
 
 class OpenAICompatibleClient(_HTTPClient):
@@ -367,11 +363,6 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 def _client_class(spec: ModelSpec) -> type[_HTTPClient]:
     return AnthropicClient if spec.provider == "anthropic" else OpenAICompatibleClient
-
-
-def make_client(spec: ModelSpec) -> _HTTPClient:
-    """The client of a model, with an HTTP session of its own."""
-    return _client_class(spec)(spec)
 
 
 def endpoint_name(spec: ModelSpec) -> str:

@@ -63,6 +63,7 @@ MIGRATIONS = [
         label_id INTEGER NOT NULL,
         withdrawn TEXT NOT NULL
     )""",
+    "CREATE INDEX withdrawals_label ON withdrawals (label_id)",
     # what each source (a project, an export) showed its annotators, and whose labels there are decisions
     """CREATE TABLE sources (
         source TEXT PRIMARY KEY,
