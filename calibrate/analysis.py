@@ -25,8 +25,8 @@ from calibrate.reference import HumanReference, JudgeScores, human_reference, ju
 from calibrate.stats import library
 from calibrate.stats.bootstrap import (Interval, bca_interval, case_counts, percentile_interval,
                                        resample_indices)
-from calibrate.stats.intervals import (bonett_wright_se, fieller_kendall_se, fisher_z_interval,
-                                       wilson_interval)
+from calibrate.stats.intervals import (bonett_wright_se, clopper_pearson_upper, fieller_kendall_se,
+                                       fisher_z_interval, wilson_interval)
 from calibrate.stats.paired import PairedScores, Summary
 from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule, cost_rule
 
@@ -333,12 +333,59 @@ class _JudgeRun:
         out["pass_threshold"] = {"threshold": self.threshold_value(self.rule_index), "rule": self.rule.to_dict()}
         out["pass_kappa"] = {**out["pass_kappa"], "threshold": out["pass_threshold"]["threshold"],
                              "rule": self.rule.describe()}
+        self._gate_bounds(out, confidence, seed)
         if full:
             if curves:
                 out["curve"] = self.curve(confidence)
             out["bottom_decile"] = self.bottom_decile(confidence, n_listed)
             out["worst_misses"] = self.worst_misses(n_listed)
         return out
+
+    def _gate_bounds(self, out: dict[str, Any], confidence: float, seed: int) -> None:
+        """Add the one-sided bounds a gate decides on, which keep their level at small n (README, "The
+        CI gate"): ``lower_bound`` of Spearman's rho (the lower of its interval's end and Fisher's z
+        with the Bonett-Wright SE) and of kappa and pass/fail kappa (the lower of its interval's end and
+        ``1 - D / (1 - p_e)`` with D the Clopper-Pearson upper bound of the disagreement rate, which
+        holds at zero disagreements), and ``chance_p``, the one-sided Mann-Whitney p-value of the AUC
+        against 0.5 (by permutation while the smaller class has fewer than 20 cases; unweighted)."""
+        level = (1 + confidence) / 2
+        n_eff = self.effective_n
+        rho = out["spearman"]
+        if rho.get("estimate") is not None:
+            if abs(rho["estimate"]) >= 1 - 1e-12:
+                rho.update(lower_bound=None, lower_bound_reason=f"a perfect rank agreement on {self.n} cases: no "
+                           "interval keeps its level there (a kappa floor reads the disagreements instead)")
+            else:
+                fisher = fisher_z_interval(rho["estimate"], bonett_wright_se(rho["estimate"], n_eff),
+                                           confidence=2 * level - 1)[0] if n_eff > 3 else -1.0
+                low = min(fisher, rho["ci_low"]) if rho.get("ci_low") is not None else fisher
+                rho.update(lower_bound=float(low), lower_bound_method="the lower of the interval's end and Fisher's z "
+                           "(Bonett-Wright SE)")
+        passes = self.human >= self.ref.metric.human_pass
+        categories = {"kappa": (self.human, self.score)}
+        if self.rule_index != NO_THRESHOLD and self.rule_index < self.paired.m:
+            categories["pass_kappa"] = (passes, self.score >= self.paired.j_values[self.rule_index])
+        for key, (human, judged) in categories.items():
+            stat = out.get(key) or {}
+            if stat.get("estimate") is None:
+                continue
+            total = self.w.sum()
+            disagree = self.w[human != judged].sum() * n_eff / total
+            chance = sum(self.w[human == c].sum() * self.w[judged == c].sum() for c in np.unique(human)) / total ** 2
+            exact = (1 - float(clopper_pearson_upper(disagree, n_eff, confidence=level)) / (1 - chance)
+                     if chance < 1 else -1.0)
+            low = min(exact, stat["ci_low"]) if stat.get("ci_low") is not None else exact
+            stat.update(lower_bound=float(low), lower_bound_method=f"the lower of the interval's end and 1 - D / (1 - p_e), "
+                        f"D the Clopper-Pearson bound on {disagree:.3g} disagreement(s) in {n_eff:.3g}")
+        if out["auc"].get("estimate") is not None:
+            from scipy import stats
+
+            smaller = min(int(passes.sum()), int((~passes).sum()))
+            # by permutation while a class is small, where the normal approximation is not to be trusted
+            method = ("exact" if smaller < 2 else stats.PermutationMethod(n_resamples=4999, random_state=seed)
+                      if smaller < 20 else "asymptotic")
+            out["auc"]["chance_p"] = float(stats.mannwhitneyu(self.score[passes], self.score[~passes],
+                                                              alternative="greater", method=method).pvalue)
 
     def _reason(self, key: str) -> str:
         metric, rater = self.ref.metric, self.judge.rater

@@ -18,7 +18,6 @@ EXE = Path(sys.executable).parent / "calibrate"
 TOML = """name = "gate"
 [metrics.faithfulness]
 scale = "binary"
-max_false_pass = 0.1
 [raters.good]
 family = "anthropic"
 [raters.poor]
@@ -55,9 +54,11 @@ def test_a_good_judge_passes_every_rule(campaign):
 
 
 @pytest.mark.parametrize("rules, expected", [
-    ({"min_spearman": 0.6}, r"Spearman rho 0\.\d+ \[0\.\d+, 0\.\d+\]: its lower bound 0\.\d+ is below the floor 0\.6"),
-    ({"min_kappa": 0.6}, r"pass kappa .*: its lower bound .* is below the floor 0\.6"),
-    ({"max_false_pass": 0.05}, r"no pass threshold under the metric's rule|upper bound .* above the ceiling 0\.05"),
+    ({"min_spearman": 0.6}, r"Spearman rho 0\.\d+: its one-sided lower bound 0\.\d+ \(.*Fisher's z.*\) is below the "
+                            r"floor 0\.6"),
+    ({"min_kappa": 0.6}, r"pass kappa .*: its one-sided lower bound .* is below the floor 0\.6"),
+    ({"max_false_pass": 0.01}, r"no threshold keeps the false-pass rate's one-sided 97\.5% Clopper-Pearson upper bound "
+                               r"at most 0\.01"),
     ({"forbid_self_eval": True}, r"of the gpt family, as the generator of 300 case\(s\)"),
     ({"min_labels": 500}, r"300 human-labelled cases, fewer than the minimum 500"),
 ])
@@ -67,15 +68,18 @@ def test_each_reason_is_named(campaign, rules, expected):
     assert re.search(expected, why[0]), why
 
 
-def test_the_false_pass_ceiling_reads_the_upper_bound(campaign):
-    ok, _ = reasons(campaign, "good", max_false_pass=0.2)
+def test_the_false_pass_ceiling_reads_the_bound_it_shows(campaign):
+    from calibrate.stats.intervals import clopper_pearson_upper
+
     doc = run_gate(campaign, GateRules(max_false_pass=0.2), judges=["good"], n_boot=0)
-    fpr = doc["checks"][0]["false_pass_rate"]
-    assert ok and fpr["ci_high"] <= 0.2
-    # a ceiling between the estimate and the upper bound fails: the bound is what counts
-    ceiling = (fpr["estimate"] + fpr["ci_high"]) / 2
-    passed, why = reasons(campaign, "good", max_false_pass=ceiling)
-    assert not passed and "its upper bound" in why[0]
+    check = doc["checks"][0]
+    fpr = check["false_pass_rate"]
+    assert check["passed"] and fpr["upper_bound"] <= 0.2
+    assert fpr["upper_bound"] == pytest.approx(float(clopper_pearson_upper(fpr["k"], fpr["n"], confidence=0.975)))
+    assert fpr["upper_bound_method"] == "one-sided 97.5% Clopper-Pearson"
+    # a ceiling below that bound at every threshold short of failing all: no threshold, and it says so
+    passed, why = reasons(campaign, "poor", max_false_pass=0.01)
+    assert not passed and "no threshold keeps the false-pass rate's one-sided 97.5% Clopper-Pearson" in why[0]
 
 
 def test_a_report_of_averages_only_is_refused(campaign, monkeypatch):
@@ -108,3 +112,67 @@ def test_exit_codes_from_the_command_line(tmp_path):
     usage = subprocess.run([str(EXE), "gate", str(folder), "--metric", "nope"], capture_output=True, text=True,
                            timeout=120)
     assert usage.returncode == 2 and "unknown metric" in usage.stderr
+
+
+def frames_campaign(human, judge, metric: dict, *, on_scale=False):
+    n = len(human)
+    ids = [f"c{i:03d}" for i in range(n)]
+    frame = pd.DataFrame({"case_id": ids * 2, "metric": "m", "rater": ["ann"] * n + ["judge"] * n,
+                          "rater_kind": ["human"] * n + ["judge"] * n, "value": np.r_[human, judge]})
+    config = {"name": "defaults", "metrics": {"m": metric}}
+    if on_scale:
+        config["raters"] = {"judge": {"on_metric_scale": True}}
+    from calibrate import Campaign
+    return Campaign.from_frames(config, frame)
+
+
+def test_a_coin_flip_judge_fails_the_default_gate():
+    """No floor given, the campaign declares max_false_pass = 0.1: a judge of uniformly random scores fails
+    (it passed before: only the label count was checked)."""
+    rng = np.random.default_rng(3)
+    human = (rng.random(60) < 0.5).astype(int)
+    doc = run_gate(frames_campaign(human, rng.random(60).round(3), {"scale": "binary", "max_false_pass": 0.1}),
+                   GateRules(), n_boot=300)
+    check = doc["checks"][0]
+    assert not doc["passed"]
+    assert any("not shown better than chance" in r for r in check["reasons"]), check["reasons"]
+    assert any("false-pass ceiling 0.1, the max_false_pass campaign.toml declares" in d for d in doc["defaults"])
+    assert any("no agreement floor was given" in d for d in doc["defaults"])
+
+
+def test_a_perfect_judge_on_an_ordinal_metric_passes_the_default_gate():
+    rng = np.random.default_rng(4)
+    human = rng.integers(0, 4, 100)
+    metric = {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2, "max_false_pass": 0.1}
+    doc = run_gate(frames_campaign(human, human, metric, on_scale=True), GateRules(), n_boot=300)
+    assert doc["passed"], doc["checks"][0]["reasons"]
+    check = doc["checks"][0]
+    assert check["threshold"] == 2.0 and check["false_pass_rate"]["estimate"] == 0.0
+    assert check["false_pass_rate"]["upper_bound"] <= 0.1
+
+
+def test_a_kappa_floor_is_not_met_on_three_labels():
+    """Perfect agreement on 3 labels: the bootstrap interval collapses to [1, 1] and met a 0.9 floor."""
+    doc = run_gate(frames_campaign([1, 0, 1], [1, 0, 1], {"scale": "binary"}), GateRules(min_labels=1, min_kappa=0.9),
+                   n_boot=300)
+    reasons = doc["checks"][0]["reasons"]
+    assert not doc["passed"] and any(r.startswith("kappa 1.000: its one-sided lower bound") for r in reasons), reasons
+
+
+@pytest.mark.parametrize("option", ["--min-spearman", "--min-kappa", "--max-false-pass", "--confidence"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_nan_or_infinite_option_is_refused(tmp_path, option, value):
+    folder = make(tmp_path, n=40)
+    for extra in ([], ["--json"]):
+        result = subprocess.run([str(EXE), "gate", str(folder), option, value, *extra], capture_output=True, text=True,
+                                timeout=120)
+        assert result.returncode == 2, result.stderr
+        assert "is not a finite number" in result.stderr or "is not in the range" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_gate_rules_are_checked_where_they_enter():
+    for bad in ({"min_kappa": float("nan")}, {"min_spearman": 2.0}, {"max_false_pass": -0.1},
+                {"min_labels": 0}, {"max_false_pass": float("inf")}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            GateRules(**bad)

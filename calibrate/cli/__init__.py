@@ -10,6 +10,7 @@ holds the group, the consoles and the shared options and helpers; the commands l
 from __future__ import annotations
 
 import json
+import math
 import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -36,13 +37,26 @@ if TYPE_CHECKING:
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 160, soft_wrap=not sys.stdout.isatty())
 err = Console(stderr=True, highlight=False)
 
+class FiniteRange(click.FloatRange):
+    """A number in a range, and finite: ``nan`` and ``inf`` compare false with every bound, so a plain
+    ``FloatRange`` lets them through."""
+
+    name = "finite number"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 out_of_scale_option = click.option(
     "--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
     help="What to do with a value outside the metric's scale: report an error, clip it, or drop it.")
 seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=1000, show_default=True,
                              help="Bootstrap resamples of cases.")
-confidence_option = click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+confidence_option = click.option("--confidence", type=FiniteRange(0, 1, min_open=True, max_open=True),
                                  default=0.95, show_default=True, help="Two-sided confidence level of every interval.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 

@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 
 from calibrate.cli import (
+    FiniteRange,
     _fail,
     _load,
     _print_json,
@@ -137,12 +138,12 @@ def _recommendations_table(recs: list[dict]) -> Table:
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", required=True, help="The metric to recommend a threshold for.")
 @click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
-@click.option("--max-false-pass", type=click.FloatRange(0, 1), help="Constraint rule: ceiling on the false-pass rate.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--max-false-pass", type=FiniteRange(0, 1), help="Constraint rule: ceiling on the false-pass rate.")
+@click.option("--confidence", type=FiniteRange(0, 1, min_open=True, max_open=True),
               help="With --max-false-pass: the upper confidence bound must stay under the ceiling.")
-@click.option("--cost-false-pass", type=click.FloatRange(0, min_open=True), help="Cost rule: cost of a false pass.")
-@click.option("--cost-false-fail", type=click.FloatRange(0, min_open=True), help="Cost rule: cost of a false fail.")
-@click.option("--prevalence", type=click.FloatRange(0, 1), help="Cost rule: expected production share of human passes.")
+@click.option("--cost-false-pass", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false pass.")
+@click.option("--cost-false-fail", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false fail.")
+@click.option("--prevalence", type=FiniteRange(0, 1), help="Cost rule: expected production share of human passes.")
 @seed_option
 @n_boot_option
 @out_of_scale_option

@@ -8,6 +8,7 @@ import click
 from rich.table import Table
 
 from calibrate.cli import (
+    FiniteRange,
     _fail,
     _load,
     _print_json,
@@ -29,8 +30,8 @@ from calibrate.report.format import fmt_estimate, fmt_number, fmt_rate
 @click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
               help="Model calls in flight at once, over all judges.")
 @click.option("--per-provider", type=click.IntRange(min=1), help="Model calls in flight at once per endpoint.")
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute, at most.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--rpm", type=FiniteRange(min=0, min_open=True), help="Requests per minute, at most.")
+@click.option("--timeout", type=FiniteRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds per model call.")
 @click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True,
               help="Retries of a call after a 429, a 5xx, a timeout or a dropped connection.")
@@ -186,7 +187,7 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
 @seed_option
 @click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
               help="Model calls in flight at once.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--timeout", type=FiniteRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds per model call.")
 @out_of_scale_option
 @json_option

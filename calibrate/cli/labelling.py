@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 
 from calibrate.cli import (
+    FiniteRange,
     _fail,
     _load,
     _print_json,
@@ -66,7 +67,7 @@ def cases_import(campaign, source_file, source, list_separator) -> None:
               help="Requests in flight at once.")
 @click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True,
               help="Retries of a request after a 429, a 5xx, a timeout or a dropped connection.")
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute, at most.")
+@click.option("--rpm", type=FiniteRange(min=0, min_open=True), help="Requests per minute, at most.")
 @json_option
 def collect_command(campaign, goldens, refresh, dry_run, concurrency, retries, rpm, as_json) -> None:
     """Send the goldens to the RAG service of [service] and keep its answers and retrieved chunks as the
@@ -123,10 +124,10 @@ def collect_command(campaign, goldens, refresh, dry_run, concurrency, retries, r
 @click.option("--metric", help="The metric whose judge scores the design reads (threshold, disagreement, neyman).")
 @click.option("--judge", "judges", multiple=True,
               help="The judge (threshold, neyman: one; disagreement: two or more, default every judge).")
-@click.option("--threshold", type=float, help="threshold: in the judge's units (default: its recommended threshold).")
-@click.option("--focus", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.5, show_default=True,
+@click.option("--threshold", type=FiniteRange(), help="threshold: in the judge's units (default: its recommended threshold).")
+@click.option("--focus", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.5, show_default=True,
               help="threshold, disagreement: the share of the labels for the focus stratum.")
-@click.option("--band", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.2, show_default=True,
+@click.option("--band", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.2, show_default=True,
               help="threshold, disagreement: the share of the cases in the focus stratum (nearest the threshold, "
                    "most disagreement).")
 @click.option("--strata", "n_strata", type=click.IntRange(min=2), default=5, show_default=True,
@@ -175,15 +176,15 @@ def sample(campaign, n, strategy, by, allocation, metric, judges, threshold, foc
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", help="The metric to plan for (needed when the campaign has several).")
 @click.option("--judge", help="The judge whose scores stratify the designs and whose threshold the error rates use.")
-@click.option("--width", type=click.FloatRange(0, 2, min_open=True, max_open=True), default=0.1, show_default=True,
+@click.option("--width", type=FiniteRange(0, 2, min_open=True, max_open=True), default=0.1, show_default=True,
               help="The full width of the confidence interval wanted (0.1 is +-0.05).")
 @confidence_option
 @click.option("--strata", "n_strata", type=click.IntRange(min=2), default=5, show_default=True,
               help="Strata of the judge's score for the stratified and Neyman designs.")
-@click.option("--threshold", type=float, help="The judge's pass threshold (default: its recommended one).")
-@click.option("--pass-rate", type=float, help="Assume this human pass rate instead of the campaign's.")
-@click.option("--false-pass-rate", type=float, help="Assume this false-pass rate instead of the campaign's.")
-@click.option("--kappa", type=float, help="Assume this pass/fail kappa instead of the campaign's.")
+@click.option("--threshold", type=FiniteRange(), help="The judge's pass threshold (default: its recommended one).")
+@click.option("--pass-rate", type=FiniteRange(0, 1), help="Assume this human pass rate instead of the campaign's.")
+@click.option("--false-pass-rate", type=FiniteRange(0, 1), help="Assume this false-pass rate instead of the campaign's.")
+@click.option("--kappa", type=FiniteRange(-1, 1), help="Assume this pass/fail kappa instead of the campaign's.")
 @out_of_scale_option
 @json_option
 def plan(campaign, metric, judge, width, confidence, n_strata, threshold, pass_rate, false_pass_rate, kappa,
@@ -280,7 +281,7 @@ key_option = click.option("--api-key", envvar="LABEL_STUDIO_API_KEY",
 @url_option
 @key_option
 @click.option("--metric", "metrics", multiple=True, help="Label only this metric (repeatable; default: all).")
-@click.option("--overlap", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+@click.option("--overlap", type=FiniteRange(0, 1), default=0.0, show_default=True,
               help="Share of tasks that go to several annotators.")
 @click.option("--annotators", type=click.IntRange(min=2), default=2, show_default=True,
               help="Annotators per overlapping task.")
@@ -288,7 +289,7 @@ key_option = click.option("--api-key", envvar="LABEL_STUDIO_API_KEY",
               help="Push only the cases of this sample (calibrate sample writes samples/NAME.csv).")
 @click.option("--show-judge", help="Pre-fill the new tasks with this judge's ratings (not blind: the report then "
                                    "warns that the labels may be anchored on it).")
-@click.option("--show-threshold", type=float, default=0.5, show_default=True,
+@click.option("--show-threshold", type=FiniteRange(), default=0.5, show_default=True,
               help="With --show-judge, the score from which a binary metric is pre-filled as pass.")
 @out_of_scale_option
 @json_option

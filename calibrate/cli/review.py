@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 
 from calibrate.cli import (
+    FiniteRange,
     _fail,
     _load,
     _print_json,
@@ -36,7 +37,7 @@ AUDIT_STATISTIC_NAMES = ("spearman", "kendall", "auc", "kappa", "kappa_quadratic
 @click.option("--metric", required=True, help="The metric both judges scored.")
 @click.option("--old", "old", required=True, help="The judge in use: a rater, or rater@run_id for one run.")
 @click.option("--new", "new", required=True, help="The candidate: a rater, or rater@run_id for one run.")
-@click.option("--margin", type=click.FloatRange(0), default=0.05, show_default=True,
+@click.option("--margin", type=FiniteRange(0), default=0.05, show_default=True,
               help="The largest loss in --statistic that still counts as at least as close to humans.")
 @click.option("--statistic", type=click.Choice(list(AUDIT_STATISTIC_NAMES)), default="spearman", show_default=True,
               help="The statistic the decision rests on.")
@@ -102,11 +103,11 @@ def _print_audit(doc: dict) -> None:
 @click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable): the judge the pipeline uses.")
 @click.option("--min-labels", type=click.IntRange(min=1), default=50, show_default=True,
               help="Fewest human-labelled cases a judge may be trusted on.")
-@click.option("--min-spearman", type=click.FloatRange(-1, 1),
+@click.option("--min-spearman", type=FiniteRange(-1, 1),
               help="Floor on Spearman's rho (its interval's lower bound).")
-@click.option("--min-kappa", type=click.FloatRange(-1, 1),
+@click.option("--min-kappa", type=FiniteRange(-1, 1),
               help="Floor on kappa, on the metric's scale where defined, else of pass/fail (lower bound).")
-@click.option("--max-false-pass", type=click.FloatRange(0, 1),
+@click.option("--max-false-pass", type=FiniteRange(0, 1),
               help="Ceiling on the false-pass rate at the judge's threshold (its interval's upper bound).")
 @click.option("--forbid-self-eval", is_flag=True, help="Refuse a judge of the generator's own model family.")
 @seed_option
@@ -119,6 +120,8 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
     """Exit non-zero, listing every reason, when a judge's agreement with humans is not established."""
     from calibrate.gate import GateRules, run_gate
 
+    from rich.text import Text
+
     c = _load(campaign, out_of_scale)
     rules = GateRules(min_labels=min_labels, min_spearman=min_spearman, min_kappa=min_kappa,
                       max_false_pass=max_false_pass, forbid_self_eval=forbid_self_eval)
@@ -127,12 +130,16 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
     if as_json:
         _print_json(doc)
     else:
-        out.print("gate rules: " + "; ".join(doc["rules"]))
+        out.print("gate rules: " + "; ".join(doc["rules"]), markup=False)
+        out.print(f"bounds one-sided at {(1 + doc['confidence']) / 2:.1%}; {doc['n_boot']} bootstrap resamples",
+                  markup=False)
+        for note in doc["defaults"]:
+            out.print(Text.assemble(("default: ", "yellow"), note))
         for check in doc["checks"]:
-            mark = "[green]pass[/]" if check["passed"] else "[red]FAIL[/]"
-            out.print(f"{mark} {check['metric']} / {check['judge']}", markup=True)
+            mark = ("pass", "green") if check["passed"] else ("FAIL", "red")
+            out.print(Text.assemble(mark, f" {check['metric']} / {check['judge']}"))
             for reason in check["reasons"]:
-                out.print(f"    - {reason}")
+                out.print(f"    - {reason}", markup=False)
         out.print("[bold green]gate passed[/]" if doc["passed"] else "[bold red]gate failed[/]", markup=True)
     sys.exit(0 if doc["passed"] else 1)
 
@@ -177,7 +184,7 @@ def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, a
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", required=True, help="The metric.")
 @click.option("--judge", required=True, help="The judge whose scores are mapped.")
-@click.option("--score", "scores", type=float, multiple=True, help="Print the calibrated probability of this score.")
+@click.option("--score", "scores", type=FiniteRange(), multiple=True, help="Print the calibrated probability of this score.")
 @click.option("--scores", "scores_file", type=click.Path(dir_okay=False, exists=True),
               help="A CSV with a 'score' column: write it back to --out with a calibrated_probability column.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Where --scores goes (never replaced).")
