@@ -22,7 +22,7 @@ from calibrate.campaign import Campaign, Metric
 from calibrate.design_weights import DesignWeights, design_weights, kish_effective_n
 from calibrate.manifest import build_manifest
 from calibrate.reference import HumanReference, JudgeScores, human_reference, judge_scores
-from calibrate.stats import library
+from calibrate.stats import N_BOOT, library
 from calibrate.stats.bootstrap import (Interval, bca_interval, case_counts, percentile_interval,
                                        resample_indices)
 from calibrate.stats.intervals import (bonett_wright_se, clopper_pearson_upper, fieller_kendall_se,
@@ -42,9 +42,13 @@ ProgressCallback = Callable[[int, int, str], None]
 ROW_BUDGET = 4_000_000
 
 
+RULE_KINDS = ("constraint", "cost", "fixed", "default")
+
+
 @dataclass(frozen=True)
 class Rule:
-    """A threshold rule: ``constraint`` (ceiling on the false-pass rate), ``cost``, or ``fixed``."""
+    """A threshold rule: ``constraint`` (ceiling on the false-pass rate), ``cost``, ``fixed``, or the
+    ``default`` of a metric that declares none (:func:`default_rule`)."""
 
     kind: str
     max_false_pass: float | None = None
@@ -53,6 +57,9 @@ class Rule:
     cost_false_fail: float | None = None
     prevalence: float | None = None
     threshold: float | None = None
+    #: the default rule's metric: its human pass level, and whether it is binary
+    human_pass: float | None = None
+    binary: bool | None = None
 
     def describe(self) -> str:
         if self.kind == "constraint":
@@ -65,19 +72,46 @@ class Rule:
             if self.prevalence is not None:
                 text += f" at a production pass prevalence of {self.prevalence:g}"
             return text
-        return f"fixed threshold {self.threshold:g} (DeepEval's default)"
+        if self.kind == "default":
+            return (f"no rule declared: a judge on the metric's scale passes at its human pass level "
+                    f"{self.human_pass:g}; " + ("another, scoring from 0 to 1, at DeepEval's 0.5" if self.binary else
+                                                "another gets no threshold (declare max_false_pass or costs)"))
+        return f"fixed threshold {self.threshold:g}"
+
+    def fixed_threshold(self, *, on_scale: bool, zero_to_one: bool) -> float | None:
+        """The threshold a fixed or default rule gives a judge without any label: the fixed one; the
+        metric's human pass level for a judge on its scale; DeepEval's 0.5 for a judge scoring from 0 to
+        1 on a binary metric; else none."""
+        if self.kind == "fixed":
+            return self.threshold
+        if self.kind != "default":
+            return None
+        if on_scale:
+            return self.human_pass
+        return DEEPEVAL_DEFAULT_THRESHOLD if self.binary and zero_to_one else None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None} | {"description": self.describe()}
 
 
 def default_rule(metric: Metric) -> Rule:
-    """The metric's configured rule: its false-pass ceiling, else its costs, else DeepEval's 0.5."""
+    """The metric's configured rule: its false-pass ceiling, else its costs, else the ``default`` rule:
+    a judge on the metric's scale is read at the metric's ``human_pass``, a judge scoring from 0 to 1
+    on a binary metric at DeepEval's 0.5, and any other judge gets no threshold (no silent 0.5 on an
+    ordinal or continuous metric).
+
+    Examples
+    --------
+    >>> from calibrate.campaign import Metric
+    >>> rule = default_rule(Metric("relevance", "ordinal", human_pass=2, levels=(0, 1, 2, 3)))
+    >>> rule.fixed_threshold(on_scale=True, zero_to_one=False), rule.fixed_threshold(on_scale=False, zero_to_one=True)
+    (2, None)
+    """
     if metric.max_false_pass is not None:
         return Rule("constraint", max_false_pass=metric.max_false_pass)
     if metric.cost_false_pass is not None:
         return Rule("cost", cost_false_pass=metric.cost_false_pass, cost_false_fail=metric.cost_false_fail)
-    return Rule("fixed", threshold=DEEPEVAL_DEFAULT_THRESHOLD)
+    return Rule("default", human_pass=metric.human_pass, binary=metric.scale == "binary")
 
 
 # ------------------------------------------------------------------------------------ estimates
@@ -191,7 +225,10 @@ class _JudgeRun:
         if rule.kind == "cost":
             return cost_rule(summary.cum_passes, summary.cum_fails, cost_false_pass=rule.cost_false_pass,
                              cost_false_fail=rule.cost_false_fail, prevalence=rule.prevalence)
-        return np.full(summary.n.shape, self.index_of(rule.threshold))
+        scores = self.judge.sign * self.paired.j_values
+        threshold = rule.fixed_threshold(on_scale=self.on_scale,
+                                         zero_to_one=bool(scores.min() >= 0 and scores.max() <= 1))
+        return np.full(summary.n.shape, NO_THRESHOLD if threshold is None else self.index_of(threshold))
 
     def index_of(self, threshold: float) -> int:
         """Threshold index of a threshold given in the judge's own units."""
@@ -300,8 +337,14 @@ class _JudgeRun:
             value = reference.get(key, float(full_stats[key][0]))
             if not np.isfinite(value):
                 return undefined(self._reason(key))
-            return from_interval(value, bca_interval(float(full_stats[key][0]), boot.get(key, np.empty(0)), jack[key],
-                                                      jack_weights, confidence=confidence))
+            figure = from_interval(value, bca_interval(float(full_stats[key][0]), boot.get(key, np.empty(0)),
+                                                       jack[key], jack_weights, confidence=confidence))
+            if figure["ci_low"] is not None and figure["ci_low"] == figure["ci_high"]:
+                # every resample gave the same value (agreement on every case, say): that is no interval
+                return estimate(value, None, None, figure["ci_method"],
+                                f"every resample of the {self.n} cases gives {value:.3g}: the bootstrap cannot "
+                                "estimate an interval here (the gate reads a bound that holds: lower_bound)")
+            return figure
 
         # rank correlations: BCa from SMALL_N cases, Fisher's z below (README, "How the intervals were chosen");
         # weighted cases count at their Kish effective size there
@@ -316,6 +359,9 @@ class _JudgeRun:
                 out[key] = bca(key)
             elif n_eff < min_n:
                 out[key] = estimate(value, None, None, "Fisher z", f"too few cases ({n_eff:.3g}) for an interval")
+            elif abs(value) >= 1 - 1e-12:
+                out[key] = estimate(value, None, None, "Fisher z", f"a perfect rank agreement on {self.n} cases: "
+                                    "Fisher's z is infinite, so no interval")
             else:
                 low, high = fisher_z_interval(value, standard_error(value), confidence=confidence)
                 out[key] = estimate(value, low, high, f"Fisher z, {name} SE"
@@ -323,7 +369,9 @@ class _JudgeRun:
         for key in ("kappa", "kappa_quadratic", "alpha", "auc"):
             out[key] = bca(key) if key in full_stats else undefined(self._reason(key))
         if self.rule_index == NO_THRESHOLD or self.rule_index >= self.paired.m:
-            reason = (f"the default rule ({self.rule.describe()}) found no threshold short of failing every case")
+            reason = (f"no pass threshold: the judge is not on the metric's scale and {self.rule.describe()}"
+                      if self.rule.kind == "default" else
+                      f"the metric's rule ({self.rule.describe()}) found no threshold short of failing every case")
             out["pass_kappa"] = out["balanced_accuracy"] = out["accuracy"] = undefined(reason)
         else:
             out["pass_kappa"] = bca("pass_kappa")
@@ -545,7 +593,7 @@ def _same_family_cases(campaign: Campaign, result: dict) -> int:
 
 
 def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
-                  by: str | None = None, seed: int = 0, n_boot: int = 1000, confidence: float = 0.95,
+                  by: str | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
                   n_listed: int = 10, curves: bool = True,
                   progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Every judge against the human reference, per metric (and per slice with ``by``).
@@ -649,7 +697,7 @@ def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, pro
 
 # --------------------------------------------------------------------------- recommendations
 def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges: list[str] | None = None,
-                         seed: int = 0, n_boot: int = 1000, confidence: float = 0.95,
+                         seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
                          progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Recommend a threshold per judge of ``metric`` under ``rule``, with its uncertainty.
 
@@ -700,6 +748,15 @@ def _recommendation(run: _JudgeRun, metric: str, rule: Rule, confidence: float) 
     rec["threshold"] = run.threshold_value(index) if usable else None
     if usable:
         rates = at(index)
+        fp = rates["false_pass_rate"]
+        if rule.kind == "constraint" and rule.confidence is not None and fp.get("estimate") is not None:
+            # the rule kept the one-sided Clopper-Pearson bound under the ceiling: that is the bound shown
+            k, n = (fp["k"], fp["n"]) if not fp.get("weighted") else (fp["estimate"] * fp["effective_n"],
+                                                                     fp["effective_n"])
+            rates["false_pass_rate"] = {**fp, "ci_low": 0.0, "ci_high": float(clopper_pearson_upper(
+                k, n, confidence=rule.confidence)), "ci_method": f"one-sided {rule.confidence:.0%} Clopper-Pearson "
+                "upper bound (the bound the rule kept under its ceiling)"}
+            rates["false_pass_rate"]["ci_width"] = rates["false_pass_rate"]["ci_high"]
         for key in ("false_pass_rate", "false_fail_rate"):
             rec[key] = rates[key].get("estimate")
             rec[key + "_ci"] = [rates[key].get("ci_low"), rates[key].get("ci_high")]

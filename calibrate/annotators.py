@@ -17,6 +17,7 @@ import numpy as np
 from calibrate.analysis import estimate, from_interval, undefined
 from calibrate.campaign import Campaign
 from calibrate.design_weights import design_weights
+from calibrate.stats import N_BOOT
 from calibrate.stats.annotators import (Agreement, agreement_with_interval, cohen_kappa, fleiss_kappa,
                                         krippendorff_alpha, others_reference, percent_agreement)
 
@@ -42,7 +43,7 @@ def _entry(agreement: Agreement) -> dict[str, Any]:
     return figure | {"n_items": agreement.n_items}
 
 
-def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = 1000, seed: int = 0,
+def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT, seed: int = 0,
                         confidence: float = 0.95) -> dict[str, Any]:
     """Agreement between the annotators of ``metric``, with bootstrap intervals over the items that
     two annotators or more labelled.

@@ -27,6 +27,7 @@ from calibrate.campaign import Campaign
 from calibrate.design_weights import design_weights
 from calibrate.manifest import build_manifest
 from calibrate.reference import JudgeScores, find_judge, human_reference
+from calibrate.stats import N_BOOT
 from calibrate.stats.bootstrap import bca_interval
 from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
 
@@ -53,7 +54,7 @@ def _text(case: dict | None) -> dict[str, str]:
 
 
 def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin: float = 0.05,
-                 statistic: str = "spearman", seed: int = 0, n_boot: int = 2000, confidence: float = 0.95,
+                 statistic: str = "spearman", seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
                  n_listed: int = 20, progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Compare judge ``new`` with judge ``old`` against the humans on ``metric``; see the module docstring.
 

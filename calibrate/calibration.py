@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold
 
+from calibrate.analysis import MIN_TRUSTED_LABELS, _check_names
 from calibrate.campaign import Campaign
 from calibrate.design_weights import design_weights
 from calibrate.files import replacing
@@ -136,8 +137,6 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     """
     from calibrate.reference import find_judge
 
-    from calibrate.analysis import _check_names
-
     _check_names(campaign, [metric])
     scores = find_judge(campaign, metric, judge)
     ref = human_reference(campaign, metric)
@@ -167,6 +166,10 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     raw = scores.values[np.searchsorted(scores.case_ids, ids)]
     doc["raw_score"] = (_quality(raw if scores.rater.higher_is_better else 1 - raw, y, weights, n_bins)
                         if raw.min() >= 0 and raw.max() <= 1 else None)
+    doc["warnings"] = []
+    if ids.size < MIN_TRUSTED_LABELS:
+        doc["warnings"].append(f"fitted on {ids.size} labelled cases: under {MIN_TRUSTED_LABELS}, each probability "
+                               "rests on a handful of cases and carries no interval; it is not yet trustworthy")
     return doc
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from calibrate.analysis import ProgressCallback, Rule, compute_stats, recommend_thresholds
 from calibrate.campaign import Campaign
 from calibrate.manifest import build_manifest
+from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
 
 __all__ = ["GateRules", "run_gate", "DEFAULT_MIN_LABELS"]
@@ -150,7 +151,7 @@ def _false_pass(rec: dict, ceiling: float, level: float) -> tuple[str | None, di
 
 
 def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None = None,
-             judges: list[str] | None = None, seed: int = 0, n_boot: int = 1000, confidence: float = 0.95,
+             judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
              progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Check every (metric, judge) against ``rules``; ``passed`` is false when any reason is listed.
 

@@ -2,10 +2,13 @@
 
 Three statistics are planned, each at a judge's pass threshold where it needs one:
 
-- the human pass rate ``p``: a uniform sample needs ``n = z^2 p (1 - p) / h^2`` labels for a
-  half-width ``h``;
-- the judge's false-pass rate ``R`` (judge pass among human fails): ``n = z^2 R (1 - R) / ((1 - p) h^2)``,
-  the fails it needs divided by their share;
+- the human pass rate ``p``: a uniform sample needs the fewest labels ``n`` whose Wilson interval
+  around ``p`` (the interval calibrate reports for rates) is no wider than asked — about
+  ``z^2 p (1 - p) / h^2`` for a half-width ``h``, and still right at ``p = 0``, where that formula
+  says nothing is needed (0 of 20 has the interval [0, 0.161]);
+- the judge's false-pass rate ``R`` (judge pass among human fails): the fewest human *fails* ``m``
+  whose Wilson interval around ``R`` is that narrow (the rate is computed on them), and ``m / (1 - p)``
+  labels of a uniform sample to find them;
 - Cohen's kappa of the pass/fail verdicts: ``n = z^2 n_0 Var_0 / h^2`` with the large-sample
   variance ``Var_0`` of kappa on the expected table of ``n_0`` cases (Fleiss, Cohen & Everitt 1969, from
   statsmodels).
@@ -31,8 +34,8 @@ from calibrate.design_weights import design_weights
 from calibrate.reference import human_reference
 from calibrate.stats.intervals import normal_quantile
 
-__all__ = ["plan_labels", "labels_for_rate", "labels_for_false_pass_rate", "labels_for_kappa", "stratified_labels",
-           "MIN_PLANNED_LABELS"]
+__all__ = ["plan_labels", "trials_for_rate", "labels_for_rate", "labels_for_false_pass_rate", "labels_for_kappa",
+           "stratified_labels", "MIN_PLANNED_LABELS"]
 
 #: No plan asks for fewer labels: large-sample formulas do not hold below, and calibrate calls every
 #: figure on fewer than 50 labels untrustworthy (``calibrate.analysis.MIN_TRUSTED_LABELS``).
@@ -45,28 +48,44 @@ def _count(variance_per_case: float, width: float, confidence: float) -> int:
     return max(MIN_PLANNED_LABELS, int(np.ceil(normal_quantile(confidence) ** 2 * variance_per_case / (width / 2) ** 2)))
 
 
+def trials_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:
+    """The fewest trials whose Wilson interval around ``rate`` is at most ``width`` wide (no floor):
+    it holds at a rate of zero, where the normal approximation needs none.
+
+    Examples
+    --------
+    >>> trials_for_rate(0.0, 0.1), trials_for_rate(0.268, 0.06)
+    (35, 835)
+    """
+    from calibrate.stats.intervals import wilson_interval
+
+    trials = np.arange(1, 200_001, dtype=float)
+    low, high = wilson_interval(rate * trials, trials, confidence=confidence)
+    return int(trials[np.argmax(high - low <= width)])
+
+
 def labels_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:
-    """Labels a uniform sample needs for a ``width``-wide interval on a rate near ``rate``.
+    """Labels a uniform sample needs for a ``width``-wide Wilson interval on a rate near ``rate``.
 
     Examples
     --------
     >>> labels_for_rate(0.268, 0.06)     # the human pass rate of the demo data, +-0.03
-    838
+    835
     """
-    return _count(rate * (1 - rate), width, confidence)
+    return max(MIN_PLANNED_LABELS, trials_for_rate(rate, width, confidence))
 
 
 def labels_for_false_pass_rate(false_pass_rate: float, pass_rate: float, width: float,
                                confidence: float = 0.95) -> int:
-    """Labels a uniform sample needs for a false-pass rate interval: the human fails it needs, over
-    their share ``1 - pass_rate``.
+    """Labels a uniform sample needs for a false-pass rate interval: the human fails it needs
+    (:func:`trials_for_rate`), over their share ``1 - pass_rate``.
 
     Examples
     --------
-    >>> labels_for_false_pass_rate(0.1, 0.5, 0.1)
-    277
+    >>> labels_for_false_pass_rate(0.1, 0.5, 0.1), labels_for_false_pass_rate(0.0, 0.5, 0.1)
+    (282, 70)
     """
-    return _count(false_pass_rate * (1 - false_pass_rate) / (1 - pass_rate), width, confidence)
+    return max(MIN_PLANNED_LABELS, int(np.ceil(trials_for_rate(false_pass_rate, width, confidence) / (1 - pass_rate))))
 
 
 def labels_for_kappa(table: np.ndarray, width: float, confidence: float = 0.95) -> int:
@@ -133,7 +152,7 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
     >>> doc = plan_labels(c, judge="Olz-gpt4o", width=0.06)
     >>> {d: doc["statistics"][0]["labels"][d] for d in ("random", "stratified", "neyman")}
-    {'random': 838, 'stratified': 665, 'neyman': 625}
+    {'random': 835, 'stratified': 665, 'neyman': 625}
     """
     from calibrate.sampling import _judge, _metric, score_edges, score_strata
 
@@ -222,9 +241,14 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
         u = None
         if judged is not None and false_pass_rate is None and pass_rate is None:
             u = fails * (judged - r)   # the linearised false-pass rate, times the share of fails
+        fails_needed = trials_for_rate(r, width, confidence)
+        fails_now = int(round(float(fails.sum()))) if fails is not None else 0
         row("false-pass rate", r, "assumed" if false_pass_rate is not None else "campaign",
             by_design(labels_for_false_pass_rate(r, p, width, confidence), u, 1 - p),
-            f"at threshold {threshold:g}" if threshold is not None else "")
+            (f"at threshold {threshold:g}; " if threshold is not None else "")
+            + f"computed on the human fails: {fails_needed} needed, {fails_now} labelled")
+        out["statistics"][-1].update(human_fails_needed=fails_needed, human_fails=fails_now,
+                                     more_human_fails_needed=max(0, fails_needed - fails_now))
     if kappa is not None:   # a judge passing as often as the humans do: kappa moves p(1 - p) onto the diagonal
         agree = kappa * p * (1 - p)
         table = np.array([[(1 - p) ** 2 + agree, p * (1 - p) - agree], [p * (1 - p) - agree, p * p + agree]])

@@ -22,6 +22,7 @@ import numpy as np
 from calibrate.analysis import default_rule, estimate, from_interval, recommend_thresholds, undefined
 from calibrate.campaign import Campaign
 from calibrate.manifest import build_manifest
+from calibrate.stats import N_BOOT
 from calibrate.stats.annotators import agreement_with_interval, krippendorff_alpha
 from calibrate.stats.intervals import wilson_interval
 
@@ -63,8 +64,12 @@ def _one(campaign: Campaign, metric: str, rater: str, *, n_boot: int, seed: int,
     # the verdict at the threshold the metric's rule gives the first repeat
     first = f"{rater}@{runs[0]}"
     rule = default_rule(spec)
-    if rule.kind == "fixed":   # DeepEval's 0.5: no labels needed
-        threshold = rule.threshold
+    values = matrix[~np.isnan(matrix)]
+    # on the metric's scale as the statistics read it: every score on its levels, or declared on a continuous one
+    on_scale = facts.higher_is_better and (bool(spec.levels is not None and spec.in_scale(values).all())
+                                           or (spec.scale == "continuous" and facts.on_metric_scale))
+    if rule.kind in ("fixed", "default"):   # no labels needed
+        threshold = rule.fixed_threshold(on_scale=on_scale, zero_to_one=bool(values.min() >= 0 and values.max() <= 1))
     else:
         recs = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[first], n_boot=0)["recommendations"]
         threshold = recs[0]["threshold"] if recs else None
@@ -81,8 +86,21 @@ def _one(campaign: Campaign, metric: str, rater: str, *, n_boot: int, seed: int,
     return out
 
 
+def _other_runs(ratings, judges: list[str] | None) -> str:
+    """What runs the judges do have, when none is a repeat: named otherwise, they are not taken for repeats."""
+    rows = ratings[(ratings["rater_kind"] == "judge") & (ratings["run_id"] != "")
+                   & ~ratings["run_id"].str.startswith(REPEAT_PREFIX)]
+    if judges is not None:
+        rows = rows[rows["rater"].isin(judges)]
+    runs = sorted({f"{r}@{run}" for r, run in zip(rows["rater"], rows["run_id"])})
+    if not runs:
+        return ""
+    return (f"; the runs found, {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, are not named repeat-N, "
+            "so they are not taken for repeats of one setting (compare two runs with calibrate audit)")
+
+
 def repeatability(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
-                  n_boot: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
+                  n_boot: int = N_BOOT, seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
     """Test-retest figures of every judge scored with repeats (or of ``judges``) on every metric.
 
     Examples
@@ -104,7 +122,10 @@ def repeatability(campaign: Campaign, *, metrics: list[str] | None = None, judge
         missing = sorted(set(judges) - {r for _, r in pairs})
         if missing:
             raise ValueError(f"no repeats of judge(s) {', '.join(missing)} (score them with calibrate judge "
-                             "--repeats K)")
+                             "--repeats K)" + _other_runs(ratings, missing))
+    if not pairs:
+        raise ValueError("no judge was scored with repeats (runs named repeat-0, repeat-1, ...: calibrate judge "
+                         "--repeats K writes them)" + _other_runs(ratings, None))
     results = [_one(campaign, m, r, n_boot=n_boot, seed=seed, confidence=confidence) for m, r in pairs]
     return {"campaign": campaign.name, "judges": results,
             "manifest": build_manifest(campaign, command="repeatability", n_boot=n_boot, seed=seed,

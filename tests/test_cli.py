@@ -56,8 +56,11 @@ def test_thresholds_rules(small_campaign):
     assert cost["recommendations"][0]["rule"]["prevalence"] == 0.3
     table = run("thresholds", small_campaign, "--metric", "faithfulness", "--max-false-pass", 0.2, "--n-boot", 100)
     assert "threshold recommendations" in table.stdout
-    neither = run("thresholds", small_campaign, "--metric", "faithfulness", check=False)
-    assert neither.returncode == 2 and "either --max-false-pass" in neither.stderr
+    # no rule given: the rule campaign.toml declares (max_false_pass = 0.2), not an error
+    declared = json.loads(run("thresholds", small_campaign, "--json", "--n-boot", 100).stdout)["recommendations"][0]
+    assert declared["rule"]["kind"] == "constraint" and declared["rule"]["max_false_pass"] == 0.2
+    both = run("thresholds", small_campaign, "--max-false-pass", 0.1, "--cost-false-pass", 2, check=False)
+    assert both.returncode == 2 and "either --max-false-pass" in both.stderr
     half = run("thresholds", small_campaign, "--metric", "faithfulness", "--cost-false-pass", 2, check=False)
     assert half.returncode == 2 and "both" in half.stderr
 

@@ -84,9 +84,9 @@ def test_stated_assumptions_plan_without_labels_and_bad_values_are_refused(tmp_p
     c = calibrate.load_campaign(make(tmp_path))
     doc = plan_labels(c, width=0.1, pass_rate=0.5, kappa=0.6)
     rows = {r["statistic"]: r for r in doc["statistics"]}
-    assert rows["human pass rate"]["labels"] == {"random": 385, "stratified": None, "neyman": None}
+    assert rows["human pass rate"]["labels"] == {"random": 381, "stratified": None, "neyman": None}
     assert rows["human pass rate"]["source"] == "assumed" and rows["human pass rate"]["labels_saved"] is None
-    assert rows["pass/fail kappa"]["labels"]["random"] > 385
+    assert rows["pass/fail kappa"]["labels"]["random"] > 381
     assert any("false-pass" in n for n in doc["notes"])
     with pytest.raises(ValueError, match="--pass-rate 1.5"):
         plan_labels(c, pass_rate=1.5)
@@ -99,7 +99,31 @@ def test_plan_from_the_command_line(demo):
     run = subprocess.run([str(exe), "plan", str(calibrate.demo_campaign_path()), "--judge", JUDGE, "--out-of-scale",
                           "drop", "--width", "0.06", "--json"], capture_output=True, text=True, timeout=120, check=True)
     doc = json.loads(run.stdout)
-    assert doc["statistics"][0]["labels"] == {"random": 838, "stratified": 665, "neyman": 625}
+    assert doc["statistics"][0]["labels"] == {"random": 835, "stratified": 665, "neyman": 625}
     table = subprocess.run([str(exe), "plan", str(calibrate.demo_campaign_path()), "--judge", JUDGE, "--out-of-scale",
                             "drop"], capture_output=True, text=True, timeout=120, check=True).stdout
     assert "human pass rate" in table and "neyman" in table
+
+
+def test_a_plan_holds_at_zero_false_passes():
+    """No false pass among 16 human fails planned 50 labels ("10 more needed"): p-hat = 0 gave a zero
+    variance. The plan counts the human fails the rate is computed on, with an interval that holds at
+    zero events (0/35 has a Wilson interval [0, 0.099])."""
+    import pandas as pd
+
+    n = 40
+    human = np.array([1] * 24 + [0] * 16)
+    judge = np.where(human == 1, 0.9, 0.1)
+    ids = [f"c{i:02d}" for i in range(n)]
+    frame = pd.DataFrame({"case_id": ids * 2, "metric": "m", "rater": ["ann"] * n + ["j"] * n,
+                          "rater_kind": ["human"] * n + ["judge"] * n, "value": np.r_[human, judge]})
+    c = calibrate.Campaign.from_frames({"name": "zero", "metrics": {"m": {"scale": "binary"}}}, frame)
+    row = next(r for r in plan_labels(c, judge="j", width=0.1, threshold=0.5)["statistics"]
+               if r["statistic"] == "false-pass rate")
+    assert row["value"] == 0.0
+    assert (row["human_fails_needed"], row["human_fails"], row["more_human_fails_needed"]) == (35, 16, 19)
+    assert row["labels"]["random"] == int(np.ceil(35 / (16 / 40)))   # 88 labels to find 35 fails, not 50
+    from calibrate.stats.intervals import wilson_interval
+
+    low, high = wilson_interval(0, 35)
+    assert float(high) <= 0.1 < float(wilson_interval(0, 34)[1])

@@ -26,6 +26,7 @@ from rich.progress import (
 )
 
 from calibrate.errors import CampaignError, FileError
+from calibrate.stats import N_BOOT
 
 if TYPE_CHECKING:
     from calibrate.campaign import Campaign
@@ -34,8 +35,17 @@ if TYPE_CHECKING:
 # them, so that `calibrate --help` answers at once.
 
 # a pipe or a file gets a wide table rather than rich's 80 columns, and lines unbroken (for grep)
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160, soft_wrap=not sys.stdout.isatty())
+# (markup off: every piece of user text, in a table or a line, is shown as it is; styles go through Text)
+out = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 160,
+              soft_wrap=not sys.stdout.isatty())
 err = Console(stderr=True, highlight=False)
+
+
+def styled(style: str, label: str, text: str = ""):
+    """``label`` in ``style``, then ``text`` as it is (the way to colour a line that holds user text)."""
+    from rich.text import Text
+
+    return Text.assemble((label, style), text)
 
 class FiniteRange(click.FloatRange):
     """A number in a range, and finite: ``nan`` and ``inf`` compare false with every bound, so a plain
@@ -54,7 +64,7 @@ out_of_scale_option = click.option(
     "--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
     help="What to do with a value outside the metric's scale: report an error, clip it, or drop it.")
 seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=1000, show_default=True,
+n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=N_BOOT, show_default=True,
                              help="Bootstrap resamples of cases.")
 confidence_option = click.option("--confidence", type=FiniteRange(0, 1, min_open=True, max_open=True),
                                  default=0.95, show_default=True, help="Two-sided confidence level of every interval.")

@@ -22,6 +22,7 @@ from calibrate.cli import (
     out,
     out_of_scale_option,
     seed_option,
+    styled,
 )
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
 
@@ -48,20 +49,27 @@ def validate(campaign: str, out_of_scale: str) -> None:
     out.print(f"{len(c.cases) if c.cases is not None else 'no'} cases in cases.jsonl; data {c.data_hash}")
     for a in c.adjustments:
         out.print(f"{a.action}: {a.file} line {a.line}: {a.rater} rated case {a.case_id} {a.value:g}"
-                  + (f" -> {a.new_value:g}" if a.new_value is not None else ""), markup=False)
+                  + (f" -> {a.new_value:g}" if a.new_value is not None else ""))
     if c.set_aside:
-        out.print("note: " + c.set_aside_note(), markup=False)
+        out.print("note: " + c.set_aside_note())
 
 
 STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "kappa_quadratic": "kappa quadratic",
                 "alpha": "alpha", "auc": "AUC", "pass_kappa": "pass kappa"}
 
 
-def _print_stats(metric: dict) -> None:
-    """One table per metric (estimates with 95% intervals); undefined statistics are listed below it
-    with their reasons."""
+def _intervals_note(manifest: dict) -> str:
+    """How the intervals beside the figures were made (printed with every table of them)."""
+    return (f"{manifest.get('confidence', 0.95):.0%} intervals: BCa bootstrap, {manifest.get('n_boot')} resamples "
+            "of cases (rank correlations on fewer than 50 cases: Fisher's z); rates: Wilson score")
+
+
+def _print_stats(metric: dict, manifest: dict) -> None:
+    """One table per metric (estimates with their intervals, and how they were made); undefined
+    statistics are listed below it with their reasons."""
     table = Table(title=f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
-                        f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes")
+                        f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes",
+                  caption=_intervals_note(manifest))
     for col in ("judge", "family", "n", *STAT_COLUMNS.values(), "at threshold"):
         table.add_column(col, no_wrap=col == "judge")
     reasons: dict[tuple[str, str], list[str]] = {}
@@ -108,19 +116,22 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
         _print_json(doc)
         return
     for metric in doc["metrics"]:
-        _print_stats(metric)
+        _print_stats(metric, doc["manifest"])
         if metric.get("weighted"):
             designs = "; ".join(f"{d['labelled']} from {d['sample']} ({d['strategy']}, "
                                 f"{d['weight_share']:.0%} of the weight)" for d in metric["sample_designs"])
             out.print(f"  weighted by inverse inclusion probability: {designs}")
         for w in metric["warnings"]:
-            out.print(f"[yellow]warning:[/] {w}", markup=True)
+            out.print(styled("yellow", "warning: ", w))
         for s in metric.get("slices", []):
-            _print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"})
+            _print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"},
+                         doc["manifest"])
 
 
-def _recommendations_table(recs: list[dict]) -> Table:
-    table = Table(title="threshold recommendations")
+def _recommendations_table(recs: list[dict], manifest: dict) -> Table:
+    table = Table(title="threshold recommendations",
+                  caption=f"threshold interval: percentile bootstrap, {manifest.get('n_boot')} resamples of cases; "
+                          "rates: Wilson score, or the one-sided bound a rule with --confidence used")
     for col in ("metric", "judge", "threshold", "threshold 95% interval", "false-pass rate", "false-fail rate",
                 "at 0.5: false pass", "at 0.5: false fail"):
         table.add_column(col, overflow="fold")
@@ -136,11 +147,11 @@ def _recommendations_table(recs: list[dict]) -> Table:
 
 @main.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", required=True, help="The metric to recommend a threshold for.")
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable; default: every metric).")
 @click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
 @click.option("--max-false-pass", type=FiniteRange(0, 1), help="Constraint rule: ceiling on the false-pass rate.")
 @click.option("--confidence", type=FiniteRange(0, 1, min_open=True, max_open=True),
-              help="With --max-false-pass: the upper confidence bound must stay under the ceiling.")
+              help="With --max-false-pass: the one-sided upper confidence bound must stay under the ceiling.")
 @click.option("--cost-false-pass", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false pass.")
 @click.option("--cost-false-fail", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false fail.")
 @click.option("--prevalence", type=FiniteRange(0, 1), help="Cost rule: expected production share of human passes.")
@@ -148,40 +159,51 @@ def _recommendations_table(recs: list[dict]) -> Table:
 @n_boot_option
 @out_of_scale_option
 @json_option
-def thresholds(campaign, metric, judges, max_false_pass, confidence, cost_false_pass, cost_false_fail,
+def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false_pass, cost_false_fail,
                prevalence, seed, n_boot, out_of_scale, as_json) -> None:
-    """Recommend a pass threshold per judge, by a false-pass ceiling or by costs."""
+    """Recommend a pass threshold per metric and judge: under each metric's rule in campaign.toml, or
+    under the rule given (a false-pass ceiling, or costs)."""
     from calibrate import analysis
 
-    costs = (cost_false_pass, cost_false_fail)
-    if (max_false_pass is None) == (cost_false_pass is None and cost_false_fail is None):
-        _fail("give either --max-false-pass A or both --cost-false-pass X and --cost-false-fail Y")
+    rule = None
+    if max_false_pass is not None and (cost_false_pass is not None or cost_false_fail is not None):
+        _fail("give either --max-false-pass A or both --cost-false-pass X and --cost-false-fail Y, not both")
     if max_false_pass is not None:
         if prevalence is not None:
             _fail("--prevalence goes with the cost rule")
         rule = analysis.Rule("constraint", max_false_pass=max_false_pass, confidence=confidence)
-    else:
-        if None in costs:
+    elif cost_false_pass is not None or cost_false_fail is not None:
+        if None in (cost_false_pass, cost_false_fail):
             _fail("the cost rule needs both --cost-false-pass and --cost-false-fail")
         if confidence is not None:
             _fail("--confidence goes with --max-false-pass")
         rule = analysis.Rule("cost", cost_false_pass=cost_false_pass, cost_false_fail=cost_false_fail,
                              prevalence=prevalence)
+    elif confidence is not None or prevalence is not None:
+        _fail("--confidence goes with --max-false-pass, --prevalence with the cost rule")
     c = _load(campaign, out_of_scale)
+    chosen = list(metrics) or sorted(c.metrics)
+    docs = []
     try:
         with _progress() as progress:
-            doc = analysis.recommend_thresholds(c, metric=metric, rule=rule, judges=list(judges) or None,
-                                                seed=seed, n_boot=n_boot, progress=progress)
+            for metric in chosen:
+                docs.append(analysis.recommend_thresholds(
+                    c, metric=metric, rule=rule or analysis.default_rule(c.metrics[metric]),
+                    judges=list(judges) or None, seed=seed, n_boot=n_boot, progress=progress))
     except ValueError as exc:
         _fail(str(exc))
+    recs = [r for doc in docs for r in doc["recommendations"]]
     if as_json:
-        _print_json(doc)
+        _print_json({"campaign": c.name, "recommendations": recs, "manifest": docs[0]["manifest"] if docs else {}})
         return
-    out.print(f"rule: {rule.describe()}")
-    out.print(_recommendations_table(doc["recommendations"]))
-    for r in doc["recommendations"]:
+    for metric, doc in zip(chosen, docs):
+        source = "given" if rule else "campaign.toml"
+        described = doc["recommendations"][0]["rule"]["description"] if doc["recommendations"] else "-"
+        out.print(f"{metric}: rule ({source}): {described}")
+    out.print(_recommendations_table(recs, docs[0]["manifest"] if docs else {}))
+    for r in recs:
         for w in r["warnings"]:
-            out.print(f"[yellow]warning:[/] {r['judge']}: {w}", markup=True)
+            out.print(styled("yellow", "warning: ", f"{r['judge']}: {w}"))
 
 
 def _rated(c: Campaign, metric: str, judge: str) -> bool:
@@ -231,10 +253,10 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
         paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs, audits=audit_docs,
                              calibrations=calibration_maps(c, seed=seed), versus=versus)
     for metric in doc["metrics"]:
-        _print_stats(metric)
+        _print_stats(metric, doc["manifest"])
         for w in metric["warnings"]:
-            out.print(f"[yellow]warning:[/] {w}", markup=True)
-    out.print(_recommendations_table(recs))
+            out.print(styled("yellow", "warning: ", w))
+    out.print(_recommendations_table(recs, doc["manifest"]))
     for a in audit_docs:
         _print_audit(a)
     for path in paths.values():

@@ -20,6 +20,7 @@ from calibrate.cli import (
     out,
     out_of_scale_option,
     seed_option,
+    styled,
 )
 from calibrate.report.format import fmt_estimate, fmt_number, fmt_rate
 
@@ -78,8 +79,6 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, re
 
 
 def _print_run(doc: dict) -> None:
-    from rich.text import Text
-
     table = Table(title=f"judge run {doc['run_id']} ({doc['seconds']:.1f} s)")
     for col in ("judge", "model", "scored", "failed", "from cache", "unscored", "skipped", "same family as generator",
                 "calls", "tokens", "cost", "time (s, summed over ratings)"):
@@ -91,18 +90,17 @@ def _print_run(doc: dict) -> None:
     out.print(table)
     for j in doc["judges"]:
         for group in j["errors"][:10]:
-            out.print(Text.assemble(("failed: ", "yellow"), f"{j['judge']}: {group['count']} rating(s): "
-                                    f"{group['error']}"), soft_wrap=True)
+            out.print(styled("yellow", "failed: ", f"{j['judge']}: {group['count']} rating(s): {group['error']}"),
+                      soft_wrap=True)
         if len(j["errors"]) > 10:
             out.print(f"... and {len(j['errors']) - 10} more kinds of failure of {j['judge']} (see --json)")
         if j["rescored_suspect"]:
             out.print(f"note: {j['judge']}: {j['rescored_suspect']} stored rating(s) were made when judges on one "
                       "endpoint all called the first judge's model (calibrate 0.1.0); they are kept in the store "
-                      "but were scored again", markup=False)
+                      "but were scored again")
     exported = doc["exported"]
     out.print(f"judge_ratings.csv: {sum(exported.values())} current rating(s) of {len(exported)} judge(s)"
-              + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(exported.items()))})" if exported else ""),
-              markup=False, soft_wrap=True)
+              + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(exported.items()))})" if exported else ""), soft_wrap=True)
 
 
 @main.group()
@@ -163,9 +161,6 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
         _fail(str(exc))
     if as_json:
         _print_json(doc)
-        return
-    if not doc["judges"]:
-        out.print("no judge was scored with repeats: run calibrate judge --repeats K")
         return
     table = Table(title="repeatability: each judge against itself")
     for col in ("metric", "judge", "repeats", "cases", "alpha across repeats", "verdict flips", "mean |difference|"):

@@ -21,6 +21,7 @@ from calibrate.cli import (
     main,
     out,
     out_of_scale_option,
+    styled,
 )
 from calibrate.errors import CampaignError
 
@@ -105,7 +106,7 @@ def collect_command(campaign, goldens, refresh, dry_run, concurrency, retries, r
               f"{doc['already_collected']} already collected; {doc['cases']} case(s) in cases.jsonl "
               f"(run {doc['run_id']})")
     for e in doc["errors"][:20]:
-        out.print(f"  [red]error[/] {e['error']}", markup=True)
+        out.print(styled("red", "  error ", str(e["error"])))
     if len(doc["errors"]) > 20:
         out.print(f"  ... and {len(doc['errors']) - 20} more (calibrate collect --json lists them all)")
 
@@ -214,7 +215,9 @@ def plan(campaign, metric, judge, width, confidence, n_strata, threshold, pass_r
     for r in doc["statistics"]:
         table.add_row(r["statistic"] + (f" ({r['note']})" if r.get("note") else ""),
                       f"{r['value']:.3f} ({r['source']})", cell(r["labels"]["random"]), cell(r["labels"]["stratified"]),
-                      cell(r["labels"]["neyman"]), cell(r["labels_saved"]), str(r["labelled"]), cell(r["more_needed"]))
+                      cell(r["labels"]["neyman"]), cell(r["labels_saved"]), str(r["labelled"]),
+                      cell(r["more_needed"]) + (f" ({r['more_human_fails_needed']} more human fails)"
+                                                if r.get("more_human_fails_needed") else ""))
     out.print(table)
     for note in doc["notes"]:
         out.print(f"note: {note}")
@@ -315,10 +318,10 @@ def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, sampl
               f"{', '.join(doc['metrics'])}): {doc['tasks_added']} task(s) added, {doc['tasks_already_there']} "
               "already there")
     if doc["shown_judge"]:
-        out.print(f"[yellow]not blind:[/] {doc['pre_annotated']} new task(s) pre-filled with judge "
-                  f"{doc['shown_judge']}'s ratings" + (f" (not for {', '.join(doc['not_pre_annotated_metrics'])})"
-                                                       if doc["not_pre_annotated_metrics"] else "")
-                  + "; statistics on these labels will warn of anchoring", markup=True)
+        out.print(styled("yellow", "not blind: ", f"{doc['pre_annotated']} new task(s) pre-filled with judge "
+                         f"{doc['shown_judge']}'s ratings" + (f" (not for {', '.join(doc['not_pre_annotated_metrics'])})"
+                                                              if doc["not_pre_annotated_metrics"] else "")
+                         + "; statistics on these labels will warn of anchoring"))
 
 
 @labelstudio.command("pull")
@@ -350,17 +353,17 @@ def labelstudio_pull(campaign, url, api_key, export_file, adjudicators, out_of_s
               f"{doc['new']} new, {doc['changed']} changed (a new revision each), {doc['unchanged']} unchanged"
               + (f", {doc['restored']} back after a withdrawal" if doc["restored"] else "")
               + f"; skipped {doc['cancelled']} cancelled annotation(s) and {doc['drafts']} draft(s); "
-              f"{doc['ratings_written']} rating(s) in labelstudio_ratings.csv", markup=False)
+              f"{doc['ratings_written']} rating(s) in labelstudio_ratings.csv")
     if doc["withdrawn"]:
         out.print(f"withdrawn: {doc['withdrawn']} label(s) pulled before are no longer in the project (deleted in "
-                  "Label Studio): out of the statistics, kept in the history", markup=False)
+                  "Label Studio): out of the statistics, kept in the history")
     if doc["deleted_since"]:
         out.print(f"left out: {doc['deleted_since']} label(s) of this file were deleted in Label Studio after it "
-                  "was exported (a pull through the API found them gone)", markup=False)
+                  "was exported (a pull through the API found them gone)")
     if doc["absent_kept"]:
         out.print(f"kept: {doc['absent_kept']} label(s) pulled before are not in this export file; a file may hold "
                   "part of a project, so they stay (a pull through the API withdraws labels deleted in Label "
-                  "Studio)", markup=False)
+                  "Studio)")
     if doc["decisions"]:
         d = doc["decisions"]
         out.print(f"adjudicators' decisions: {d['new']} new, {d['changed']} changed, {d['unchanged']} unchanged "

@@ -22,6 +22,7 @@ from calibrate.cli import (
     out,
     out_of_scale_option,
     seed_option,
+    styled,
 )
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number
 
@@ -42,8 +43,7 @@ AUDIT_STATISTIC_NAMES = ("spearman", "kendall", "auc", "kappa", "kappa_quadratic
 @click.option("--statistic", type=click.Choice(list(AUDIT_STATISTIC_NAMES)), default="spearman", show_default=True,
               help="The statistic the decision rests on.")
 @seed_option
-@click.option("--n-boot", type=click.IntRange(min=0), default=2000, show_default=True,
-              help="Paired bootstrap resamples of cases (the same for both judges).")
+@n_boot_option
 @confidence_option
 @out_of_scale_option
 @json_option
@@ -64,10 +64,13 @@ def audit(campaign, metric, old, new, margin, statistic, seed, n_boot, confidenc
 
 def _print_audit(doc: dict) -> None:
     decision = doc["decision"]
-    out.print(f"[bold]{doc['metric']}: {doc.get('new', {}).get('judge', '?')} (new) vs "
-              f"{doc.get('old', {}).get('judge', '?')} (old) on {doc['n']} labelled cases both rated[/]", markup=True)
+    out.print(styled("bold", f"{doc['metric']}: {doc.get('new', {}).get('judge', '?')} (new) vs "
+                  f"{doc.get('old', {}).get('judge', '?')} (old) on {doc['n']} labelled cases both rated"))
     if "changes" in doc:
-        table = Table(title="change, new minus old, with a paired bootstrap interval")
+        manifest = doc.get("manifest") or {}
+        table = Table(title="change, new minus old, with a paired bootstrap interval",
+                      caption=f"{manifest.get('confidence', 0.95):.0%} paired BCa intervals, {manifest.get('n_boot')} "
+                              "resamples of cases, the same for both judges")
         for col in ("statistic", "old", "new", "change", "interval", "better"):
             table.add_column(col)
         for key, ch in doc["changes"].items():
@@ -94,7 +97,7 @@ def _print_audit(doc: dict) -> None:
                       f"({drift['keep_pass_rate']['old_pass_rate']:.3f}): "
                       f"{fmt_number(drift['keep_pass_rate']['new_threshold'])}")
     colour = "green" if decision["decision"] == "non-inferior" else "red"
-    out.print(f"[bold {colour}]{decision['decision']}[/]: {decision['reason']}", markup=True)
+    out.print(styled(f"bold {colour}", decision["decision"], f": {decision['reason']}"))
 
 
 @main.command()
@@ -120,8 +123,6 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
     """Exit non-zero, listing every reason, when a judge's agreement with humans is not established."""
     from calibrate.gate import GateRules, run_gate
 
-    from rich.text import Text
-
     c = _load(campaign, out_of_scale)
     rules = GateRules(min_labels=min_labels, min_spearman=min_spearman, min_kappa=min_kappa,
                       max_false_pass=max_false_pass, forbid_self_eval=forbid_self_eval)
@@ -130,17 +131,16 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
     if as_json:
         _print_json(doc)
     else:
-        out.print("gate rules: " + "; ".join(doc["rules"]), markup=False)
-        out.print(f"bounds one-sided at {(1 + doc['confidence']) / 2:.1%}; {doc['n_boot']} bootstrap resamples",
-                  markup=False)
+        out.print("gate rules: " + "; ".join(doc["rules"]))
+        out.print(f"bounds one-sided at {(1 + doc['confidence']) / 2:.1%}; {doc['n_boot']} bootstrap resamples")
         for note in doc["defaults"]:
-            out.print(Text.assemble(("default: ", "yellow"), note))
+            out.print(styled("yellow", "default: ", note))
         for check in doc["checks"]:
-            mark = ("pass", "green") if check["passed"] else ("FAIL", "red")
-            out.print(Text.assemble(mark, f" {check['metric']} / {check['judge']}"))
+            mark = ("green", "pass") if check["passed"] else ("red", "FAIL")
+            out.print(styled(*mark, f" {check['metric']} / {check['judge']}"))
             for reason in check["reasons"]:
-                out.print(f"    - {reason}", markup=False)
-        out.print("[bold green]gate passed[/]" if doc["passed"] else "[bold red]gate failed[/]", markup=True)
+                out.print(f"    - {reason}")
+        out.print(styled("bold green", "gate passed") if doc["passed"] else styled("bold red", "gate failed"))
     sys.exit(0 if doc["passed"] else 1)
 
 
@@ -242,6 +242,8 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
     out.print(f"calibrated ({cv['folds']}-fold cross-validated): Brier {cv['brier']:.4f}, ECE {cv['ece']:.4f}"
               + (f"; the raw score as a probability: Brier {fit['raw_score']['brier']:.4f}, ECE "
                  f"{fit['raw_score']['ece']:.4f}" if fit["raw_score"] else ""))
+    for warning in fit["warnings"]:
+        out.print(styled("yellow", "warning: ", warning))
     mapping = Table(title="score -> probability of a human pass")
     mapping.add_column("score")
     mapping.add_column("probability")

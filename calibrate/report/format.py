@@ -35,6 +35,8 @@ def fmt_estimate(stat: dict | None, digits: int = 3) -> str:
     '0.500 [0.400, 0.610]'
     >>> fmt_estimate({"estimate": None, "reason": "one class only"})
     '— (one class only)'
+    >>> fmt_estimate({"estimate": 1.0, "ci_low": None, "ci_reason": "every resample gives 1"})
+    '1.000 [no interval]'
     """
     if not stat:
         return "—"
@@ -43,6 +45,8 @@ def fmt_estimate(stat: dict | None, digits: int = 3) -> str:
     text = f"{stat['estimate']:.{digits}f}"
     if stat.get("ci_low") is not None:
         text += f" [{stat['ci_low']:.{digits}f}, {stat['ci_high']:.{digits}f}]"
+    elif "ci_reason" in stat or "ci_method" in stat:   # an estimate whose interval could not be made
+        text += " [no interval]"
     return text
 
 
@@ -59,6 +63,8 @@ def fmt_estimate_html(stat: dict | None, digits: int = 3) -> Markup:
     if stat.get("ci_low") is not None:
         text += Markup('<br><span class="ci">[{}, {}]</span>').format(f"{stat['ci_low']:.{digits}f}",
                                                                     f"{stat['ci_high']:.{digits}f}")
+    elif "ci_reason" in stat or "ci_method" in stat:
+        text += Markup('<br><span class="ci" title="{}">[no interval]</span>').format(stat.get("ci_reason", ""))
     return text
 
 

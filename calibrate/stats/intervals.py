@@ -118,8 +118,9 @@ def spearman_with_interval(a: np.ndarray, b: np.ndarray, *, confidence: float = 
         return {"estimate": None, "n": n,
                 "reason": "fewer than 4 cases" if n < 4 else "constant values: no rank correlation"}
     rho = float(np.clip(stats.spearmanr(a, b).statistic, -1, 1))
-    if abs(rho) >= 1 - 1e-12:   # a perfect rank correlation: Fisher's z is infinite
-        return {"estimate": rho, "ci_low": rho, "ci_high": rho, "ci_method": "perfect rank agreement", "n": n}
+    if abs(rho) >= 1 - 1e-12:   # a perfect rank correlation: Fisher's z is infinite, and no interval holds
+        return {"estimate": rho, "ci_low": None, "ci_high": None, "ci_method": "Fisher z, Bonett-Wright SE",
+                "ci_reason": f"a perfect rank agreement on {n} cases: no interval", "n": n}
     low, high = fisher_z_interval(rho, bonett_wright_se(rho, n), confidence=confidence)
     return {"estimate": rho, "ci_low": float(low), "ci_high": float(high), "ci_method": "Fisher z, Bonett-Wright SE",
             "n": n}
