@@ -729,8 +729,15 @@ def _recommendation(run: _JudgeRun, metric: str, rule: Rule, confidence: float) 
                            "pass_rule": "score >= threshold" if run.judge.sign > 0 else "score <= threshold",
                            "n": run.n, "warnings": []}
     if run.paired is None:
-        rec.update(threshold=None, n_human_pass=0, n_human_fail=0)
-        rec["warnings"].append(f"only {run.n} case(s) rated by both the judge and the humans: no recommendation")
+        reason = f"only {run.n} case(s) rated by both the judge and the humans (need 2)"
+        rec.update(threshold=None, n_human_pass=int((run.human >= run.ref.metric.human_pass).sum()),
+                   n_human_fail=int((run.human < run.ref.metric.human_pass).sum()), threshold_ci=[None, None],
+                   threshold_ci_method=None, deepeval_default={"threshold": DEEPEVAL_DEFAULT_THRESHOLD,
+                                                               "false_pass_rate": undefined(reason),
+                                                               "false_fail_rate": undefined(reason)})
+        for key in ("false_pass_rate", "false_fail_rate"):
+            rec.update({key: None, key + "_ci": [None, None], key + "_detail": undefined(reason)})
+        rec["warnings"].append(reason + ": no recommendation")
         return rec
     counts = run.paired.error_counts(run.paired.full)
     n_pass, n_fail = float(counts["n_pass"][0]), float(counts["n_fail"][0])

@@ -7,9 +7,12 @@ every problem names the file, the line, the field, the value found and what was 
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -361,32 +364,74 @@ def _read_adjudications(path: Path, campaign: Campaign) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------- reading
+def _decode(path: Path) -> str:
+    """A file's text (UTF-8, a byte-order mark allowed), or a problem naming the line of the first byte
+    that is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise CampaignError([Problem(str(path), f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+                                     row=line, expected="a file saved as UTF-8")]) from None
+
+
 def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
     rows, problems = [], []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(str(path), f"not valid JSON: {exc.msg}", row=number,
-                                        expected="one JSON object per line"))
+    for number, line in enumerate(_decode(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except (json.JSONDecodeError, RecursionError) as exc:
+            problems.append(Problem(str(path), f"not valid JSON: {getattr(exc, 'msg', 'nested too deeply')}", row=number,
+                                    expected="one JSON object per line"))
     if problems:
         raise CampaignError(problems)
     return rows
 
 
+def _read_csv(path: Path) -> pd.DataFrame:
+    """A CSV file as text columns, each row with the physical line it starts on (a quoted field may span
+    lines, and blank lines are skipped, so a row's line is not its index)."""
+    reader = csv.reader(io.StringIO(_decode(path), newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise CampaignError([Problem(str(path), "the file is empty", row=1,
+                                         expected="a header line: " + ", ".join(REQUIRED_COLUMNS))])
+        problems = [Problem(str(path), "duplicate column (a second column of this name would be ignored)", row=1,
+                            field=name, expected="each column once")
+                    for name in sorted({n for n in header if header.count(n) > 1})]
+        rows, lines, start = [], [], reader.line_num + 1
+        for record in reader:
+            if any(value != "" for value in record):
+                if len(record) != len(header):
+                    problems.append(Problem(str(path), f"{len(record)} field(s) where the header has {len(header)}",
+                                            row=start, expected="one field per column"))
+                else:
+                    rows.append(record)
+                    lines.append(start)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise CampaignError([Problem(str(path), f"not a readable CSV file: {exc}", row=reader.line_num)]) from None
+    if problems:
+        raise CampaignError(problems)
+    frame = pd.DataFrame(rows, columns=header, dtype=object)
+    frame["line"] = lines
+    return frame
+
+
 def _read_ratings(path: Path) -> pd.DataFrame:
     if path.suffix == ".csv":
-        try:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise CampaignError([Problem(str(path), f"not a readable CSV file: {exc}")]) from None
-        frame["line"] = np.arange(len(frame)) + 2  # line 1 is the header
-        return frame
+        return _read_csv(path)
     if path.suffix == ".parquet":
-        frame = pd.read_parquet(path)
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds for a file that is not Parquet
+            raise CampaignError([Problem(str(path), f"not a readable Parquet file ({type(exc).__name__}: "
+                                         f"{str(exc)[:200]})", expected="a Parquet file of ratings")]) from None
+        frame = frame.astype(object)
         frame["line"] = np.arange(len(frame)) + 1
         return frame
     rows = _read_jsonl(path)
@@ -395,7 +440,10 @@ def _read_ratings(path: Path) -> pd.DataFrame:
                 for n, obj in rows if not isinstance(obj, dict)]
     if problems:
         raise CampaignError(problems)
-    frame = pd.DataFrame([obj for _, obj in rows])
+    if not rows:
+        raise CampaignError([Problem(str(path), "the file holds no rating",
+                                     expected="one JSON object per line with " + ", ".join(REQUIRED_COLUMNS))])
+    frame = pd.DataFrame([obj for _, obj in rows], dtype=object)   # object: ids stay exactly as written
     frame["line"] = [n for n, _ in rows]
     return frame
 
@@ -533,7 +581,38 @@ def _parse_config(config: dict, file: str) -> tuple[str, dict[str, Metric], dict
 def _as_text(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
+    if isinstance(value, bytes):   # a Parquet binary column: its text (an undecodable one is refused first)
+        return value.decode("utf-8", errors="replace")
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+ID_COLUMNS = ("case_id", "metric", "rater", "rater_kind", "run_id")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _id_problem(value: Any) -> str | None:
+    """Why a value cannot serve as an id kept exactly as written, or None."""
+    if value is None or isinstance(value, (str, np.str_)):
+        text = "" if value is None else str(value)
+        found = _CONTROL.search(text)
+        return (f"holds a control character ({found.group()!r}): ids that differ only by one would be shown as "
+                "one" if found else None)
+    if isinstance(value, bytes):
+        try:
+            return _id_problem(value.decode("utf-8"))
+        except UnicodeDecodeError:
+            return "bytes that are not UTF-8 text"
+    if isinstance(value, (bool, np.bool_)):
+        return "a true/false value"
+    if isinstance(value, (int, np.integer)):
+        return None
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return None
+        if float(value).is_integer() and abs(value) >= 2 ** 53:
+            return "a number too large to be kept exactly (write ids as text)"
+        return None if math.isfinite(value) else "not a finite number"
+    return f"a {type(value).__name__}, not text"
 
 
 def _text_column(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -579,6 +658,13 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
                                      + " (and optionally " + ", ".join(OPTIONAL_COLUMNS) + ")")])
     lines = raw["line"].to_numpy()
     files = raw["file"].to_numpy() if "file" in raw else np.full(len(raw), ratings_file, dtype=object)
+    for column in ID_COLUMNS:
+        if column in raw:
+            for i, value in enumerate(raw[column].tolist()):
+                why = _id_problem(value)
+                if why:
+                    problems.append(Problem(files[i], why, row=int(lines[i]), field=column, value=value,
+                                            expected="text, or a whole number"))
 
     several_files = len(set(files)) > 1
 
@@ -666,6 +752,20 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
                                     field="case_id", expected="one rating per (case_id, metric, rater"
                                     + (", run_id)" if r.rater_kind == "judge" else ")")))
 
+    # a judge's run is shown as RATER@RUN: no two (rater, run) may be shown under one name
+    judged = ratings[ratings["rater_kind"] == "judge"]
+    shown = pd.Series(np.where(judged["run_id"] != "", judged["rater"] + "@" + judged["run_id"], judged["rater"]),
+                      index=judged.index)
+    pairs = pd.DataFrame({"shown": shown, "rater": judged["rater"], "run": judged["run_id"]}).drop_duplicates()
+    for shown_as, group in pairs.groupby("shown"):
+        if len(group) > 1:
+            described = " and ".join(f"rater {r!r}" + (f" with run_id {u!r}" if u else "")
+                                     for r, u in zip(group["rater"], group["run"]))
+            problems.append(Problem(ratings_file if not several_files else files[group.index[0]],
+                                    f"{described} would both be shown as {shown_as!r}", field="rater",
+                                    row=int(lines[group.index[-1]]), expected="rater names without '@' where runs "
+                                    "are named, or other run_ids"))
+
     cases = None
     set_aside: list[SetAside] = []
     if case_rows is not None:
@@ -710,6 +810,10 @@ def _validate_cases(case_rows, file: str, problems: list[Problem]) -> dict[str, 
         if not isinstance(case_id, str) or not case_id:
             problems.append(Problem(file, "missing or empty case_id", row=line, field="case_id", value=case_id,
                                     expected="a non-empty string"))
+            continue
+        if _id_problem(case_id):
+            problems.append(Problem(file, f"case_id {_id_problem(case_id)}", row=line, field="case_id", value=case_id,
+                                    expected="text without control characters"))
             continue
         for key, types in CASE_FIELDS.items():
             if key in obj and not isinstance(obj[key], types):

@@ -70,7 +70,7 @@ def test_report_writes_three_files(small_campaign, tmp_path):
     document = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert document["recommendations"] and document["stats"]["metrics"]
     assert "<html" in (tmp_path / "rep" / "report.html").read_text()
-    assert "## Metric `faithfulness`" in (tmp_path / "rep" / "report.md").read_text()
+    assert "## Metric faithfulness" in (tmp_path / "rep" / "report.md").read_text()
 
 
 def test_demo_runs_offline_and_reports(tmp_path):

@@ -86,7 +86,7 @@ def _progress(enabled: bool = True):
     if not enabled:
         yield None
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
         tasks: dict[str, int] = {}
 

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from calibrate.errors import FileError
 from calibrate.files import write_all
 from calibrate.report.format import (fmt_estimate, fmt_estimate_html, fmt_interval, fmt_number, fmt_rate,
                                      undefined_notes)
 
-__all__ = ["write_report", "render_html", "render_markdown"]
+__all__ = ["write_report", "render_html", "render_markdown", "markdown_text"]
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -52,12 +53,42 @@ def render_html(stats: dict, recommendations: list[dict], cases: dict | None = N
     return _environment().get_template("report.html.j2").render(**context)
 
 
+_MARKDOWN_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\\": "\\\\", "`": "\\`",
+                     "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]"}
+
+
+def markdown_text(value: Any, *, keep: str = "") -> Markup:
+    """Text as it reads in any Markdown viewer: HTML, emphasis, code, links and table pipes escaped,
+    line breaks as spaces (a cell stays in its table row); ``keep`` names characters left as they are.
+
+    Examples
+    --------
+    >>> str(markdown_text("<script>x</script> | *a*\\nb"))
+    '&lt;script&gt;x&lt;/script&gt; \\\\| \\\\*a\\\\* b'
+    """
+    if isinstance(value, Markup):
+        return value
+    text = " ".join(str(value).splitlines()) if value is not None else ""
+    return Markup("".join(_MARKDOWN_ESCAPES.get(ch, ch) if ch not in keep else ch for ch in text))
+
+
+def _markdown_environment() -> jinja2.Environment:
+    """The Markdown report's environment: every value put in the page is escaped for Markdown, and the
+    figures (``est``, ``num``, ``rate``, ``interval``) keep their interval brackets."""
+    env = _environment()
+    env.autoescape = False
+    env.finalize = markdown_text
+    for name, format_value in (("est", fmt_estimate), ("num", fmt_number), ("rate", fmt_rate),
+                               ("interval", fmt_interval)):
+        env.filters[name] = (lambda f: lambda *a, **k: markdown_text(f(*a, **k), keep="[]"))(format_value)
+    return env
+
+
 def render_markdown(stats: dict, recommendations: list[dict], cases: dict | None = None,
                     judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
                     calibrations: list[dict] | None = None, versus: list[dict] | None = None) -> str:
-    """The report as Markdown (tables, no plots)."""
-    env = _environment()
-    env.autoescape = False
+    """The report as Markdown (tables, no plots); everything a user wrote is escaped, as in the HTML."""
+    env = _markdown_environment()
     return env.get_template("report.md.j2").render(**_context(stats, recommendations, cases, None, judge_runs,
                                                               audits, calibrations, versus))
 

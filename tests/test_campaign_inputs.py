@@ -1,0 +1,139 @@
+"""Bad or odd campaign files: a clear error (file, line, field, found, expected) or exactly the right
+reading, never a traceback; ids kept exactly as written, never merged."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from calibrate import CampaignError, load_campaign
+
+EXE = Path(sys.executable).parent / "calibrate"
+TOML = 'name = "x"\n[metrics.m]\nscale = "binary"\n'
+HEADER = "case_id,metric,rater,rater_kind,value\n"
+
+
+def folder_with(tmp_path, files: dict[str, bytes | str]) -> Path:
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    (folder / "campaign.toml").write_text(TOML)
+    for name, content in files.items():
+        (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    return folder
+
+
+def problems(folder) -> str:
+    with pytest.raises(CampaignError) as raised:
+        load_campaign(folder)
+    return str(raised.value)
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("ratings.csv", b"", "ratings.csv, line 1: the file is empty"),
+    ("ratings.jsonl", b"", "ratings.jsonl: the file holds no rating"),
+    ("ratings.parquet", b"", "ratings.parquet: not a readable Parquet file"),
+    ("ratings.parquet", b"PAR1 garbage, not Parquet", "ratings.parquet: not a readable Parquet file"),
+    ("ratings.jsonl", b'{"case_id": "c0", "metric": "m", "rater": "a", "rater_kind": "human", "value": 1}\n\xff\n',
+     "ratings.jsonl, line 2: not UTF-8 text (byte 0xff"),
+    ("ratings.csv", HEADER.encode() + b"c0,m,a,human,1\n\xe9\n", "ratings.csv, line 3: not UTF-8 text (byte 0xe9"),
+    ("ratings.csv", b'case_id,metric,rater,rater_kind,value\n"c0,m,a,human,1\n', "field(s) where the header has 5"),
+])
+def test_empty_truncated_and_corrupt_files_are_errors_naming_the_file(tmp_path, name, content, expected):
+    text = problems(folder_with(tmp_path, {name: content}))
+    assert expected in text, text
+    result = subprocess.run([str(EXE), "validate", str(tmp_path / "campaign")], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and expected in result.stderr.replace("\n", "")
+
+
+def test_cases_that_are_not_utf8_are_an_error(tmp_path):
+    folder = folder_with(tmp_path, {"ratings.csv": HEADER + "c0,m,a,human,1\n",
+                                    "cases.jsonl": b'{"case_id": "c0", "input": "caf\xe9"}\n'})
+    assert "cases.jsonl, line 1: not UTF-8 text (byte 0xe9" in problems(folder)
+
+
+def test_a_duplicated_column_is_an_error_not_silently_ignored(tmp_path):
+    folder = folder_with(tmp_path, {"ratings.csv": "case_id,metric,rater,rater_kind,value,value\nc0,m,a,human,1,0\n"})
+    assert "ratings.csv, line 1, field 'value': duplicate column" in problems(folder)
+
+
+def test_line_numbers_count_quoted_line_breaks_and_blank_lines(tmp_path):
+    folder = folder_with(tmp_path, {"ratings.csv": HEADER + '"c0",m,"a\nstill a",human,1\n\n\nc1,m,b,human,7\n'})
+    text = problems(folder)
+    assert "line 2, field 'rater': holds a control character" in text      # the quoted field starts on line 2
+    assert "ratings.csv, line 6, field 'value': value outside the scale" in text   # after 2 blank lines
+
+
+def test_ids_are_kept_exactly_or_refused(tmp_path):
+    big = 2 ** 60
+    rows = [{"case_id": big + i, "metric": "m", "rater": "a", "rater_kind": "human", "value": i % 2} for i in range(2)]
+    folder = folder_with(tmp_path, {"ratings.jsonl": "".join(json.dumps(r) + "\n" for r in rows)})
+    assert sorted(load_campaign(folder).ratings["case_id"]) == [str(big), str(big + 1)]   # not merged through float64
+
+    nul = tmp_path / "nul"
+    nul.mkdir()
+    (nul / "campaign.toml").write_text(TOML)
+    (nul / "ratings.jsonl").write_text("".join(json.dumps({"case_id": c, "metric": "m", "rater": "a",
+                                                           "rater_kind": "human", "value": 1}) + "\n"
+                                               for c in ("c0", "c0\x00")))
+    assert "line 2, field 'case_id': holds a control character ('\\x00')" in problems(nul)
+
+    obj = tmp_path / "obj"
+    obj.mkdir()
+    (obj / "campaign.toml").write_text(TOML)
+    (obj / "ratings.jsonl").write_text(json.dumps({"case_id": {"a": 1}, "metric": "m", "rater": "a",
+                                                   "rater_kind": "human", "value": 1}) + "\n")
+    assert "line 1, field 'case_id': a dict, not text" in problems(obj)
+
+
+def test_parquet_bytes_ids_are_read_as_their_text(tmp_path):
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    (folder / "campaign.toml").write_text(TOML)
+    pd.DataFrame({"case_id": [b"c0", b"c1"], "metric": "m", "rater": "a", "rater_kind": "human",
+                  "value": [1, 0]}).to_parquet(folder / "ratings.parquet")
+    assert sorted(load_campaign(folder).ratings["case_id"]) == ["c0", "c1"]   # was "b'c0'"
+
+
+def test_a_run_and_a_rater_shown_under_one_name_are_an_error(tmp_path):
+    folder = folder_with(tmp_path, {"ratings.csv": "case_id,metric,rater,rater_kind,value,run_id\n"
+                                                   "c0,m,ann,human,1,\nc0,m,j@x,judge,0.5,\nc0,m,j,judge,0.4,x\n"})
+    assert "rater 'j@x' and rater 'j' with run_id 'x' would both be shown as 'j@x'" in problems(folder)
+
+
+def test_the_markdown_report_escapes_html_pipes_and_newlines(tmp_path):
+    from calibrate.report import markdown_text
+
+    folder = folder_with(tmp_path, {
+        "ratings.csv": "case_id,metric,rater,rater_kind,value\n" + "".join(
+            f"c{i},m,ann,human,{i % 2}\nc{i},m,\"<b>j|x</b>\",judge,{0.3 + 0.4 * (i % 2)}\n" for i in range(10))})
+    result = subprocess.run([str(EXE), "report", str(folder), "--out", str(tmp_path / "out"), "--n-boot", "20"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "<b>" not in markdown and "&lt;b&gt;j\\|x&lt;/b&gt;" in markdown
+    assert str(markdown_text("a\nb|c")) == "a b\\|c"
+
+
+def test_a_report_with_a_judge_scored_before_any_label_is_written(tmp_path):
+    folder = folder_with(tmp_path, {"ratings.csv": HEADER + "c0,m,a,human,1\nc0,m,j,judge,0.7\nc1,m,j,judge,0.2\n"})
+    result = subprocess.run([str(EXE), "report", str(folder), "--out", str(tmp_path / "out"), "--n-boot", "20"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    recs = json.loads((tmp_path / "out" / "report.json").read_text())["recommendations"]
+    assert recs[0]["threshold"] is None and "only 1 case(s) rated by both" in recs[0]["warnings"][0]
+
+
+@pytest.mark.parametrize("out, expected", [
+    ("a-file", "Directory 'a-file' is a file"),
+    ("a-file/sub", "a-file/sub: cannot be made (Not a directory)"),
+])
+def test_an_out_folder_that_is_a_file_or_cannot_be_made_is_an_error(tmp_path, out, expected):
+    folder = folder_with(tmp_path, {"ratings.csv": HEADER + "c0,m,a,human,1\nc0,m,j,judge,0.7\n"})
+    (tmp_path / "a-file").write_text("kept")
+    result = subprocess.run([str(EXE), "report", str(folder), "--out", out, "--n-boot", "20"],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert expected in result.stderr and (tmp_path / "a-file").read_text() == "kept"
