@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 
 from calibrate import load_campaign  # noqa: E402
-from calibrate.labelstudio.client import connect, pull, push  # noqa: E402
-from calibrate.labelstudio.interface import build_interface, task_data  # noqa: E402
-from calibrate.labelstudio.store import RATINGS_FILE, LabelStore  # noqa: E402
+from calibrate.humans.labelstudio.client import connect, pull, push  # noqa: E402
+from calibrate.humans.labelstudio.interface import build_interface, task_data  # noqa: E402
+from calibrate.humans.labelstudio.store import RATINGS_FILE, LabelStore  # noqa: E402
 from tests.conftest import write_campaign  # noqa: E402
 from tests.labelstudio_server import LabelStudioServer  # noqa: E402
 

@@ -13,9 +13,10 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Campaign": "calibrate.campaign", "Metric": "calibrate.campaign", "Rater": "calibrate.campaign",
-    "load_campaign": "calibrate.campaign", "CampaignError": "calibrate.errors", "Problem": "calibrate.errors",
-    "Rule": "calibrate.analysis", "compute_stats": "calibrate.analysis", "default_rule": "calibrate.analysis",
-    "recommend_thresholds": "calibrate.analysis", "demo_campaign_path": "calibrate.demo",
+    "load_campaign": "calibrate.campaign", "CampaignError": "calibrate.base.errors",
+    "Problem": "calibrate.base.errors", "Rule": "calibrate.analysis.agreement",
+    "compute_stats": "calibrate.analysis.agreement", "default_rule": "calibrate.analysis.agreement",
+    "recommend_thresholds": "calibrate.analysis.agreement", "demo_campaign_path": "calibrate.demo",
     "write_report": "calibrate.report",
 }
 __all__ = sorted(_EXPORTS)

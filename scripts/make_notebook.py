@@ -76,7 +76,7 @@ The same statistics per question type show where a judge is weaker."""),
               for s in metric["slices"] for j in s["judges"] if j["judge"] == best])"""),
     ("markdown", "## The report for reviewers"),
     ("code", """import tempfile
-from calibrate.analysis import default_rule
+from calibrate.analysis.agreement import default_rule
 
 out = tempfile.mkdtemp()
 recs = calibrate.recommend_thresholds(campaign, metric="relevance",

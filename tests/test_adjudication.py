@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from calibrate import CampaignError, compute_stats, load_campaign
-from calibrate.adjudication import decision_history, disagreements, record_decisions, write_template
-from calibrate.reference import human_reference
+from calibrate.humans.adjudication import decision_history, disagreements, record_decisions, write_template
+from calibrate.campaign.reference import human_reference
 from tests.conftest import write_campaign
 
 TOML = """

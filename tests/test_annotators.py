@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from calibrate.annotators import annotator_agreement
+from calibrate.analysis.annotators import annotator_agreement
 from calibrate.campaign import Campaign
 from calibrate.stats.annotators import cohen_kappa, fleiss_kappa, krippendorff_alpha, percent_agreement
 

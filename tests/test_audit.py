@@ -13,7 +13,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 import calibrate
 from calibrate import Campaign
-from calibrate.audit import audit_judges
+from calibrate.review.audit import audit_judges
 
 ORDINAL = {"name": "sim", "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2,
                                             "max_false_pass": 0.2}}}

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from calibrate import load_campaign
-from calibrate.bias import bias_probes, excess
+from calibrate.analysis.bias import bias_probes, excess
 from tests.conftest import write_campaign
 
 EXE = Path(sys.executable).parent / "calibrate"

@@ -14,7 +14,7 @@ from sklearn.metrics import brier_score_loss
 from sklearn.model_selection import KFold
 
 from calibrate import load_campaign
-from calibrate.calibration import CalibrationMap, expected_calibration_error, fit_calibration
+from calibrate.analysis.calibration import CalibrationMap, expected_calibration_error, fit_calibration
 from tests.conftest import write_campaign
 
 EXE = Path(sys.executable).parent / "calibrate"

@@ -74,7 +74,7 @@ def test_judge_runs_are_not_duplicates(tmp_path):
     rows = ("case_id,metric,rater,rater_kind,value,run_id\na,relevance,h,human,1,\nb,relevance,h,human,2,\n"
             "a,relevance,j,judge,1,r1\na,relevance,j,judge,2,r2\n")
     c = load_campaign(write_campaign(tmp_path / "c", ORDINAL_TOML, rows))
-    from calibrate.reference import judge_scores
+    from calibrate.campaign.reference import judge_scores
     assert [j.name for j in judge_scores(c, "relevance")] == ["j@r1", "j@r2"]
 
 
@@ -166,14 +166,14 @@ def test_from_frames_validates_like_files():
 
 
 def test_multiple_humans_give_majority_and_count(small_campaign):
-    from calibrate.reference import human_reference
+    from calibrate.campaign.reference import human_reference
     c = load_campaign(small_campaign)
     ref = human_reference(c, "faithfulness")
     assert ref.n_multiply_labelled == 12 and ref.values.size == 60 and ref.n_ties == 0
 
 
 def test_ordinal_reference_is_low_median():
-    from calibrate.reference import human_reference
+    from calibrate.campaign.reference import human_reference
     frame = pd.DataFrame({"case_id": ["a"] * 4 + ["b"] * 3, "metric": "relevance",
                           "rater": ["p", "q", "r", "s", "p", "q", "r"], "rater_kind": "human",
                           "value": [0, 1, 3, 3, 1, 2, 3]})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from calibrate import CampaignError
-from calibrate.cases_import import merge_cases, read_external_cases
+from calibrate.cases.datasets import merge_cases, read_external_cases
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from calibrate.collect.contract import ContractError, ServiceContract, load_contract
-from calibrate.collect.runner import STORE_NAME, collect
-from calibrate.errors import CampaignError
+from calibrate.campaign.service import ContractError, ServiceContract, load_contract
+from calibrate.cases.collect import STORE_NAME, collect
+from calibrate.base.errors import CampaignError
 from calibrate.judges.calls import CallPolicy
 from tests.rag_service import RagService
 
@@ -81,7 +81,7 @@ def test_a_full_collection_then_a_rerun_that_asks_nothing(tmp_path):
         assert b"s3cret-token" not in path.read_bytes(), path
     # the collected campaign is ready to sample for labelling and to judge, before any rating exists
     from calibrate import load_campaign
-    from calibrate.sampling import draw_sample
+    from calibrate.sampling.designs import draw_sample
 
     collected = load_campaign(folder)
     assert len(collected.cases) == 6 and collected.ratings.empty

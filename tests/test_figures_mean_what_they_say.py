@@ -39,11 +39,11 @@ def test_seven_perfect_cases_give_no_interval_rather_than_a_zero_width_one():
 
 
 def test_one_number_of_resamples_for_every_command():
-    from calibrate.analysis import compute_stats as stats, recommend_thresholds
-    from calibrate.annotators import annotator_agreement
-    from calibrate.audit import audit_judges
-    from calibrate.gate import run_gate
-    from calibrate.repeatability import repeatability
+    from calibrate.analysis.agreement import compute_stats as stats, recommend_thresholds
+    from calibrate.analysis.annotators import annotator_agreement
+    from calibrate.review.audit import audit_judges
+    from calibrate.review.gate import run_gate
+    from calibrate.analysis.repeatability import repeatability
     from calibrate.stats import N_BOOT
 
     for function in (stats, recommend_thresholds, annotator_agreement, audit_judges, run_gate, repeatability):
@@ -70,7 +70,7 @@ def test_the_audit_prints_how_its_intervals_were_made(tmp_path):
 
 
 def test_a_calibration_map_on_few_cases_says_so():
-    from calibrate.calibration import fit_calibration
+    from calibrate.analysis.calibration import fit_calibration
 
     rng = np.random.default_rng(1)
     human = (rng.random(18) < 0.5).astype(int)
@@ -80,7 +80,7 @@ def test_a_calibration_map_on_few_cases_says_so():
 
 def test_repeatability_never_takes_other_runs_for_repeats(tmp_path):
     """Runs not named repeat-N were silently ignored: {"judges": []}, exit 0."""
-    from calibrate.repeatability import repeatability
+    from calibrate.analysis.repeatability import repeatability
 
     human = [1, 0, 1, 0, 1, 0]
     c = frames(human, {"j": [0.9, 0.1, 0.8, 0.2, 0.7, 0.3]}, {"j": "2025-06"})

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from calibrate import load_campaign
-from calibrate.gate import GateRules, run_gate
+from calibrate.review.gate import GateRules, run_gate
 from tests.conftest import write_campaign
 
 EXE = Path(sys.executable).parent / "calibrate"
@@ -83,7 +83,7 @@ def test_the_false_pass_ceiling_reads_the_bound_it_shows(campaign):
 
 
 def test_a_report_of_averages_only_is_refused(campaign, monkeypatch):
-    import calibrate.gate as gate
+    import calibrate.review.gate as gate
 
     real = gate.compute_stats
 

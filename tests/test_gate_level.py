@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from calibrate import Campaign
-from calibrate.gate import GateRules, run_gate
+from calibrate.review.gate import GateRules, run_gate
 
 SIZES = (10, 20, 30, 50, 100)
 REPEATS = 400

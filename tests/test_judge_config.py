@@ -3,7 +3,7 @@
 import pytest
 
 from calibrate import CampaignError, load_campaign
-from calibrate.judges.config import infer_family
+from calibrate.campaign.judge_settings import infer_family
 from tests.conftest import write_campaign
 
 BASE = """
@@ -64,7 +64,7 @@ def test_the_readme_judge_examples_are_valid(tmp_path):
     import tomllib
     from pathlib import Path
 
-    from calibrate.judges.config import parse_judges
+    from calibrate.campaign.judge_settings import parse_judges
     from tests.test_judges_dag import write_dag
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -88,7 +88,7 @@ metric = "faithfulness"
 model = { provider = "openai", name = "gpt-4.1", api_key_env = "K" }
 """)
     assert c.judges["j"].model.temperature == 0.0
-    from calibrate.judges.config import parse_judges
+    from calibrate.campaign.judge_settings import parse_judges
 
     problems = []
     judges = parse_judges({"r": {"library": "ragas", "metric": "answer_relevancy",

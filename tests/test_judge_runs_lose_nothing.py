@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from calibrate import compute_stats, load_campaign
-from calibrate.errors import FolderInUse, StoreError
+from calibrate.base.errors import FolderInUse, StoreError
 from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import run_judges
 from calibrate.judges.store import STORE_NAME

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from calibrate import compute_stats, load_campaign
-from calibrate.labelstudio.client import LabelStudioError, pull, pull_file, push
-from calibrate.labelstudio.labels import LabelError
-from calibrate.labelstudio.store import RATINGS_FILE, STORE_NAME, LabelStore
+from calibrate.humans.labelstudio.client import LabelStudioError, pull, pull_file, push
+from calibrate.humans.labelstudio.labels import LabelError
+from calibrate.humans.labelstudio.store import RATINGS_FILE, STORE_NAME, LabelStore
 from tests.conftest import write_campaign
 
 TOML = """
@@ -265,7 +265,7 @@ def test_judge_scores_shown_as_pre_annotations_are_warned_of(tmp_path, server):
 
 
 def test_push_only_a_sample(tmp_path, server):
-    from calibrate.sampling import draw_sample, read_sample_ids, write_sample
+    from calibrate.sampling.designs import draw_sample, read_sample_ids, write_sample
 
     url, token, client, users = server
     folder = make_campaign(tmp_path, n=30)
@@ -277,8 +277,8 @@ def test_push_only_a_sample(tmp_path, server):
 
 
 def test_an_adjudicators_labels_become_decisions(tmp_path, server):
-    from calibrate.adjudication import decision_history
-    from calibrate.reference import human_reference
+    from calibrate.humans.adjudication import decision_history
+    from calibrate.campaign.reference import human_reference
 
     url, token, client, users = server
     folder = make_campaign(tmp_path, n=2)

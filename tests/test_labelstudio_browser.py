@@ -6,8 +6,8 @@ import time
 import pandas as pd
 
 from calibrate import load_campaign
-from calibrate.labelstudio.client import connect, pull, push
-from calibrate.labelstudio.store import RATINGS_FILE, LabelStore
+from calibrate.humans.labelstudio.client import connect, pull, push
+from calibrate.humans.labelstudio.store import RATINGS_FILE, LabelStore
 from tests.conftest import write_campaign
 
 TOML = """

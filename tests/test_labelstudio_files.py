@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calibrate import load_campaign
-from calibrate.labelstudio.client import LabelStudioError, pull_file
-from calibrate.labelstudio.labels import LabelError
-from calibrate.labelstudio.store import RATINGS_FILE
+from calibrate.humans.labelstudio.client import LabelStudioError, pull_file
+from calibrate.humans.labelstudio.labels import LabelError
+from calibrate.humans.labelstudio.store import RATINGS_FILE
 from tests.conftest import write_campaign
 
 TOML = 'name = "files"\n[metrics.faithfulness]\nscale = "binary"\n'

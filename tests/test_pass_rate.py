@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import calibrate
 from calibrate.campaign import Campaign
-from calibrate.pass_rate import _merged_strata, estimate_pass_rate, ppi_mean, stratified_mean
+from calibrate.analysis.pass_rate import _merged_strata, estimate_pass_rate, ppi_mean, stratified_mean
 from calibrate.stats.intervals import wilson_interval
 
 JUDGE = "Olz-gpt4o"
@@ -99,7 +99,7 @@ def test_the_sample_design_is_honoured(demo):
     """A sample focused on the judge's top scores over-represents the cases where the judge and the
     humans differ in one way: PPI's correction is biased unless the labelled cases are weighted by their
     inclusion probabilities."""
-    from calibrate.sampling import draw_sample
+    from calibrate.sampling.designs import draw_sample
 
     c, passes, _ = demo
     truth = passes.mean()

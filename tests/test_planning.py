@@ -10,8 +10,8 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
 import calibrate
-from calibrate.planning import plan_labels
-from calibrate.sampling import score_edges, score_strata
+from calibrate.sampling.planning import plan_labels
+from calibrate.stats.strata import score_edges, score_strata
 
 JUDGE = "Olz-gpt4o"
 Z = 1.959963984540054

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from calibrate import load_campaign
-from calibrate.probes import perturb, run_probe
+from calibrate.judges.probes import perturb, run_probe
 from tests.conftest import write_campaign
 
 EXE = Path(sys.executable).parent / "calibrate"

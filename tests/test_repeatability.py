@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from calibrate import load_campaign
-from calibrate.repeatability import repeatability
+from calibrate.analysis.repeatability import repeatability
 from tests.conftest import write_campaign
 
 EXE = Path(sys.executable).parent / "calibrate"

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from calibrate import compute_stats, load_campaign, recommend_thresholds, write_report
-from calibrate.analysis import default_rule
-from calibrate.audit import audit_judges
-from calibrate.calibration import calibration_maps
-from calibrate.versus import judge_matrix
+from calibrate.analysis.agreement import default_rule
+from calibrate.review.audit import audit_judges
+from calibrate.analysis.calibration import calibration_maps
+from calibrate.analysis.versus import judge_matrix
 from tests.conftest import BINARY_TOML, write_campaign
 
 EVIL = '<script>window.__pwned = 1; fetch("http://127.0.0.1:9/x")</script><img src="http://127.0.0.1:9/y.png" onerror="window.__pwned = 2">'

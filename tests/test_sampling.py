@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from calibrate import load_campaign
-from calibrate.sampling import _allocate, draw_sample
+from calibrate.sampling.designs import _allocate, draw_sample
 from tests.conftest import write_campaign
 
 
@@ -68,7 +68,7 @@ def test_the_command_line_writes_the_sample_and_never_replaces_one(tmp_path):
 
 def test_the_report_says_which_design_the_labelled_cases_came_from(tmp_path):
     from calibrate import compute_stats, write_report
-    from calibrate.sampling import write_sample
+    from calibrate.sampling.designs import write_sample
 
     folder = make(tmp_path)
     c = load_campaign(folder)
@@ -164,7 +164,7 @@ def test_threshold_design_focuses_near_the_threshold_and_weights_each_stratum(de
 
 
 def test_neyman_series_pilot_then_allocation_where_human_verdicts_vary(demo, tmp_path):
-    from calibrate.design_weights import design_weights
+    from calibrate.campaign.weights import design_weights
 
     pilot = draw_sample(demo, 100, strategy="neyman", judge=DEMO_JUDGE, seed=0)
     assert pilot.design["phase"] == "pilot" and len(pilot.design["strata"]) >= 3
@@ -195,7 +195,7 @@ def test_neyman_series_pilot_then_allocation_where_human_verdicts_vary(demo, tmp
 
 
 def test_a_sample_file_with_a_bad_probability_names_the_row(tmp_path):
-    from calibrate.errors import CampaignError
+    from calibrate.base.errors import CampaignError
 
     folder = make(tmp_path)
     (folder / "samples").mkdir()

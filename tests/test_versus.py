@@ -5,15 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 import calibrate
 from calibrate import Campaign, compute_stats
-from calibrate.errors import CampaignError
-from calibrate.versus import judge_matrix
+from calibrate.base.errors import CampaignError
+from calibrate.analysis.versus import judge_matrix
 
 EXE = Path(sys.executable).parent / "calibrate"
 

@@ -1,4 +1,4 @@
-"""Campaign checks, statistics, thresholds and the report: validate, stats, thresholds, report, demo."""
+"""Statistics of a campaign: stats, thresholds, repeatability, pass-rate, calibration, compare, bias."""
 
 from __future__ import annotations
 
@@ -8,50 +8,24 @@ from typing import TYPE_CHECKING
 import click
 from rich.table import Table
 
-from calibrate.cli import (
+from calibrate.cli.console import (
     FiniteRange,
-    _fail,
-    _load,
-    _print_json,
-    _progress,
     confidence_option,
-    err,
+    fail,
     json_option,
-    main,
+    load,
     n_boot_option,
     out,
     out_of_scale_option,
+    print_json,
+    progress,
     seed_option,
     styled,
 )
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
 
 if TYPE_CHECKING:
-    from calibrate.campaign import Campaign
-
-
-@main.command()
-@click.argument("campaign", type=click.Path(file_okay=False))
-@out_of_scale_option
-def validate(campaign: str, out_of_scale: str) -> None:
-    """Check a campaign folder; list every problem with its file, line and field."""
-    c = _load(campaign, out_of_scale)
-    table = Table(title=f"campaign {c.name}: valid")
-    for col in ("metric", "scale", "human ratings", "judge ratings", "failed", "cases with a human label",
-                "judges"):
-        table.add_column(col)
-    for name, metric in sorted(c.metrics.items()):
-        rows = c.ratings[c.ratings["metric"] == name]
-        human, judge = rows[rows["rater_kind"] == "human"], rows[rows["rater_kind"] == "judge"]
-        table.add_row(name, metric.scale, str(len(human)), str(len(judge)), str(int(rows["value"].isna().sum())),
-                      str(human.loc[human["value"].notna(), "case_id"].nunique()), str(judge["rater"].nunique()))
-    out.print(table)
-    out.print(f"{len(c.cases) if c.cases is not None else 'no'} cases in cases.jsonl; data {c.data_hash}")
-    for a in c.adjustments:
-        out.print(f"{a.action}: {a.file} line {a.line}: {a.rater} rated case {a.case_id} {a.value:g}"
-                  + (f" -> {a.new_value:g}" if a.new_value is not None else ""))
-    if c.set_aside:
-        out.print("note: " + c.set_aside_note())
+    pass
 
 
 STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "kappa_quadratic": "kappa quadratic",
@@ -64,7 +38,7 @@ def _intervals_note(manifest: dict) -> str:
             "of cases (rank correlations on fewer than 50 cases: Fisher's z); rates: Wilson score")
 
 
-def _print_stats(metric: dict, manifest: dict) -> None:
+def print_stats(metric: dict, manifest: dict) -> None:
     """One table per metric (estimates with their intervals, and how they were made); undefined
     statistics are listed below it with their reasons."""
     table = Table(title=f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
@@ -89,7 +63,7 @@ def _print_stats(metric: dict, manifest: dict) -> None:
         out.print(f"  {label} undefined for {', '.join(names)}: {reason}")
 
 
-@main.command()
+@click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
 @click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable; a rater or rater@run_id).")
@@ -101,22 +75,22 @@ def _print_stats(metric: dict, manifest: dict) -> None:
 @json_option
 def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale, as_json) -> None:
     """Agreement of every judge with the human reference, with confidence intervals."""
-    from calibrate import analysis
+    from calibrate.analysis import agreement as analysis
 
-    c = _load(campaign, out_of_scale)
+    c = load(campaign, out_of_scale)
     try:
-        with _progress() as progress:
+        with progress() as bar:
             # the terminal tables show no curve: only the JSON document carries it
             doc = analysis.compute_stats(c, metrics=list(metrics) or None, judges=list(judges) or None, by=by,
                                          seed=seed, n_boot=n_boot, confidence=confidence, curves=as_json,
-                                         progress=progress)
+                                         progress=bar)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
-        _print_json(doc)
+        print_json(doc)
         return
     for metric in doc["metrics"]:
-        _print_stats(metric, doc["manifest"])
+        print_stats(metric, doc["manifest"])
         if metric.get("weighted"):
             designs = "; ".join(f"{d['labelled']} from {d['sample']} ({d['strategy']}, "
                                 f"{d['weight_share']:.0%} of the weight)" for d in metric["sample_designs"])
@@ -124,11 +98,11 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
         for w in metric["warnings"]:
             out.print(styled("yellow", "warning: ", w))
         for s in metric.get("slices", []):
-            _print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"},
+            print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"},
                          doc["manifest"])
 
 
-def _recommendations_table(recs: list[dict], manifest: dict) -> Table:
+def recommendations_table(recs: list[dict], manifest: dict) -> Table:
     table = Table(title="threshold recommendations",
                   caption=f"threshold interval: percentile bootstrap, {manifest.get('n_boot')} resamples of cases; "
                           "rates: Wilson score, or the one-sided bound a rule with --confidence used")
@@ -145,7 +119,7 @@ def _recommendations_table(recs: list[dict], manifest: dict) -> Table:
     return table
 
 
-@main.command()
+@click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable; default: every metric).")
 @click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
@@ -163,144 +137,279 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
                prevalence, seed, n_boot, out_of_scale, as_json) -> None:
     """Recommend a pass threshold per metric and judge: under each metric's rule in campaign.toml, or
     under the rule given (a false-pass ceiling, or costs)."""
-    from calibrate import analysis
+    from calibrate.analysis import agreement as analysis
 
     rule = None
     if max_false_pass is not None and (cost_false_pass is not None or cost_false_fail is not None):
-        _fail("give either --max-false-pass A or both --cost-false-pass X and --cost-false-fail Y, not both")
+        fail("give either --max-false-pass A or both --cost-false-pass X and --cost-false-fail Y, not both")
     if max_false_pass is not None:
         if prevalence is not None:
-            _fail("--prevalence goes with the cost rule")
+            fail("--prevalence goes with the cost rule")
         rule = analysis.Rule("constraint", max_false_pass=max_false_pass, confidence=confidence)
     elif cost_false_pass is not None or cost_false_fail is not None:
         if None in (cost_false_pass, cost_false_fail):
-            _fail("the cost rule needs both --cost-false-pass and --cost-false-fail")
+            fail("the cost rule needs both --cost-false-pass and --cost-false-fail")
         if confidence is not None:
-            _fail("--confidence goes with --max-false-pass")
+            fail("--confidence goes with --max-false-pass")
         rule = analysis.Rule("cost", cost_false_pass=cost_false_pass, cost_false_fail=cost_false_fail,
                              prevalence=prevalence)
     elif confidence is not None or prevalence is not None:
-        _fail("--confidence goes with --max-false-pass, --prevalence with the cost rule")
-    c = _load(campaign, out_of_scale)
+        fail("--confidence goes with --max-false-pass, --prevalence with the cost rule")
+    c = load(campaign, out_of_scale)
     chosen = list(metrics) or sorted(c.metrics)
     docs = []
     try:
-        with _progress() as progress:
+        with progress() as bar:
             for metric in chosen:
                 docs.append(analysis.recommend_thresholds(
                     c, metric=metric, rule=rule or analysis.default_rule(c.metrics[metric]),
-                    judges=list(judges) or None, seed=seed, n_boot=n_boot, progress=progress))
+                    judges=list(judges) or None, seed=seed, n_boot=n_boot, progress=bar))
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     recs = [r for doc in docs for r in doc["recommendations"]]
     if as_json:
-        _print_json({"campaign": c.name, "recommendations": recs, "manifest": docs[0]["manifest"] if docs else {}})
+        print_json({"campaign": c.name, "recommendations": recs, "manifest": docs[0]["manifest"] if docs else {}})
         return
     for metric, doc in zip(chosen, docs):
         source = "given" if rule else "campaign.toml"
         described = doc["recommendations"][0]["rule"]["description"] if doc["recommendations"] else "-"
         out.print(f"{metric}: rule ({source}): {described}")
-    out.print(_recommendations_table(recs, docs[0]["manifest"] if docs else {}))
+    out.print(recommendations_table(recs, docs[0]["manifest"] if docs else {}))
     for r in recs:
         for w in r["warnings"]:
             out.print(styled("yellow", "warning: ", f"{r['judge']}: {w}"))
 
 
-def _rated(c: Campaign, metric: str, judge: str) -> bool:
-    from calibrate.reference import find_judge
-
-    try:
-        find_judge(c, metric, judge)
-    except ValueError:
-        return False
-    return True
-
-
-def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int,
-            audits: tuple[tuple[str, str], ...] = ()) -> dict:
-    from calibrate import analysis
-    from calibrate.audit import audit_judges
-    from calibrate.calibration import calibration_maps
-    from calibrate.cli.review import _print_audit
-    from calibrate.report import write_report
-    from calibrate.versus import judge_matrix
-
-    with _progress() as progress:
-        doc = analysis.compute_stats(c, by=by, seed=seed, n_boot=n_boot, progress=progress)
-        recs = []
-        for metric in doc["metrics"]:
-            rule = analysis.default_rule(c.metrics[metric["metric"]])
-            recs += analysis.recommend_thresholds(c, metric=metric["metric"], rule=rule, seed=seed, n_boot=n_boot,
-                                                  progress=progress)["recommendations"]
-        audit_docs = []
-        for old, new in audits:   # every metric both judges rated
-            metrics = [m for m in sorted(c.metrics) if _rated(c, m, old) and _rated(c, m, new)]
-            if not metrics:
-                raise ValueError(f"--audit {old} {new}: no metric was rated by both judges")
-            audit_docs += [audit_judges(c, metric=m, old=old, new=new, seed=seed, n_boot=n_boot, progress=progress)
-                           for m in metrics]
-    from calibrate.judges.store import STORE_NAME, JudgeStore
-
-    judge_runs = None
-    if c.path is not None and (c.path / STORE_NAME).is_file():
-        store = JudgeStore(c.path / STORE_NAME, read_only=True)
-        judge_runs = store.summary()
-        store.close()
-    with err.status("writing the report"):
-        versus = [judge_matrix(c, metric=m) for m in sorted(c.metrics)
-                  if len({j for j in c.ratings.loc[(c.ratings["metric"] == m) & (c.ratings["rater_kind"] == "judge"),
-                                                   "rater"]}) >= 2]
-        paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs, audits=audit_docs,
-                             calibrations=calibration_maps(c, seed=seed), versus=versus)
-    for metric in doc["metrics"]:
-        _print_stats(metric, doc["manifest"])
-        for w in metric["warnings"]:
-            out.print(styled("yellow", "warning: ", w))
-    out.print(_recommendations_table(recs, doc["manifest"]))
-    for a in audit_docs:
-        _print_audit(a)
-    for path in paths.values():
-        out.print(f"wrote {path}")
-    return paths
-
-
-@main.command()
+@click.command("repeatability")
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-report", show_default=True)
-@click.option("--by", help="A metadata key of the cases to slice by.")
-@click.option("--audit", "audits", nargs=2, multiple=True, metavar="OLD NEW",
-              help="Add a judge-upgrade audit of NEW against OLD (margin 0.05 on Spearman's rho; see "
-                   "calibrate audit) for every metric both rated; repeatable.")
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
 @seed_option
 @n_boot_option
+@confidence_option
 @out_of_scale_option
-def report(campaign, out_dir, by, audits, seed, n_boot, out_of_scale) -> None:
-    """Write the threshold-selection report: report.html, report.md and report.json."""
-    c = _load(campaign, out_of_scale)
+@json_option
+def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, out_of_scale, as_json) -> None:
+    """Test-retest agreement of judges scored with repeats (calibrate judge --repeats K): alpha across
+    repeats, the share of verdicts that flip, the mean difference."""
+    from calibrate.analysis.repeatability import repeatability
+
+    c = load(campaign, out_of_scale)
     try:
-        _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits)
+        doc = repeatability(c, metrics=list(metrics) or None, judges=list(judges) or None, n_boot=n_boot, seed=seed,
+                            confidence=confidence)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
+    if as_json:
+        print_json(doc)
+        return
+    table = Table(title="repeatability: each judge against itself")
+    for col in ("metric", "judge", "repeats", "cases", "alpha across repeats", "verdict flips", "mean |difference|"):
+        table.add_column(col)
+    for r in doc["judges"]:
+        flips = r["flip_share"]
+        table.add_row(r["metric"], r["judge"], str(len(r["repeats"])), str(r["n_cases"]), fmt_estimate(r["alpha"]),
+                      fmt_rate(flips) if flips.get("estimate") is not None else flips.get("reason", "-"),
+                      fmt_number(r["mean_absolute_difference"]))
+    out.print(table)
 
 
-@main.command()
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-demo", show_default=True)
+@click.command("pass-rate")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric.")
+@click.option("--judge", required=True, help="The judge whose scores cover the cases without a human label.")
+@click.option("--by", help="A metadata key of the cases: an estimate per value of it too.")
+@click.option("--strata", "n_strata", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Strata of the judge's score for the stratified estimate.")
+@confidence_option
+@out_of_scale_option
+@json_option
+def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, as_json) -> None:
+    """The human pass rate of every case the judge scored, from the human labels and the judge's
+    scores: humans only, prediction-powered (PPI++), stratified by score, and the judge alone."""
+    from calibrate.analysis.pass_rate import estimate_pass_rate
+
+    c = load(campaign, out_of_scale)
+    try:
+        doc = estimate_pass_rate(c, metric=metric, judge=judge, by=by, confidence=confidence, n_strata=n_strata)
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(doc)
+        return
+    table = Table(title=f"human pass rate of {doc['metric']}, judge {doc['judge']}"
+                  + (" (weighted by the sample designs)" if doc["weighted"] else ""))
+    for col in ("cases", "labelled", "unlabelled", "humans only", "PPI++", "stratified by score", "judge alone",
+                "labels saved (PPI++ / stratified)"):
+        table.add_column(col)
+    for label, part in [("all", doc["overall"])] + [(f"{s['key']} = {s['value']}", s) for s in doc.get("slices", [])]:
+        saved = " / ".join(fmt_number(part[k].get("labels_saved")) for k in ("ppi", "stratified"))
+        table.add_row(label, str(part["n_labelled"]), str(part["n_unlabelled"]), fmt_estimate(part["humans_only"]),
+                      fmt_estimate(part["ppi"]), fmt_estimate(part["stratified"]), fmt_estimate(part["judge_only"]),
+                      saved)
+    out.print(table)
+
+
+@click.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric.")
+@click.option("--judge", required=True, help="The judge whose scores are mapped.")
+@click.option("--score", "scores", type=FiniteRange(), multiple=True, help="Print the calibrated probability of this score.")
+@click.option("--scores", "scores_file", type=click.Path(dir_okay=False, exists=True),
+              help="A CSV with a 'score' column: write it back to --out with a calibrated_probability column.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Where --scores goes (never replaced).")
+@click.option("--save", type=click.Path(dir_okay=False), help="Write the map as JSON (CalibrationMap.load reads it).")
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Cross-validation folds for the Brier score and calibration error.")
 @seed_option
-@n_boot_option
-def demo(out_dir, seed, n_boot) -> None:
-    """The whole job on the embedded TREC DL 2023 campaign (NIST assessors vs nine LLM judges), offline."""
-    from calibrate.demo import (
-        DEMO_AUDIT,
-        DEMO_OUT_OF_SCALE,
-        DEMO_SLICE_KEY,
-        demo_campaign_path,
-    )
+@out_of_scale_option
+@json_option
+def calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale,
+                as_json) -> None:
+    """Map a judge's score to the probability that a human passes the case (isotonic regression), with
+    its cross-validated Brier score and calibration error."""
+    import numpy as np
+    import pandas as pd
 
-    out.print(f"demo campaign: {demo_campaign_path()} (out-of-scale values: {DEMO_OUT_OF_SCALE}; "
-              f"slices by {DEMO_SLICE_KEY})")
-    c = _load(str(demo_campaign_path()), DEMO_OUT_OF_SCALE)
-    _report(c, Path(out_dir), by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,))
+    from calibrate.analysis.calibration import fit_calibration
+
+    c = load(campaign, out_of_scale)
+    if scores_file and not out_file:
+        fail("--scores needs --out: the file to write the probabilities to")
+    if out_file and Path(out_file).exists():
+        fail(f"--out {out_file} exists: choose another file (nothing is overwritten)")
+    try:
+        fit = fit_calibration(c, metric=metric, judge=judge, n_folds=folds, seed=seed)
+        table = None
+        if scores_file:
+            table = pd.read_csv(scores_file)
+            if "score" not in table.columns:
+                raise ValueError(f"{scores_file}: no 'score' column (found {', '.join(map(str, table.columns))})")
+            values = pd.to_numeric(table["score"], errors="coerce")
+            bad = values.isna() & table["score"].notna()
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{scores_file}, line {row + 2}, field 'score': {table['score'][row]!r} is not "
+                                 "a number")
+    except ValueError as exc:
+        fail(str(exc))
+    cmap = fit["map"]
+    if save:
+        cmap.save(save)
+    if table is not None:
+        table["calibrated_probability"] = cmap.predict(values)
+        from calibrate.base.files import replacing
+
+        with replacing(out_file) as handle:
+            table.to_csv(handle, index=False)
+    doc = fit | {"map": cmap.to_dict(), "scores": [{"score": v, "probability": float(p)}
+                                                    for v, p in zip(scores, cmap.predict(list(scores)))]}
+    if as_json:
+        print_json(doc)
+        return
+    cv = fit["cross_validated"]
+    out.print(f"{metric} / {fit['judge']}: {fit['n']} labelled cases, human pass rate {fit['base_rate']:.3f}")
+    out.print(f"calibrated ({cv['folds']}-fold cross-validated): Brier {cv['brier']:.4f}, ECE {cv['ece']:.4f}"
+              + (f"; the raw score as a probability: Brier {fit['raw_score']['brier']:.4f}, ECE "
+                 f"{fit['raw_score']['ece']:.4f}" if fit["raw_score"] else ""))
+    for warning in fit["warnings"]:
+        out.print(styled("yellow", "warning: ", warning))
+    mapping = Table(title="score -> probability of a human pass")
+    mapping.add_column("score")
+    mapping.add_column("probability")
+    sign = 1 if cmap.higher_is_better else -1
+    for x, p in zip(cmap.scores, cmap.probabilities):
+        mapping.add_row(fmt_number(sign * x), f"{p:.3f}")
+    out.print(mapping)
+    for item in doc["scores"]:
+        out.print(f"score {item['score']:g}: probability of a human pass {item['probability']:.3f}")
+    for path in (save, out_file):
+        if path:
+            out.print(f"wrote {path}")
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
+@click.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
+@click.option("--judge", "judges", multiple=True, help="Only these judges (repeatable; juries included).")
+@click.option("--listed", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Cases listed per pair of judges: those they rank furthest apart.")
+@confidence_option
+@out_of_scale_option
+@json_option
+def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json) -> None:
+    """Judge versus judge: Spearman's rho between every pair of a metric's judges, beside each judge's
+    agreement with the humans, and the cases two judges rank furthest apart."""
+    from calibrate.analysis.versus import judge_matrix
+
+    c = load(campaign, out_of_scale)
+    try:
+        docs = [judge_matrix(c, metric=m, judges=list(judges) or None, n_listed=listed, confidence=confidence)
+                for m in (list(metrics) or sorted(c.metrics))]
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json({"campaign": c.name, "metrics": docs})
+        return
+    for doc in docs:
+        names = doc["judges"]
+        rho = {(p["a"], p["b"]): p["spearman"].get("estimate") for p in doc["pairs"]}
+        table = Table(title=f"{doc['metric']}: Spearman's rho between judges, and with the humans")
+        table.add_column("judge")
+        table.add_column("humans")
+        for name in names:
+            table.add_column(name, overflow="fold")
+        for row, human in zip(names, doc["with_humans"]):
+            cells = [fmt_number(rho.get((row, col), rho.get((col, row)))) if row != col else "1"
+                     for col in names]
+            table.add_row(row, fmt_number(human["spearman"].get("estimate")), *cells)
+        out.print(table)
+        for label in doc["least_agreeing"]:
+            pair = next(p for p in doc["pairs"] if f"{p['a']} vs {p['b']}" == label)
+            out.print(f"  {label} (rho {fmt_number(pair['spearman'].get('estimate'))}): furthest apart on "
+                      + ", ".join(f"{x['case_id']} ({x['score_a']:g} vs {x['score_b']:g}, human "
+                                  f"{fmt_number(x['human'])})" for x in pair["most_apart"]))
+
+
+@click.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric.")
+@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@click.option("--by", help="A metadata key of the cases: agreement and excess per value of it.")
+@confidence_option
+@out_of_scale_option
+@json_option
+def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> None:
+    """Bias probes from the labels: verbosity (answer length), self-preference (the generator's family),
+    slices."""
+    from calibrate.analysis.bias import bias_probes
+
+    c = load(campaign, out_of_scale)
+    try:
+        doc = bias_probes(c, metric=metric, judges=list(judges) or None, by=by, confidence=confidence)
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(doc)
+        return
+
+    def figure(f: dict) -> str:
+        if f.get("estimate") is None:
+            return f.get("reason", "-")
+        return f"{f['estimate']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]"
+
+    table = Table(title=f"{metric}: where each judge departs from the humans (excess: the judge's percentile rank "
+                        "minus the humans')")
+    for col in ("judge", "cases", "verbosity: rho(length, excess)", "self-preference: excess own - other family"):
+        table.add_column(col, overflow="fold")
+    for j in doc["judges"]:
+        table.add_row(j["judge"], str(j["n"]), figure(j.get("verbosity", {})), figure(j.get("self_preference", {})))
+    out.print(table)
+    for j in doc["judges"]:
+        for sl in j.get("slices", []):
+            out.print(f"  {j['judge']} | {sl['key']} = {sl['value']}: {sl['n']} cases, Spearman "
+                      f"{fmt_number(sl['spearman'].get('estimate'))}, mean excess {fmt_number(sl['mean_excess'])}")
+
+
+#: the commands this module adds to ``calibrate``
+COMMANDS = [stats, thresholds, repeatability_command, pass_rate, calibration, compare, bias]

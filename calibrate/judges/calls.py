@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from calibrate.judges.config import ModelSpec
+from calibrate.campaign.judge_settings import ModelSpec
 
 __all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "ClientPool", "JudgeCallError",
            "endpoint_name"]

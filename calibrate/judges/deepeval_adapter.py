@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import Any
 
 from calibrate.judges.calls import CallPolicy
-from calibrate.judges.config import CASE_FIELDS, JudgeSpec
+from calibrate.campaign.judge_settings import CASE_FIELDS, JudgeSpec
 from calibrate.judges.replies import JudgeReplyError, json_text, notes, parse_reply
 
 # no telemetry, no tracing to Confident AI, no .env file read: before DeepEval is imported anywhere

@@ -18,8 +18,8 @@ from importlib import metadata
 from typing import Any
 
 from calibrate.judges.calls import CallPolicy
-from calibrate.manifest import package_version
-from calibrate.judges.config import LOCAL_EMBEDDING_MODEL, JudgeSpec, ModelSpec
+from calibrate.base.manifest import package_version
+from calibrate.campaign.judge_settings import LOCAL_EMBEDDING_MODEL, JudgeSpec, ModelSpec
 from calibrate.judges.replies import JudgeReplyError, parse_reply
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # the string "true": RAGAS ignores "1"

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from calibrate.campaign import JUDGE_RATINGS_FILE, Campaign
-from calibrate.files import holding, replacing
-from calibrate.manifest import package_version
+from calibrate.base.files import holding, replacing
+from calibrate.base.manifest import package_version
 from calibrate.judges.calls import CallPolicy, ClientPool, JudgeCallError, Usage, endpoint_name, usage
-from calibrate.judges.config import JudgeSpec, ModelSpec
+from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
 from calibrate.judges.replies import JudgeReplyError, notes
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
 
@@ -392,9 +392,9 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     ------
     JudgeSetupError
         What to fix before any call.
-    calibrate.errors.FolderInUse
+    calibrate.base.errors.FolderInUse
         Another run holds the campaign folder.
-    calibrate.errors.StoreError
+    calibrate.base.errors.StoreError
         The store is damaged, locked, read-only or on a full disk.
     """
     if campaign.path is None:

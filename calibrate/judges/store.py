@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from calibrate.sqlite_store import now, open_store
+from calibrate.base.sqlite_store import now, open_store
 
 __all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key", "move_aside"]
 

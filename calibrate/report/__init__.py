@@ -13,8 +13,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from calibrate.errors import FileError
-from calibrate.files import write_all
+from calibrate.base.errors import FileError
+from calibrate.base.files import write_all
 from calibrate.report.format import (fmt_estimate, fmt_estimate_html, fmt_interval, fmt_number, fmt_rate,
                                      undefined_notes)
 
@@ -112,11 +112,11 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
     judge_runs : list of dict, optional
         What each judge's runs cost (``JudgeStore.summary()``), shown in a section of its own.
     audits : list of dict, optional
-        Judge-upgrade audits (:func:`calibrate.audit.audit_judges`), each in a section of its own.
+        Judge-upgrade audits (:func:`calibrate.review.audit.audit_judges`), each in a section of its own.
     calibrations : list of dict, optional
-        Calibration maps (:func:`calibrate.calibration.calibration_maps`), a section per metric.
+        Calibration maps (:func:`calibrate.analysis.calibration.calibration_maps`), a section per metric.
     versus : list of dict, optional
-        Judge-versus-judge matrices (:func:`calibrate.versus.judge_matrix`), a section per metric.
+        Judge-versus-judge matrices (:func:`calibrate.analysis.versus.judge_matrix`), a section per metric.
 
     Returns
     -------
@@ -125,7 +125,7 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
 
     Raises
     ------
-    calibrate.errors.FileError
+    calibrate.base.errors.FileError
         A file cannot be written (a full disk, a read-only folder): every earlier report is kept whole.
     """
     out = Path(out_dir)

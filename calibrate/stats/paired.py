@@ -7,7 +7,7 @@ only changes those counts, so each is computed here from a batch of count tables
 ``(batch, cells)`` at once; the rank sums come from one fused pass per table
 (:mod:`calibrate.stats.kernel`). None of scipy, scikit-learn or krippendorff computes a statistic for
 many weightings of one sample in one call, which is why this module exists; its full-sample values
-are checked against those libraries in the tests and at run time (:mod:`calibrate.analysis`).
+are checked against those libraries in the tests and at run time (:mod:`calibrate.analysis.agreement`).
 
 Conventions: the judge score is oriented so that higher means better (a pass is
 ``score >= threshold``); threshold index ``t`` passes the judge's ``t``-th smallest distinct score

@@ -13,8 +13,10 @@ import numpy as np
 
 from calibrate.stats.intervals import clopper_pearson_upper
 
-__all__ = ["NO_THRESHOLD", "constraint_rule", "cost_rule", "max_admissible_false_passes"]
+__all__ = ["DEEPEVAL_DEFAULT_THRESHOLD", "NO_THRESHOLD", "constraint_rule", "cost_rule", "max_admissible_false_passes"]
 
+#: DeepEval's pass threshold when a metric is given none
+DEEPEVAL_DEFAULT_THRESHOLD = 0.5
 #: Returned where no threshold satisfies the rule (or the rule is undefined on that sample).
 NO_THRESHOLD = -1
 

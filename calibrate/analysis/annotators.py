@@ -1,0 +1,103 @@
+"""How far a campaign's human annotators agree with each other, per metric.
+
+The figures are the ceiling a judge can be held to: a judge agreeing with the human reference as
+well as annotators agree with each other is as good as another annotator. Percent agreement and
+kappa compare labels as given on binary and ordinal metrics (Cohen's kappa quadratic-weighted on an
+ordinal scale), and pass/fail at ``human_pass`` on a continuous one; Krippendorff's alpha uses the
+metric's level of measurement and every label. Each annotator is also compared with the reference of
+the *others* (to spot one who read the guideline differently).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.campaign import Campaign
+from calibrate.campaign.weights import design_weights
+from calibrate.stats import N_BOOT
+from calibrate.stats.annotators import (Agreement, agreement_with_interval, cohen_kappa, fleiss_kappa,
+                                        krippendorff_alpha, others_reference, percent_agreement)
+
+__all__ = ["annotator_agreement", "label_matrix"]
+
+
+def label_matrix(campaign: Campaign, metric: str) -> tuple[np.ndarray, list[str], list[str]]:
+    """Human labels of ``metric`` as (cases x annotators), NaN where an annotator gave none."""
+    rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "human")
+                            & campaign.ratings["value"].notna()]
+    table = rows.pivot_table(index="case_id", columns="rater", values="value", aggfunc="last")
+    return table.to_numpy(float), [str(c) for c in table.index], [str(r) for r in table.columns]
+
+
+def _entry(agreement: Agreement) -> dict[str, Any]:
+    """An agreement figure in the shape of every other statistic, with the items it rests on."""
+    if not np.isfinite(agreement.estimate):
+        figure = undefined("undefined on these labels (too few items, or one category only)")
+    elif agreement.interval is None:
+        figure = estimate(agreement.estimate, None, None, "none", "no resamples (n_boot = 0)")
+    else:
+        figure = from_interval(agreement.estimate, agreement.interval)
+    return figure | {"n_items": agreement.n_items}
+
+
+def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT, seed: int = 0,
+                        confidence: float = 0.95) -> dict[str, Any]:
+    """Agreement between the annotators of ``metric``, with bootstrap intervals over the items that
+    two annotators or more labelled.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"case_id": list("aabbccdd"), "metric": "f", "rater": ["x", "y"] * 4,
+    ...                   "rater_kind": "human", "value": [1, 1, 0, 0, 1, 0, 0, 0]})
+    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r)
+    >>> doc = annotator_agreement(c, "f", n_boot=0)
+    >>> doc["percent_agreement"]["estimate"], doc["cohen_kappa"]["estimate"]
+    (0.75, 0.5)
+    """
+    spec = campaign.metrics[metric]
+    matrix, case_ids, annotators = label_matrix(campaign, metric)
+    multiply = int(np.sum(np.sum(~np.isnan(matrix), axis=1) >= 2)) if matrix.size else 0
+    doc: dict[str, Any] = {"metric": metric, "annotators": annotators, "n_annotators": len(annotators),
+                           "n_items_multiply_labelled": multiply}
+    if len(annotators) < 2 or multiply < 2:
+        return doc | {"reason": f"{multiply} case(s) labelled by two annotators or more: agreement needs at least 2"}
+    # the items' design weights (a targeted sample), and their strata for the bootstrap
+    design = design_weights(campaign, np.array(case_ids))
+    w, strata = design.weights, design.strata
+    if w is not None:
+        doc["weighted"] = True
+    continuous = spec.scale == "continuous"
+    compared = np.where(np.isnan(matrix), np.nan, (matrix >= spec.human_pass).astype(float)) if continuous else matrix
+    weights = "quadratic" if spec.scale == "ordinal" else None
+    doc["basis"] = (f"pass/fail at human_pass = {spec.human_pass:g} (alpha: the values, interval level)"
+                    if continuous else f"the labels as given ({spec.scale})")
+    options = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "weights": w, "strata": strata}
+    doc["percent_agreement"] = _entry(agreement_with_interval(percent_agreement, compared, **options))
+    doc["alpha"] = _entry(agreement_with_interval(lambda m, iw: krippendorff_alpha(m, spec.alpha_level, iw), matrix,
+                                                  **options)) | {"level": spec.alpha_level}
+
+    def kappa_of_two(m: np.ndarray, iw: np.ndarray | None) -> float:
+        return cohen_kappa(m[:, 0], m[:, 1], weights=weights, sample_weight=iw)
+
+    if len(annotators) == 2:
+        doc["cohen_kappa"] = _entry(agreement_with_interval(kappa_of_two, compared, **options)) | {
+            "weights": weights or "none"}
+    else:
+        doc["fleiss_kappa"] = _entry(agreement_with_interval(fleiss_kappa, compared, **options))
+    per = []
+    for column, annotator in enumerate(annotators):
+        others = others_reference(compared, column, mean=False)  # pass/fail on a continuous metric
+        pair = np.stack([compared[:, column], others], axis=1)
+        both = ~np.isnan(pair).any(axis=1)
+        pair = pair[both]
+        pair_options = options | {"weights": None if w is None else w[both], "strata": strata[both]}
+        agree = float(np.average(pair[:, 0] == pair[:, 1], weights=pair_options["weights"])) if len(pair) else None
+        kappa = agreement_with_interval(kappa_of_two, pair, **pair_options)
+        per.append({"annotator": annotator, "n_items": int(len(pair)), "agreement_with_others": agree,
+                    "kappa_with_others": _entry(kappa)})
+    doc["per_annotator"] = per
+    return doc

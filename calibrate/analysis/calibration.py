@@ -1,0 +1,188 @@
+"""Calibration map: from a judge's score to the probability that a human passes the case.
+
+A score of 0.8 from a judge does not mean an 80% chance that a human would pass the answer. The map
+is an isotonic regression (scikit-learn) of the human verdict on the judge's score, fitted on the
+labelled cases (weighted by their sample designs): a non-decreasing step function, which is all a
+score can promise. Its quality is measured out of sample, by k-fold cross-validation, as the Brier
+score, the expected calibration error (ECE, over equal-width bins of the predicted probability) and a
+reliability table; scores already on [0, 1] (DeepEval, RAGAS) are measured the same way as they
+stand, for comparison.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.isotonic import IsotonicRegression
+from sklearn.model_selection import KFold
+
+from calibrate.analysis.agreement import MIN_TRUSTED_LABELS
+from calibrate.campaign import Campaign
+from calibrate.campaign.weights import design_weights
+from calibrate.base.files import replacing
+from calibrate.campaign.reference import human_reference
+
+__all__ = ["CalibrationMap", "fit_calibration", "reliability", "expected_calibration_error", "calibration_maps"]
+
+
+@dataclass(frozen=True)
+class CalibrationMap:
+    """A fitted map; :meth:`predict` gives the probability of a human pass for any score (linear
+    between the fitted points, as scikit-learn's ``IsotonicRegression.predict``, flat beyond them).
+
+    Examples
+    --------
+    >>> m = CalibrationMap("faithfulness", "gpt-judge", True, (0.2, 0.6, 0.9), (0.1, 0.5, 0.9))
+    >>> m.predict([0.0, 0.4, 0.9, 1.0]).round(2).tolist()
+    [0.1, 0.3, 0.9, 0.9]
+    """
+
+    metric: str
+    judge: str
+    higher_is_better: bool
+    scores: tuple[float, ...]
+    probabilities: tuple[float, ...]
+
+    def predict(self, scores) -> np.ndarray:
+        x = np.asarray(scores, dtype=float)
+        sign = 1.0 if self.higher_is_better else -1.0
+        return np.interp(sign * x, np.asarray(self.scores), np.asarray(self.probabilities))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "judge": self.judge, "higher_is_better": self.higher_is_better,
+                "oriented_scores": list(self.scores), "probabilities": list(self.probabilities)}
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        with replacing(path) as handle:
+            handle.write(json.dumps(self.to_dict(), indent=1) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "CalibrationMap":
+        try:
+            d = json.loads(Path(path).read_text(encoding="utf-8"))
+            return cls(d["metric"], d["judge"], bool(d["higher_is_better"]), tuple(map(float, d["oriented_scores"])),
+                       tuple(map(float, d["probabilities"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: not a calibration map calibrate wrote ({exc})") from None
+
+
+def _bins(probability: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-width bins of [0, 1], an edge belonging to the bin below (scikit-learn's calibration_curve)."""
+    return np.searchsorted(np.linspace(0.0, 1.0, n_bins + 1)[1:-1], np.asarray(probability))
+
+
+def reliability(probability: np.ndarray, outcome: np.ndarray, weights: np.ndarray | None = None,
+                n_bins: int = 10) -> list[dict[str, float]]:
+    """Per equal-width bin of the predicted probability: its cases, mean prediction and observed rate.
+
+    Examples
+    --------
+    >>> reliability(np.array([0.05, 0.15, 0.95, 0.9]), np.array([0, 1, 1, 1]), n_bins=2)
+    [{'low': 0.0, 'high': 0.5, 'n': 2, 'mean_predicted': 0.1, 'observed': 0.5}, {'low': 0.5, 'high': 1.0, 'n': 2, 'mean_predicted': 0.925, 'observed': 1.0}]
+    """
+    w = np.ones(probability.size) if weights is None else np.asarray(weights, float)
+    index = _bins(probability, n_bins)
+    out = []
+    for b in range(n_bins):
+        at = index == b
+        if at.any():
+            out.append({"low": b / n_bins, "high": (b + 1) / n_bins, "n": int(at.sum()),
+                        "mean_predicted": float(np.average(probability[at], weights=w[at])),
+                        "observed": float(np.average(outcome[at], weights=w[at]))})
+    return out
+
+
+def expected_calibration_error(probability: np.ndarray, outcome: np.ndarray, weights: np.ndarray | None = None,
+                               n_bins: int = 10) -> float:
+    """``sum_b (weight of bin b) |mean prediction - observed rate|`` over equal-width bins."""
+    w = np.ones(probability.size) if weights is None else np.asarray(weights, float)
+    index = _bins(probability, n_bins)
+    total = 0.0
+    for b in np.unique(index):
+        at = index == b
+        total += w[at].sum() * abs(np.average(probability[at], weights=w[at]) - np.average(outcome[at], weights=w[at]))
+    return float(total / w.sum())
+
+
+def _quality(probability, outcome, weights, n_bins) -> dict[str, Any]:
+    w = np.ones(probability.size) if weights is None else weights
+    return {"brier": float(np.average((probability - outcome) ** 2, weights=w)),
+            "ece": expected_calibration_error(probability, outcome, weights, n_bins),
+            "reliability": reliability(probability, outcome, weights, n_bins)}
+
+
+def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int = 5, n_bins: int = 10,
+                    seed: int = 0) -> dict[str, Any]:
+    """Fit the map of ``judge`` on ``metric`` and measure it by ``n_folds``-fold cross-validation.
+
+    Returns
+    -------
+    dict
+        ``{"map": CalibrationMap, "n", "cross_validated": {"brier", "ece", "reliability"},
+        "raw_score": {...} or None, ...}``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> fit = fit_calibration(c, metric="relevance", judge="Olz-gpt4o")
+    >>> fit["map"].predict([0, 1, 2, 3]).round(2).tolist()
+    [0.09, 0.35, 0.54, 0.67]
+    """
+    from calibrate.campaign.reference import find_judge
+
+    campaign.metric_names([metric])
+    scores = find_judge(campaign, metric, judge)
+    ref = human_reference(campaign, metric)
+    ids = np.intersect1d(ref.case_ids, scores.case_ids)
+    if ids.size < max(2 * n_folds, 10):
+        raise ValueError(f"judge {scores.name} on {metric}: {ids.size} labelled case(s) it scored; a calibration map "
+                         f"needs at least {max(2 * n_folds, 10)}")
+    y = ref.passes[np.searchsorted(ref.case_ids, ids)].astype(float)
+    x = scores.sign * scores.values[np.searchsorted(scores.case_ids, ids)]
+    weights = design_weights(campaign, ids).weights
+
+    def model() -> IsotonicRegression:
+        return IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
+
+    fitted = model().fit(x, y, sample_weight=weights)
+    out_of_fold = np.empty(ids.size)
+    for train, test in KFold(n_folds, shuffle=True, random_state=seed).split(x):
+        part = model().fit(x[train], y[train], sample_weight=None if weights is None else weights[train])
+        out_of_fold[test] = part.predict(x[test])
+    doc: dict[str, Any] = {
+        "metric": metric, "judge": scores.name, "n": int(ids.size), "weighted": weights is not None,
+        "map": CalibrationMap(metric, scores.name, scores.rater.higher_is_better,
+                              tuple(map(float, fitted.X_thresholds_)), tuple(map(float, fitted.y_thresholds_))),
+        "cross_validated": {"folds": n_folds, **_quality(out_of_fold, y, weights, n_bins)},
+        "base_rate": float(np.average(y, weights=weights)),
+    }
+    raw = scores.values[np.searchsorted(scores.case_ids, ids)]
+    doc["raw_score"] = (_quality(raw if scores.rater.higher_is_better else 1 - raw, y, weights, n_bins)
+                        if raw.min() >= 0 and raw.max() <= 1 else None)
+    doc["warnings"] = []
+    if ids.size < MIN_TRUSTED_LABELS:
+        doc["warnings"].append(f"fitted on {ids.size} labelled cases: under {MIN_TRUSTED_LABELS}, each probability "
+                               "rests on a handful of cases and carries no interval; it is not yet trustworthy")
+    return doc
+
+
+def calibration_maps(campaign: Campaign, *, n_folds: int = 5, seed: int = 0) -> list[dict[str, Any]]:
+    """:func:`fit_calibration` of every judge of every metric with enough labels (the report's section)."""
+    from calibrate.campaign.reference import judge_scores
+
+    out = []
+    for metric in sorted(campaign.metrics):
+        for judge in judge_scores(campaign, metric):
+            try:
+                fit = fit_calibration(campaign, metric=metric, judge=judge.name, n_folds=n_folds, seed=seed)
+            except ValueError:
+                continue
+            out.append(fit | {"map": fit["map"].to_dict()})
+    return out

@@ -1,0 +1,240 @@
+"""The human pass rate of a large judge-scored set, from a few human labels and the judge's scores.
+
+A team has a few hundred human labels and many more cases only a judge scored. Three estimates of
+the share of all those cases a human would pass, each with its interval:
+
+- **humans only**: the labelled cases' pass rate (weighted by their sample design), Wilson interval;
+- **prediction-powered (PPI++)**: the judge's raw score ``f`` on every case, corrected by the
+  labelled cases: ``theta = lambda * mean_all(f) + mean_labelled(y - lambda * f)`` with the
+  power-tuning ``lambda`` that minimises the variance, clipped to [0, 1] (Angelopoulos, Duchi & Zrnic
+  2023); ``lambda = 0`` is the humans-only estimate, so a tuned ``lambda`` is not worse than it in large
+  samples, whereas plain PPI (``lambda = 1``) with pass/fail predictions can need more labels than
+  humans alone. The formulas follow ``ppi_python``'s ``ppi_mean_ci`` (the tests compare the two);
+- **stratified by the judge's score**: strata at the quantiles of the score over every case, the
+  labelled pass rate in each stratum weighted by the stratum's share of all cases, with per-stratum
+  rates smoothed (``(x + 1/2) / (n + 1)``) in the variance so that a stratum of one verdict keeps some;
+
+and, for comparison only, the **judge alone**: the share of all cases the judge passes at its threshold
+— biased by whatever the judge gets wrong, and its narrow interval does not cover that bias.
+
+Each corrected estimate says how many labels it saves: the labels a humans-only estimate would need for
+the same interval width, minus the labels used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from calibrate.analysis.figures import estimate, undefined
+from calibrate.campaign import Campaign
+from calibrate.campaign.weights import design_weights, kish_effective_n
+from calibrate.base.manifest import build_manifest
+from calibrate.campaign.reference import human_reference
+from calibrate.stats.intervals import normal_quantile, wilson_interval
+from calibrate.stats.strata import score_edges, score_strata
+
+__all__ = ["ppi_mean", "stratified_mean", "estimate_pass_rate", "MIN_STRATUM_LABELS"]
+
+#: Score strata with fewer labelled cases are merged with their neighbour.
+MIN_STRATUM_LABELS = 2
+
+
+def _normalised(weights: np.ndarray | None, n: int) -> np.ndarray:
+    return np.ones(n) if weights is None else np.asarray(weights, float) / np.sum(weights) * n
+
+
+def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, weights: np.ndarray | None = None,
+             lam: float | None = None, confidence: float = 0.95) -> dict[str, float]:
+    """PPI++ estimate of the mean of ``y`` over the labelled and unlabelled cases, with its interval.
+
+    Parameters
+    ----------
+    y, yhat : ndarray
+        The labelled cases' outcome (1 = human pass) and prediction (the judge's raw score).
+    yhat_unlabelled : ndarray
+        The prediction on the cases without a label.
+    weights : ndarray, optional
+        The labelled cases' design weights (inverse inclusion probabilities).
+    lam : float, optional
+        The power-tuning parameter; ``None`` chooses the variance-minimising one in [0, 1], ``1`` is
+        plain PPI, ``0`` the labelled mean.
+
+    Returns
+    -------
+    dict
+        ``estimate``, ``se``, ``ci_low``, ``ci_high``, ``lam``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> f = rng.random(5000); y = (rng.random(5000) < f).astype(float)
+    >>> r = ppi_mean(y[:300], f[:300], f[300:])
+    >>> round(r["lam"], 2), round(r["estimate"], 3), round(float(y.mean()), 3)
+    (0.96, 0.488, 0.491)
+    """
+    y, yhat, unl = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_unlabelled))
+    n, big_n = y.size, unl.size
+    w = _normalised(weights, n)
+    if lam is None:   # ppi_python's power tuning: from the lambda = 1 estimate, clipped to [0, 1]
+        theta = unl.mean() + np.mean(w * (y - yhat))
+        grads, grads_hat = w * (y - theta), w * (yhat - theta)
+        cov = 2 * np.mean((grads - grads.mean()) * (grads_hat - grads_hat.mean()))
+        var = np.var(np.concatenate([grads_hat, unl - theta]), ddof=1)
+        lam = float(np.clip(cov / (2 * (1 + n / big_n) * var), 0, 1)) if var > 0 else 0.0
+    theta = lam * unl.mean() + np.mean(w * (y - lam * yhat))
+    se = float(np.sqrt(np.var(lam * unl) / big_n + np.var(w * (y - lam * yhat)) / n))
+    z = normal_quantile(confidence)
+    return {"estimate": float(theta), "se": se, "ci_low": float(theta - z * se), "ci_high": float(theta + z * se),
+            "lam": float(lam)}
+
+
+def stratified_mean(y: np.ndarray, stratum: np.ndarray, shares: np.ndarray, *, weights: np.ndarray | None = None,
+                    confidence: float = 0.95) -> dict[str, float]:
+    """Post-stratified estimate ``sum_h W_h p_h`` of a pass rate, with a smoothed variance.
+
+    Examples
+    --------
+    >>> y = np.array([0, 0, 1, 1, 1, 0.]); s = np.array([0, 0, 0, 1, 1, 1])
+    >>> r = stratified_mean(y, s, np.array([0.8, 0.2]))
+    >>> round(r["estimate"], 4)
+    0.4
+    """
+    y = np.asarray(y, dtype=float)
+    w = _normalised(weights, y.size)
+    theta, var = 0.0, 0.0
+    for h, share in enumerate(shares):
+        at = stratum == h
+        if not at.any():
+            continue
+        p = np.average(y[at], weights=w[at])
+        n_eff = kish_effective_n(w[at])
+        smoothed = (p * n_eff + 0.5) / (n_eff + 1)
+        theta += share * p
+        var += share**2 * smoothed * (1 - smoothed) / n_eff
+    se = float(np.sqrt(var))
+    z = normal_quantile(confidence)
+    return {"estimate": float(theta), "se": se, "ci_low": float(theta - z * se), "ci_high": float(theta + z * se)}
+
+
+def _merged_strata(score_all: np.ndarray, score_labelled: np.ndarray, n_strata: int) -> tuple[np.ndarray, np.ndarray,
+                                                                                             list[float]]:
+    """Score strata over every case, merged until each holds ``MIN_STRATUM_LABELS`` labelled cases:
+    the labelled cases' stratum and every stratum's share of all cases."""
+
+    edges = score_edges(score_all, n_strata)
+    while edges:
+        counts = np.bincount(score_strata(score_labelled, edges), minlength=len(edges) + 1)
+        short = np.flatnonzero(counts < MIN_STRATUM_LABELS)
+        if not short.size:
+            break
+        h = int(short[0])
+        del edges[min(h, len(edges) - 1)]   # merge the short stratum with its upper neighbour (the last: lower)
+    shares = np.bincount(score_strata(score_all, edges), minlength=len(edges) + 1) / score_all.size
+    return score_strata(score_labelled, edges), shares, edges
+
+
+def _with_savings(result: dict, human_se: float, n: int, method: str) -> dict[str, Any]:
+    """The estimate with what it saves: at the humans-only interval's width it needs ``n * ratio``
+    labels (``ratio`` its variance over the humans-only one); for its own width humans alone would
+    need ``n / ratio``."""
+    ratio = (result["se"] / human_se) ** 2 if human_se > 0 else float("nan")
+    usable = np.isfinite(ratio) and ratio > 0
+    return estimate(result["estimate"], result["ci_low"], result["ci_high"], method) | {
+        "se": result["se"], "variance_ratio": float(ratio) if usable else None,
+        "labels_saved": int(n - np.ceil(n * ratio)) if usable else None,
+        "humans_only_labels_for_this_width": int(np.ceil(n / ratio)) if usable else None,
+        **({"lam": result["lam"]} if "lam" in result else {})}
+
+
+def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strata) -> dict[str, Any]:
+    n, big_n = passes.size, score_u.size
+    out: dict[str, Any] = {"n_labelled": int(n), "n_unlabelled": int(big_n)}
+    if n < 2:
+        reason = f"{n} labelled case(s): an estimate needs 2"
+        return out | {"humans_only": undefined(reason), "ppi": undefined(reason), "stratified": undefined(reason),
+                      "judge_only": undefined(reason)}
+    w = _normalised(weights, n)
+    p_h = float(np.average(passes, weights=w))
+    n_eff = kish_effective_n(w)
+    low, high = wilson_interval(p_h * n_eff, n_eff, confidence=confidence)
+    smoothed = (p_h * n_eff + 0.5) / (n_eff + 1)
+    human_se = float(np.sqrt(smoothed * (1 - smoothed) / n_eff))   # for the savings, smoothed as the strata are
+    out["humans_only"] = estimate(p_h, float(low), float(high), "Wilson score" + (
+        " at the Kish effective size" if weights is not None else "")) | {"se": human_se}
+    if big_n == 0:
+        reason = "every case the judge scored is labelled: the humans-only figure is the pass rate itself"
+        return out | {"ppi": undefined(reason), "stratified": undefined(reason), "judge_only": undefined(reason)}
+    out["ppi"] = _with_savings(ppi_mean(passes, sign * score_l, sign * score_u, weights=weights,
+                                        confidence=confidence), human_se, n,
+                               "prediction-powered (PPI++, power-tuned, the judge's raw score), normal")
+    stratum, shares, edges = _merged_strata(sign * np.concatenate([score_l, score_u]), sign * score_l, n_strata)
+    out["stratified"] = _with_savings(stratified_mean(passes, stratum, shares, weights=weights,
+                                                      confidence=confidence), human_se, n,
+                                      f"stratified by the judge's score ({len(shares)} strata), normal, smoothed")
+    if threshold is None:
+        out["judge_only"] = undefined("the judge has no pass threshold under the metric's rule")
+    else:
+        everyone = sign * np.concatenate([score_l, score_u])
+        k = float(np.sum(everyone >= sign * threshold))
+        low, high = wilson_interval(k, everyone.size, confidence=confidence)
+        out["judge_only"] = estimate(k / everyone.size, float(low), float(high), "Wilson score") | {
+            "threshold": threshold, "note": "the judge's own verdicts: biased by its errors, which the "
+                                            "interval does not include"}
+    return out
+
+
+def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str | None = None,
+                       confidence: float = 0.95, n_strata: int = 5) -> dict[str, Any]:
+    """The human pass rate of every case ``judge`` scored on ``metric``, from the human labels and the
+    judge's scores; per value of the metadata key ``by`` too. See the module docstring.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> doc = estimate_pass_rate(c, metric="relevance", judge="Olz-gpt4o")
+    >>> doc["overall"]["n_unlabelled"], round(doc["overall"]["humans_only"]["estimate"], 3)
+    (0, 0.268)
+    """
+    from calibrate.analysis.agreement import default_rule, recommend_thresholds
+    from calibrate.campaign.reference import find_judge
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
+
+    campaign.metric_names([metric])
+    scores = find_judge(campaign, metric, judge)
+    ref = human_reference(campaign, metric)
+    labelled = np.isin(scores.case_ids, ref.case_ids)
+    ids_l = scores.case_ids[labelled]
+    passes = ref.passes[np.searchsorted(ref.case_ids, ids_l)].astype(float)
+    dw = design_weights(campaign, ids_l)
+    rule = default_rule(campaign.metrics[metric])
+    rec = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[scores.name], n_boot=0)["recommendations"]
+    threshold = rec[0]["threshold"] if rec else None
+
+    def part(mask_l: np.ndarray, mask_u: np.ndarray) -> dict[str, Any]:
+        w = None if dw.weights is None else dw.weights[mask_l]
+        return _one(passes[mask_l], scores.values[labelled][mask_l], scores.values[~labelled][mask_u], w, threshold,
+                    scores.sign, confidence, n_strata)
+
+    doc: dict[str, Any] = {"campaign": campaign.name, "metric": metric, "judge": scores.name,
+                           "weighted": dw.weights is not None, "threshold": threshold,
+                           "overall": part(np.ones(ids_l.size, bool), np.ones((~labelled).sum(), bool))}
+    if by is not None:
+        if not campaign.cases:
+            raise ValueError(f"--by {by}: slicing needs cases.jsonl with a metadata object per case")
+
+        def key(case_id: str) -> str:
+            value = ((campaign.cases.get(case_id) or {}).get("metadata") or {}).get(by)
+            return "(missing)" if value is None else str(value)
+
+        keys_l = np.array([key(c) for c in ids_l.tolist()])
+        keys_u = np.array([key(c) for c in scores.case_ids[~labelled].tolist()])
+        doc["slices"] = [{"key": by, "value": v, **part(keys_l == v, keys_u == v)}
+                         for v in sorted(set(keys_l.tolist()) | set(keys_u.tolist()))]
+    doc["manifest"] = build_manifest(campaign, command="pass-rate", metric=metric, judge=scores.name, by=by,
+                                     confidence=confidence, n_strata=n_strata)
+    return doc

@@ -1,0 +1,156 @@
+"""Juries: a judge made of several judges, analysed like any other.
+
+Declared in ``campaign.toml``::
+
+    [juries.panel]
+    judges = ["gpt4o-faithfulness", "llama70b-faithfulness", "claude-faithfulness"]
+    combine = "median"          # mean | median | majority
+    metrics = ["faithfulness"]  # optional: every metric its judges rated
+
+On each case every member rated (without error), the jury's score is the members' mean, their median
+(the lower middle value when all members rate on the metric's scale, so that it stays on the scale),
+or their majority (the most frequent value, a tie going to the lower one, as a human panel's does;
+members must rate on the metric's scale). A member rated in several runs is named ``rater@run_id``.
+The jury's ratings join the campaign as a judge named after the jury, of the family ``jury``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calibrate.base.errors import Problem
+
+__all__ = ["JURY_KEYS", "COMBINE", "parse_juries", "jury_ratings"]
+
+JURY_KEYS = {"judges", "combine", "metrics", "description"}
+COMBINE = ("mean", "median", "majority")
+
+
+def parse_juries(specs: Any, file: str, problems: list[Problem]) -> dict[str, dict[str, Any]]:
+    """The ``[juries.NAME]`` tables, checked for shape (members are checked against the ratings later)."""
+    if specs is None:
+        return {}
+    if not isinstance(specs, dict):
+        problems.append(Problem(file, "juries must be tables", field="juries", expected="[juries.NAME] tables"))
+        return {}
+    juries = {}
+    for name, spec in specs.items():
+        where = f"juries.{name}"
+        if not isinstance(spec, dict):
+            problems.append(Problem(file, "must be a table", field=where))
+            continue
+        for key in sorted(set(spec) - JURY_KEYS):
+            problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
+                                    expected="one of " + ", ".join(sorted(JURY_KEYS))))
+        members = spec.get("judges")
+        if not (isinstance(members, list) and len(members) >= 2 and all(isinstance(m, str) for m in members)
+                and len(set(members)) == len(members)):
+            problems.append(Problem(file, "a jury needs two or more distinct judges", field=f"{where}.judges",
+                                    value=members, expected='judges = ["a", "b", ...]'))
+            continue
+        combine = spec.get("combine", "mean")
+        if combine not in COMBINE:
+            problems.append(Problem(file, "unknown way to combine", field=f"{where}.combine", value=combine,
+                                    expected=" | ".join(COMBINE)))
+            continue
+        metrics = spec.get("metrics")
+        if metrics is not None and not (isinstance(metrics, list) and all(isinstance(m, str) for m in metrics)):
+            problems.append(Problem(file, "must be a list of metric names", field=f"{where}.metrics", value=metrics))
+            continue
+        juries[name] = {"judges": members, "combine": combine, "metrics": metrics,
+                        "description": spec.get("description")}
+    return juries
+
+
+def _combine(values: np.ndarray, how: str, on_scale: bool) -> np.ndarray:
+    """Row-wise combination of a (cases x members) array."""
+    if how == "mean":
+        return values.mean(axis=1)
+    ordered = np.sort(values, axis=1)
+    if how == "median":
+        return ordered[:, (values.shape[1] - 1) // 2] if on_scale else np.median(values, axis=1)
+    out = np.empty(values.shape[0])   # majority: the most frequent value, ties to the lower
+    for i, row in enumerate(ordered):
+        distinct, counts = np.unique(row, return_counts=True)
+        out[i] = distinct[np.argmax(counts)]
+    return out
+
+
+def jury_ratings(ratings: pd.DataFrame, juries: dict[str, dict], raters: dict, metrics: dict, file: str,
+                 problems: list[Problem]) -> tuple[pd.DataFrame, dict[str, dict]]:
+    """The juries' ratings (rows in the ratings table's columns) and, per jury, the facts its rater
+    needs (members' orientation, scale)."""
+    judge_rows = ratings[(ratings["rater_kind"] == "judge") & ratings["value"].notna()]
+    taken = set(ratings["rater"])
+    rows, facts = [], {}
+    for name, jury in juries.items():
+        where = f"juries.{name}"
+        if name in taken:
+            problems.append(Problem(file, f"jury '{name}' has the name of a rater in the ratings", field=where,
+                                    expected="a name no rater uses"))
+            continue
+        members = [m.partition("@") for m in jury["judges"]]
+        orientation = {raters[r].higher_is_better if r in raters else True for r, _, _ in members}
+        on_scale = all(raters[r].on_metric_scale if r in raters else False for r, _, _ in members)
+        if len(orientation) > 1:
+            problems.append(Problem(file, "its judges' scores run in opposite directions (higher_is_better)",
+                                    field=f"{where}.judges"))
+            continue
+        if jury["combine"] == "majority" and not on_scale:
+            problems.append(Problem(file, "a majority needs judges that rate on the metric's scale (declare "
+                                    "on_metric_scale = true for each, or combine by mean or median)",
+                                    field=f"{where}.combine", value="majority"))
+            continue
+        missing = [r for r, _, _ in members if not (judge_rows["rater"] == r).any()]
+        if missing:
+            problems.append(Problem(file, f"judge '{missing[0]}' has no ratings in the campaign",
+                                    field=f"{where}.judges", value=missing[0]))
+            continue
+        rated = set(metrics)
+        for rater, _, _ in members:
+            rated &= set(judge_rows.loc[judge_rows["rater"] == rater, "metric"])
+        chosen = jury["metrics"] if jury["metrics"] is not None else sorted(rated)
+        if not chosen:
+            problems.append(Problem(file, "its judges have no metric in common", field=f"{where}.judges"))
+            continue
+        for metric in chosen:
+            if metric not in metrics:
+                problems.append(Problem(file, f"unknown metric '{metric}'", field=f"{where}.metrics"))
+                continue
+            columns = []
+            for rater, _, run in members:
+                part = judge_rows[(judge_rows["rater"] == rater) & (judge_rows["metric"] == metric)]
+                runs = sorted(part["run_id"].unique())
+                if not len(part):
+                    problems.append(Problem(file, f"judge '{rater}' has no ratings of metric '{metric}'",
+                                            field=f"{where}.judges", value=rater))
+                    break
+                if run:
+                    part = part[part["run_id"] == run]
+                    if not len(part):
+                        problems.append(Problem(file, f"judge '{rater}' has no run '{run}' on metric '{metric}' "
+                                                f"(its runs: {', '.join(runs)})", field=f"{where}.judges"))
+                        break
+                elif len(runs) > 1:
+                    problems.append(Problem(file, f"judge '{rater}' has several runs on metric '{metric}': name one "
+                                            f"as {rater}@RUN_ID ({', '.join(runs)})", field=f"{where}.judges"))
+                    break
+                columns.append(part.set_index("case_id")["value"])
+            else:
+                table = pd.concat(columns, axis=1, join="inner").sort_index()
+                values = _combine(table.to_numpy(float), jury["combine"], on_scale)
+                rows.append(pd.DataFrame({"case_id": table.index.astype(str), "metric": metric, "rater": name,
+                                          "rater_kind": "judge", "value": values}))
+        facts[name] = {"higher_is_better": orientation.pop(), "on_metric_scale": on_scale,
+                       "model": f"{jury['combine']} of " + ", ".join(jury["judges"]),
+                       "description": jury.get("description")}
+    if not rows:
+        return ratings.iloc[0:0], facts
+    added = pd.concat(rows, ignore_index=True)
+    for column in ratings.columns:
+        if column not in added:
+            added[column] = "" if ratings[column].dtype == object or str(ratings[column].dtype) == "str" else 0
+    return added[ratings.columns], facts

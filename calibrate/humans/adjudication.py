@@ -1,0 +1,170 @@
+"""Settling annotators' disagreements: a third person's decision becomes the case's reference label.
+
+:func:`disagreements` lists the cases whose annotators disagree (different labels on a binary or
+ordinal metric, a different side of ``human_pass`` on a continuous one); :func:`write_template` puts
+them in a CSV for the adjudicator to fill; :func:`record_decisions` reads it back, checks every row,
+and appends each new or changed decision to ``adjudications.sqlite`` (earlier decisions are kept) and
+the current ones to ``adjudications.csv``, which ``load_campaign`` reads: the human reference of an
+adjudicated case is then the decision, not the annotators' majority.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from calibrate.campaign import ADJUDICATIONS_FILE, Campaign
+from calibrate.base.errors import CampaignError, Problem
+from calibrate.base.files import replacing
+from calibrate.base.sqlite_store import now, open_store
+
+__all__ = ["disagreements", "write_template", "record_decisions", "append_decisions", "decision_history",
+           "STORE_NAME"]
+
+STORE_NAME = "adjudications.sqlite"
+MIGRATIONS = ["""CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    case_id TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL NOT NULL,
+    adjudicator TEXT NOT NULL,
+    note TEXT,
+    source TEXT NOT NULL,
+    decided TEXT NOT NULL
+)"""]
+TEMPLATE_COLUMNS = ["case_id", "metric", "labels", "input", "actual_output", "decision", "adjudicator", "note"]
+
+
+def disagreements(campaign: Campaign, metric: str | None = None) -> list[dict[str, Any]]:
+    """The cases whose human annotators disagree, per metric, with each annotator's label and the
+    current decision (None when not adjudicated)."""
+    current = {(r.case_id, r.metric): r.value for r in campaign.adjudications.itertuples()}
+    out = []
+    for name in sorted([metric] if metric else campaign.metrics):
+        spec = campaign.metrics[name]
+        rows = campaign.ratings[(campaign.ratings["metric"] == name) & (campaign.ratings["rater_kind"] == "human")
+                                & campaign.ratings["value"].notna()]
+        for case_id, group in rows.groupby("case_id", sort=True):
+            values = group["value"].to_numpy(float)
+            sides = values >= spec.human_pass if spec.scale == "continuous" else values
+            if len(values) >= 2 and np.unique(sides).size > 1:
+                out.append({"case_id": str(case_id), "metric": name,
+                            "labels": dict(zip(group["rater"].astype(str), values.tolist())),
+                            "decision": current.get((str(case_id), name))})
+    return out
+
+
+def write_template(campaign: Campaign, path: str | Path, metric: str | None = None) -> int:
+    """A CSV of the disagreements for the adjudicator: fill ``decision`` and ``adjudicator``."""
+    found = disagreements(campaign, metric)
+    with replacing(path) as handle:
+        writer = csv.writer(handle)
+        writer.writerow(TEMPLATE_COLUMNS)
+        for d in found:
+            case = (campaign.cases or {}).get(d["case_id"], {})
+            labels = "; ".join(f"{who}={value:g}" for who, value in d["labels"].items())
+            writer.writerow([d["case_id"], d["metric"], labels, str(case.get("input", ""))[:500],
+                             str(case.get("actual_output", ""))[:500],
+                             "" if d["decision"] is None else f"{d['decision']:g}", "", ""])
+    return len(found)
+
+
+def _read_decisions(campaign: Campaign, path: Path) -> tuple[list[dict[str, Any]], int]:
+    problems: list[Problem] = []
+    decisions, blank = [], 0
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = {"case_id", "metric", "decision", "adjudicator"} - set(reader.fieldnames or [])
+            if missing:
+                raise CampaignError([Problem(str(path), "missing columns", value=", ".join(sorted(missing)),
+                                             expected="case_id, metric, decision, adjudicator (and note)")])
+            for line, row in enumerate(reader, start=2):
+                text = (row.get("decision") or "").strip()
+                if not text:
+                    blank += 1
+                    continue
+                where = {"row": line}
+                metric = campaign.metrics.get(row["metric"])
+                if metric is None:
+                    problems.append(Problem(str(path), "unknown metric", field="metric", value=row["metric"],
+                                            expected="one of " + ", ".join(sorted(campaign.metrics)), **where))
+                    continue
+                if campaign.cases is not None and row["case_id"] not in campaign.cases:
+                    problems.append(Problem(str(path), "a case that is not in cases.jsonl", field="case_id",
+                                            value=row["case_id"], **where))
+                    continue
+                try:
+                    value = float(text)
+                except ValueError:
+                    value = {"pass": 1.0, "fail": 0.0}.get(text.lower()) if metric.scale == "binary" else None
+                if value is None or not bool(metric.in_scale(np.array([value]))[0]):
+                    problems.append(Problem(str(path), "the decision is not on the metric's scale", field="decision",
+                                            value=text, expected=metric.scale_text(), **where))
+                    continue
+                if not (row.get("adjudicator") or "").strip():
+                    problems.append(Problem(str(path), "who decided?", field="adjudicator", value="",
+                                            expected="the adjudicator's name or e-mail", **where))
+                    continue
+                decisions.append({"case_id": row["case_id"], "metric": row["metric"], "value": value,
+                                  "adjudicator": row["adjudicator"].strip(), "note": (row.get("note") or "").strip()})
+    except OSError as exc:
+        raise CampaignError([Problem(str(path), f"cannot read the decisions: {exc.strerror}")]) from None
+    if problems:
+        raise CampaignError(problems)
+    return decisions, blank
+
+
+def record_decisions(campaign: Campaign, path: str | Path) -> dict[str, int]:
+    """Append the decisions of a filled template (new or changed ones) and export the current ones.
+    Every row is checked first; a problem anywhere records nothing."""
+    if campaign.path is None:
+        raise ValueError("adjudication needs a campaign folder")
+    decisions, blank = _read_decisions(campaign, Path(path))
+    return append_decisions(campaign.path, decisions, source=str(path)) | {"blank": blank}
+
+
+def append_decisions(folder: Path, decisions: list[dict[str, Any]], *, source: str) -> dict[str, int]:
+    """Append each new or changed decision (``case_id, metric, value, adjudicator, note``) to the
+    store, keeping the earlier ones, and write the current ones to ``adjudications.csv``."""
+    db = open_store(Path(folder) / STORE_NAME, MIGRATIONS)
+    try:
+        latest = {(r[0], r[1]): (r[2], r[3]) for r in db.execute(
+            "SELECT case_id, metric, value, adjudicator FROM decisions WHERE id IN "
+            "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric)")}
+        counts = {"new": 0, "changed": 0, "unchanged": 0}
+        stamp = now()
+        db.execute("BEGIN")
+        for d in decisions:
+            before = latest.get((d["case_id"], d["metric"]))
+            if before == (d["value"], d["adjudicator"]):
+                counts["unchanged"] += 1
+                continue
+            counts["new" if before is None else "changed"] += 1
+            db.execute("INSERT INTO decisions (case_id, metric, value, adjudicator, note, source, decided) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)", (d["case_id"], d["metric"], d["value"], d["adjudicator"],
+                                                        d.get("note") or None, source, stamp))
+        db.execute("COMMIT")
+        rows = db.execute("SELECT case_id, metric, value, adjudicator, decided FROM decisions WHERE id IN "
+                          "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric) ORDER BY case_id, metric")
+        with replacing(Path(folder) / ADJUDICATIONS_FILE) as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["case_id", "metric", "value", "adjudicator", "decided"])
+            for case_id, metric, value, adjudicator, decided in rows:
+                writer.writerow([case_id, metric, repr(value), adjudicator, decided])
+    finally:
+        db.close()
+    return counts
+
+
+def decision_history(folder: str | Path) -> list[dict[str, Any]]:
+    """Every recorded decision, oldest first."""
+    db = open_store(Path(folder) / STORE_NAME, MIGRATIONS)
+    keys = ("case_id", "metric", "value", "adjudicator", "note", "source", "decided")
+    try:
+        return [dict(zip(keys, row)) for row in db.execute(f"SELECT {', '.join(keys)} FROM decisions ORDER BY id")]
+    finally:
+        db.close()

@@ -1,0 +1,242 @@
+"""``calibrate labelstudio push`` and ``pull``: the campaign's cases to a Label Studio project and the
+annotators' labels back, through the Label Studio SDK.
+
+The URL and API key come from the caller (flags, or ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``);
+legacy tokens and personal access tokens both work (the SDK tells them apart). The key is kept in
+memory only: the store records the server's URL and the project id, nothing else.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from calibrate.humans.adjudication import append_decisions, decision_history
+from calibrate.campaign import Campaign
+from calibrate.humans.labelstudio.interface import PER_ITEM, TEMPLATES, Interface, build_interface, task_data
+from calibrate.humans.labelstudio.labels import read_export, shape_problems
+from calibrate.humans.labelstudio.store import LabelStore
+
+__all__ = ["push", "pull", "pull_file", "LabelStudioError", "connect"]
+
+IMPORT_BATCH = 1000
+
+
+class LabelStudioError(RuntimeError):
+    """Label Studio could not be reached or refused a request; says which and why."""
+
+
+def connect(url: str | None, api_key: str | None):
+    """A Label Studio SDK client, or :class:`LabelStudioError` naming what is missing."""
+    if not url:
+        raise LabelStudioError("no Label Studio URL: pass --url or set LABEL_STUDIO_URL")
+    if not api_key:
+        raise LabelStudioError("no Label Studio API key: pass --api-key or set LABEL_STUDIO_API_KEY "
+                               "(a legacy token or a personal access token)")
+    from label_studio_sdk import LabelStudio
+
+    return LabelStudio(base_url=url.rstrip("/"), api_key=api_key, timeout=120)
+
+
+def _guidelines(interface: Interface) -> str:
+    """The annotation guidelines of the campaign's metrics, as Label Studio's instructions (HTML)."""
+    kinds = dict.fromkeys(interface.metrics.values())
+    texts = [(TEMPLATES / f"{kind}.md").read_text(encoding="utf-8") for kind in kinds]
+    return "".join(f"<pre style='white-space: pre-wrap'>{html.escape(text)}</pre>" for text in texts)
+
+
+def _export(client, project_id: int) -> list[dict[str, Any]]:
+    data = b"".join(client.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True))
+    return json.loads(data)
+
+
+def _call(what: str, function, *args, **kwargs):
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:  # the SDK's ApiError, httpx's connection errors: said with what was asked
+        status = getattr(exc, "status_code", None)
+        body = getattr(exc, "body", None)
+        raise LabelStudioError(f"Label Studio refused to {what}" + (f" (HTTP {status}: {body})" if status else
+                                                                   f": {type(exc).__name__}: {exc}")) from None
+
+
+def _predictions(campaign: Campaign, interface: Interface, judge: str, threshold: float
+                 ) -> tuple[dict[str, list[dict]], list[str]]:
+    """A judge's ratings as Label Studio results per case, for the metrics a case-level score can
+    pre-fill (not those labelled per chunk), and the metrics it cannot."""
+    ratings = campaign.ratings[(campaign.ratings["rater"] == judge) & campaign.ratings["value"].notna()]
+    rater = campaign.rater(judge)
+    by_case: dict[str, list[dict]] = {}
+    skipped = []
+    for metric, kind in interface.metrics.items():
+        spec = campaign.metrics[metric]
+        control = interface.controls.get(metric)
+        if control is None or kind in PER_ITEM or (spec.scale != "binary" and not rater.on_metric_scale):
+            skipped.append(metric)
+            continue
+        for row in ratings[ratings["metric"] == metric].itertuples():
+            score = float(row.value)
+            if spec.scale == "binary":
+                value = {"choices": ["pass" if score >= threshold else "fail"]}
+            elif control.type == "rating":
+                value = {"rating": int(spec.nearest_in_scale(np.array([score]))[0])}
+            elif control.type == "choices":
+                level = float(spec.nearest_in_scale(np.array([score]))[0])
+                value = {"choices": [str(int(level)) if level.is_integer() else repr(level)]}
+            else:
+                value = {"number": score}
+            by_case.setdefault(str(row.case_id), []).append(
+                {"from_name": metric, "to_name": control.to_name, "type": control.type, "value": value})
+    return by_case, skipped
+
+
+def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: list[str] | None = None,
+         overlap: float = 0.0, annotators_per_overlap: int = 2, show_judge: str | None = None,
+         show_threshold: float = 0.5, case_ids: list[str] | None = None) -> dict[str, Any]:
+    """Create the campaign's project (or update its interface), and import the cases it lacks.
+
+    Pushing again adds only cases whose id is not in the project yet: never a duplicate task. Judge
+    scores are not sent (blind labeling) unless ``show_judge`` names a judge: its ratings then pre-fill
+    the new tasks (pass at ``show_threshold`` on a binary metric), the project is recorded as showing
+    it, and every later statistic warns that the labels may be anchored on it. ``overlap`` is the
+    share of tasks that go to ``annotators_per_overlap`` annotators. ``case_ids`` (a sample) limits
+    the cases pushed.
+    """
+    if campaign.path is None or not campaign.cases:
+        raise LabelStudioError("pushing needs a campaign folder with cases.jsonl")
+    if not 0 <= overlap <= 1:
+        raise LabelStudioError(f"--overlap is a share of tasks between 0 and 1, not {overlap}")
+    interface = build_interface(campaign, metrics)
+    if show_judge is not None and show_judge not in set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge",
+                                                                              "rater"]):
+        raise LabelStudioError(f"--show-judge {show_judge}: no judge of that name has ratings in the campaign")
+    chosen = set(case_ids or ())
+    predictions, not_shown = (_predictions(campaign, interface, show_judge, show_threshold) if show_judge
+                              else ({}, []))
+    client = connect(url, api_key)
+    store = LabelStore(campaign.path)
+    try:
+        known = store.project(url)
+        project = None
+        if known:
+            try:
+                project = client.projects.get(known.project_id)
+            except Exception:  # deleted on the server: a new project is made
+                project = None
+        created = project is None
+        settings = {"maximum_annotations": annotators_per_overlap if overlap > 0 else 1,
+                    "overlap_cohort_percentage": round(overlap * 100)}
+        if show_judge:  # Label Studio pre-fills a task with the predictions of the project's model version
+            settings |= {"model_version": show_judge, "show_collab_predictions": True}
+        if created:
+            project = _call("create the project", client.projects.create, title=campaign.name[:50],
+                            description=f"calibrate campaign {campaign.name}", label_config=interface.xml,
+                            expert_instruction=_guidelines(interface), show_instruction=True, **settings)
+        else:
+            _call("update the project's interface", client.projects.update, project.id, label_config=interface.xml,
+                  expert_instruction=_guidelines(interface), **settings)
+        shown = show_judge if created else (show_judge or known.shown_judge)
+        store.set_project(url, project.id, sorted(interface.metrics), shown)
+        existing = {str(task["data"].get("case_id")) for task in _call("export the project", _export, client,
+                                                                        project.id)}
+        new = [{"data": task_data(case_id, case),
+                **({"predictions": [{"model_version": show_judge, "result": predictions[case_id]}]}
+                   if case_id in predictions else {})}
+               for case_id, case in sorted(campaign.cases.items())
+               if case_id not in existing and (case_ids is None or case_id in chosen)]
+        for start in range(0, len(new), IMPORT_BATCH):
+            _call("import tasks", client.projects.import_tasks, id=project.id, request=new[start:start + IMPORT_BATCH])
+        return {"url": url, "project_id": project.id, "created": created, "metrics": sorted(interface.metrics),
+                "tasks_added": len(new), "tasks_already_there": len(existing), "overlap": overlap,
+                "shown_judge": shown, "pre_annotated": sum("predictions" in t for t in new),
+                "not_pre_annotated_metrics": not_shown}
+    finally:
+        store.close()
+
+
+def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics: list[str] | None,
+          users: dict[int, str], shown_judge: str | None = None, adjudicators: list[str] | None = None, *,
+          whole: bool) -> dict[str, Any]:
+    """Read ``tasks`` (an export of ``source``) into the label store and export the current labels;
+    ``whole``: the tasks are the whole project, so a label no longer there was deleted."""
+    interface = build_interface(campaign, metrics)
+    reading = read_export(tasks, campaign, interface, users=users)
+    deciders = set(adjudicators or ())
+    annotators = {label.annotator for label in reading.labels}
+    if deciders - annotators:
+        raise LabelStudioError(f"--adjudicator {', '.join(sorted(deciders - annotators))}: no label of theirs in "
+                               f"the project (annotators: {', '.join(sorted(annotators))})")
+    decisions = [{"case_id": l.case_id, "metric": l.metric, "value": l.value, "adjudicator": l.annotator,
+                  "note": "decided in Label Studio"} for l in reading.labels if l.annotator in deciders]
+    # an adjudicator's labels are decisions (the reference label of their cases), not annotations; one
+    # who decided in an earlier pull of this source still is one
+    if (campaign.path / "adjudications.sqlite").is_file():
+        deciders |= {h["adjudicator"] for h in decision_history(campaign.path) if h["source"] == source}
+    store = LabelStore(campaign.path)
+    try:
+        pull_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
+        counts = store.add_pull(pull_id, source, reading.labels, metrics=sorted(interface.metrics), whole=whole,
+                                shown_judge=shown_judge, adjudicators=deciders)
+        exported = store.export()
+    finally:
+        store.close()
+    return {"pull_id": pull_id, "source": source, "tasks": reading.tasks, "annotations": reading.annotations,
+            "cancelled": reading.cancelled, "drafts": reading.drafts, "labels": len(reading.labels),
+            "unlabelled_metrics": reading.unlabelled_metrics, "replaced": reading.replaced, **counts,
+            "ratings_written": exported, "shown_judge": shown_judge,
+            "decisions": append_decisions(campaign.path, decisions, source=source) if decisions else None}
+
+
+def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
+         adjudicators: list[str] | None = None) -> dict[str, Any]:
+    """Read every annotation of the campaign's project through the API. The labels of
+    ``adjudicators`` become decisions (``calibrate adjudicate``), not annotators' ratings."""
+    if campaign.path is None:
+        raise LabelStudioError("pulling needs a campaign folder")
+    client = connect(url, api_key)
+    store = LabelStore(campaign.path)
+    known = store.project(url)
+    store.close()
+    if known is None:
+        raise LabelStudioError(f"no project of this campaign on {url}: push first")
+    tasks = _call("export the project", _export, client, known.project_id)
+    users = {user.id: user.email for user in _call("list users", lambda: list(client.users.list()))}
+    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{known.project_id}", known.metrics, users,
+                 known.shown_judge, adjudicators, whole=True)
+
+
+def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
+              adjudicators: list[str] | None = None) -> dict[str, Any]:
+    """Read a Label Studio JSON export file (for users without API access). Annotators are named
+    ``ls-user-ID`` unless the file names them."""
+    if campaign.path is None:
+        raise LabelStudioError("pulling needs a campaign folder")
+    try:
+        tasks = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LabelStudioError(f"cannot read the export {path}: {exc}") from None
+    problems = shape_problems(tasks)
+    if problems:
+        raise LabelStudioError(f"{path} is not a Label Studio JSON export: " + "; ".join(problems[:10])
+                               + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
+    projects = {a.get("project") for t in tasks for a in t.get("annotations") or []} - {None}
+    store = LabelStore(campaign.path)
+    known = store.project(url) if url else None
+    if known is None and len(projects) == 1:  # an export of a project this campaign pushed: the same source
+        found = store.project_of(next(iter(projects)))
+        if found is not None:
+            url, known = found
+    store.close()
+    source = (f"{url.rstrip('/')}#project-{known.project_id}" if known else
+              f"export#project-{min(projects)}" if projects else "export")
+    shown = (known.shown_judge if known else None) or next(
+        (p.get("model_version") for t in tasks for p in t.get("predictions") or []
+         if isinstance(p, dict) and p.get("model_version")), None)  # what the file says was shown
+    # a file may hold part of a project: a label it lacks is kept, never taken for a deletion
+    return _pull(campaign, tasks, source, known.metrics if known else None, {}, shown, adjudicators, whole=False)

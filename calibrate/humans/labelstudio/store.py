@@ -1,0 +1,204 @@
+"""The campaign's record of Label Studio labels: every revision kept, the current ones exported.
+
+One SQLite file per campaign (``labelstudio.sqlite``, WAL). A pulled label that is new, or differs
+from the last pulled revision of the same annotation and metric, is appended as a new revision;
+nothing is updated or deleted. A label that a pull does not bring is not a deletion: an export file
+may hold part of a project, so the label stays. Only a pull that read the whole project (through the
+API) *withdraws* the labels it no longer finds — deleted in Label Studio — and a withdrawal is a row
+of its own, so the label stays in the history (and comes back if the annotation does).
+
+After each pull, the current label of every (case, metric, annotator) from every pull so far, less
+the withdrawn ones and those of adjudicators, is written to ``labelstudio_ratings.csv``, which
+``load_campaign`` reads beside the user's own ratings. Where one annotator has several annotations
+of a case (another pull, another export), the one Label Studio updated last wins. The project each
+Label Studio server holds for the campaign is recorded too (never the API key).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from calibrate.campaign import LABELSTUDIO_META_FILE, LABELSTUDIO_RATINGS_FILE
+from calibrate.base.files import replacing
+from calibrate.base.sqlite_store import now, open_store
+from calibrate.humans.labelstudio.labels import Label
+
+__all__ = ["LabelStore", "STORE_NAME", "RATINGS_FILE"]
+
+STORE_NAME = "labelstudio.sqlite"
+RATINGS_FILE = LABELSTUDIO_RATINGS_FILE
+META_FILE = LABELSTUDIO_META_FILE
+MIGRATIONS = [
+    """CREATE TABLE projects (
+        url TEXT PRIMARY KEY,
+        project_id INTEGER NOT NULL,
+        metrics TEXT NOT NULL,
+        created TEXT NOT NULL
+    )""",
+    """CREATE TABLE labels (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        pull_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        task_id INTEGER NOT NULL,
+        annotation_id INTEGER NOT NULL,
+        case_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        annotator TEXT NOT NULL,
+        value REAL NOT NULL,
+        details TEXT,
+        annotation_updated TEXT,
+        pulled TEXT NOT NULL
+    )""",
+    "CREATE INDEX labels_annotation ON labels (source, annotation_id, metric)",
+    # the judge whose scores the project showed as pre-annotations (anchoring), if any
+    "ALTER TABLE projects ADD COLUMN shown_judge TEXT",
+    # a label a whole-project pull no longer found (deleted in Label Studio): out of the statistics, in the history
+    """CREATE TABLE withdrawals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        pull_id TEXT NOT NULL,
+        label_id INTEGER NOT NULL,
+        withdrawn TEXT NOT NULL
+    )""",
+    "CREATE INDEX withdrawals_label ON withdrawals (label_id)",
+    # what each source (a project, an export) showed its annotators, and whose labels there are decisions
+    """CREATE TABLE sources (
+        source TEXT PRIMARY KEY,
+        shown_judge TEXT,
+        adjudicators TEXT NOT NULL DEFAULT '[]',
+        pulled TEXT NOT NULL
+    )""",
+]
+
+
+def _later(updated: str, than: str) -> bool:
+    """Whether Label Studio's ``updated`` time of an annotation is after the time ``than`` (ISO 8601)."""
+    try:
+        return _dt.datetime.fromisoformat(updated) > _dt.datetime.fromisoformat(than)
+    except (TypeError, ValueError):
+        return False
+
+
+class Project(NamedTuple):
+    project_id: int
+    metrics: list[str]
+    shown_judge: str | None
+
+
+class LabelStore:
+    """The campaign's label store (``STORE_NAME`` in the campaign folder)."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self._db = open_store(self.folder / STORE_NAME, MIGRATIONS)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def project(self, url: str) -> Project | None:
+        """The project pushed to the server at ``url``: its id, the metrics it labels, and the judge
+        it shows as pre-annotations (None when blind)."""
+        row = self._db.execute("SELECT project_id, metrics, shown_judge FROM projects WHERE url = ?",
+                               (url,)).fetchone()
+        return Project(row[0], json.loads(row[1]), row[2]) if row else None
+
+    def set_project(self, url: str, project_id: int, metrics: list[str], shown_judge: str | None = None) -> None:
+        self._db.execute("INSERT OR REPLACE INTO projects (url, project_id, metrics, created, shown_judge) "
+                         "VALUES (?, ?, ?, ?, ?)", (url, project_id, json.dumps(sorted(metrics)), now(), shown_judge))
+
+    def project_of(self, project_id: int) -> tuple[str, Project] | None:
+        """The server and project of a project id, when exactly one pushed project has it."""
+        rows = self._db.execute("SELECT url, project_id, metrics, shown_judge FROM projects WHERE project_id = ?",
+                                (project_id,)).fetchall()
+        return (rows[0][0], Project(rows[0][1], json.loads(rows[0][2]), rows[0][3])) if len(rows) == 1 else None
+
+    def _current(self, source: str | None = None) -> list[tuple]:
+        """The latest revision of each (source, annotation, metric), with when it was withdrawn (None
+        when it is not): (id, source, annotation_id, metric, case_id, annotator, value, details,
+        annotation_updated, withdrawn)."""
+        where = "WHERE source = ?" if source is not None else ""
+        return self._db.execute(
+            "SELECT id, source, annotation_id, metric, case_id, annotator, value, details, annotation_updated, "
+            "(SELECT MAX(withdrawn) FROM withdrawals WHERE label_id = labels.id) FROM labels WHERE id IN "
+            f"(SELECT MAX(id) FROM labels {where} GROUP BY source, annotation_id, metric) ORDER BY id",
+            (source,) if source is not None else ())
+
+    def add_pull(self, pull_id: str, source: str, labels: list[Label], *, metrics: list[str], whole: bool,
+                 shown_judge: str | None = None, adjudicators: set[str] | None = None) -> dict[str, int]:
+        """Append what is new or changed since the last pull from ``source``; one transaction.
+
+        The labels of ``metrics`` pulled from ``source`` before and absent now are withdrawn when the
+        pull read the ``whole`` project, and kept (counted as ``absent_kept``) when it did not."""
+        current = {(row[2], row[3]): row for row in self._current(source)}
+        counts = {"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 0, "absent_kept": 0,
+                  "deleted_since": 0}
+        stamp = now()
+        seen = set()
+        self._db.execute("BEGIN")
+        for label in labels:
+            details = json.dumps(label.details, sort_keys=True) if label.details else None
+            before = current.get((label.annotation_id, label.metric))
+            seen.add((label.annotation_id, label.metric))
+            if before is not None and before[9] and not whole and not _later(label.updated_at, before[9]):
+                counts["deleted_since"] += 1   # an older file: the project has deleted it since
+                continue
+            if before is not None and (before[6], before[7]) == (label.value, details) and not before[9]:
+                counts["unchanged"] += 1
+                continue
+            counts["new" if before is None else "restored" if before[9] else "changed"] += 1
+            # an export file names annotators by id only: keep the name an API pull gave the annotation
+            annotator = before[5] if before is not None and label.annotator.startswith("ls-user-") else label.annotator
+            self._db.execute(
+                "INSERT INTO labels (pull_id, source, task_id, annotation_id, case_id, metric, annotator, value, "
+                "details, annotation_updated, pulled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (pull_id, source, label.task_id, label.annotation_id, label.case_id, label.metric, annotator,
+                 label.value, details, label.updated_at, stamp))
+        absent = [row[0] for key, row in current.items() if key not in seen and not row[9] and row[3] in metrics]
+        if whole:
+            for label_id in absent:
+                self._db.execute("INSERT INTO withdrawals (pull_id, label_id, withdrawn) VALUES (?, ?, ?)",
+                                 (pull_id, label_id, stamp))
+        counts["withdrawn" if whole else "absent_kept"] = len(absent)
+        known = self._db.execute("SELECT adjudicators FROM sources WHERE source = ?", (source,)).fetchone()
+        deciders = sorted(set(json.loads(known[0]) if known else []) | set(adjudicators or ()))
+        self._db.execute("INSERT OR REPLACE INTO sources (source, shown_judge, adjudicators, pulled) VALUES "
+                         "(?, ?, ?, ?)", (source, shown_judge, json.dumps(deciders), stamp))
+        self._db.execute("COMMIT")
+        return counts
+
+    def history(self, case_id: str | None = None) -> list[dict[str, Any]]:
+        """Every stored revision, oldest first."""
+        query = ("SELECT id, pull_id, source, task_id, annotation_id, case_id, metric, annotator, value, details, "
+                 "annotation_updated, pulled FROM labels" + (" WHERE case_id = ?" if case_id else "") + " ORDER BY id")
+        keys = ("id", "pull_id", "source", "task_id", "annotation_id", "case_id", "metric", "annotator", "value",
+                "details", "annotation_updated", "pulled")
+        rows = self._db.execute(query, (case_id,) if case_id else ()).fetchall()
+        return [{**dict(zip(keys, row)), "details": json.loads(row[9]) if row[9] else None} for row in rows]
+
+    def export(self) -> int:
+        """Write the current label of every (case, metric, annotator) to ``RATINGS_FILE`` (atomically;
+        see the module docstring), and what the annotators saw to ``META_FILE`` (the judge shown as
+        pre-annotations, if any); returns the rows written."""
+        sources = {row[0]: (row[1], set(json.loads(row[2]))) for row in self._db.execute(
+            "SELECT source, shown_judge, adjudicators FROM sources")}
+        chosen: dict[tuple[str, str, str], tuple] = {}
+        for row in self._current():
+            label_id, source, _, metric, case_id, annotator, value, _, updated, withdrawn = row
+            if withdrawn or annotator in sources.get(source, (None, set()))[1]:
+                continue  # deleted in Label Studio, or a decision (adjudications.csv), not a rating
+            key = (case_id, metric, annotator)
+            if key not in chosen or (updated or "", label_id) > (chosen[key][8] or "", chosen[key][0]):
+                chosen[key] = row
+        with replacing(self.folder / RATINGS_FILE) as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["case_id", "metric", "rater", "rater_kind", "value"])
+            for (case_id, metric, annotator), row in sorted(chosen.items()):
+                writer.writerow([case_id, metric, annotator, "human", repr(row[6])])
+        shown = sorted({sources[row[1]][0] for row in chosen.values() if sources.get(row[1], (None,))[0]})
+        with replacing(self.folder / META_FILE) as handle:
+            handle.write(json.dumps({"sources": sorted({row[1] for row in chosen.values()}),
+                                     "shown_judge": shown[0] if shown else None, "exported": now()}, indent=2) + "\n")
+        return len(chosen)

@@ -1,0 +1,268 @@
+"""Judge-upgrade audit: is a new judge at least as close to humans as the old one?
+
+Both judges are compared on the same cases — those both rated and humans labelled — with the same
+bootstrap resamples, so every change (new minus old) gets a *paired* interval: BCa, its acceleration
+from a jackknife that leaves the same groups of cases out of both judges. Beside the changes: McNemar's
+test on which judge's pass/fail verdict matches the human one (statsmodels), the verdict flips (toward
+the human label and away from it, with the cases), how the score distribution moved, and the new
+judge's thresholds that keep the old judge's false-pass rate (from the labels) or pass rate (from
+every case both scored), so a gate set on the old judge can be re-mapped instead of silently broken.
+
+The decision rests on one statistic (``spearman`` unless chosen) and a margin: *non-inferior* when the
+whole interval of the change lies above ``-margin`` (below ``+margin`` for an error rate), *inferior*
+when it lies wholly beyond the margin, *inconclusive* otherwise, or when fewer than
+``MIN_TRUSTED_LABELS`` cases were labelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from calibrate.analysis.agreement import (MIN_TRUSTED_LABELS, JudgeRun, ProgressCallback, bootstrap_runs,
+                                          default_rule)
+from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.campaign import Campaign
+from calibrate.campaign.weights import design_weights
+from calibrate.base.manifest import build_manifest
+from calibrate.campaign.reference import JudgeScores, find_judge, human_reference
+from calibrate.stats import N_BOOT
+from calibrate.stats.bootstrap import bca_interval
+from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
+
+__all__ = ["audit_judges", "AUDIT_STATISTICS", "find_judge"]
+
+#: The statistics an audit compares, and whether higher is better (+1) or worse (-1).
+AUDIT_STATISTICS = {"spearman": 1, "kendall": 1, "auc": 1, "kappa": 1, "kappa_quadratic": 1, "alpha": 1,
+                    "pass_kappa": 1, "balanced_accuracy": 1, "false_pass_rate": -1, "false_fail_rate": -1}
+TEXT_CHARS = 300
+
+
+def _verdicts(run: JudgeRun) -> np.ndarray | None:
+    index = run.rule_index
+    if index == NO_THRESHOLD or index >= run.paired.m:
+        return None
+    return run.score >= run.paired.j_values[index]
+
+
+def _text(case: dict | None) -> dict[str, str]:
+    if not case:
+        return {}
+    return {k: (str(case[k])[:TEXT_CHARS] + ("…" if len(str(case[k])) > TEXT_CHARS else ""))
+            for k in ("input", "actual_output") if case.get(k)}
+
+
+def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin: float = 0.05,
+                 statistic: str = "spearman", seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
+                 n_listed: int = 20, progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """Compare judge ``new`` with judge ``old`` against the humans on ``metric``; see the module docstring.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric : str
+    old, new : str
+        Judge names: a rater, or ``rater@run_id`` for one run of a rater scored several times (two
+        versions of one judge stored in one campaign).
+    margin : float
+        The largest loss in ``statistic`` that still counts as "at least as close to humans".
+    statistic : str
+        One of :data:`AUDIT_STATISTICS`.
+    seed, n_boot, confidence
+        Paired bootstrap: the same ``n_boot`` resamples of cases for both judges.
+    n_listed : int
+        Verdict flips listed per direction.
+
+    Returns
+    -------
+    dict
+        ``{"decision": {"decision", "reason", "exit_code", ...}, "changes", "mcnemar", "flips",
+        "drift", "old", "new", "manifest", ...}``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> doc = audit_judges(c, metric="relevance", old="NISTRetrieval-instruct0", new="Olz-gpt4o", n_boot=200)
+    >>> doc["decision"]["decision"], round(doc["changes"]["spearman"]["change"], 3)
+    ('non-inferior', 0.106)
+    """
+    if statistic not in AUDIT_STATISTICS:
+        raise ValueError(f"--statistic {statistic}: one of {', '.join(AUDIT_STATISTICS)}")
+    if not margin >= 0:
+        raise ValueError(f"--margin {margin}: expected a non-negative number")
+    campaign.metric_names([metric])
+    old_scores, new_scores = find_judge(campaign, metric, old), find_judge(campaign, metric, new)
+    if old_scores.name == new_scores.name:
+        raise ValueError(f"--old and --new both name {old_scores.name}: an audit compares two judges or two runs")
+    spec = campaign.metrics[metric]
+    rule = default_rule(spec)
+    ref = human_reference(campaign, metric)
+    universe = np.intersect1d(np.intersect1d(ref.case_ids, old_scores.case_ids), new_scores.case_ids)
+    design = design_weights(campaign, universe)
+    runs = [JudgeRun(j, ref, universe, rule, design.weights) for j in (old_scores, new_scores)]
+    doc: dict[str, Any] = {"campaign": campaign.name, "metric": metric, "statistic": statistic, "margin": margin,
+                           "n": int(universe.size), "weighted": design.weights is not None,
+                           "rule": rule.to_dict()}
+    if universe.size < 2:
+        doc["decision"] = {"decision": "inconclusive", "exit_code": 1,
+                           "reason": f"{universe.size} labelled case(s) rated by both judges: nothing to compare"}
+        return doc
+    bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=f"{metric}: {old} vs {new}")
+    results = [r.result(confidence, seed, 0, full=False) for r in runs]
+    for key, result in zip(("old", "new"), results):
+        doc[key] = {k: result[k] for k in ("judge", "rater", "run_id", "family", "model", "n", "pass_threshold",
+                                           *AUDIT_STATISTICS) if k in result}
+    doc["changes"] = _changes(runs, results, seed, confidence)
+    doc["mcnemar"], doc["flips"] = _flips(runs, ref, campaign, n_listed)
+    doc["drift"] = _drift(runs, old_scores, new_scores)
+    doc["decision"] = _decide(doc["changes"].get(statistic), statistic, margin, int(universe.size))
+    doc["manifest"] = build_manifest(campaign, command="audit", metric=metric, old=old_scores.name,
+                                     new=new_scores.name, margin=margin, statistic=statistic, seed=seed,
+                                     n_boot=n_boot, confidence=confidence)
+    return doc
+
+
+def _changes(runs: list[JudgeRun], results: list[dict], seed: int, confidence: float) -> dict[str, Any]:
+    old, new = runs
+    full = [r.statistics(r.paired.full) for r in runs]
+    jack = [r.statistics(r.paired.jackknife(seed=seed, tables=r.on_scale, case_groups=True)[0]) for r in runs]
+    boot = [{k: np.concatenate(v) for k, v in r.replicates.items()} for r in runs]
+    out: dict[str, Any] = {}
+    for key, direction in AUDIT_STATISTICS.items():
+        values = [res.get(key, {}).get("estimate") if isinstance(res.get(key), dict) else None for res in results]
+        if key in ("false_pass_rate", "false_fail_rate"):   # at each judge's threshold (none: undefined)
+            values = [float(f[key][0]) if key in f and np.isfinite(f[key][0]) and res["pass_threshold"]["threshold"]
+                      is not None else None for f, res in zip(full, results)]
+            if None in values:
+                out[key] = undefined(results[values.index(None)]["pass_kappa"].get("reason", "no threshold")) | {
+                    "old": values[0], "new": values[1]}
+                continue
+        if values[0] is None or values[1] is None or key not in boot[0] or key not in boot[1]:
+            reason = next((res[key]["reason"] for res in results if isinstance(res.get(key), dict)
+                           and res[key].get("reason")), "undefined for one of the judges")
+            out[key] = undefined(reason) | {"old": values[0], "new": values[1]}
+            continue
+        change = values[1] - values[0]
+        engine_change = float(full[1][key][0] - full[0][key][0])
+        interval = bca_interval(engine_change, boot[1][key] - boot[0][key], jack[1][key] - jack[0][key],
+                                confidence=confidence)
+        figure = from_interval(change, interval) if interval.low is not None else \
+            estimate(change, None, None, interval.method, interval.reason)
+        out[key] = figure | {"old": values[0], "new": values[1], "change": change,
+                             "better": "higher" if direction > 0 else "lower"}
+    return out
+
+
+def _decide(change: dict | None, statistic: str, margin: float, n: int) -> dict[str, Any]:
+    direction = AUDIT_STATISTICS[statistic]
+    out = {"statistic": statistic, "margin": margin}
+    if change is None or change.get("estimate") is None:
+        reason = (change or {}).get("reason", "undefined")
+        return out | {"decision": "inconclusive", "exit_code": 1, "reason": f"{statistic} is undefined: {reason}"}
+    if change.get("ci_low") is None:
+        return out | {"decision": "inconclusive", "exit_code": 1,
+                      "reason": f"no interval for the change in {statistic}: {change.get('ci_reason')}"}
+    low, high = change["ci_low"], change["ci_high"]
+    # the interval of the improvement (positive = the new judge is closer to the humans)
+    worst, best = (low, high) if direction > 0 else (-high, -low)
+    shown = f"change in {statistic} {change['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]"
+    if n < MIN_TRUSTED_LABELS:
+        return out | {"decision": "inconclusive", "exit_code": 1,
+                      "reason": f"only {n} labelled cases both judges rated (under {MIN_TRUSTED_LABELS}, no "
+                                f"comparison is trustworthy); {shown}"}
+    limit = f"{'-' if direction > 0 else '+'}{margin:g}"
+    if worst > -margin:
+        return out | {"decision": "non-inferior", "exit_code": 0,
+                      "reason": f"{shown}: the whole interval is on the good side of the margin {limit}"}
+    if best < -margin:
+        return out | {"decision": "inferior", "exit_code": 1,
+                      "reason": f"{shown}: the whole interval is beyond the margin {limit}"}
+    return out | {"decision": "inconclusive", "exit_code": 1,
+                  "reason": f"{shown} straddles the margin {limit}: these labels cannot tell whether the "
+                            "change is within it"}
+
+
+def _flips(runs: list[JudgeRun], ref, campaign: Campaign, n_listed: int) -> tuple[dict, dict]:
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    old, new = runs
+    verdicts = [_verdicts(r) for r in runs]
+    if verdicts[0] is None or verdicts[1] is None:
+        reason = "a judge has no pass threshold under the metric's rule (it would fail every case)"
+        return undefined(reason), {"reason": reason}
+    human = old.human >= ref.metric.human_pass
+    right = [v == human for v in verdicts]
+    table = np.array([[np.sum(right[0] & right[1]), np.sum(right[0] & ~right[1])],
+                      [np.sum(~right[0] & right[1]), np.sum(~right[0] & ~right[1])]])
+    discordant = int(table[0, 1] + table[1, 0])
+    exact = discordant < 25
+    test = mcnemar(table, exact=exact, correction=True)
+    mc = {"statistic": float(test.statistic), "p_value": float(test.pvalue),
+          "method": "exact binomial" if exact else "chi-square with continuity correction",
+          "both_right": int(table[0, 0]), "only_old_right": int(table[0, 1]), "only_new_right": int(table[1, 0]),
+          "both_wrong": int(table[1, 1]), "n": int(table.sum())}
+    if old.weights is not None:
+        mc["note"] = "on the labelled cases as drawn (not weighted by the sample design)"
+    flipped = np.flatnonzero(verdicts[0] != verdicts[1])
+    cases = campaign.cases or {}
+
+    def row(i: int) -> dict[str, Any]:
+        case_id = str(old.case_ids[i])
+        return {"case_id": case_id, "old_score": float(old.judge.values[np.searchsorted(old.judge.case_ids, case_id)]),
+                "new_score": float(new.judge.values[np.searchsorted(new.judge.case_ids, case_id)]),
+                "human": float(old.human[i]), "old_pass": bool(verdicts[0][i]), "new_pass": bool(verdicts[1][i]),
+                **_text(cases.get(case_id))}
+
+    toward = [i for i in flipped if right[1][i]]
+    away = [i for i in flipped if right[0][i]]
+    flips = {"n_flips": int(flipped.size), "n_toward_human": len(toward), "n_away_from_human": len(away),
+             "toward_human": [row(i) for i in toward[:n_listed]],
+             "away_from_human": [row(i) for i in away[:n_listed]]}
+    return mc, flips
+
+
+def _drift(runs: list[JudgeRun], old_scores: JudgeScores, new_scores: JudgeScores) -> dict[str, Any]:
+    """How the scores moved on every case both judges scored, and the re-mapped thresholds."""
+    old_run, new_run = runs
+    both, i_old, i_new = np.intersect1d(old_scores.case_ids, new_scores.case_ids, return_indices=True)
+    a, b = old_scores.values[i_old], new_scores.values[i_new]
+    quantiles = [0.1, 0.25, 0.5, 0.75, 0.9]
+    out: dict[str, Any] = {
+        "n_cases": int(both.size),
+        "old": {"mean": float(a.mean()), "quantiles": dict(zip(map(str, quantiles), np.quantile(a, quantiles).tolist()))},
+        "new": {"mean": float(b.mean()), "quantiles": dict(zip(map(str, quantiles), np.quantile(b, quantiles).tolist()))},
+        "mean_shift": float(b.mean() - a.mean()),
+        "ks_statistic": float(stats.ks_2samp(a, b).statistic),
+        "rank_correlation": float(stats.spearmanr(a, b).statistic) if np.ptp(a) > 0 and np.ptp(b) > 0 else None,
+    }
+    old_threshold = old_run.threshold_value(old_run.rule_index) if old_run.rule_index != NO_THRESHOLD else None
+    out["old_threshold"] = old_threshold
+    out["new_threshold"] = new_run.threshold_value(new_run.rule_index) if new_run.rule_index != NO_THRESHOLD else None
+    if old_threshold is None:
+        out["remap_reason"] = "the old judge has no pass threshold under the metric's rule"
+        return out
+    # keep the old false-pass rate: the most lenient new threshold whose false-pass rate is at most it
+    t = int(old_run.rule_index)
+    summary = old_run.paired.summarize(old_run.paired.full)
+    n_fail = float(summary.cum_fails[0, -1])
+    if n_fail > 0:
+        old_fpr = (n_fail - (float(summary.cum_fails[0, t - 1]) if t > 0 else 0.0)) / n_fail
+        new_summary = new_run.paired.summarize(new_run.paired.full)
+        index = int(constraint_rule(new_summary.cum_fails, new_summary.cum_fails[:, -1], max_false_pass=old_fpr,
+                                    whole=new_run.weights is None)[0])
+        out["keep_false_pass_rate"] = {"old_false_pass_rate": old_fpr,
+                                       "new_threshold": new_run.threshold_value(index)
+                                       if index != NO_THRESHOLD else None}
+    # keep the old pass rate on every case both scored: the new judge's score whose pass rate is closest
+    old_pass = (a >= old_threshold) if old_scores.rater.higher_is_better else (a <= old_threshold)
+    share = float(old_pass.mean())
+    oriented = new_scores.sign * b
+    distinct = np.unique(oriented)
+    rates = 1.0 - np.searchsorted(np.sort(oriented), distinct, side="left") / oriented.size  # share >= each
+    best = int(np.argmin(np.abs(rates - share)))
+    out["keep_pass_rate"] = {"old_pass_rate": share, "new_threshold": float(new_scores.sign * distinct[best]),
+                             "new_pass_rate": float(rates[best])}
+    return out

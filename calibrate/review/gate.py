@@ -1,0 +1,227 @@
+"""The CI gate: refuse a judge whose agreement with humans is not established. It fails closed.
+
+Each (metric, judge) is checked, and every reason it fails is listed:
+
+- fewer human labels than ``min_labels`` (50 unless set);
+- always, agreement no better than chance: the judge's scores must rank the human passes above the
+  human fails (AUC above 0.5), shown by a one-sided Mann-Whitney test at level ``(1 - confidence) / 2``
+  (by permutation while the smaller class has fewer than 20 cases, so it holds at any sample size). A coin-flip judge fails here
+  whatever floors were given;
+- a false-pass rate above a ceiling (the one given, else the ``max_false_pass`` the metric declares
+  in ``campaign.toml``): the gate needs a threshold whose one-sided Clopper-Pearson upper bound of
+  the false-pass rate, at level ``(1 + confidence) / 2``, is at most the ceiling — the bound it
+  shows is the bound it used;
+- Spearman's rho or kappa below a floor, judged on a one-sided lower bound that keeps its level at
+  small n: the lower of the bootstrap interval's end and a bound that holds where the bootstrap
+  collapses (Fisher's z for rho; for kappa ``1 - D / (1 - p_e)`` with D the Clopper-Pearson bound on
+  the disagreement rate, which holds at zero disagreements). ``tests/test_gate_level.py`` measures
+  how often a judge exactly at the floor passes, at n = 10 to 100;
+- a judge of the generator's own model family, when self-evaluation is forbidden;
+- no bottom-decile figures: a gate is never passed on averages alone.
+
+What the gate applied by default (the label minimum, the chance check, a ceiling from the campaign,
+the absence of any floor) is listed in ``defaults``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from calibrate.analysis.agreement import ProgressCallback, Rule, compute_stats, recommend_thresholds
+from calibrate.campaign import Campaign
+from calibrate.base.manifest import build_manifest
+from calibrate.stats import N_BOOT
+from calibrate.stats.intervals import clopper_pearson_upper
+
+__all__ = ["GateRules", "run_gate", "DEFAULT_MIN_LABELS"]
+
+DEFAULT_MIN_LABELS = 50
+
+
+@dataclass(frozen=True)
+class GateRules:
+    """The floors and ceilings of :func:`run_gate` (``None``: not checked, or the campaign's own).
+
+    Every value is checked where it enters: a NaN, an infinity or a value out of its range is a
+    ``ValueError`` naming the parameter.
+
+    Examples
+    --------
+    >>> GateRules(min_kappa=float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: min_kappa must be a finite number from -1 to 1, not nan
+    """
+
+    min_labels: int = DEFAULT_MIN_LABELS
+    min_spearman: float | None = None
+    min_kappa: float | None = None
+    max_false_pass: float | None = None
+    forbid_self_eval: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.min_labels, bool) or not isinstance(self.min_labels, int) or self.min_labels < 1:
+            raise ValueError(f"min_labels must be a whole number of at least 1, not {self.min_labels!r}")
+        for name, low, high in (("min_spearman", -1, 1), ("min_kappa", -1, 1), ("max_false_pass", 0, 1)):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or not low <= value <= high:
+                raise ValueError(f"{name} must be a finite number from {low:g} to {high:g}, not {value!r}")
+
+    def describe(self) -> list[str]:
+        rules = [f"at least {self.min_labels} human labels",
+                 "agreement better than chance (AUC above 0.5 by a one-sided Mann-Whitney test)"]
+        if self.min_spearman is not None:
+            rules.append(f"Spearman rho >= {self.min_spearman:g} (its one-sided lower bound)")
+        if self.min_kappa is not None:
+            rules.append(f"kappa >= {self.min_kappa:g} (its one-sided lower bound)")
+        if self.max_false_pass is not None:
+            rules.append(f"false-pass rate <= {self.max_false_pass:g} at the judge's threshold (one-sided "
+                         "Clopper-Pearson upper bound)")
+        else:
+            rules.append("false-pass rate at most the max_false_pass each metric declares, if it declares one")
+        if self.forbid_self_eval:
+            rules.append("no judge of the generator's own family")
+        return rules
+
+
+def _kappa(judge: dict) -> tuple[str, dict]:
+    """The kappa the gate reads: on the metric's scale where defined, else of the pass/fail verdicts."""
+    if judge.get("kappa", {}).get("estimate") is not None:
+        return "kappa", judge["kappa"]
+    return "pass kappa", judge.get("pass_kappa", {})
+
+
+def _self_eval(campaign: Campaign, family: str | None) -> int:
+    if not family or not campaign.cases:
+        return 0
+    return sum(1 for c in campaign.cases.values()
+               if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower())
+
+
+def _chance(judge: dict, confidence: float) -> str | None:
+    """Why the judge is not shown better than chance, or None."""
+    auc, alpha = judge.get("auc") or {}, (1 - confidence) / 2
+    if auc.get("estimate") is None:
+        return f"AUC is undefined ({auc.get('reason')}): agreement better than chance cannot be shown"
+    text = f"AUC {auc['estimate']:.3f}"
+    if auc.get("ci_low") is not None:
+        text += f" [{auc['ci_low']:.3f}, {auc['ci_high']:.3f}]"
+    p = auc.get("chance_p")
+    if p is None:
+        return f"{text}: no test against chance"
+    if p >= alpha:
+        return f"{text}, one-sided Mann-Whitney p = {p:.3g}: not shown better than chance (needs p < {alpha:g})"
+    return None
+
+
+def _floor(label: str, figure: dict, floor: float) -> str | None:
+    """Why ``figure`` is not shown at or above ``floor`` by its one-sided lower bound, or None."""
+    if figure.get("estimate") is None:
+        return f"{label} is undefined ({figure.get('reason')}): it cannot show >= {floor:g}"
+    bound = figure.get("lower_bound")
+    if bound is None:
+        return (f"{label} {figure['estimate']:.3f} has no lower bound that keeps its level "
+                f"({figure.get('lower_bound_reason') or figure.get('ci_reason') or 'no interval'}): it cannot "
+                f"show >= {floor:g}")
+    if bound < floor:
+        return (f"{label} {figure['estimate']:.3f}: its one-sided lower bound {bound:.3f} ("
+                f"{figure.get('lower_bound_method')}) is below the floor {floor:g}")
+    return None
+
+
+def _false_pass(rec: dict, ceiling: float, level: float) -> tuple[str | None, dict | None]:
+    """Why the false-pass rate is not shown at most ``ceiling``, or None; and the figure shown."""
+    detail = rec.get("false_pass_rate_detail")
+    if rec.get("threshold") is None or detail is None:
+        return (f"no threshold keeps the false-pass rate's one-sided {level:.1%} Clopper-Pearson upper bound at "
+                f"most {ceiling:g}", None)
+    k, n = (detail["k"], detail["n"]) if not detail.get("weighted") else (
+        detail["estimate"] * detail["effective_n"], detail["effective_n"])
+    upper = float(clopper_pearson_upper(k, n, confidence=level))
+    shown = {**detail, "upper_bound": upper, "upper_bound_method": f"one-sided {level:.1%} Clopper-Pearson"}
+    if upper > ceiling:   # the rule chose the threshold by this bound: only rounding could get here
+        return (f"false-pass rate {detail['estimate']:.3f} at threshold {rec['threshold']:g}: its upper bound "
+                f"{upper:.3f} is above the ceiling {ceiling:g}", shown)
+    return None, shown
+
+
+def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None = None,
+             judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
+             progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """Check every (metric, judge) against ``rules``; ``passed`` is false when any reason is listed.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> doc = run_gate(c, GateRules(min_spearman=0.55), judges=["Olz-gpt4o"], n_boot=200)
+    >>> doc["passed"], doc["checks"][0]["reasons"][0][:47]
+    (False, 'Spearman rho 0.511: its one-sided lower bound 0')
+    """
+    if not (isinstance(confidence, float) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be a number between 0 and 1, not {confidence!r}")
+    level = (1 + confidence) / 2
+    stats = compute_stats(campaign, metrics=metrics, judges=judges, seed=seed, n_boot=n_boot, confidence=confidence,
+                          n_listed=0, curves=False, progress=progress)
+    defaults = []
+    if rules.min_labels == DEFAULT_MIN_LABELS:
+        defaults.append(f"at least {DEFAULT_MIN_LABELS} human labels (the default)")
+    if rules.min_spearman is None and rules.min_kappa is None:
+        defaults.append("no agreement floor was given: beyond the chance check, agreement is not bounded "
+                        "(set min_spearman or min_kappa)")
+    checks = []
+    for metric in stats["metrics"]:
+        name = metric["metric"]
+        ceiling = rules.max_false_pass if rules.max_false_pass is not None else campaign.metrics[name].max_false_pass
+        recs = {}
+        if ceiling is not None:
+            if rules.max_false_pass is None:
+                defaults.append(f"{name}: false-pass ceiling {ceiling:g}, the max_false_pass campaign.toml declares")
+            rule = Rule("constraint", max_false_pass=ceiling, confidence=level)
+            recs = {r["judge"]: r for r in recommend_thresholds(campaign, metric=name, rule=rule, judges=judges,
+                                                                 seed=seed, n_boot=0)["recommendations"]}
+        if not metric["judges"]:
+            checks.append({"metric": name, "judge": None, "passed": False,
+                           "reasons": [f"no judge scores on {name}" + (" from the judges named" if judges else "")]})
+        for judge in metric["judges"]:
+            reasons = []
+            n = judge["n"]
+            if n < rules.min_labels:
+                reasons.append(f"{n} human-labelled cases, fewer than the minimum {rules.min_labels}")
+            chance = _chance(judge, confidence)
+            if chance:
+                reasons.append(chance)
+            for label, figure, floor in (("Spearman rho", judge["spearman"], rules.min_spearman),
+                                         (*_kappa(judge), rules.min_kappa)):
+                why = _floor(label, figure, floor) if floor is not None else None
+                if why:
+                    reasons.append(why)
+            rec, false_pass = recs.get(judge["judge"], {}), None
+            if ceiling is not None:
+                why, false_pass = _false_pass(rec, ceiling, level)
+                if why:
+                    reasons.append(why)
+            if rules.forbid_self_eval:
+                same = _self_eval(campaign, judge.get("family"))
+                if same:
+                    reasons.append(f"the judge is of the {judge['family']} family, as the generator of {same} "
+                                   "case(s): self-evaluation is forbidden")
+            decile = judge.get("bottom_decile") or {}
+            if decile.get("human_pass_rate", {}).get("estimate") is None:
+                reasons.append("no bottom-decile figures (the human pass rate among the lowest-scored tenth): "
+                               "the gate does not pass a judge on averages alone")
+            checks.append({"metric": name, "judge": judge["judge"], "n": n, "passed": not reasons, "reasons": reasons,
+                           "auc": judge["auc"], "spearman": judge["spearman"], "kappa": _kappa(judge)[1],
+                           "false_pass_ceiling": ceiling, "threshold": rec.get("threshold"),
+                           "false_pass_rate": false_pass,
+                           "bottom_decile": {k: v for k, v in decile.items() if k != "cases"}})
+    return {"campaign": campaign.name, "passed": bool(checks) and all(c["passed"] for c in checks),
+            "rules": rules.describe(), "defaults": defaults, "checks": checks, "confidence": confidence,
+            "n_boot": n_boot,
+            "manifest": build_manifest(campaign, command="gate", seed=seed, n_boot=n_boot, confidence=confidence,
+                                       rules=rules.__dict__, metrics=metrics, judges=judges)}

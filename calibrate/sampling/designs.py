@@ -1,0 +1,380 @@
+"""Which cases humans should label: sample designs, each a stratified random sample.
+
+Every design splits the candidate cases into strata and draws a fixed number from each, uniformly
+without replacement, so each sampled case has a known inclusion probability ``n_h / N_h`` that the
+statistics weight by (:mod:`calibrate.campaign.weights`):
+
+- ``random``: one stratum.
+- ``stratified``: one stratum per value of a metadata key, ``proportional`` (every case about the
+  same chance: look at every slice) or ``equal`` (as many per slice: small slices get measured).
+- ``threshold``: the ``band`` share of the cases whose judge score lies closest to the threshold
+  (given, or the judge's recommended one) gets the ``focus`` share of the labels; the cases below and
+  above share the rest. Labels there are the ones that change a pass/fail decision.
+- ``disagreement``: the ``band`` share of the cases where the judges' percentile ranks differ most
+  gets the ``focus`` share of the labels; the rest share the others.
+- ``neyman``: strata by a judge's score (quantiles). The first call draws a proportional pilot; once
+  humans labelled it, each further call allocates the labels over the strata in proportion to
+  ``N_h x S_h`` (stratum size times the spread of the human verdict in it, Neyman 1934), counting what
+  the series already drew; the series' inclusion probability is then ``(drawn so far) / N_h``. On real
+  data this needed the fewest labels for a given interval on the pass rate (see the README).
+
+``random`` and ``stratified`` leave out cases humans already labelled (unless asked); the designs
+on judge scores take the cases the judge scored. A drawn sample is never replaced.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from calibrate.campaign import SAMPLES_FOLDER, Campaign
+from calibrate.base.files import write_all
+from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
+
+__all__ = ["draw_sample", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES"]
+
+Strategy = Literal["random", "stratified", "threshold", "disagreement", "neyman"]
+STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman")
+#: A stratum of a Neyman pilot needs this many labelled cases before labels are allocated by it.
+MIN_PILOT_LABELS = 2
+
+
+@dataclass(frozen=True)
+class Sample:
+    case_ids: list[str]
+    strata: list[str]
+    inclusion_probability: list[float]
+    design: dict[str, Any]
+
+
+def _apportion(shares: np.ndarray, n: int, caps: np.ndarray) -> np.ndarray:
+    """``n`` whole units in proportion to ``shares`` (largest remainder), none above its cap; what a
+    capped stratum cannot take goes to the others.
+
+    Examples
+    --------
+    >>> _apportion(np.array([1.0, 1.0, 1.0]), 10, np.array([2, 50, 50])).tolist()
+    [2, 4, 4]
+    """
+    shares = np.asarray(shares, dtype=float)
+    caps = np.asarray(caps, dtype=int)
+    if not (shares[caps > 0] > 0).any():
+        shares = np.ones(caps.size)
+    out = np.zeros(caps.size, dtype=int)
+    capped = caps <= 0
+    n = min(n, int(caps.sum()))
+    while True:
+        open_ = ~capped & (shares > 0)
+        budget = n - out[capped].sum()
+        target = np.where(open_, shares, 0) / max(np.where(open_, shares, 0).sum(), 1e-300) * budget
+        over = open_ & (target >= caps)
+        if over.any():   # these strata take all they have; the rest is shared again
+            out[over], capped = caps[over], capped | over
+            continue
+        out[open_] = np.floor(target[open_]).astype(int)
+        for index in np.argsort(-(target - np.floor(target)), kind="stable"):
+            if out.sum() < n and open_[index] and out[index] < caps[index]:
+                out[index] += 1
+        if out.sum() < n:   # strata with a zero share take what is left, in order
+            for index in np.flatnonzero(~capped & (out < caps)):
+                out[index] += min(caps[index] - out[index], n - out.sum())
+        return out
+
+
+def _allocate(sizes: np.ndarray, n: int) -> np.ndarray:
+    """Proportional allocation of ``n`` over strata of ``sizes`` (largest remainder), with at least
+    one case per stratum when ``n`` allows.
+
+    Examples
+    --------
+    >>> _allocate(np.array([50, 30, 20]), 10).tolist(), _allocate(np.array([98, 1, 1]), 10).tolist()
+    ([5, 3, 2], [8, 1, 1])
+    """
+    allocation = _apportion(sizes, n, sizes)
+    if n >= np.count_nonzero(sizes):  # every stratum represented: one from the largest allocation for an empty one
+        for index in np.flatnonzero((allocation == 0) & (sizes > 0)):
+            allocation[np.argmax(allocation)] -= 1
+            allocation[index] = 1
+    return allocation
+
+
+def _focus_allocation(names: np.ndarray, sizes: np.ndarray, n: int, focus_name: str, focus: float) -> np.ndarray:
+    """``focus`` of ``n`` to the focus stratum, the rest proportional over the others."""
+    at = int(np.flatnonzero(names == focus_name)[0]) if focus_name in names else None
+    if at is None:
+        return _allocate(sizes, n)
+    others = np.arange(names.size) != at
+    allocation = np.zeros(names.size, dtype=int)
+    allocation[at] = min(sizes[at], int(round(focus * n)))
+    if others.any():
+        allocation[others] = _apportion(sizes[others], n - allocation[at], sizes[others])
+    if allocation.sum() < n:  # the others were too small: the focus stratum takes the rest
+        allocation[at] = min(sizes[at], allocation[at] + n - allocation.sum())
+    return allocation
+
+
+def chosen_judge(campaign: Campaign, metric: str | None, name: str | None):
+    """The scores of one judge on one metric (a judge name, or a rater with one run)."""
+    from calibrate.campaign.reference import find_judge, judge_scores
+
+    metric = chosen_metric(campaign, metric)
+    judges = judge_scores(campaign, metric)
+    if not judges:
+        raise ValueError(f"metric {metric}: no judge scores in the campaign (run calibrate judge first)")
+    if name is None:
+        if len(judges) > 1:
+            raise ValueError(f"metric {metric} has several judges: choose one with --judge "
+                             f"({', '.join(j.name for j in judges)})")
+        return metric, judges[0]
+    return metric, find_judge(campaign, metric, name)
+
+
+def chosen_metric(campaign: Campaign, metric: str | None) -> str:
+    if metric is None:
+        if len(campaign.metrics) > 1:
+            raise ValueError(f"this design reads judge scores: choose a metric with --metric "
+                             f"({', '.join(sorted(campaign.metrics))})")
+        return next(iter(campaign.metrics))
+    if metric not in campaign.metrics:
+        raise ValueError(f"--metric {metric}: the campaign declares {', '.join(sorted(campaign.metrics))}")
+    return metric
+
+
+def _closest_share(distance: np.ndarray, share: float) -> np.ndarray:
+    """The cases among the ``share`` closest (ties at the cut included)."""
+    k = max(1, int(round(share * distance.size)))
+    return distance <= np.sort(distance)[k - 1]
+
+
+def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by: str | None = None, seed: int = 0,
+                include_labelled: bool = False, allocation: Literal["proportional", "equal"] = "proportional",
+                metric: str | None = None, judge: str | None = None, judges: list[str] | None = None,
+                threshold: float | None = None, focus: float = 0.5, band: float = 0.2,
+                n_strata: int = 5) -> Sample:
+    """``n`` cases for humans to label; see the module docstring for the designs.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        Needs its ``cases.jsonl``; the designs on judge scores need the judges' ratings.
+    n : int
+        Cases to draw.
+    strategy : {"random", "stratified", "threshold", "disagreement", "neyman"}
+    by : str, optional
+        The metadata key of ``stratified``.
+    allocation : {"proportional", "equal"}
+        How ``stratified`` spreads the cases over the values of ``by``.
+    metric, judge : str, optional
+        The judge whose scores ``threshold`` and ``neyman`` read (needed when there is a choice).
+    judges : list of str, optional
+        The judges ``disagreement`` compares (default: every judge of the metric).
+    threshold : float, optional
+        ``threshold``: the pass threshold in the judge's units (default: the judge's recommended
+        threshold under the metric's rule, from the human labels so far).
+    focus, band : float
+        ``threshold`` / ``disagreement``: the share of the labels for the ``band`` share of the cases
+        nearest the threshold / with the most disagreement.
+    n_strata : int
+        ``neyman``: score strata (quantiles of the judge's score).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> cases = [{"case_id": f"c{i}", "metadata": {"kind": "how" if i % 4 else "what"}} for i in range(40)]
+    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
+    ...     pd.DataFrame({"case_id": ["c0"], "metric": "f", "rater": "h", "rater_kind": "human", "value": [1]}), cases)
+    >>> s = draw_sample(c, 8, strategy="stratified", by="kind")
+    >>> sorted(set(zip(s.strata, s.inclusion_probability)))
+    [('how', 0.2), ('what', 0.2222222222222222)]
+    >>> s = draw_sample(c, 8, strategy="stratified", by="kind", allocation="equal")
+    >>> sorted(set(zip(s.strata, s.inclusion_probability)))
+    [('how', 0.13333333333333333), ('what', 0.4444444444444444)]
+    """
+    if not campaign.cases:
+        raise ValueError("sampling needs the campaign's cases.jsonl")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}: one of {', '.join(STRATEGIES)}")
+    for name, value in (("focus", focus), ("band", band)):
+        if not 0 < value < 1:
+            raise ValueError(f"--{name} {value}: expected a share between 0 and 1")
+    labelled = set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "human", "case_id"])
+    extra: dict[str, Any] = {}
+    if strategy in ("random", "stratified"):
+        pool = sorted(c for c in campaign.cases if include_labelled or c not in labelled)
+        if strategy == "stratified":
+            if not by:
+                raise ValueError("the stratified strategy needs --by METADATA_KEY")
+            missing = [c for c in pool if by not in (campaign.cases[c].get("metadata") or {})]
+            if missing:
+                raise ValueError(f"--by {by}: {len(missing)} case(s) have no metadata.{by}, e.g. "
+                                 f"{', '.join(missing[:5])}")
+            strata = [str(campaign.cases[c]["metadata"][by]) for c in pool]
+            extra["allocation"] = allocation
+        else:
+            strata = ["all"] * len(pool)
+        allocate = (lambda names, sizes: _apportion(np.ones(sizes.size), n, sizes)) if allocation == "equal" \
+            and strategy == "stratified" else (lambda names, sizes: _allocate(sizes, n))
+    elif strategy == "threshold":
+        metric, scores = chosen_judge(campaign, metric, judge)
+        if threshold is None:
+            threshold = recommended_threshold(campaign, metric, scores.name)
+        pool = [c for c in scores.case_ids.tolist() if include_labelled or c not in labelled]
+        value = dict(zip(scores.case_ids.tolist(), scores.values.tolist()))
+        score = np.array([value[c] for c in pool])
+        near = _closest_share(np.abs(score - threshold), band) if pool else np.zeros(0, bool)
+        passes = score >= threshold if scores.rater.higher_is_better else score <= threshold
+        strata = np.where(near, "near", np.where(passes, "pass side", "fail side")).tolist()
+        extra.update(metric=metric, judge=scores.name, threshold=threshold, focus=focus, band=band)
+        allocate = lambda names, sizes: _focus_allocation(names, sizes, n, "near", focus)  # noqa: E731
+    elif strategy == "disagreement":
+        metric = chosen_metric(campaign, metric)
+        chosen = [chosen_judge(campaign, metric, name)[1] for name in judges] if judges else None
+        if chosen is None:
+            from calibrate.campaign.reference import judge_scores
+            chosen = judge_scores(campaign, metric)
+        if len(chosen) < 2:
+            raise ValueError(f"metric {metric}: the disagreement design needs two or more judges "
+                             f"({len(chosen)} found)")
+        ranks: dict[str, list[float]] = {}
+        for scores in chosen:
+            for c, r in zip(scores.case_ids.tolist(), percentile_ranks(scores.sign * scores.values).tolist()):
+                ranks.setdefault(c, []).append(r)
+        pool = sorted(c for c, r in ranks.items() if len(r) >= 2 and (include_labelled or c not in labelled))
+        spread = np.array([max(ranks[c]) - min(ranks[c]) for c in pool])
+        top = _closest_share(-spread, band) if pool else np.zeros(0, bool)
+        strata = np.where(top, "disagree", "rest").tolist()
+        extra.update(metric=metric, judges=[j.name for j in chosen], focus=focus, band=band)
+        allocate = lambda names, sizes: _focus_allocation(names, sizes, n, "disagree", focus)  # noqa: E731
+    else:
+        return _neyman(campaign, n, metric=metric, judge=judge, seed=seed, n_strata=n_strata)
+    if n < 1 or n > len(pool):
+        raise ValueError(f"--n {n}: {len(pool)} case(s) can be sampled"
+                         + ("" if include_labelled else f" ({len(labelled)} already labelled, left out)"))
+    names, inverse = np.unique(np.array(strata), return_inverse=True)
+    sizes = np.bincount(inverse, minlength=names.size)
+    counts = allocate(names, sizes)
+    design = {"strategy": strategy, "by": by, "n": n, "seed": seed, "population": len(pool),
+              "include_labelled": include_labelled, **extra}
+    return _draw(pool, names, inverse, counts, np.random.default_rng(seed), design)
+
+
+def _draw(pool: list[str], names: np.ndarray, inverse: np.ndarray, counts: np.ndarray, rng: np.random.Generator,
+          design: dict[str, Any], sizes: np.ndarray | None = None, already: np.ndarray | None = None) -> Sample:
+    """Draw ``counts[h]`` of the pool cases of stratum ``h``; the inclusion probability is
+    ``(already[h] + counts[h]) / sizes[h]`` (a series' earlier draws counted in)."""
+    pool_sizes = np.bincount(inverse, minlength=names.size)
+    sizes = pool_sizes if sizes is None else sizes
+    already = np.zeros(names.size, dtype=int) if already is None else already
+    probability = (already + counts) / np.maximum(sizes, 1)
+    chosen: list[tuple[str, str, float]] = []
+    for h, name in enumerate(names):
+        members = [pool[i] for i in np.flatnonzero(inverse == h)]
+        picked = rng.choice(len(members), size=int(counts[h]), replace=False) if counts[h] else []
+        chosen += [(members[i], str(name), float(probability[h])) for i in sorted(picked)]
+    chosen.sort()
+    design = {**design, "strata": {str(name): {"size": int(sizes[h]), "sampled": int(counts[h]),
+                                               **({"drawn_before": int(already[h])} if already.any() else {}),
+                                               "inclusion_probability": float(probability[h])}
+                                   for h, name in enumerate(names)},
+              "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
+    return Sample([c for c, _, _ in chosen], [s for _, s, _ in chosen], [p for _, _, p in chosen], design)
+
+
+def recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float:
+    from calibrate.analysis.agreement import default_rule, recommend_thresholds
+
+    rule = default_rule(campaign.metrics[metric])
+    doc = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[judge], n_boot=0)
+    found = [r["threshold"] for r in doc["recommendations"] if r.get("threshold") is not None]
+    if not found:
+        raise ValueError(f"judge {judge} on {metric}: no recommended threshold yet under the rule "
+                         f"({rule.describe()}); give one with --threshold")
+    return float(found[0])
+
+
+def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None, seed: int,
+            n_strata: int) -> Sample:
+    from calibrate.campaign.reference import human_reference
+
+    metric, scores = chosen_judge(campaign, metric, judge)
+    series = [name for name, s in sorted(campaign.samples.items(), key=lambda kv: kv[1]["design"].get("created", ""))
+              if s["design"].get("strategy") == "neyman" and s["design"].get("metric") == metric
+              and s["design"].get("judge") == scores.name]
+    oriented = scores.sign * scores.values
+    if series:
+        last = campaign.samples[series[-1]]["design"]
+        edges = last["edges"]
+        series = last.get("series", []) + [series[-1]]
+    else:
+        edges = score_edges(oriented, n_strata)
+    stratum = score_strata(oriented, edges)
+    names = np.array([f"score stratum {h + 1}" for h in range(len(edges) + 1)])
+    sizes = np.bincount(stratum, minlength=names.size)
+    ids = scores.case_ids.tolist()
+    drawn = {c for name in series for c in campaign.samples[name]["case_ids"]}
+    pool = [c for c in ids if c not in drawn]
+    pool_inverse = np.array([stratum[i] for i, c in enumerate(ids) if c not in drawn], dtype=np.int64)
+    position = {c: i for i, c in enumerate(ids)}
+    already = np.bincount([stratum[position[c]] for c in drawn if c in position], minlength=names.size)
+    if n > len(pool):
+        raise ValueError(f"--n {n}: {len(pool)} scored case(s) are left to sample")
+    design = {"strategy": "neyman", "n": n, "seed": seed, "metric": metric, "judge": scores.name,
+              "edges": edges, "series": series, "population": len(ids)}
+    if not series:
+        design["phase"] = "pilot"
+        counts = _allocate(sizes, n)
+    else:
+        ref = human_reference(campaign, metric)
+        labels = dict(zip(ref.case_ids.tolist(), ref.passes.tolist()))
+        spread = np.zeros(names.size)
+        short = []
+        for h in range(names.size):
+            members = [c for c in drawn if c in position and stratum[position[c]] == h]
+            known = [labels[c] for c in members if c in labels]
+            if len(known) < min(MIN_PILOT_LABELS, len(members)) or (members and not known):
+                short.append(f"{names[h]}: {len(known)} of {len(members)} labelled")
+            p = (sum(known) + 0.5) / (len(known) + 1)   # smoothed: a stratum of one verdict keeps some spread
+            spread[h] = np.sqrt(p * (1 - p))
+        if short:
+            raise ValueError(f"the Neyman series {', '.join(series)} is not labelled enough to allocate by "
+                             f"({'; '.join(short)}): label it (labelstudio push --sample, pull) first")
+        target = sizes * spread / (sizes * spread).sum() * (already.sum() + n)
+        deficit = np.maximum(target - already, 0)
+        counts = _apportion(deficit if deficit.sum() > 0 else sizes * spread, n, sizes - already)
+        design["phase"] = "allocation"
+        design["spread"] = {str(names[h]): float(spread[h]) for h in range(names.size)}
+    return _draw(pool, names, pool_inverse, counts, np.random.default_rng(seed), design, sizes, already)
+
+
+def write_sample(folder: Path, sample: Sample, name: str) -> Path:
+    """``samples/NAME.csv`` (case_id, stratum, inclusion_probability) and ``samples/NAME.json`` (the
+    design); an existing sample of that name is never replaced."""
+    target = Path(folder) / SAMPLES_FOLDER / f"{name}.csv"
+    if target.exists():
+        raise FileExistsError(f"{target} exists: choose another --name (a sample already drawn is kept)")
+    target.parent.mkdir(exist_ok=True)
+    table = io.StringIO()
+    writer = csv.writer(table)
+    writer.writerow(["case_id", "stratum", "inclusion_probability"])
+    writer.writerows(zip(sample.case_ids, sample.strata, (repr(p) for p in sample.inclusion_probability)))
+    # the design first: a sample is read only where both files are, and the CSV is moved in last
+    write_all({target.with_suffix(".json"): json.dumps(sample.design, indent=2) + "\n", target: table.getvalue()})
+    return target
+
+
+def read_sample_ids(path: str | Path, campaign: Campaign) -> list[str]:
+    """The case ids of a sample file, each checked against the campaign's cases."""
+    with Path(path).open(newline="", encoding="utf-8") as handle:
+        ids = [row["case_id"] for row in csv.DictReader(handle)]
+    unknown = [c for c in ids if c not in (campaign.cases or {})]
+    if unknown:
+        raise ValueError(f"{path}: {len(unknown)} case(s) not in the campaign's cases.jsonl, e.g. "
+                         f"{', '.join(unknown[:5])}")
+    return ids

@@ -1,0 +1,268 @@
+"""How many human labels a target confidence-interval width needs, and how many a judge's scores save.
+
+Three statistics are planned, each at a judge's pass threshold where it needs one:
+
+- the human pass rate ``p``: a uniform sample needs the fewest labels ``n`` whose Wilson interval
+  around ``p`` (the interval calibrate reports for rates) is no wider than asked — about
+  ``z^2 p (1 - p) / h^2`` for a half-width ``h``, and still right at ``p = 0``, where that formula
+  says nothing is needed (0 of 20 has the interval [0, 0.161]);
+- the judge's false-pass rate ``R`` (judge pass among human fails): the fewest human *fails* ``m``
+  whose Wilson interval around ``R`` is that narrow (the rate is computed on them), and ``m / (1 - p)``
+  labels of a uniform sample to find them;
+- Cohen's kappa of the pass/fail verdicts: ``n = z^2 n_0 Var_0 / h^2`` with the large-sample
+  variance ``Var_0`` of kappa on the expected table of ``n_0`` cases (Fleiss, Cohen & Everitt 1969, from
+  statsmodels).
+
+A judge's scores save labels by stratifying on them (strata at the quantiles of the score, as the
+``neyman`` sample design does): with stratum shares ``W_h`` and the spread ``S_h`` of a statistic's
+linearised value inside each stratum, a proportional sample (or a uniform one post-stratified) needs
+``z^2 sum W_h S_h^2 / h^2`` and a Neyman allocation ``z^2 (sum W_h S_h)^2 / h^2``: the share of the
+variance the judge's score explains is saved. Kappa measures the judge itself, so its plan is uniform.
+
+Values come from the campaign's labels (weighted by their sample designs) or from stated assumptions.
+These are large-sample figures, and no plan goes below 50 labels (``MIN_PLANNED_LABELS``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from calibrate.campaign import Campaign
+from calibrate.campaign.weights import design_weights
+from calibrate.campaign.reference import human_reference
+from calibrate.sampling.designs import chosen_judge, chosen_metric, recommended_threshold
+from calibrate.stats.intervals import normal_quantile
+from calibrate.stats.strata import score_edges, score_strata
+
+__all__ = ["plan_labels", "trials_for_rate", "labels_for_rate", "labels_for_false_pass_rate", "labels_for_kappa",
+           "stratified_labels", "MIN_PLANNED_LABELS"]
+
+#: No plan asks for fewer labels: large-sample formulas do not hold below, and calibrate calls every
+#: figure on fewer than 50 labels untrustworthy (``calibrate.analysis.agreement.MIN_TRUSTED_LABELS``).
+MIN_PLANNED_LABELS = 50
+
+
+def _count(variance_per_case: float, width: float, confidence: float) -> int:
+    """Labels for an interval of full ``width`` on a statistic of variance ``variance_per_case / n``, and
+    never fewer than ``MIN_PLANNED_LABELS``."""
+    return max(MIN_PLANNED_LABELS, int(np.ceil(normal_quantile(confidence) ** 2 * variance_per_case / (width / 2) ** 2)))
+
+
+def trials_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:
+    """The fewest trials whose Wilson interval around ``rate`` is at most ``width`` wide (no floor):
+    it holds at a rate of zero, where the normal approximation needs none.
+
+    Examples
+    --------
+    >>> trials_for_rate(0.0, 0.1), trials_for_rate(0.268, 0.06)
+    (35, 835)
+    """
+    from calibrate.stats.intervals import wilson_interval
+
+    trials = np.arange(1, 200_001, dtype=float)
+    low, high = wilson_interval(rate * trials, trials, confidence=confidence)
+    return int(trials[np.argmax(high - low <= width)])
+
+
+def labels_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:
+    """Labels a uniform sample needs for a ``width``-wide Wilson interval on a rate near ``rate``.
+
+    Examples
+    --------
+    >>> labels_for_rate(0.268, 0.06)     # the human pass rate of the demo data, +-0.03
+    835
+    """
+    return max(MIN_PLANNED_LABELS, trials_for_rate(rate, width, confidence))
+
+
+def labels_for_false_pass_rate(false_pass_rate: float, pass_rate: float, width: float,
+                               confidence: float = 0.95) -> int:
+    """Labels a uniform sample needs for a false-pass rate interval: the human fails it needs
+    (:func:`trials_for_rate`), over their share ``1 - pass_rate``.
+
+    Examples
+    --------
+    >>> labels_for_false_pass_rate(0.1, 0.5, 0.1), labels_for_false_pass_rate(0.0, 0.5, 0.1)
+    (282, 70)
+    """
+    return max(MIN_PLANNED_LABELS, int(np.ceil(trials_for_rate(false_pass_rate, width, confidence) / (1 - pass_rate))))
+
+
+def labels_for_kappa(table: np.ndarray, width: float, confidence: float = 0.95) -> int:
+    """Labels for a ``width``-wide interval on Cohen's kappa of a 2 x 2 table of (human, judge) verdicts
+    (proportions or counts), from its large-sample variance.
+
+    Examples
+    --------
+    >>> labels_for_kappa(np.array([[0.5, 0.1], [0.1, 0.3]]), 0.2)
+    265
+    """
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    table = np.asarray(table, dtype=float)
+    scaled = table / table.sum() * 1000.0
+    variance = cohens_kappa(scaled).var_kappa * 1000.0
+    return _count(float(variance), width, confidence)
+
+
+def stratified_labels(shares: np.ndarray, spreads: np.ndarray, width: float, confidence: float = 0.95) -> dict[str, int]:
+    """Labels for a ``width``-wide interval under proportional and Neyman allocation over strata of
+    population ``shares`` with per-stratum standard deviations ``spreads``.
+
+    Examples
+    --------
+    >>> stratified_labels(np.array([0.5, 0.5]), np.array([0.1, 0.5]), 0.1)
+    {'stratified': 200, 'neyman': 139}
+    """
+    shares, spreads = np.asarray(shares, float), np.asarray(spreads, float)
+    return {"stratified": _count(float(np.sum(shares * spreads**2)), width, confidence),
+            "neyman": _count(float(np.sum(shares * spreads) ** 2), width, confidence)}
+
+
+def _weighted_var(values: np.ndarray, weights: np.ndarray) -> float:
+    mean = np.average(values, weights=weights)
+    return float(np.average((values - mean) ** 2, weights=weights))
+
+
+def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | None = None, width: float = 0.1,
+                confidence: float = 0.95, n_strata: int = 5, threshold: float | None = None,
+                pass_rate: float | None = None, false_pass_rate: float | None = None,
+                kappa: float | None = None) -> dict[str, Any]:
+    """Labels needed for a ``width``-wide interval on the human pass rate, a judge's false-pass rate and
+    its pass/fail kappa, per design; see the module docstring.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric, judge : str, optional
+        Needed when the campaign has a choice. Without judge scores, only stated assumptions plan.
+    width : float
+        The full width of the interval wanted (``0.1`` is +-0.05).
+    confidence : float
+    n_strata : int
+        Strata of the judge's score for the stratified and Neyman designs.
+    threshold : float, optional
+        The judge's pass threshold (default: its recommended one under the metric's rule).
+    pass_rate, false_pass_rate, kappa : float, optional
+        Stated assumptions, in place of the campaign's figures.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> doc = plan_labels(c, judge="Olz-gpt4o", width=0.06)
+    >>> {d: doc["statistics"][0]["labels"][d] for d in ("random", "stratified", "neyman")}
+    {'random': 835, 'stratified': 665, 'neyman': 625}
+    """
+
+    if not 0 < width < 2:
+        raise ValueError(f"--width {width}: expected the full width of the interval, between 0 and 2")
+    if not 0 < confidence < 1:
+        raise ValueError(f"--confidence {confidence}: expected a level between 0 and 1")
+    for name, value in (("pass-rate", pass_rate), ("false-pass-rate", false_pass_rate)):
+        if value is not None and not 0 < value < 1:
+            raise ValueError(f"--{name} {value}: expected a rate between 0 and 1")
+    if kappa is not None and not -1 < kappa < 1:
+        raise ValueError(f"--kappa {kappa}: expected a value between -1 and 1")
+    metric = chosen_metric(campaign, metric)
+    has_judges = bool(((campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "judge")).any())
+    scores = chosen_judge(campaign, metric, judge)[1] if has_judges else None
+    ref = human_reference(campaign, metric)
+    out: dict[str, Any] = {"metric": metric, "judge": scores.name if scores else None, "width": width,
+                           "confidence": confidence, "statistics": [], "notes": []}
+    # the labelled cases the judge scored, their design weights, and the judge's score strata on every case
+    data = None
+    if scores is not None and ref.case_ids.size >= 2:
+        oriented = scores.sign * scores.values
+        edges = score_edges(oriented, n_strata)
+        stratum_all = score_strata(oriented, edges)
+        shares = np.bincount(stratum_all, minlength=len(edges) + 1) / oriented.size
+        keep = np.isin(ref.case_ids, scores.case_ids)
+        ids = ref.case_ids[keep]
+        position = np.searchsorted(scores.case_ids, ids)
+        weights = design_weights(campaign, ids).weights
+        data = {"passes": ref.passes[keep].astype(float), "oriented": oriented[position],
+                "stratum": stratum_all[position], "shares": shares,
+                "weights": np.ones(ids.size) if weights is None else weights, "n": int(ids.size)}
+        if threshold is None and scores is not None:
+            try:
+                threshold = recommended_threshold(campaign, metric, scores.name)
+            except ValueError as exc:
+                out["notes"].append(str(exc))
+        out["threshold"] = threshold
+        out["strata"] = len(shares)
+    labelled = data["n"] if data else int(ref.case_ids.size)
+
+    def row(statistic: str, value: float | None, source: str, labels: dict[str, int | None], note: str = "") -> None:
+        best = min((v for v in labels.values() if v is not None), default=None)
+        designs = [v for k, v in labels.items() if k != "random" and v is not None]
+        out["statistics"].append({
+            "statistic": statistic, "value": value, "source": source, "labels": labels,
+            "labels_saved": labels["random"] - min(designs) if designs else None,
+            "labelled": labelled, "more_needed": None if best is None else max(0, best - labelled),
+            **({"note": note} if note else {})})
+
+    def spreads(u: np.ndarray) -> np.ndarray | None:
+        """The weighted standard deviation of ``u`` in each score stratum (None: a stratum lacks labels)."""
+        found = []
+        for h in range(data["shares"].size):
+            at = data["stratum"] == h
+            if data["shares"][h] > 0 and at.sum() < 2:
+                return None
+            found.append(np.sqrt(_weighted_var(u[at], data["weights"][at])) if at.any() else 0.0)
+        return np.array(found)
+
+    def by_design(rate_labels: int, u: np.ndarray | None, scale: float) -> dict[str, int | None]:
+        labels: dict[str, int | None] = {"random": rate_labels, "stratified": None, "neyman": None}
+        s = spreads(u) if u is not None else None
+        if s is not None:
+            labels.update(stratified_labels(data["shares"], s / scale, width, confidence))
+        return labels
+
+    # the human pass rate
+    w = data["weights"] if data else None
+    p_data = float(np.average(data["passes"], weights=w)) if data else (float(ref.passes.mean()) if ref.case_ids.size else None)
+    p = pass_rate if pass_rate is not None else p_data
+    if p is None:
+        raise ValueError(f"metric {metric}: no human labels yet; state the expected pass rate with --pass-rate")
+    row("human pass rate", p, "assumed" if pass_rate is not None else "campaign",
+        by_design(labels_for_rate(p, width, confidence), data["passes"] if data and pass_rate is None else None, 1.0))
+    # the judge's false-pass rate at its threshold, and its pass/fail kappa
+    judged = (data["oriented"] >= scores.sign * threshold) if data and threshold is not None else None
+    fails = 1.0 - data["passes"] if data else None
+    r_data = (float(np.average(judged[fails > 0], weights=w[fails > 0])) if judged is not None and fails.any() else None)
+    r = false_pass_rate if false_pass_rate is not None else r_data
+    if r is None:
+        out["notes"].append("false-pass rate: no judge threshold and human fails to read it from; state it with "
+                            "--false-pass-rate")
+    else:
+        u = None
+        if judged is not None and false_pass_rate is None and pass_rate is None:
+            u = fails * (judged - r)   # the linearised false-pass rate, times the share of fails
+        fails_needed = trials_for_rate(r, width, confidence)
+        fails_now = int(round(float(fails.sum()))) if fails is not None else 0
+        row("false-pass rate", r, "assumed" if false_pass_rate is not None else "campaign",
+            by_design(labels_for_false_pass_rate(r, p, width, confidence), u, 1 - p),
+            (f"at threshold {threshold:g}; " if threshold is not None else "")
+            + f"computed on the human fails: {fails_needed} needed, {fails_now} labelled")
+        out["statistics"][-1].update(human_fails_needed=fails_needed, human_fails=fails_now,
+                                     more_human_fails_needed=max(0, fails_needed - fails_now))
+    if kappa is not None:   # a judge passing as often as the humans do: kappa moves p(1 - p) onto the diagonal
+        agree = kappa * p * (1 - p)
+        table = np.array([[(1 - p) ** 2 + agree, p * (1 - p) - agree], [p * (1 - p) - agree, p * p + agree]])
+        row("pass/fail kappa", kappa, "assumed", {"random": labels_for_kappa(table, width, confidence),
+                                                  "stratified": None, "neyman": None},
+            "a judge passing as often as the humans")
+    elif judged is not None:
+        table = np.array([[np.sum(w * fails * (1 - judged)), np.sum(w * fails * judged)],
+                          [np.sum(w * (1 - fails) * (1 - judged)), np.sum(w * (1 - fails) * judged)]])
+        from statsmodels.stats.inter_rater import cohens_kappa
+
+        row("pass/fail kappa", float(cohens_kappa(table).kappa), "campaign", {"random": labels_for_kappa(table, width, confidence),
+                                                   "stratified": None, "neyman": None},
+            f"at threshold {threshold:g}; kappa measures the judge itself: its scores do not stratify it")
+    else:
+        out["notes"].append("kappa: no judge verdicts to read it from; state it with --kappa (and --pass-rate)")
+    return out
