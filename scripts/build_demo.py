@@ -53,6 +53,8 @@ def main(source: Path) -> None:
         'name = "trec-dl-2023-llmjudge"',
         'description = "TREC DL 2023 passage relevance: NIST assessors and nine LLM-judge runs of the '
         'LLMJudge challenge (SIGIR 2024 LLM4Eval). MIT license: see LICENSE and SOURCE.md."',
+        "# two published labels lie outside the 0-3 scale: they are dropped, and the report lists them",
+        'out_of_scale = "drop"',
         "",
         "[metrics.relevance]",
         'scale = "ordinal"',

@@ -12,7 +12,7 @@ passage relevance, labelled 0-3 by NIST assessors and by nine LLM-judge runs of 
 A human label of 2 or more is a *pass*. The question: which judge can we trust, and at which threshold?"""),
     ("code", """import calibrate
 
-campaign = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+campaign = calibrate.load_campaign(calibrate.demo_campaign_path())
 print(campaign.name, "-", len(campaign.ratings), "ratings of", len(campaign.cases), "cases")
 for a in campaign.adjustments:
     print("dropped out-of-scale value:", a.rater, a.case_id, a.value)"""),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import math
+import numbers
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -62,6 +63,34 @@ class Rule:
     #: the default rule's metric: its human pass level, and whether it is binary
     human_pass: float | None = None
     binary: bool | None = None
+
+    def __post_init__(self) -> None:
+        """Check the rule where it is made: a kind it knows, the settings that kind needs, in range."""
+        if self.kind not in RULE_KINDS:
+            raise ValueError(f"Rule kind {self.kind!r} is not one of {', '.join(RULE_KINDS)}")
+        needs = {"constraint": ("max_false_pass",), "cost": ("cost_false_pass", "cost_false_fail"),
+                 "fixed": ("threshold",), "default": ("human_pass", "binary")}[self.kind]
+        allowed = set(needs) | {"constraint": {"confidence"}, "cost": {"prevalence"}}.get(self.kind, set())
+        given = {k for k in ("max_false_pass", "confidence", "cost_false_pass", "cost_false_fail", "prevalence",
+                             "threshold", "human_pass", "binary") if getattr(self, k) is not None}
+        missing, extra = [k for k in needs if k not in given], sorted(given - allowed)
+        if missing:
+            raise ValueError(f"a {self.kind} Rule needs {' and '.join(missing)}")
+        if extra:
+            raise ValueError(f"a {self.kind} Rule takes no {' or '.join(extra)}")
+        ranges = {"max_false_pass": (0, 1, False), "confidence": (0, 1, True), "prevalence": (0, 1, False),
+                  "cost_false_pass": (0, math.inf, True), "cost_false_fail": (0, math.inf, True),
+                  "threshold": (-math.inf, math.inf, False), "human_pass": (-math.inf, math.inf, False)}
+        for key in given & set(ranges):
+            low, high, open_low = ranges[key]
+            value = getattr(self, key)
+            number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            if not number or not math.isfinite(value) or value > high or value < low or (open_low and value == low):
+                where = (f"above {low:g}" if open_low else f"from {low:g}") + (f" to {high:g}" if high < math.inf else "")
+                raise ValueError(f"Rule {key} must be a finite number{'' if low == -math.inf else ' ' + where}, "
+                                 f"not {value!r}")
+        if self.confidence is not None and self.confidence >= 1:
+            raise ValueError(f"Rule confidence must be below 1, not {self.confidence!r}")
 
     def describe(self) -> str:
         if self.kind == "constraint":
@@ -544,7 +573,7 @@ def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: lis
     if adjusted:
         what = ", ".join(f"{a.rater}/{a.case_id}: {a.value:g}" + (f" -> {a.new_value:g}" if a.new_value is not None
                                                                  else "") for a in adjusted[:10])
-        notes.append(f"{len(adjusted)} out-of-scale value(s) {adjusted[0].action} (--out-of-scale "
+        notes.append(f"{len(adjusted)} out-of-scale value(s) {adjusted[0].action} (out_of_scale "
                      f"{campaign.out_of_scale}): {what}" + (" ..." if len(adjusted) > 10 else ""))
     if campaign.set_aside_note(metric):
         notes.append(campaign.set_aside_note(metric))
@@ -600,7 +629,7 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = calibrate.compute_stats(c, judges=["Olz-gpt4o"], n_boot=200)
     >>> round(doc["metrics"][0]["judges"][0]["spearman"]["estimate"], 3)
     0.511
@@ -675,7 +704,7 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = calibrate.recommend_thresholds(c, metric="relevance", judges=["Olz-gpt4o"],
     ...     rule=calibrate.Rule("constraint", max_false_pass=0.1), n_boot=200)
     >>> doc["recommendations"][0]["threshold"]

@@ -62,7 +62,7 @@ def bias_probes(campaign: Campaign, *, metric: str, judges: list[str] | None = N
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = bias_probes(c, metric="relevance", judges=["Olz-gpt4o"], by="question_type")
     >>> doc["judges"][0]["verbosity"]["reason"][:32], len(doc["judges"][0]["slices"]) > 1
     ('the cases have no actual_output ', True)

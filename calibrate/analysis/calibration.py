@@ -130,7 +130,7 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> fit = fit_calibration(c, metric="relevance", judge="Olz-gpt4o")
     >>> fit["map"].predict([0, 1, 2, 3]).round(2).tolist()
     [0.09, 0.35, 0.54, 0.67]

@@ -193,7 +193,7 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = estimate_pass_rate(c, metric="relevance", judge="Olz-gpt4o")
     >>> doc["overall"]["n_unlabelled"], round(doc["overall"]["humans_only"]["estimate"], 3)
     (0, 0.268)

@@ -32,7 +32,7 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = judge_matrix(c, metric="relevance", judges=["Olz-gpt4o", "RMITIR-llama70B"])
     >>> pair = doc["pairs"][0]
     >>> pair["a"], pair["b"], round(pair["spearman"]["estimate"], 3), len(pair["most_apart"])

@@ -53,7 +53,8 @@ CASE_FIELDS = {
 METRIC_KEYS = {"scale", "human_pass", "levels", "range", "max_false_pass", "cost_false_pass",
                "cost_false_fail", "description"}
 RATER_KEYS = {"family", "model", "higher_is_better", "on_metric_scale", "description"}
-TOP_KEYS = {"name", "description", "metrics", "raters", "judges", "juries", "service"}
+TOP_KEYS = {"name", "description", "out_of_scale", "metrics", "raters", "judges", "juries", "service"}
+OUT_OF_SCALE = ("error", "clip", "drop")
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ class Rater:
 
 @dataclass(frozen=True)
 class Adjustment:
-    """An out-of-scale value that ``--out-of-scale clip|drop`` changed or removed."""
+    """An out-of-scale value that ``out_of_scale`` ``clip`` or ``drop`` changed or removed."""
 
     file: str
     line: int
@@ -220,8 +221,9 @@ class Campaign:
         return Rater(name)
 
     @classmethod
-    def from_frames(cls, config: dict[str, Any], ratings: pd.DataFrame, cases: list[dict] | None = None,
-                    *, out_of_scale: OutOfScale = "error") -> "Campaign":
+    def from_frames(cls, config: dict[str, Any], ratings: pd.DataFrame,
+                    cases: pd.DataFrame | list[dict] | None = None, *,
+                    out_of_scale: OutOfScale | None = None) -> "Campaign":
         """Build and validate a campaign from Python objects (the API twin of :func:`load_campaign`).
 
         Parameters
@@ -229,9 +231,19 @@ class Campaign:
         config : dict
             What ``campaign.toml`` would hold.
         ratings : pandas.DataFrame
-            One row per rating, with the ratings-file columns.
-        cases : list of dict, optional
-            One dict per case, with ``case_id`` and DeepEval's field names.
+            One row per rating, with the ratings-file columns. A ``value`` that is ``True`` or
+            ``False`` (a pass / fail label) is read as 1 or 0.
+        cases : pandas.DataFrame or list of dict, optional
+            One row (or dict) per case, with ``case_id`` and DeepEval's field names; a missing value
+            (NaN, None) in a DataFrame row is a field the case does not have.
+        out_of_scale : {"error", "clip", "drop"}, optional, keyword-only
+            As for :func:`load_campaign`.
+
+        Returns
+        -------
+        Campaign
+            Validated; a :class:`~calibrate.base.errors.CampaignError` lists every problem otherwise,
+            naming the DataFrame row or list item.
 
         Examples
         --------
@@ -241,7 +253,13 @@ class Campaign:
         >>> len(c.ratings)
         2
         """
+        if not isinstance(ratings, pd.DataFrame):
+            raise TypeError(f"ratings must be a pandas DataFrame, not {type(ratings).__name__}")
         raw = ratings.copy()
+        if "value" in raw.columns:  # pass / fail labels as booleans
+            raw["value"] = raw["value"].map(lambda v: int(v) if isinstance(v, (bool, np.bool_)) else v)
+        if isinstance(cases, pd.DataFrame):
+            cases = [{k: v for k, v in row.items() if not _missing(v)} for row in cases.to_dict("records")]
         for col in raw.columns:
             raw[col] = raw[col].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
         raw["line"] = np.arange(len(raw)) + 1
@@ -254,17 +272,30 @@ class Campaign:
                       data_hash="sha256:" + digest.hexdigest(), path=None)
 
 
-def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Campaign:
+def _missing(value: Any) -> bool:
+    """A DataFrame cell that holds nothing: None, NaN or pandas' NA (lists and arrays hold something)."""
+    if value is None:
+        return True
+    if isinstance(value, (list, tuple, dict, np.ndarray)):
+        return False
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def load_campaign(path: str | Path, *, out_of_scale: OutOfScale | None = None) -> Campaign:
     """Read and validate a campaign folder.
 
     Parameters
     ----------
     path : str or Path
         The folder holding ``campaign.toml``, one ratings file and optionally ``cases.jsonl``.
-    out_of_scale : {"error", "clip", "drop"}, keyword-only
-        What to do with a value outside the metric's declared scale: report it as an error (the
-        default), clip it to the scale, or drop the rating. Clipped and dropped values are listed
-        in :attr:`Campaign.adjustments` and in the report.
+    out_of_scale : {"error", "clip", "drop"}, optional, keyword-only
+        What to do with a value outside the metric's declared scale: report it as an error, clip it
+        to the scale, or drop the rating. By default, what ``campaign.toml`` declares as its
+        ``out_of_scale``, else ``"error"``. Clipped and dropped values are listed in
+        :attr:`Campaign.adjustments` and in the report.
 
     Raises
     ------
@@ -274,9 +305,9 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale = "error") -> Ca
     Examples
     --------
     >>> from calibrate.demo import demo_campaign_path
-    >>> c = load_campaign(demo_campaign_path(), out_of_scale="drop")
-    >>> sorted(c.metrics)
-    ['relevance']
+    >>> c = load_campaign(demo_campaign_path())  # it declares out_of_scale = "drop"
+    >>> sorted(c.metrics), c.out_of_scale, len(c.adjustments)
+    (['relevance'], 'drop', 2)
     """
     folder = Path(path)
     if not folder.is_dir():
@@ -660,8 +691,13 @@ def _parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfScale, config_file: str,
            ratings_file: str, cases_file: str, data_hash: str, path: Path | None) -> Campaign:
-    if out_of_scale not in ("error", "clip", "drop"):
+    if out_of_scale is not None and out_of_scale not in OUT_OF_SCALE:
         raise ValueError(f"out_of_scale must be 'error', 'clip' or 'drop', not {out_of_scale!r}")
+    declared = config.get("out_of_scale", "error")
+    if declared not in OUT_OF_SCALE:
+        raise CampaignError([Problem(config_file, "unknown out_of_scale", field="out_of_scale", value=declared,
+                                     expected="error, clip or drop")])
+    out_of_scale = out_of_scale or declared
     name, metrics, raters, judges = _parse_config(config, config_file)
     problems: list[Problem] = []
     missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]

@@ -55,8 +55,9 @@ class FiniteRange(click.FloatRange):
 
 
 out_of_scale_option = click.option(
-    "--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default="error", show_default=True,
-    help="What to do with a value outside the metric's scale: report an error, clip it, or drop it.")
+    "--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default=None,
+    help="What to do with a value outside the metric's scale: report an error, clip it, or drop it "
+         "[default: the campaign's out_of_scale, else error].")
 seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=N_BOOT, show_default=True,
                              help="Bootstrap resamples of cases.")
@@ -65,7 +66,7 @@ confidence_option = click.option("--confidence", type=FiniteRange(0, 1, min_open
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 
 
-def load(path: str, out_of_scale: str) -> Campaign:
+def load(path: str, out_of_scale: str | None) -> Campaign:
     from calibrate.campaign import load_campaign
 
     try:

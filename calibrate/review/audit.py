@@ -84,7 +84,7 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = audit_judges(c, metric="relevance", old="NISTRetrieval-instruct0", new="Olz-gpt4o", n_boot=200)
     >>> doc["decision"]["decision"], round(doc["changes"]["spearman"]["change"], 3)
     ('non-inferior', 0.106)

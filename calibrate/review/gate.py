@@ -14,7 +14,7 @@ Each (metric, judge) is checked, and every reason it fails is listed:
 - Spearman's rho or kappa below a floor, judged on a one-sided lower bound that keeps its level at
   small n: the lower of the bootstrap interval's end and a bound that holds where the bootstrap
   collapses (Fisher's z for rho; for kappa ``1 - D / (1 - p_e)`` with D the Clopper-Pearson bound on
-  the disagreement rate, which holds at zero disagreements). ``tests/test_gate_level.py`` measures
+  the disagreement rate, which holds at zero disagreements). ``tests/review/test_gate_level.py`` measures
   how often a judge exactly at the floor passes, at n = 10 to 100;
 - a judge of the generator's own model family, when self-evaluation is forbidden;
 - no bottom-decile figures: a gate is never passed on averages alone.
@@ -158,7 +158,7 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = run_gate(c, GateRules(min_spearman=0.55), judges=["Olz-gpt4o"], n_boot=200)
     >>> doc["passed"], doc["checks"][0]["reasons"][0][:47]
     (False, 'Spearman rho 0.511: its one-sided lower bound 0')

@@ -151,7 +151,7 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     Examples
     --------
     >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path(), out_of_scale="drop")
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = plan_labels(c, judge="Olz-gpt4o", width=0.06)
     >>> {d: doc["statistics"][0]["labels"][d] for d in ("random", "stratified", "neyman")}
     {'random': 835, 'stratified': 665, 'neyman': 625}

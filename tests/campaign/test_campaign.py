@@ -1,5 +1,6 @@
 """Every validation error names the file, the line, the field and what was expected."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -199,3 +200,35 @@ def test_exported_judge_ratings_are_read_and_validated_with_their_file(tmp_path)
                                               "b,relevance,j2,judge,1,,,\n")
     c = load_campaign(folder)
     assert sorted(c.ratings["rater"]) == ["h", "j", "j2"]
+
+
+def test_the_demo_loads_as_it_is_because_it_declares_what_to_do_out_of_scale():
+    from calibrate import demo_campaign_path
+
+    campaign = load_campaign(demo_campaign_path())
+    assert campaign.out_of_scale == "drop" and len(campaign.adjustments) == 2
+    assert load_campaign(demo_campaign_path(), out_of_scale="clip").out_of_scale == "clip"  # the caller decides
+
+
+def test_a_declared_out_of_scale_applies_and_a_wrong_one_is_named(tmp_path):
+    write_campaign(tmp_path, 'name = "x"\nout_of_scale = "clip"\n[metrics.m]\nscale = "ordinal"\nlevels = [0, 1, 2]\n'
+                   'human_pass = 1\n', "case_id,metric,rater,rater_kind,value\nc0,m,a,human,5\n")
+    assert load_campaign(tmp_path).ratings["value"].tolist() == [2.0]
+    (tmp_path / "campaign.toml").write_text('name = "x"\nout_of_scale = "ignore"\n[metrics.m]\nscale = "binary"\n')
+    with pytest.raises(CampaignError) as raised:
+        load_campaign(tmp_path)
+    assert "field 'out_of_scale': unknown out_of_scale (found 'ignore'); expected error, clip or drop" in str(raised.value)
+
+
+def test_from_frames_takes_a_frame_of_cases_and_true_false_labels():
+    config = {"name": "x", "metrics": {"f": {"scale": "binary"}}}
+    ratings = pd.DataFrame({"case_id": ["a", "b"], "metric": "f", "rater": "ann", "rater_kind": "human",
+                            "value": [True, False]})
+    cases = pd.DataFrame({"case_id": ["a", "b"], "input": ["q1", "q2"], "retrieval_context": [["p"], None],
+                          "expected_output": ["e", np.nan]})
+    campaign = Campaign.from_frames(config, ratings, cases)
+    assert campaign.ratings["value"].tolist() == [1.0, 0.0]
+    assert campaign.cases["b"] == {"case_id": "b", "input": "q2"}
+    assert campaign.cases["a"]["retrieval_context"] == ["p"]
+    with pytest.raises(TypeError, match="ratings must be a pandas DataFrame, not list"):
+        Campaign.from_frames(config, [{"case_id": "a"}])

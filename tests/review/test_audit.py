@@ -41,6 +41,7 @@ def frame(human, judges, run_ids=None):
     return pd.concat(frames, ignore_index=True)
 
 
+@pytest.mark.slow
 def test_the_paired_interval_of_a_change_covers_the_population_change():
     """Two judges of different noise on one population: the interval of the change in Spearman's rho
     (new minus old, paired) covers the population change in about 95% of samples, and is narrower than

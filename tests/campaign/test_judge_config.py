@@ -65,9 +65,9 @@ def test_the_readme_judge_examples_are_valid(tmp_path):
     from pathlib import Path
 
     from calibrate.campaign.judge_settings import parse_judges
-    from tests.test_judges_dag import write_dag
+    from tests.judges.test_judges_dag import write_dag
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     examples = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[judges." in b]
     assert len(examples) >= 2
     for example in examples:

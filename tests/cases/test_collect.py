@@ -134,7 +134,7 @@ def _free_port() -> int:
 def test_an_interrupted_run_resumes_without_duplicate_or_loss(tmp_path):
     port = _free_port()
     service = subprocess.Popen([sys.executable, "-m", "tests.rag_service", "0.15", str(port)], stdout=subprocess.PIPE,
-                               text=True, cwd=Path(__file__).parents[1])
+                               text=True, cwd=Path(__file__).parents[2])
     try:
         url = service.stdout.readline().strip()
         folder = campaign(tmp_path, url)

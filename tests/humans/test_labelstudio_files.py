@@ -5,6 +5,7 @@ import json
 import os
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -59,6 +60,7 @@ PATHS = [[0], [0, "id"], [0, "data"], [0, "data", "case_id"], [0, "annotations"]
          [1, "predictions"], [1, "annotations", 0, "result", 0, "from_name"], [1, "annotations", 0, "result", 0, "type"]]
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("ATTACK_EXAMPLES", 300)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(paths=st.lists(st.sampled_from(PATHS), min_size=1, max_size=3), value=json_values,
        whole=json_values)

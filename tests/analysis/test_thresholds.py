@@ -120,3 +120,21 @@ def test_thresholds_with_no_option_follows_every_metrics_declared_rule(tmp_path)
                            timeout=300)
     assert "a: rule (campaign.toml): most lenient threshold with false-pass rate <= 0.2" in table.stdout
     assert "50 resamples of cases" in table.stdout
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    (("constrain",), {"max_false_pass": 0.1}, "Rule kind 'constrain' is not one of constraint, cost, fixed, default"),
+    (("constraint",), {}, "a constraint Rule needs max_false_pass"),
+    (("constraint",), {"max_false_pass": float("nan")}, "Rule max_false_pass must be a finite number from 0 to 1"),
+    (("constraint",), {"max_false_pass": 0.1, "confidence": 1.0}, "Rule confidence must be below 1"),
+    (("constraint",), {"max_false_pass": 0.1, "prevalence": 0.3}, "a constraint Rule takes no prevalence"),
+    (("cost",), {"cost_false_pass": 1}, "a cost Rule needs cost_false_fail"),
+    (("cost",), {"cost_false_pass": 0, "cost_false_fail": 1}, "Rule cost_false_pass must be a finite number above 0"),
+    (("fixed",), {"threshold": "0.5"}, "Rule threshold must be a finite number, not '0.5'"),
+])
+def test_a_rule_is_checked_where_it_is_made(args, kwargs, message):
+    from calibrate import Rule
+
+    with pytest.raises(ValueError) as raised:
+        Rule(*args, **kwargs)
+    assert message in str(raised.value)

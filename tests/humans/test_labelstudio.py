@@ -173,6 +173,7 @@ def test_connection_settings_are_required(tmp_path):
     assert not (folder / STORE_NAME).exists()
 
 
+@pytest.mark.slow
 def test_a_thousand_tasks_through_the_command_line(tmp_path, server, monkeypatch):
     import subprocess
     import sys

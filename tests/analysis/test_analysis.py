@@ -29,6 +29,7 @@ def _population(size=200_000, seed=11):
     return human.astype(float), judge.astype(float)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [50, 300])
 def test_intervals_cover_about_95_percent(n):
     """Nominal 95% intervals of Spearman rho, Kendall tau-b, kappa, ROC AUC (BCa) and a false-pass rate
