@@ -17,7 +17,8 @@ _EXPORTS = {
     "Problem": "calibrate.base.errors", "Rule": "calibrate.analysis.agreement",
     "compute_stats": "calibrate.analysis.agreement", "default_rule": "calibrate.analysis.agreement",
     "recommend_thresholds": "calibrate.analysis.agreement", "demo_campaign_path": "calibrate.demo",
-    "write_report": "calibrate.report",
+    "stats_and_recommendations": "calibrate.analysis.agreement", "write_report": "calibrate.report",
+    "build_report": "calibrate.report.build", "report_documents": "calibrate.report.build",
 }
 __all__ = sorted(_EXPORTS)
 

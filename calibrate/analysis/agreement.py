@@ -33,8 +33,8 @@ from calibrate.stats.intervals import (bonett_wright_se, clopper_pearson_upper, 
 from calibrate.stats.paired import PairedScores, Summary
 from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD, NO_THRESHOLD, constraint_rule, cost_rule
 
-__all__ = ["Rule", "default_rule", "compute_stats", "recommend_thresholds", "MIN_TRUSTED_LABELS",
-           "DEEPEVAL_DEFAULT_THRESHOLD"]
+__all__ = ["Rule", "default_rule", "compute_stats", "stats_and_recommendations", "recommend_thresholds",
+           "MIN_TRUSTED_LABELS", "DEEPEVAL_DEFAULT_THRESHOLD"]
 
 MIN_TRUSTED_LABELS = 50
 
@@ -605,6 +605,9 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
                   progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Every judge against the human reference, per metric (and per slice with ``by``).
 
+    :func:`stats_and_recommendations` gives this document together with the threshold
+    recommendations under each metric's declared rule, from the same bootstrap.
+
     Parameters
     ----------
     campaign : Campaign
@@ -634,9 +637,44 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
     >>> round(doc["metrics"][0]["judges"][0]["spearman"]["estimate"], 3)
     0.511
     """
+    return _analyse(campaign, metrics=metrics, judges=judges, by=by, seed=seed, n_boot=n_boot,
+                    confidence=confidence, n_listed=n_listed, curves=curves, progress=progress)[0]
+
+
+def stats_and_recommendations(campaign: Campaign, *, metrics: list[str] | None = None,
+                              judges: list[str] | None = None, by: str | None = None, seed: int = 0,
+                              n_boot: int = N_BOOT, confidence: float = 0.95, n_listed: int = 10,
+                              curves: bool = True, progress: ProgressCallback | None = None
+                              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The :func:`compute_stats` document and the recommendations :func:`recommend_thresholds` gives
+    under each metric's declared rule (:func:`default_rule`), from one bootstrap per metric.
+
+    Returns
+    -------
+    (dict, list of dict)
+        The statistics document, and every metric's recommendations in metric order: each equal,
+        figure for figure, to what ``recommend_thresholds(campaign, metric=M, rule=default_rule(...))``
+        returns with the same seed, resamples and confidence.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> doc, recs = stats_and_recommendations(c, judges=["Olz-gpt4o"], n_boot=200)
+    >>> recs[0]["threshold"], recs[0]["rule"]["kind"]
+    (3.0, 'constraint')
+    """
+    return _analyse(campaign, metrics=metrics, judges=judges, by=by, seed=seed, n_boot=n_boot,
+                    confidence=confidence, n_listed=n_listed, curves=curves, progress=progress)
+
+
+def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str] | None, by: str | None,
+             seed: int, n_boot: int, confidence: float, n_listed: int, curves: bool,
+             progress: ProgressCallback | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
     chosen = campaign.metric_names(metrics)
+    recommendations: list[dict[str, Any]] = []
     if by is not None and not campaign.cases:
         raise ValueError(f"--by {by}: slicing needs cases.jsonl with a metadata object per case")
     out = []
@@ -645,6 +683,7 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
         rule = default_rule(spec)
         ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule)
         bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric)
+        recommendations += [_recommendation(run, metric, rule, confidence) for run in runs]
         results = [r.result(confidence, seed, n_listed, curves=curves) for r in runs]
         entry = {"metric": metric, "scale": spec.scale, "human_pass": spec.human_pass,
                  "levels": list(spec.levels) if spec.levels else None, "n_cases": int(universe.size),
@@ -671,7 +710,7 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
         out.append(entry)
     manifest = build_manifest(campaign, command="stats", seed=seed, n_boot=n_boot, confidence=confidence,
                               by=by, judges=judges, metrics=chosen)
-    return {"campaign": campaign.name, "metrics": out, "manifest": manifest}
+    return {"campaign": campaign.name, "metrics": out, "manifest": manifest}, recommendations
 
 
 def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, progress) -> list[dict]:

@@ -25,57 +25,20 @@ if TYPE_CHECKING:
     from calibrate.campaign import Campaign
 
 
-def _rated(c: Campaign, metric: str, judge: str) -> bool:
-    from calibrate.campaign.reference import find_judge
-
-    try:
-        find_judge(c, metric, judge)
-    except ValueError:
-        return False
-    return True
-
-
 def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int,
             audits: tuple[tuple[str, str], ...] = ()) -> dict:
-    from calibrate.analysis import agreement as analysis
-    from calibrate.analysis.calibration import calibration_maps
-    from calibrate.analysis.versus import judge_matrix
-    from calibrate.report import write_report
-    from calibrate.review.audit import audit_judges
+    from calibrate.report.build import report_documents, write_documents
 
     with progress() as bar:
-        doc = analysis.compute_stats(c, by=by, seed=seed, n_boot=n_boot, progress=bar)
-        recs = []
-        for metric in doc["metrics"]:
-            rule = analysis.default_rule(c.metrics[metric["metric"]])
-            recs += analysis.recommend_thresholds(c, metric=metric["metric"], rule=rule, seed=seed, n_boot=n_boot,
-                                                  progress=bar)["recommendations"]
-        audit_docs = []
-        for old, new in audits:   # every metric both judges rated
-            metrics = [m for m in sorted(c.metrics) if _rated(c, m, old) and _rated(c, m, new)]
-            if not metrics:
-                raise ValueError(f"--audit {old} {new}: no metric was rated by both judges")
-            audit_docs += [audit_judges(c, metric=m, old=old, new=new, seed=seed, n_boot=n_boot, progress=bar)
-                           for m in metrics]
-    from calibrate.judges.store import STORE_NAME, JudgeStore
-
-    judge_runs = None
-    if c.path is not None and (c.path / STORE_NAME).is_file():
-        store = JudgeStore(c.path / STORE_NAME, read_only=True)
-        judge_runs = store.summary()
-        store.close()
+        docs = report_documents(c, by=by, seed=seed, n_boot=n_boot, audits=audits, progress=bar)
     with err.status("writing the report"):
-        versus = [judge_matrix(c, metric=m) for m in sorted(c.metrics)
-                  if len({j for j in c.ratings.loc[(c.ratings["metric"] == m) & (c.ratings["rater_kind"] == "judge"),
-                                                   "rater"]}) >= 2]
-        paths = write_report(doc, recs, out_dir, cases=c.cases, judge_runs=judge_runs, audits=audit_docs,
-                             calibrations=calibration_maps(c, seed=seed), versus=versus)
-    for metric in doc["metrics"]:
-        print_stats(metric, doc["manifest"])
+        paths = write_documents(docs, out_dir)
+    for metric in docs["stats"]["metrics"]:
+        print_stats(metric, docs["stats"]["manifest"])
         for w in metric["warnings"]:
             out.print(styled("yellow", "warning: ", w))
-    out.print(recommendations_table(recs, doc["manifest"]))
-    for a in audit_docs:
+    out.print(recommendations_table(docs["recommendations"], docs["stats"]["manifest"]))
+    for a in docs["audits"]:
         print_audit(a)
     for path in paths.values():
         out.print(f"wrote {path}")

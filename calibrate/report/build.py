@@ -1,0 +1,100 @@
+"""Everything the threshold-selection report shows, computed once from a campaign: the statistics and
+the recommendations from one bootstrap per metric, the audits asked for, judge-versus-judge matrices,
+calibration maps and what the judge runs cost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from calibrate.analysis.agreement import ProgressCallback, stats_and_recommendations
+from calibrate.analysis.calibration import calibration_maps
+from calibrate.analysis.versus import judge_matrix
+from calibrate.campaign import Campaign
+from calibrate.campaign.reference import find_judge
+from calibrate.judges.store import STORE_NAME, JudgeStore
+from calibrate.report import write_report
+from calibrate.review.audit import audit_judges
+from calibrate.stats import N_BOOT
+
+
+def _rated(campaign: Campaign, metric: str, judge: str) -> bool:
+    try:
+        find_judge(campaign, metric, judge)
+    except ValueError:
+        return False
+    return True
+
+
+def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0, n_boot: int = N_BOOT,
+                     audits: Sequence[tuple[str, str]] = (),
+                     progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """The documents of the report, as :func:`~calibrate.report.write_report` takes them.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    by : str, optional
+        A ``metadata`` key of the cases to slice every statistic by.
+    seed, n_boot : int
+        Bootstrap seed and resamples, for the statistics, the recommendations and the audits.
+    audits : sequence of (old, new)
+        Judge-upgrade audits to add: each pair on every metric both judges rated.
+    progress : callable, optional
+        ``progress(done, total, label)`` while resampling.
+
+    Returns
+    -------
+    dict
+        ``stats``, ``recommendations`` (under each metric's declared rule, from the statistics'
+        own bootstrap), ``audits``, ``versus``, ``calibrations``, ``judge_runs`` and ``cases``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> docs = report_documents(c, n_boot=100)
+    >>> len(docs["recommendations"]), len(docs["stats"]["metrics"][0]["judges"])
+    (9, 9)
+    """
+    stats, recommendations = stats_and_recommendations(campaign, by=by, seed=seed, n_boot=n_boot,
+                                                       progress=progress)
+    audit_docs = []
+    for old, new in audits:  # every metric both judges rated
+        metrics = [m for m in sorted(campaign.metrics) if _rated(campaign, m, old) and _rated(campaign, m, new)]
+        if not metrics:
+            raise ValueError(f"audit of {new} against {old}: no metric was rated by both judges")
+        audit_docs += [audit_judges(campaign, metric=m, old=old, new=new, seed=seed, n_boot=n_boot,
+                                    progress=progress) for m in metrics]
+    judge_runs = None
+    if campaign.path is not None and (campaign.path / STORE_NAME).is_file():
+        store = JudgeStore(campaign.path / STORE_NAME, read_only=True)
+        judge_runs = store.summary()
+        store.close()
+    judged = campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge"]
+    versus = [judge_matrix(campaign, metric=m) for m in sorted(campaign.metrics)
+              if judged.loc[judged["metric"] == m, "rater"].nunique() >= 2]
+    return {"stats": stats, "recommendations": recommendations, "audits": audit_docs, "versus": versus,
+            "calibrations": calibration_maps(campaign, seed=seed), "judge_runs": judge_runs,
+            "cases": campaign.cases}
+
+
+def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Compute the report's documents (:func:`report_documents`, with its ``options``) and write
+    ``report.html``, ``report.md`` and ``report.json`` into ``out_dir``.
+
+    Returns
+    -------
+    (dict, dict)
+        The documents, and ``{"html": path, "md": path, "json": path}``.
+    """
+    documents = report_documents(campaign, **options)
+    return documents, write_documents(documents, out_dir)
+
+
+def write_documents(documents: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """Write the documents of :func:`report_documents` as the report."""
+    return write_report(documents["stats"], documents["recommendations"], out_dir, cases=documents["cases"],
+                        judge_runs=documents["judge_runs"], audits=documents["audits"],
+                        calibrations=documents["calibrations"], versus=documents["versus"])
