@@ -92,3 +92,8 @@ def test_help_is_fast_and_lists_commands():
     for command in ("validate", "stats", "thresholds", "report", "demo", "sample", "plan", "audit", "gate", "pass-rate",
                     "calibration", "compare", "repeatability", "bias", "probe", "collect"):
         assert command in result.stdout
+
+
+def test_python_dash_m_calibrate_is_the_command_line():
+    result = subprocess.run([sys.executable, "-m", "calibrate", "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "Commands:" in result.stdout and "thresholds" in result.stdout
