@@ -40,8 +40,8 @@ RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 JUDGE_RATINGS_FILE = "judge_ratings.csv"
 CASES_FILE = "cases.jsonl"
 LABELSTUDIO_RATINGS_FILE = "labelstudio_ratings.csv"
-LABELSTUDIO_META_FILE = "labelstudio_ratings.json"
-SAMPLES_FOLDER = "samples"   # calibrate sample writes NAME.csv and NAME.json here   # what the annotators saw (a judge shown as pre-annotations)
+LABELSTUDIO_META_FILE = "labelstudio_ratings.json"   # what the annotators saw (a judge shown as pre-annotations)
+SAMPLES_FOLDER = "samples"   # calibrate sample writes NAME.csv and NAME.json here
 EXPORTED_RATINGS_FILES = (JUDGE_RATINGS_FILE, LABELSTUDIO_RATINGS_FILE)
 ADJUDICATIONS_FILE = "adjudications.csv"   # written by calibrate adjudicate
 ADJUDICATION_COLUMNS = ["case_id", "metric", "value", "adjudicator", "decided"]
@@ -860,8 +860,8 @@ def _validate_cases(case_rows, file: str, problems: list[Problem]) -> dict[str, 
             problems.append(Problem(file, "missing or empty case_id", row=line, field="case_id", value=case_id,
                                     expected="a non-empty string"))
             continue
-        if _id_problem(case_id):
-            problems.append(Problem(file, f"case_id {_id_problem(case_id)}", row=line, field="case_id", value=case_id,
+        if why := _id_problem(case_id):
+            problems.append(Problem(file, f"case_id {why}", row=line, field="case_id", value=case_id,
                                     expected="text without control characters"))
             continue
         for key, types in CASE_FIELDS.items():
