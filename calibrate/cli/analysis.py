@@ -156,9 +156,9 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
     elif confidence is not None or prevalence is not None:
         fail("--confidence goes with --max-false-pass, --prevalence with the cost rule")
     c = load(campaign, out_of_scale)
-    chosen = list(metrics) or sorted(c.metrics)
     docs = []
     try:
+        chosen = c.metric_names(list(metrics) or None)
         with progress() as bar:
             for metric in chosen:
                 docs.append(analysis.recommend_thresholds(
@@ -345,7 +345,7 @@ def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json
     c = load(campaign, out_of_scale)
     try:
         docs = [judge_matrix(c, metric=m, judges=list(judges) or None, n_listed=listed, confidence=confidence)
-                for m in (list(metrics) or sorted(c.metrics))]
+                for m in c.metric_names(list(metrics) or None)]
     except ValueError as exc:
         fail(str(exc))
     if as_json:

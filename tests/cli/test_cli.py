@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CALIBRATE = shutil.which("calibrate", path=str(Path(sys.executable).parent)) or "calibrate"
 
 
@@ -97,3 +99,13 @@ def test_help_is_fast_and_lists_commands():
 def test_python_dash_m_calibrate_is_the_command_line():
     result = subprocess.run([sys.executable, "-m", "calibrate", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "Commands:" in result.stdout and "thresholds" in result.stdout
+
+
+@pytest.mark.parametrize("command", [["thresholds"], ["compare"], ["stats"]])
+def test_an_unknown_metric_is_an_error_naming_the_declared_ones(command):
+    from calibrate import demo_campaign_path
+
+    result = subprocess.run([sys.executable, "-m", "calibrate", *command, str(demo_campaign_path()), "--metric", "nope"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "unknown metric nope; the campaign declares relevance" in result.stderr
