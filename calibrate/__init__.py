@@ -11,21 +11,62 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+#: Every public name, in the order of the flow: name -> (module, attribute). Each command of the command
+#: line has its function here; what it returns is the document its ``--json`` prints (a :class:`Result`
+#: with ``.to_dict()`` and ``.to_frame()``).
 _EXPORTS = {
-    "Campaign": "calibrate.campaign", "Metric": "calibrate.campaign", "Rater": "calibrate.campaign",
-    "load_campaign": "calibrate.campaign", "CampaignError": "calibrate.base.errors",
-    "Problem": "calibrate.base.errors", "Rule": "calibrate.analysis.agreement",
-    "compute_stats": "calibrate.analysis.agreement", "default_rule": "calibrate.analysis.agreement",
-    "recommend_thresholds": "calibrate.analysis.agreement", "demo_campaign_path": "calibrate.demo",
-    "stats_and_recommendations": "calibrate.analysis.agreement", "write_report": "calibrate.report",
-    "build_report": "calibrate.report.build", "report_documents": "calibrate.report.build",
+    # the data model, and the results every function returns
+    "Campaign": ("calibrate.campaign", "Campaign"), "Metric": ("calibrate.campaign", "Metric"),
+    "Rater": ("calibrate.campaign", "Rater"), "load_campaign": ("calibrate.campaign", "load_campaign"),
+    "validate_campaign": ("calibrate.campaign.summary", "validate_campaign"),          # calibrate validate
+    "CampaignError": ("calibrate.base.errors", "CampaignError"), "Problem": ("calibrate.base.errors", "Problem"),
+    "Result": ("calibrate.base.results", "Result"), "demo_campaign_path": ("calibrate.demo", "demo_campaign_path"),
+    # where cases come from
+    "import_cases": ("calibrate.cases.datasets", "import_cases"),                       # calibrate cases import
+    "read_external_cases": ("calibrate.cases.datasets", "read_external_cases"),
+    "collect_cases": ("calibrate.cases.collect", "collect"),                            # calibrate collect
+    # which cases humans label, and how many
+    "sample_cases": ("calibrate.sampling.designs", "sample_cases"),                     # calibrate sample
+    "draw_sample": ("calibrate.sampling.designs", "draw_sample"),
+    "plan_labels": ("calibrate.sampling.planning", "plan_labels"),                      # calibrate plan
+    # human labels
+    "push_to_label_studio": ("calibrate.humans.labelstudio.client", "push"),            # calibrate labelstudio push
+    "pull_from_label_studio": ("calibrate.humans.labelstudio.client", "pull"),          # calibrate labelstudio pull
+    "pull_label_studio_file": ("calibrate.humans.labelstudio.client", "pull_file"),     # ... pull --file
+    "adjudicate": ("calibrate.humans.adjudication", "adjudicate"),                      # calibrate adjudicate
+    # judges
+    "run_judges": ("calibrate.judges.runner", "run_judges"),                            # calibrate judge
+    "clear_judge_cache": ("calibrate.judges.store", "clear_judge_cache"),               # calibrate cache clear
+    "run_probe": ("calibrate.judges.probes", "run_probe"),                              # calibrate probe
+    # judges against humans
+    "compute_stats": ("calibrate.analysis.agreement", "compute_stats"),                 # calibrate stats
+    "thresholds": ("calibrate.analysis.agreement", "thresholds"),                       # calibrate thresholds
+    "recommend_thresholds": ("calibrate.analysis.agreement", "recommend_thresholds"),
+    "stats_and_recommendations": ("calibrate.analysis.agreement", "stats_and_recommendations"),
+    "Rule": ("calibrate.analysis.agreement", "Rule"), "default_rule": ("calibrate.analysis.agreement", "default_rule"),
+    "annotator_agreement": ("calibrate.analysis.annotators", "annotator_agreement"),
+    "repeatability": ("calibrate.analysis.repeatability", "repeatability"),             # calibrate repeatability
+    "estimate_pass_rate": ("calibrate.analysis.pass_rate", "estimate_pass_rate"),       # calibrate pass-rate
+    "fit_calibration": ("calibrate.analysis.calibration", "fit_calibration"),           # calibrate calibration
+    "CalibrationMap": ("calibrate.analysis.calibration", "CalibrationMap"),
+    "compare_judges": ("calibrate.analysis.versus", "compare_judges"),                  # calibrate compare
+    "bias_probes": ("calibrate.analysis.bias", "bias_probes"),                          # calibrate bias
+    # decisions
+    "audit_judges": ("calibrate.review.audit", "audit_judges"),                         # calibrate audit
+    "run_gate": ("calibrate.review.gate", "run_gate"), "GateRules": ("calibrate.review.gate", "GateRules"),  # gate
+    # the report
+    "build_report": ("calibrate.report.build", "build_report"),                         # calibrate report
+    "report_documents": ("calibrate.report.build", "report_documents"),
+    "demo_report": ("calibrate.report.build", "demo_report"),                           # calibrate demo
+    "write_report": ("calibrate.report", "write_report"),
 }
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
+        module, attribute = _EXPORTS[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'calibrate' has no attribute {name!r}")
 
 

@@ -18,21 +18,20 @@ for a in campaign.adjustments:
     print("dropped out-of-scale value:", a.rater, a.case_id, a.value)"""),
     ("markdown", """## How close is each judge to the humans?
 
-`compute_stats` returns one JSON-ready document. Every statistic carries its 95% interval and the method
-that produced it; the bootstrap resamples are the same for every judge."""),
+`compute_stats` returns the document `calibrate stats --json` prints; `.to_frame()` makes it a tidy
+table: one row per metric, judge, slice and statistic, with its estimate, its 95% interval, the method
+that produced it and the number of cases. The bootstrap resamples are the same for every judge."""),
     ("code", """import pandas as pd
 
 doc = calibrate.compute_stats(campaign, n_boot=500, seed=0, by="question_type")
 metric = doc["metrics"][0]
-rows = []
-for judge in metric["judges"]:
-    row = {"judge": judge["judge"], "family": judge["family"], "n": judge["n"]}
-    for key in ("spearman", "kappa", "kappa_quadratic", "alpha", "auc"):
-        stat = judge[key]
-        row[key] = stat["estimate"]
-        row[key + " CI"] = (round(stat["ci_low"], 3), round(stat["ci_high"], 3))
-    rows.append(row)
-agreement = pd.DataFrame(rows).sort_values("spearman", ascending=False)
+table = doc.to_frame()
+table.head()"""),
+    ("code", """# one row per judge: the main statistics side by side, sorted by Spearman's rho
+whole = table[table["slice"].isna() & table["judge"].notna()]
+agreement = (whole[whole["statistic"].isin(["spearman", "kappa", "kappa_quadratic", "alpha", "auc"])]
+             .pivot(index="judge", columns="statistic", values="estimate")
+             .sort_values("spearman", ascending=False).reset_index())
 agreement"""),
     ("code", """best = agreement.iloc[0]["judge"]
 assert agreement["spearman"].between(-1, 1).all()

@@ -24,6 +24,7 @@ from calibrate.analysis.figures import estimate, from_interval, undefined
 from calibrate.campaign import Campaign, Metric
 from calibrate.campaign.weights import DesignWeights, design_weights, kish_effective_n
 from calibrate.base.manifest import build_manifest
+from calibrate.base.results import Result
 from calibrate.campaign.reference import HumanReference, JudgeScores, human_reference, judge_scores
 from calibrate.stats import N_BOOT, library
 from calibrate.stats.bootstrap import (bca_interval, case_counts, percentile_interval,
@@ -32,8 +33,9 @@ from calibrate.stats.intervals import (bonett_wright_se, clopper_pearson_upper, 
                                        fisher_z_interval, wilson_interval)
 from calibrate.stats.paired import PairedScores, Summary
 from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD, NO_THRESHOLD, constraint_rule, cost_rule
+from calibrate.base.errors import ParameterText
 
-__all__ = ["Rule", "default_rule", "compute_stats", "stats_and_recommendations", "recommend_thresholds",
+__all__ = ["Rule", "default_rule", "compute_stats", "stats_and_recommendations", "recommend_thresholds", "thresholds",
            "MIN_TRUSTED_LABELS", "DEEPEVAL_DEFAULT_THRESHOLD"]
 
 MIN_TRUSTED_LABELS = 50
@@ -51,7 +53,33 @@ RULE_KINDS = ("constraint", "cost", "fixed", "default")
 @dataclass(frozen=True)
 class Rule:
     """A threshold rule: ``constraint`` (ceiling on the false-pass rate), ``cost``, ``fixed``, or the
-    ``default`` of a metric that declares none (:func:`default_rule`)."""
+    ``default`` of a metric that declares none (:func:`default_rule`).
+
+    Parameters
+    ----------
+    kind : {"constraint", "cost", "fixed", "default"}
+    max_false_pass : float
+        ``constraint``: the ceiling on the false-pass rate; the most lenient threshold under it is chosen.
+    confidence : float, optional
+        ``constraint``: keep the one-sided Clopper-Pearson upper bound, not the estimate, under the ceiling.
+    cost_false_pass, cost_false_fail : float
+        ``cost``: the costs of the two errors; the threshold of least expected cost is chosen.
+    prevalence : float, optional
+        ``cost``: the expected production share of human passes (default: the labels' own).
+    threshold : float
+        ``fixed``: the threshold itself.
+    human_pass, binary
+        ``default`` (:func:`default_rule`): the metric's human pass level and whether it is binary.
+
+    Examples
+    --------
+    >>> Rule("constraint", max_false_pass=0.1).describe()
+    'most lenient threshold with false-pass rate <= 0.1'
+    >>> Rule("constrain", max_false_pass=0.1)
+    Traceback (most recent call last):
+    ...
+    ValueError: Rule kind 'constrain' is not one of constraint, cost, fixed, default
+    """
 
     kind: str
     max_false_pass: float | None = None
@@ -130,6 +158,14 @@ def default_rule(metric: Metric) -> Rule:
     a judge on the metric's scale is read at the metric's ``human_pass``, a judge scoring from 0 to 1
     on a binary metric at DeepEval's 0.5, and any other judge gets no threshold (no silent 0.5 on an
     ordinal or continuous metric).
+
+    Parameters
+    ----------
+    metric : Metric
+
+    Returns
+    -------
+    Rule
 
     Examples
     --------
@@ -602,7 +638,7 @@ def _same_family_cases(campaign: Campaign, result: dict) -> int:
 def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
                   by: str | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
                   n_listed: int = 10, curves: bool = True,
-                  progress: ProgressCallback | None = None) -> dict[str, Any]:
+                  progress: ProgressCallback | None = None) -> Result:
     """Every judge against the human reference, per metric (and per slice with ``by``).
 
     :func:`stats_and_recommendations` gives this document together with the threshold
@@ -619,15 +655,20 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
         Bootstrap seed and number of resamples (of cases; the same resamples for every judge).
     confidence : float
         Two-sided confidence level of every interval.
+    n_listed : int
+        Cases listed per judge among its worst misses and its bottom decile.
     curves : bool
         Include the false-pass / false-fail curve of each judge (one point per distinct score).
+    progress : callable, optional
+        Called as ``progress(done, total, label)`` while the bootstrap runs.
 
     Returns
     -------
-    dict
+    Result
         The ``calibrate stats --json`` document: ``{"metrics": [...], "manifest": {...}}``; every
         statistic is ``{"estimate", "ci_low", "ci_high", "ci_method", "ci_width"}`` or
-        ``{"estimate": None, "reason": ...}``.
+        ``{"estimate": None, "reason": ...}``. ``.to_frame()`` gives one row per metric x judge x
+        (slice) x statistic.
 
     Examples
     --------
@@ -636,6 +677,11 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
     >>> doc = calibrate.compute_stats(c, judges=["Olz-gpt4o"], n_boot=200)
     >>> round(doc["metrics"][0]["judges"][0]["spearman"]["estimate"], 3)
     0.511
+    >>> table = doc.to_frame()
+    >>> table.query("statistic == 'kappa'")[["estimate", "ci_low", "ci_high"]].round(3).values.tolist()
+    [[0.262, 0.239, 0.281]]
+    >>> int(table["n"].iloc[0]), table["method"].iloc[0]
+    (4423, 'BCa bootstrap (200 resamples of cases)')
     """
     return _analyse(campaign, metrics=metrics, judges=judges, by=by, seed=seed, n_boot=n_boot,
                     confidence=confidence, n_listed=n_listed, curves=curves, progress=progress)[0]
@@ -645,13 +691,18 @@ def stats_and_recommendations(campaign: Campaign, *, metrics: list[str] | None =
                               judges: list[str] | None = None, by: str | None = None, seed: int = 0,
                               n_boot: int = N_BOOT, confidence: float = 0.95, n_listed: int = 10,
                               curves: bool = True, progress: ProgressCallback | None = None
-                              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                              ) -> tuple[Result, list[dict[str, Any]]]:
     """The :func:`compute_stats` document and the recommendations :func:`recommend_thresholds` gives
     under each metric's declared rule (:func:`default_rule`), from one bootstrap per metric.
 
+    Parameters
+    ----------
+    campaign, metrics, judges, by, seed, n_boot, confidence, n_listed, curves, progress
+        As for :func:`compute_stats`.
+
     Returns
     -------
-    (dict, list of dict)
+    (Result, list of dict)
         The statistics document, and every metric's recommendations in metric order: each equal,
         figure for figure, to what ``recommend_thresholds(campaign, metric=M, rule=default_rule(...))``
         returns with the same seed, resamples and confidence.
@@ -676,7 +727,7 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
     chosen = campaign.metric_names(metrics)
     recommendations: list[dict[str, Any]] = []
     if by is not None and not campaign.cases:
-        raise ValueError(f"--by {by}: slicing needs cases.jsonl with a metadata object per case")
+        raise ValueError(ParameterText("{by}: slicing needs cases.jsonl with a metadata object per case", by=by))
     out = []
     for metric in chosen:
         spec = campaign.metrics[metric]
@@ -710,7 +761,7 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
         out.append(entry)
     manifest = build_manifest(campaign, command="stats", seed=seed, n_boot=n_boot, confidence=confidence,
                               by=by, judges=judges, metrics=chosen)
-    return {"campaign": campaign.name, "metrics": out, "manifest": manifest}, recommendations
+    return Result({"campaign": campaign.name, "metrics": out, "manifest": manifest}), recommendations
 
 
 def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, progress) -> list[dict]:
@@ -732,13 +783,30 @@ def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, pro
 # --------------------------------------------------------------------------- recommendations
 def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges: list[str] | None = None,
                          seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
-                         progress: ProgressCallback | None = None) -> dict[str, Any]:
+                         progress: ProgressCallback | None = None) -> Result:
     """Recommend a threshold per judge of ``metric`` under ``rule``, with its uncertainty.
 
     Every recommendation carries the false-pass and false-fail rates it yields with Wilson
     intervals, a percentile bootstrap interval for the threshold itself, DeepEval's default 0.5 with
     what it would cost, and warnings: under 50 human labels, or no threshold short of failing
     every case.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric : str
+    rule : Rule
+        The rule that picks the threshold (a metric's own: :func:`default_rule`).
+    judges : list of str, optional
+        Only these judges.
+    seed, n_boot, confidence, progress
+        As for :func:`compute_stats`.
+
+    Returns
+    -------
+    Result
+        ``{"campaign", "recommendations": [one per judge], "manifest"}``; ``.to_frame()`` gives the
+        threshold and the false-pass and false-fail rates of each judge, with their intervals.
 
     Examples
     --------
@@ -755,7 +823,44 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     recs = [_recommendation(run, metric, rule, confidence) for run in runs]
     manifest = build_manifest(campaign, command="thresholds", seed=seed, n_boot=n_boot, confidence=confidence,
                               rule=rule.to_dict(), judges=judges, metrics=[metric])
-    return {"campaign": campaign.name, "recommendations": recs, "manifest": manifest}
+    return Result({"campaign": campaign.name, "recommendations": recs, "manifest": manifest})
+
+
+def thresholds(campaign: Campaign, *, metrics: list[str] | None = None, rule: Rule | None = None,
+               judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT,
+               progress: ProgressCallback | None = None) -> Result:
+    """The ``calibrate thresholds`` command: :func:`recommend_thresholds` for every metric, under the
+    rule given or, with none, under each metric's own rule (:func:`default_rule`).
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metrics : list of str, optional
+        Only these metrics (default: every metric of the campaign).
+    rule : Rule, optional
+        One rule for every metric; by default each metric's declared rule.
+    judges, seed, n_boot, progress
+        As for :func:`recommend_thresholds`.
+
+    Returns
+    -------
+    Result
+        The ``calibrate thresholds --json`` document: ``{"campaign", "recommendations", "manifest"}``
+        (the manifest of the first metric's run).
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> doc = calibrate.thresholds(c, judges=["Olz-gpt4o"], n_boot=0)
+    >>> doc.to_frame().query("statistic == 'false_pass_rate'")[["judge", "estimate"]].round(3).values.tolist()
+    [['Olz-gpt4o', 0.04]]
+    """
+    docs = [recommend_thresholds(campaign, metric=metric, rule=rule or default_rule(campaign.metrics[metric]),
+                                 judges=judges, seed=seed, n_boot=n_boot, progress=progress)
+            for metric in campaign.metric_names(metrics)]
+    return Result({"campaign": campaign.name, "recommendations": [r for doc in docs for r in doc["recommendations"]],
+                   "manifest": docs[0]["manifest"] if docs else {}})
 
 
 def _recommendation(run: JudgeRun, metric: str, rule: Rule, confidence: float) -> dict[str, Any]:

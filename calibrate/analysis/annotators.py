@@ -20,6 +20,7 @@ from calibrate.campaign.weights import design_weights
 from calibrate.stats import N_BOOT
 from calibrate.stats.annotators import (Agreement, agreement_with_interval, cohen_kappa, fleiss_kappa,
                                         krippendorff_alpha, others_reference, percent_agreement)
+from calibrate.base.results import Result
 
 __all__ = ["annotator_agreement", "label_matrix"]
 
@@ -44,9 +45,25 @@ def _entry(agreement: Agreement) -> dict[str, Any]:
 
 
 def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT, seed: int = 0,
-                        confidence: float = 0.95) -> dict[str, Any]:
+                        confidence: float = 0.95) -> Result:
     """Agreement between the annotators of ``metric``, with bootstrap intervals over the items that
     two annotators or more labelled.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric : str
+    n_boot, seed : int
+        Bootstrap resamples of the items, and their seed.
+    confidence : float
+        Two-sided level of the intervals.
+
+    Returns
+    -------
+    Result
+        ``{"metric", "annotators", "n_items_multiply_labelled", "percent_agreement", "alpha",
+        "cohen_kappa", "per_annotator", ...}`` (a ``reason`` in place of the figures when fewer than two
+        items have two labels); ``.to_frame()`` gives each figure with its interval.
 
     Examples
     --------
@@ -64,7 +81,8 @@ def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT
     doc: dict[str, Any] = {"metric": metric, "annotators": annotators, "n_annotators": len(annotators),
                            "n_items_multiply_labelled": multiply}
     if len(annotators) < 2 or multiply < 2:
-        return doc | {"reason": f"{multiply} case(s) labelled by two annotators or more: agreement needs at least 2"}
+        return Result(doc | {"reason": f"{multiply} case(s) labelled by two annotators or more: agreement needs "
+                                       "at least 2"})
     # the items' design weights (a targeted sample), and their strata for the bootstrap
     design = design_weights(campaign, np.array(case_ids))
     w, strata = design.weights, design.strata
@@ -100,4 +118,4 @@ def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT
         per.append({"annotator": annotator, "n_items": int(len(pair)), "agreement_with_others": agree,
                     "kappa_with_others": _entry(kappa)})
     doc["per_annotator"] = per
-    return doc
+    return Result(doc)

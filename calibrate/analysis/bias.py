@@ -22,6 +22,8 @@ from scipy import stats
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import human_reference, judge_scores
 from calibrate.stats.intervals import spearman_with_interval
+from calibrate.base.errors import ParameterText
+from calibrate.base.results import Result
 
 __all__ = ["bias_probes", "excess"]
 
@@ -56,8 +58,25 @@ def _welch(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
 
 
 def bias_probes(campaign: Campaign, *, metric: str, judges: list[str] | None = None, by: str | None = None,
-                confidence: float = 0.95) -> dict[str, Any]:
+                confidence: float = 0.95) -> Result:
     """Verbosity, self-preference and slice probes of ``metric``'s judges; see the module docstring.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric : str
+    judges : list of str, optional
+        Only these judges.
+    by : str, optional
+        A metadata key of the cases: Spearman's rho per value of it.
+    confidence : float
+        Two-sided level of the intervals.
+
+    Returns
+    -------
+    Result
+        The ``calibrate bias --json`` document: per judge its ``verbosity``, ``self_preference`` and
+        ``slices``; ``.to_frame()`` gives each figure with its interval.
 
     Examples
     --------
@@ -70,7 +89,7 @@ def bias_probes(campaign: Campaign, *, metric: str, judges: list[str] | None = N
 
     campaign.metric_names([metric])
     if by is not None and not campaign.cases:
-        raise ValueError(f"--by {by}: slicing needs cases.jsonl with a metadata object per case")
+        raise ValueError(ParameterText("{by}: slicing needs cases.jsonl with a metadata object per case", by=by))
     found = [s for s in judge_scores(campaign, metric) if not judges or s.name in judges or s.rater.name in judges]
     if judges and not found:
         raise ValueError(f"none of {', '.join(judges)} rated {metric}")
@@ -115,4 +134,4 @@ def bias_probes(campaign: Campaign, *, metric: str, judges: list[str] | None = N
             entry["slices"] = [{"key": by, "value": v, **_group(human, judge, ex, values == v, confidence)}
                                for v in sorted(set(values.tolist()))]
         out.append(entry)
-    return {"campaign": campaign.name, "metric": metric, "judges": out}
+    return Result({"campaign": campaign.name, "metric": metric, "judges": out})

@@ -12,11 +12,13 @@ stand, for comparison.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold
 
@@ -24,15 +26,25 @@ from calibrate.analysis.agreement import MIN_TRUSTED_LABELS
 from calibrate.campaign import Campaign
 from calibrate.campaign.weights import design_weights
 from calibrate.base.files import replacing
+from calibrate.base.results import FRAME_COLUMNS, Result, typed
 from calibrate.campaign.reference import human_reference
 
-__all__ = ["CalibrationMap", "fit_calibration", "reliability", "expected_calibration_error", "calibration_maps"]
+__all__ = ["CalibrationMap", "CalibrationResult", "fit_calibration", "reliability", "expected_calibration_error", "calibration_maps"]
 
 
 @dataclass(frozen=True)
 class CalibrationMap:
     """A fitted map; :meth:`predict` gives the probability of a human pass for any score (linear
     between the fitted points, as scikit-learn's ``IsotonicRegression.predict``, flat beyond them).
+
+    Parameters
+    ----------
+    metric, judge : str
+        What the map was fitted for.
+    higher_is_better : bool
+        The judge's orientation: ``scores`` are oriented (higher is better).
+    scores, probabilities : tuple of float
+        The fitted points: oriented score -> probability of a human pass (non-decreasing).
 
     Examples
     --------
@@ -117,35 +129,77 @@ def _quality(probability, outcome, weights, n_bins) -> dict[str, Any]:
             "reliability": reliability(probability, outcome, weights, n_bins)}
 
 
+class CalibrationResult(Result):
+    """What :func:`fit_calibration` returns: the ``calibrate calibration --json`` document, and the
+    fitted :class:`CalibrationMap` as ``.map``."""
+
+    def __init__(self, document: dict[str, Any], cmap: CalibrationMap):
+        super().__init__(document | {"map": cmap.to_dict()}, _quality_frame)
+        self.map = cmap
+
+    def __reduce__(self):
+        return (_rebuilt, (dict(self), self.map))
+
+
+def _rebuilt(document: dict[str, Any], cmap: CalibrationMap) -> CalibrationResult:
+    return CalibrationResult(document, cmap)
+
+
+def _quality_frame(document: dict[str, Any]) -> pd.DataFrame:
+    rows = [{"metric": document["metric"], "judge": document["judge"], "slice": None,
+             "statistic": f"{part}.{measure}", "estimate": float(document[part][measure]), "ci_low": None,
+             "ci_high": None, "method": method, "n": document["n"], "reason": None}
+            for part, method in (("cross_validated", f"{document['cross_validated']['folds']}-fold cross-validation"),
+                                 ("raw_score", "the raw score read as a probability"))
+            if document.get(part) for measure in ("brier", "ece")]
+    return typed(pd.DataFrame(rows, columns=list(FRAME_COLUMNS)))
+
+
 def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int = 5, n_bins: int = 10,
-                    seed: int = 0) -> dict[str, Any]:
+                    seed: int = 0, scores: Sequence[float] = ()) -> CalibrationResult:
     """Fit the map of ``judge`` on ``metric`` and measure it by ``n_folds``-fold cross-validation.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric, judge : str
+        The metric, and its judge (a name or ``rater@run_id``).
+    n_folds : int
+        Folds of the cross-validation that measures the map (Brier score, calibration error).
+    n_bins : int
+        Bins of the reliability table and the expected calibration error.
+    seed : int
+        Seed of the folds.
+    scores : sequence of float
+        Scores to map now: each is listed with its probability under ``"scores"``.
 
     Returns
     -------
-    dict
-        ``{"map": CalibrationMap, "n", "cross_validated": {"brier", "ece", "reliability"},
-        "raw_score": {...} or None, ...}``.
+    CalibrationResult
+        The ``calibrate calibration --json`` document: ``{"metric", "judge", "n", "map": {...},
+        "cross_validated": {"brier", "ece", "reliability"}, "raw_score": {...} or None, "warnings",
+        "scores"}``; ``.map`` is the :class:`CalibrationMap` (``.predict(scores)``, ``.save(path)``),
+        ``.to_frame()`` the Brier scores and calibration errors.
 
     Examples
     --------
     >>> import calibrate
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
-    >>> fit = fit_calibration(c, metric="relevance", judge="Olz-gpt4o")
-    >>> fit["map"].predict([0, 1, 2, 3]).round(2).tolist()
-    [0.09, 0.35, 0.54, 0.67]
+    >>> fit = fit_calibration(c, metric="relevance", judge="Olz-gpt4o", scores=[2])
+    >>> fit.map.predict([0, 1, 2, 3]).round(2).tolist(), round(fit["scores"][0]["probability"], 2)
+    ([0.09, 0.35, 0.54, 0.67], 0.54)
     """
     from calibrate.campaign.reference import find_judge
 
     campaign.metric_names([metric])
-    scores = find_judge(campaign, metric, judge)
+    rated = find_judge(campaign, metric, judge)
     ref = human_reference(campaign, metric)
-    ids = np.intersect1d(ref.case_ids, scores.case_ids)
+    ids = np.intersect1d(ref.case_ids, rated.case_ids)
     if ids.size < max(2 * n_folds, 10):
-        raise ValueError(f"judge {scores.name} on {metric}: {ids.size} labelled case(s) it scored; a calibration map "
+        raise ValueError(f"judge {rated.name} on {metric}: {ids.size} labelled case(s) it scored; a calibration map "
                          f"needs at least {max(2 * n_folds, 10)}")
     y = ref.passes[np.searchsorted(ref.case_ids, ids)].astype(float)
-    x = scores.sign * scores.values[np.searchsorted(scores.case_ids, ids)]
+    x = rated.sign * rated.values[np.searchsorted(rated.case_ids, ids)]
     weights = design_weights(campaign, ids).weights
 
     def model() -> IsotonicRegression:
@@ -156,21 +210,22 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     for train, test in KFold(n_folds, shuffle=True, random_state=seed).split(x):
         part = model().fit(x[train], y[train], sample_weight=None if weights is None else weights[train])
         out_of_fold[test] = part.predict(x[test])
+    cmap = CalibrationMap(metric, rated.name, rated.rater.higher_is_better,
+                          tuple(map(float, fitted.X_thresholds_)), tuple(map(float, fitted.y_thresholds_)))
     doc: dict[str, Any] = {
-        "metric": metric, "judge": scores.name, "n": int(ids.size), "weighted": weights is not None,
-        "map": CalibrationMap(metric, scores.name, scores.rater.higher_is_better,
-                              tuple(map(float, fitted.X_thresholds_)), tuple(map(float, fitted.y_thresholds_))),
+        "metric": metric, "judge": rated.name, "n": int(ids.size), "weighted": weights is not None, "map": None,
         "cross_validated": {"folds": n_folds, **_quality(out_of_fold, y, weights, n_bins)},
         "base_rate": float(np.average(y, weights=weights)),
     }
-    raw = scores.values[np.searchsorted(scores.case_ids, ids)]
-    doc["raw_score"] = (_quality(raw if scores.rater.higher_is_better else 1 - raw, y, weights, n_bins)
+    raw = rated.values[np.searchsorted(rated.case_ids, ids)]
+    doc["raw_score"] = (_quality(raw if rated.rater.higher_is_better else 1 - raw, y, weights, n_bins)
                         if raw.min() >= 0 and raw.max() <= 1 else None)
     doc["warnings"] = []
     if ids.size < MIN_TRUSTED_LABELS:
         doc["warnings"].append(f"fitted on {ids.size} labelled cases: under {MIN_TRUSTED_LABELS}, each probability "
                                "rests on a handful of cases and carries no interval; it is not yet trustworthy")
-    return doc
+    doc["scores"] = [{"score": v, "probability": float(p)} for v, p in zip(scores, cmap.predict(list(scores)))]
+    return CalibrationResult(doc, cmap)
 
 
 def calibration_maps(campaign: Campaign, *, n_folds: int = 5, seed: int = 0) -> list[dict[str, Any]]:
@@ -184,5 +239,5 @@ def calibration_maps(campaign: Campaign, *, n_folds: int = 5, seed: int = 0) -> 
                 fit = fit_calibration(campaign, metric=metric, judge=judge.name, n_folds=n_folds, seed=seed)
             except ValueError:
                 continue
-            out.append(fit | {"map": fit["map"].to_dict()})
+            out.append({k: v for k, v in fit.items() if k != "scores"})
     return out

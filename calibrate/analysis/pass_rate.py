@@ -34,6 +34,8 @@ from calibrate.base.manifest import build_manifest
 from calibrate.campaign.reference import human_reference
 from calibrate.stats.intervals import normal_quantile, wilson_interval
 from calibrate.stats.strata import score_edges, score_strata
+from calibrate.base.errors import ParameterText
+from calibrate.base.results import Result
 
 __all__ = ["ppi_mean", "stratified_mean", "estimate_pass_rate", "MIN_STRATUM_LABELS"]
 
@@ -186,9 +188,28 @@ def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strat
 
 
 def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str | None = None,
-                       confidence: float = 0.95, n_strata: int = 5) -> dict[str, Any]:
+                       confidence: float = 0.95, n_strata: int = 5) -> Result:
     """The human pass rate of every case ``judge`` scored on ``metric``, from the human labels and the
     judge's scores; per value of the metadata key ``by`` too. See the module docstring.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric, judge : str
+        The metric, and the judge whose scores cover the cases without a human label.
+    by : str, optional
+        A metadata key of the cases: the estimates per value of it too.
+    confidence : float
+        Two-sided level of the intervals.
+    n_strata : int
+        Strata of the judge's score for the stratified estimate.
+
+    Returns
+    -------
+    Result
+        The ``calibrate pass-rate --json`` document: ``overall`` and ``slices``, each with the
+        ``humans_only``, ``ppi``, ``stratified`` and ``judge_only`` estimates; ``.to_frame()`` gives them
+        with their intervals.
 
     Examples
     --------
@@ -225,7 +246,7 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
                            "overall": part(np.ones(ids_l.size, bool), np.ones((~labelled).sum(), bool))}
     if by is not None:
         if not campaign.cases:
-            raise ValueError(f"--by {by}: slicing needs cases.jsonl with a metadata object per case")
+            raise ValueError(ParameterText("{by}: slicing needs cases.jsonl with a metadata object per case", by=by))
 
         def key(case_id: str) -> str:
             value = ((campaign.cases.get(case_id) or {}).get("metadata") or {}).get(by)
@@ -237,4 +258,4 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
                          for v in sorted(set(keys_l.tolist()) | set(keys_u.tolist()))]
     doc["manifest"] = build_manifest(campaign, command="pass-rate", metric=metric, judge=scores.name, by=by,
                                      confidence=confidence, n_strata=n_strata)
-    return doc
+    return Result(doc)

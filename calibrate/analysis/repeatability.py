@@ -26,6 +26,7 @@ from calibrate.base.manifest import build_manifest
 from calibrate.stats import N_BOOT
 from calibrate.stats.annotators import agreement_with_interval, krippendorff_alpha
 from calibrate.stats.intervals import wilson_interval
+from calibrate.base.results import Result
 
 __all__ = ["repeatability", "REPEAT_PREFIX"]
 
@@ -101,8 +102,24 @@ def _other_runs(ratings, judges: list[str] | None) -> str:
 
 
 def repeatability(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
-                  n_boot: int = N_BOOT, seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
+                  n_boot: int = N_BOOT, seed: int = 0, confidence: float = 0.95) -> Result:
     """Test-retest figures of every judge scored with repeats (or of ``judges``) on every metric.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metrics, judges : list of str, optional
+        Only these metrics / judges (raters scored with runs ``repeat-N``).
+    n_boot, seed : int
+        Bootstrap resamples of cases, and their seed.
+    confidence : float
+        Two-sided level of the intervals.
+
+    Returns
+    -------
+    Result
+        The ``calibrate repeatability --json`` document: per metric and judge its test-retest
+        ``alpha``, ``mean_absolute_difference`` and ``flip_share`` at its threshold.
 
     Examples
     --------
@@ -128,6 +145,6 @@ def repeatability(campaign: Campaign, *, metrics: list[str] | None = None, judge
         raise ValueError("no judge was scored with repeats (runs named repeat-0, repeat-1, ...: calibrate judge "
                          "--repeats K writes them)" + _other_runs(ratings, None))
     results = [_one(campaign, m, r, n_boot=n_boot, seed=seed, confidence=confidence) for m, r in pairs]
-    return {"campaign": campaign.name, "judges": results,
-            "manifest": build_manifest(campaign, command="repeatability", n_boot=n_boot, seed=seed,
-                                       confidence=confidence, metrics=metrics, judges=judges)}
+    return Result({"campaign": campaign.name, "judges": results,
+                   "manifest": build_manifest(campaign, command="repeatability", n_boot=n_boot, seed=seed,
+                                              confidence=confidence, metrics=metrics, judges=judges)})

@@ -11,23 +11,40 @@ or DeepEval and RAGAS, that disagree on many cases are a sign the metric needs r
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
 
 import numpy as np
 
+from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import human_reference, judge_scores
 from calibrate.stats.strata import percentile_ranks
 from calibrate.stats.intervals import spearman_with_interval
 
-__all__ = ["judge_matrix"]
+__all__ = ["judge_matrix", "compare_judges"]
 
 TEXT_CHARS = 200
 
 
 def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = None, n_listed: int = 5,
-                 confidence: float = 0.95) -> dict[str, Any]:
+                 confidence: float = 0.95) -> Result:
     """Every pair of ``metric``'s judges (or of ``judges``), and each judge against the humans.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric : str
+    judges : list of str, optional
+        Only these judges (names, or ``rater@run_id``).
+    n_listed : int
+        Cases listed per pair: those the two rank furthest apart.
+    confidence : float
+        Two-sided level of the Fisher z intervals.
+
+    Returns
+    -------
+    Result
+        ``{"metric", "judges", "with_humans", "pairs", "least_agreeing"}``; ``.to_frame()`` gives
+        Spearman's rho of each judge with the humans and of each pair (judge ``"A vs B"``).
 
     Examples
     --------
@@ -76,5 +93,35 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
         pairs.append(entry)
     order = sorted(range(len(pairs)), key=lambda k: (pairs[k]["spearman"].get("estimate") is None,
                                                      pairs[k]["spearman"].get("estimate") or 0.0))
-    return {"metric": metric, "judges": [s.name for s in found], "with_humans": humans, "pairs": pairs,
-            "least_agreeing": [f"{pairs[k]['a']} vs {pairs[k]['b']}" for k in order[:3]]}
+    return Result({"metric": metric, "judges": [s.name for s in found], "with_humans": humans, "pairs": pairs,
+                   "least_agreeing": [f"{pairs[k]['a']} vs {pairs[k]['b']}" for k in order[:3]]})
+
+
+def compare_judges(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
+                   n_listed: int = 5, confidence: float = 0.95) -> Result:
+    """The ``calibrate compare`` command: :func:`judge_matrix` for every metric (or ``metrics``).
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metrics : list of str, optional
+        Only these metrics.
+    judges, n_listed, confidence
+        As for :func:`judge_matrix`.
+
+    Returns
+    -------
+    Result
+        The ``calibrate compare --json`` document, ``{"campaign", "metrics": [judge_matrix, ...]}``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> table = calibrate.compare_judges(c, judges=["Olz-gpt4o", "RMITIR-llama70B"]).to_frame()
+    >>> table[["judge", "estimate"]].round(3).values.tolist()[-1]
+    ['Olz-gpt4o vs RMITIR-llama70B', 0.787]
+    """
+    return Result({"campaign": campaign.name,
+                   "metrics": [judge_matrix(campaign, metric=m, judges=judges, n_listed=n_listed,
+                                            confidence=confidence) for m in campaign.metric_names(metrics)]})

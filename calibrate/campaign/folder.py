@@ -61,6 +61,20 @@ OUT_OF_SCALE = ("error", "clip", "drop")
 class Metric:
     """A metric of the campaign and the scale of its *human* labels.
 
+    Parameters
+    ----------
+    name : str
+    scale : {"binary", "ordinal", "continuous"}
+    human_pass : float
+        The human label from which a case passes.
+    levels : tuple of float, optional
+        An ordinal scale's levels.
+    range : (float, float), optional
+        A continuous scale's bounds.
+    max_false_pass, cost_false_pass, cost_false_fail : float, optional
+        The metric's threshold rule: a ceiling on the false-pass rate, or the costs of the two errors.
+    description : str, optional
+
     Examples
     --------
     >>> m = Metric("relevance", "ordinal", human_pass=2, levels=(0, 1, 2, 3))
@@ -113,7 +127,24 @@ class Metric:
 
 @dataclass(frozen=True)
 class Rater:
-    """Facts about a rater from ``[raters.NAME]``: model, family, orientation of its scores."""
+    """Facts about a rater from ``[raters.NAME]``: model, family, orientation of its scores.
+
+    Parameters
+    ----------
+    name : str
+    family, model : str, optional
+        The model family (``gpt``, ``llama``, ...) and model of a judge.
+    higher_is_better : bool
+        Whether a higher score means a better answer.
+    on_metric_scale : bool
+        Whether the judge rates on the metric's own levels (its kappa and alpha are then defined).
+    description : str, optional
+
+    Examples
+    --------
+    >>> Rater("judge-a", family="gpt", model="gpt-4o").higher_is_better
+    True
+    """
 
     name: str
     family: str | None = None
@@ -153,6 +184,18 @@ class SetAside:
 class Campaign:
     """A validated campaign. Build one with :func:`load_campaign` or :meth:`Campaign.from_frames`.
 
+    Parameters
+    ----------
+    name : str
+    metrics : dict of str to Metric
+    raters : dict of str to Rater
+    ratings : pandas.DataFrame
+        As below.
+    judges : dict of str to JudgeSpec
+        The ``[judges]`` of ``campaign.toml``: how ``calibrate judge`` scores the cases.
+    cases, adjustments, data_hash, path, out_of_scale, ...
+        What the folder holds and how it was read (:func:`load_campaign` fills them).
+
     Attributes
     ----------
     ratings : pandas.DataFrame
@@ -161,6 +204,14 @@ class Campaign:
         non-empty ``error``.
     cases : dict or None
         Case id -> the case's fields (DeepEval names), when the campaign has ``cases.jsonl``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, pd.DataFrame(
+    ...     {"case_id": ["a", "b"], "metric": "f", "rater": "h", "rater_kind": "human", "value": [True, False]}))
+    >>> c.name, sorted(c.metrics), c.ratings["value"].tolist()
+    ('n', ['f'], [1.0, 0.0])
     """
 
     name: str
@@ -296,6 +347,10 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale | None = None) -
         to the scale, or drop the rating. By default, what ``campaign.toml`` declares as its
         ``out_of_scale``, else ``"error"``. Clipped and dropped values are listed in
         :attr:`Campaign.adjustments` and in the report.
+
+    Returns
+    -------
+    Campaign
 
     Raises
     ------

@@ -29,6 +29,7 @@ from calibrate.campaign.service import ContractError, ServiceContract
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.files import replacing
 from calibrate.base.sqlite_store import now, open_store
+from calibrate.base.results import Result, records_frame
 
 __all__ = ["collect", "dry_run", "CollectStore", "STORE_NAME", "ServiceFunction"]
 
@@ -210,14 +211,36 @@ def _function_result(result: Any) -> tuple[str, list[str], list[str] | None]:
 
 def collect(folder: str | Path, goldens: list[dict], *, contract: ServiceContract | None = None,
             function: ServiceFunction | None = None, refresh: bool = False, policy=None,
-            progress=None) -> dict[str, Any]:
+            progress=None) -> Result:
     """Send each golden's question to the service (``contract``) or to ``function``, store the replies,
     write ``cases.jsonl``; see the module docstring.
 
+    Parameters
+    ----------
+    folder : str or Path
+        The campaign folder (its ``[service]`` table describes the service).
+    goldens : list of dict
+        The questions (:func:`~calibrate.cases.datasets.read_external_cases` reads them from a file).
+    contract : ServiceContract, optional
+        How to call the service and read its reply (default: the folder's ``[service]``).
+    function : callable, optional
+        A Python function (or coroutine) to call instead of a service: question -> answer and contexts.
+    refresh : bool
+        Ask again for every golden (the earlier replies are kept as a run).
+    policy : CallPolicy, optional
+        Requests in flight, retries and pace.
+    progress : callable, optional
+
     Returns
     -------
-    dict
+    Result
         ``{"run_id", "asked", "collected", "failed", "already_collected", "errors": [...], "cases"}``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> goldens = calibrate.read_external_cases("goldens.jsonl")        # doctest: +SKIP
+    >>> calibrate.collect_cases("my-campaign", goldens)["collected"]      # doctest: +SKIP
     """
     from calibrate.judges.calls import CallPolicy
 
@@ -237,8 +260,8 @@ def collect(folder: str | Path, goldens: list[dict], *, contract: ServiceContrac
             asyncio.run(_run(todo, contract, function, store, run_id, policy, progress))
         counts = store.counts(run_id)
         cases = write_cases(folder, store)
-        return {"run_id": run_id, "asked": len(todo), **counts, "already_collected": len(goldens) - len(todo),
-                "errors": store.errors(run_id), "cases": cases}
+        return Result({"run_id": run_id, "asked": len(todo), **counts, "already_collected": len(goldens) - len(todo),
+                       "errors": store.errors(run_id), "cases": cases}, records_frame("errors"))
     finally:
         store.close()
 

@@ -19,8 +19,9 @@ import pandas as pd
 from calibrate.campaign import CASES_FILE
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.files import replacing
+from calibrate.base.results import Result, single_row
 
-__all__ = ["read_external_cases", "merge_cases", "RAGAS_TO_DEEPEVAL"]
+__all__ = ["import_cases", "read_external_cases", "merge_cases", "RAGAS_TO_DEEPEVAL"]
 
 RAGAS_TO_DEEPEVAL = {"user_input": "input", "response": "actual_output", "reference": "expected_output",
                      "retrieved_contexts": "retrieval_context", "reference_contexts": "context"}
@@ -85,6 +86,15 @@ def read_external_cases(path: str | Path, *, source: Source = "auto", list_separ
     list of dict
         One case per record: ``case_id`` (the record's ``case_id``, ``id`` or DeepEval ``name``, else a
         content hash), the text fields, the context lists and ``metadata``.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ragas.jsonl"
+    >>> _ = path.write_text(json.dumps({"user_input": "q?", "response": "a.", "retrieved_contexts": ["c"]}))
+    >>> case = read_external_cases(path)[0]
+    >>> case["input"], case["actual_output"], case["retrieval_context"]
+    ('q?', 'a.', ['c'])
     """
     path = Path(path)
     problems: list[Problem] = []
@@ -160,6 +170,48 @@ def merge_cases(campaign_folder: str | Path, cases: list[dict]) -> dict[str, int
     with replacing(path) as handle:
         handle.write("".join(line + "\n" for line in lines + [json.dumps(c, ensure_ascii=False) for c in added]))
     return {"added": len(added), "unchanged": len(cases) - len(added)}
+
+
+def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source: Source = "auto",
+                 list_separator: str = "|") -> Result:
+    """The ``calibrate cases import`` command: the cases of a DeepEval or RAGAS dataset file added to
+    the campaign's ``cases.jsonl`` (:func:`read_external_cases`, then :func:`merge_cases`).
+
+    Parameters
+    ----------
+    campaign_folder : str or Path
+        The campaign folder (made if missing).
+    source_file : str or Path
+        A DeepEval goldens / test-cases file (JSON, JSONL, CSV) or a RAGAS dataset (JSONL, CSV).
+    source : {"auto", "deepeval", "ragas"}
+        The library that wrote it (``auto``: told by its field names).
+    list_separator : str
+        How DeepEval's CSV and JSONL files join the chunks of a context.
+
+    Returns
+    -------
+    Result
+        ``{"added", "unchanged", "cases_file"}``.
+
+    Raises
+    ------
+    CampaignError
+        A problem in the file (named with its line and field), or a case already in the campaign with
+        other content (nothing is written).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "goldens.json").write_text(json.dumps([{"input": "q?", "actual_output": "a."}]))
+    >>> doc = import_cases(folder / "campaign", folder / "goldens.json")
+    >>> doc["added"], doc["unchanged"], import_cases(folder / "campaign", folder / "goldens.json")["unchanged"]
+    (1, 0, 1)
+    """
+    Path(campaign_folder).mkdir(parents=True, exist_ok=True)
+    counts = merge_cases(campaign_folder, read_external_cases(source_file, source=source,
+                                                              list_separator=list_separator))
+    return Result(counts | {"cases_file": str(Path(campaign_folder) / CASES_FILE)}, single_row)
 
 
 def case_content(case: dict) -> str:

@@ -32,7 +32,7 @@ class _Commands(click.Group):
         try:
             return super().invoke(ctx)
         except FileError as exc:
-            fail(str(exc))
+            fail(exc)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

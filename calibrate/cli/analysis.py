@@ -85,7 +85,7 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
                                          seed=seed, n_boot=n_boot, confidence=confidence, curves=as_json,
                                          progress=bar)
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
         print_json(doc)
         return
@@ -156,25 +156,21 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
     elif confidence is not None or prevalence is not None:
         fail("--confidence goes with --max-false-pass, --prevalence with the cost rule")
     c = load(campaign, out_of_scale)
-    docs = []
     try:
-        chosen = c.metric_names(list(metrics) or None)
         with progress() as bar:
-            for metric in chosen:
-                docs.append(analysis.recommend_thresholds(
-                    c, metric=metric, rule=rule or analysis.default_rule(c.metrics[metric]),
-                    judges=list(judges) or None, seed=seed, n_boot=n_boot, progress=bar))
+            doc = analysis.thresholds(c, metrics=list(metrics) or None, rule=rule, judges=list(judges) or None,
+                                      seed=seed, n_boot=n_boot, progress=bar)
     except ValueError as exc:
-        fail(str(exc))
-    recs = [r for doc in docs for r in doc["recommendations"]]
+        fail(exc)
+    recs = doc["recommendations"]
     if as_json:
-        print_json({"campaign": c.name, "recommendations": recs, "manifest": docs[0]["manifest"] if docs else {}})
+        print_json(doc)
         return
-    for metric, doc in zip(chosen, docs):
+    for metric in c.metric_names(list(metrics) or None):
         source = "given" if rule else "campaign.toml"
-        described = doc["recommendations"][0]["rule"]["description"] if doc["recommendations"] else "-"
+        described = next((r["rule"]["description"] for r in recs if r["metric"] == metric), "-")
         out.print(f"{metric}: rule ({source}): {described}")
-    out.print(recommendations_table(recs, docs[0]["manifest"] if docs else {}))
+    out.print(recommendations_table(recs, doc["manifest"]))
     for r in recs:
         for w in r["warnings"]:
             out.print(styled("yellow", "warning: ", f"{r['judge']}: {w}"))
@@ -199,7 +195,7 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
         doc = repeatability(c, metrics=list(metrics) or None, judges=list(judges) or None, n_boot=n_boot, seed=seed,
                             confidence=confidence)
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
         print_json(doc)
         return
@@ -233,7 +229,7 @@ def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, a
     try:
         doc = estimate_pass_rate(c, metric=metric, judge=judge, by=by, confidence=confidence, n_strata=n_strata)
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
         print_json(doc)
         return
@@ -279,7 +275,7 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
     if out_file and Path(out_file).exists():
         fail(f"--out {out_file} exists: choose another file (nothing is overwritten)")
     try:
-        fit = fit_calibration(c, metric=metric, judge=judge, n_folds=folds, seed=seed)
+        fit = fit_calibration(c, metric=metric, judge=judge, n_folds=folds, seed=seed, scores=scores)
         table = None
         if scores_file:
             table = pd.read_csv(scores_file)
@@ -292,8 +288,8 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
                 raise ValueError(f"{scores_file}, line {row + 2}, field 'score': {table['score'][row]!r} is not "
                                  "a number")
     except ValueError as exc:
-        fail(str(exc))
-    cmap = fit["map"]
+        fail(exc)
+    cmap = fit.map
     if save:
         cmap.save(save)
     if table is not None:
@@ -302,8 +298,7 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
 
         with replacing(out_file) as handle:
             table.to_csv(handle, index=False)
-    doc = fit | {"map": cmap.to_dict(), "scores": [{"score": v, "probability": float(p)}
-                                                    for v, p in zip(scores, cmap.predict(list(scores)))]}
+    doc = fit
     if as_json:
         print_json(doc)
         return
@@ -340,18 +335,18 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
 def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json) -> None:
     """Judge versus judge: Spearman's rho between every pair of a metric's judges, beside each judge's
     agreement with the humans, and the cases two judges rank furthest apart."""
-    from calibrate.analysis.versus import judge_matrix
+    from calibrate.analysis.versus import compare_judges
 
     c = load(campaign, out_of_scale)
     try:
-        docs = [judge_matrix(c, metric=m, judges=list(judges) or None, n_listed=listed, confidence=confidence)
-                for m in c.metric_names(list(metrics) or None)]
+        compared = compare_judges(c, metrics=list(metrics) or None, judges=list(judges) or None, n_listed=listed,
+                                  confidence=confidence)
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
-        print_json({"campaign": c.name, "metrics": docs})
+        print_json(compared)
         return
-    for doc in docs:
+    for doc in compared["metrics"]:
         names = doc["judges"]
         rho = {(p["a"], p["b"]): p["spearman"].get("estimate") for p in doc["pairs"]}
         table = Table(title=f"{doc['metric']}: Spearman's rho between judges, and with the humans")
@@ -388,7 +383,7 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
     try:
         doc = bias_probes(c, metric=metric, judges=list(judges) or None, by=by, confidence=confidence)
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
         print_json(doc)
         return

@@ -2,43 +2,38 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 from rich.table import Table
 
-from calibrate.cli.console import (
-    load,
-    out,
-    out_of_scale_option,
-)
-
-if TYPE_CHECKING:
-    pass
+from calibrate.cli.console import json_option, load, out, out_of_scale_option, print_json
 
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
 @out_of_scale_option
-def validate(campaign: str, out_of_scale: str) -> None:
+@json_option
+def validate(campaign: str, out_of_scale: str, as_json: bool) -> None:
     """Check a campaign folder; list every problem with its file, line and field."""
-    c = load(campaign, out_of_scale)
-    table = Table(title=f"campaign {c.name}: valid")
+    from calibrate.campaign.summary import validate_campaign
+
+    doc = validate_campaign(load(campaign, out_of_scale))
+    if as_json:
+        print_json(doc)
+        return
+    table = Table(title=f"campaign {doc['campaign']}: valid")
     for col in ("metric", "scale", "human ratings", "judge ratings", "failed", "cases with a human label",
                 "judges"):
         table.add_column(col)
-    for name, metric in sorted(c.metrics.items()):
-        rows = c.ratings[c.ratings["metric"] == name]
-        human, judge = rows[rows["rater_kind"] == "human"], rows[rows["rater_kind"] == "judge"]
-        table.add_row(name, metric.scale, str(len(human)), str(len(judge)), str(int(rows["value"].isna().sum())),
-                      str(human.loc[human["value"].notna(), "case_id"].nunique()), str(judge["rater"].nunique()))
+    for m in doc["metrics"]:
+        table.add_row(m["metric"], m["scale"], str(m["human_ratings"]), str(m["judge_ratings"]), str(m["failed"]),
+                      str(m["labelled_cases"]), str(m["judges"]))
     out.print(table)
-    out.print(f"{len(c.cases) if c.cases is not None else 'no'} cases in cases.jsonl; data {c.data_hash}")
-    for a in c.adjustments:
-        out.print(f"{a.action}: {a.file} line {a.line}: {a.rater} rated case {a.case_id} {a.value:g}"
-                  + (f" -> {a.new_value:g}" if a.new_value is not None else ""))
-    if c.set_aside:
-        out.print("note: " + c.set_aside_note())
+    out.print(f"{doc['cases'] if doc['cases'] is not None else 'no'} cases in cases.jsonl; data {doc['data_hash']}")
+    for a in doc["adjustments"]:
+        out.print(f"{a['action']}: {a['file']} line {a['line']}: {a['rater']} rated case {a['case_id']} "
+                  f"{a['value']:g}" + (f" -> {a['new_value']:g}" if a["new_value"] is not None else ""))
+    if doc["set_aside_note"]:
+        out.print("note: " + doc["set_aside_note"])
 
 
 #: the commands this module adds to ``calibrate``

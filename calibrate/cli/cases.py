@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -38,16 +37,13 @@ def cases() -> None:
               help="How DeepEval's CSV and JSONL files join the chunks of a context.")
 def cases_import(campaign, source_file, source, list_separator) -> None:
     """Add the cases of a DeepEval dataset (goldens / test cases) or a RAGAS dataset to cases.jsonl."""
-    from calibrate.cases.datasets import merge_cases, read_external_cases
+    from calibrate.cases.datasets import import_cases
 
-    Path(campaign).mkdir(parents=True, exist_ok=True)
     try:
-        found = read_external_cases(source_file, source=source, list_separator=list_separator)
-        counts = merge_cases(campaign, found)
+        counts = import_cases(campaign, source_file, source=source, list_separator=list_separator)
     except CampaignError as exc:
-        fail(str(exc))
-    out.print(f"{counts['added']} case(s) added to {Path(campaign) / 'cases.jsonl'}, "
-              f"{counts['unchanged']} already there")
+        fail(exc)
+    out.print(f"{counts['added']} case(s) added to {counts['cases_file']}, {counts['unchanged']} already there")
 
 
 @click.command("collect")
@@ -89,7 +85,7 @@ def collect_command(campaign, goldens, refresh, dry_run, concurrency, retries, r
                               policy=CallPolicy(concurrency=concurrency, timeout_s=contract.timeout_s,
                                                 retries=retries, requests_per_minute=rpm), progress=bar)
     except (ValueError, CampaignError) as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json or dry_run:
         print_json(doc)
         if dry_run and "error" in doc:

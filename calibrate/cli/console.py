@@ -19,7 +19,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from calibrate.base.errors import CampaignError
+from calibrate.base.errors import CampaignError, FileError, ParameterText
 from calibrate.stats import N_BOOT
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def load(path: str, out_of_scale: str | None) -> Campaign:
     try:
         return load_campaign(path, out_of_scale=out_of_scale)
     except CampaignError as exc:
-        fail(str(exc))
+        fail(exc)
 
 
 @contextmanager
@@ -93,11 +93,30 @@ def progress(enabled: bool = True):
         yield update
 
 
-def fail(message: str, code: int = 2) -> None:
-    """Print ``message`` as an error (its text as it is: brackets in it are not markup) and exit."""
+#: The library's parameters whose flag is not ``--`` and the name with dashes.
+FLAGS = {"judges": "--judge", "metrics": "--metric", "adjudicators": "--adjudicator", "out_dir": "--out",
+         "annotators_per_overlap": "--annotators", "case_ids": "--sample", "name": "--name"}
+
+
+def command_line_text(message: object) -> str:
+    """An error's message as the command line says it: the parameters it names become their flags."""
+    if isinstance(message, BaseException):
+        found = [a for a in message.args if isinstance(a, ParameterText)]
+        if found and len(message.args) == 1:
+            return found[0].for_command_line(FLAGS)
+        if isinstance(message, FileError) and isinstance(message.todo, ParameterText):
+            return f"{message.path}: {message.problem}; {message.todo.for_command_line(FLAGS)}"
+        return str(message)
+    return message.for_command_line(FLAGS) if isinstance(message, ParameterText) else str(message)
+
+
+def fail(message: object, code: int = 2) -> None:
+    """Print ``message`` (a text or an exception) as an error, its parameters named as flags, and exit.
+
+    The text is shown as it is: brackets in it are not markup."""
     from rich.text import Text
 
-    err.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+    err.print(Text.assemble(("error: ", "bold red"), command_line_text(message)), soft_wrap=True)
     sys.exit(code)
 
 
@@ -107,7 +126,7 @@ def with_progress(compute, show: bool, *args, **kwargs) -> dict:
         with progress(show) as update:
             return compute(*args, progress=update, **kwargs)
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
 
 
 def print_json(document: dict) -> None:

@@ -34,33 +34,24 @@ if TYPE_CHECKING:
 @json_option
 def adjudicate(campaign, metric, template, decisions, out_of_scale, as_json) -> None:
     """List the cases annotators disagree on; record an adjudicator's decisions (history kept)."""
-    from calibrate.humans.adjudication import (
-        disagreements,
-        record_decisions,
-        write_template,
-    )
+    from calibrate.humans.adjudication import adjudicate as adjudicate_cases
 
     c = load(campaign, out_of_scale)
     if metric is not None and metric not in c.metrics:
         fail(f"unknown metric {metric}: the campaign declares {', '.join(sorted(c.metrics))}")
-    if decisions:
-        try:
-            counts = record_decisions(c, decisions)
-        except CampaignError as exc:
-            fail(str(exc))
-        if as_json:
-            print_json(counts)
-        else:
-            out.print(f"decisions: {counts['new']} new, {counts['changed']} changed (earlier ones kept), "
-                      f"{counts['unchanged']} unchanged, {counts['blank']} row(s) left blank; the current ones are "
-                      "in adjudications.csv")
-        return
-    found = disagreements(c, metric)
-    if template:
-        write_template(c, template, metric)
+    try:
+        doc = adjudicate_cases(c, metric=metric, template=template, decisions=decisions)
+    except (CampaignError, ValueError, FileExistsError) as exc:
+        fail(exc)
     if as_json:
-        print_json({"disagreements": found})
+        print_json(doc)
         return
+    if decisions:
+        out.print(f"decisions: {doc['new']} new, {doc['changed']} changed (earlier ones kept), "
+                  f"{doc['unchanged']} unchanged, {doc['blank']} row(s) left blank; the current ones are "
+                  "in adjudications.csv")
+        return
+    found = doc["disagreements"]
     table = Table(title=f"{len(found)} case(s) where annotators disagree")
     for col in ("case", "metric", "labels", "decision"):
         table.add_column(col)
@@ -116,7 +107,7 @@ def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, sampl
                    annotators_per_overlap=annotators, show_judge=show_judge, show_threshold=show_threshold,
                    case_ids=case_ids)
     except (LabelStudioError, InterfaceError, ValueError) as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
         print_json(doc)
         return
@@ -151,7 +142,7 @@ def labelstudio_pull(campaign, url, api_key, export_file, adjudicators, out_of_s
         doc = (pull_file(c, export_file, url=url, adjudicators=list(adjudicators)) if export_file
                else pull(c, url=url, api_key=api_key, adjudicators=list(adjudicators)))
     except (LabelStudioError, InterfaceError, LabelError) as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
         print_json(doc)
         return

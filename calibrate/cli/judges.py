@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -64,7 +63,7 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, re
                              skip_incomplete=skip_incomplete, forbid_self_eval=forbid_self_eval, strict=strict,
                              stop_after=stop_after, progress=bar)
     except JudgeSetupError as exc:
-        fail(str(exc))
+        fail(exc)
     failed_all = [j for j in doc["judges"] if j["failed"] and not j["scored"]]
     if as_json:
         print_json(doc)
@@ -114,29 +113,16 @@ def cache_clear(campaign) -> None:
     """Delete every stored judge attempt of the campaign (the next run scores everything again).
 
     A damaged store is moved aside (kept beside it, renamed), not deleted."""
-    from calibrate.base.errors import StoreError
-    from calibrate.base.files import holding
-    from calibrate.judges.store import STORE_NAME, JudgeStore, move_aside
+    from calibrate.judges.store import clear_judge_cache
 
-    path = Path(campaign) / STORE_NAME
-    if not path.is_file():
-        out.print(f"no store at {path}: nothing to clear")
-        return
-    with holding(campaign, "calibrate cache clear"):
-        try:
-            store = JudgeStore(path)
-        except StoreError as exc:
-            if exc.kind not in ("damaged", "unreadable"):
-                raise
-            moved = move_aside(path)
-            out.print(f"the store {path} is damaged ({exc.problem}): moved it to {moved} (kept, not deleted); "
-                      "the next judge run starts a new store")
-            return
-        try:
-            count = store.clear()
-        finally:
-            store.close()
-    out.print(f"deleted {count} stored attempt(s) from {path}")
+    doc = clear_judge_cache(campaign)
+    if doc["moved_to"]:
+        out.print(f"the store {doc['store']} is damaged ({doc['problem']}): moved it to {doc['moved_to']} (kept, not "
+                  "deleted); the next judge run starts a new store")
+    elif doc["deleted"] is None:
+        out.print(f"no store at {doc['store']}: nothing to clear")
+    else:
+        out.print(f"deleted {doc['deleted']} stored attempt(s) from {doc['store']}")
 
 
 @click.command()
@@ -165,7 +151,7 @@ def probe(campaign, probe, judges, n, seed, concurrency, timeout, out_of_scale, 
             doc = run_probe(c, probe=probe, judges=list(judges) or None, n=n, seed=seed,
                             policy=CallPolicy(concurrency=concurrency, timeout_s=timeout), progress=bar)
     except (ValueError, JudgeSetupError) as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
         print_json(doc)
         return

@@ -61,7 +61,7 @@ def report(campaign, out_dir, by, audits, seed, n_boot, out_of_scale) -> None:
     try:
         _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits)
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
 
 
 @click.command()

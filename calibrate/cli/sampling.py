@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -54,33 +53,31 @@ def sample(campaign, n, strategy, by, allocation, metric, judges, threshold, foc
            include_labelled, out_of_scale, as_json) -> None:
     """Choose which cases humans should label; each records its inclusion probability, which the
     statistics weight by."""
-    from calibrate.sampling.designs import draw_sample, write_sample
+    from calibrate.sampling.designs import sample_cases
 
     c = load(campaign, out_of_scale)
     if strategy != "disagreement" and len(judges) > 1:
         fail(f"--strategy {strategy} reads one judge: --judge was given {len(judges)} times")
     try:
-        drawn = draw_sample(c, n, strategy=strategy, by=by, seed=seed, include_labelled=include_labelled,
-                            allocation=allocation, metric=metric, judge=judges[0] if judges else None,
-                            judges=list(judges) or None, threshold=threshold, focus=focus, band=band,
-                            n_strata=n_strata)
-        default_name = f"{strategy}-{drawn.design.get('phase', '')}-{seed}" if strategy == "neyman" \
-            else f"{strategy}-{seed}"
-        path = write_sample(Path(campaign), drawn, name or default_name.replace("--", "-"))
+        drawn = sample_cases(c, n, name=name, strategy=strategy, by=by, seed=seed, include_labelled=include_labelled,
+                             allocation=allocation, metric=metric, judge=judges[0] if judges else None,
+                             judges=list(judges) or None, threshold=threshold, focus=focus, band=band,
+                             n_strata=n_strata)
     except (ValueError, FileExistsError) as exc:
-        fail(str(exc))
+        fail(exc)
+    path = drawn["file"]
     if as_json:
-        print_json({"file": str(path), "design": drawn.design, "case_ids": drawn.case_ids})
+        print_json(drawn)
         return
-    table = Table(title=f"{len(drawn.case_ids)} case(s) sampled ({strategy}) into {path}")
+    table = Table(title=f"{len(drawn['case_ids'])} case(s) sampled ({strategy}) into {path}")
     for col in ("stratum", "cases", "sampled", "inclusion probability"):
         table.add_column(col)
-    for stratum, facts in drawn.design["strata"].items():
+    for stratum, facts in drawn["design"]["strata"].items():
         table.add_row(stratum, str(facts["size"]), str(facts["sampled"])
                       + (f" (+{facts['drawn_before']} before)" if facts.get("drawn_before") else ""),
                       f"{facts['inclusion_probability']:.3f}")
     out.print(table)
-    if drawn.design.get("phase") == "pilot":
+    if drawn["design"].get("phase") == "pilot":
         out.print("a Neyman pilot: once humans labelled it, run the neyman strategy again to allocate the next "
                   "labels where human verdicts vary most")
 
@@ -111,7 +108,7 @@ def plan(campaign, metric, judge, width, confidence, n_strata, threshold, pass_r
         doc = plan_labels(c, metric=metric, judge=judge, width=width, confidence=confidence, n_strata=n_strata,
                           threshold=threshold, pass_rate=pass_rate, false_pass_rate=false_pass_rate, kappa=kappa)
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
     if as_json:
         print_json(doc)
         return

@@ -16,5 +16,15 @@ DEMO_AUDIT = ("RMITIR-llama70B", "RMITIR-GPT4o")
 
 
 def demo_campaign_path() -> Path:
-    """The folder of the embedded demo campaign (inside the installed package)."""
+    """The folder of the embedded demo campaign (inside the installed package).
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> (demo_campaign_path() / "campaign.toml").is_file()
+    True
+    """
     return Path(str(resources.files("calibrate.demo") / "data"))

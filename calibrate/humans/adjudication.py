@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 
 from calibrate.campaign import ADJUDICATIONS_FILE, Campaign
-from calibrate.base.errors import CampaignError, Problem
+from calibrate.base.errors import CampaignError, ParameterText, Problem
 from calibrate.base.files import replacing
+from calibrate.base.results import Result, records_frame, single_row
 from calibrate.base.sqlite_store import now, open_store
 
-__all__ = ["disagreements", "write_template", "record_decisions", "append_decisions", "decision_history",
+__all__ = ["adjudicate", "disagreements", "write_template", "record_decisions", "append_decisions", "decision_history",
            "STORE_NAME"]
 
 STORE_NAME = "adjudications.sqlite"
@@ -36,6 +37,51 @@ MIGRATIONS = ["""CREATE TABLE decisions (
     decided TEXT NOT NULL
 )"""]
 TEMPLATE_COLUMNS = ["case_id", "metric", "labels", "input", "actual_output", "decision", "adjudicator", "note"]
+
+
+def adjudicate(campaign: Campaign, *, metric: str | None = None, template: str | Path | None = None,
+               decisions: str | Path | None = None) -> Result:
+    """The ``calibrate adjudicate`` command: the cases annotators disagree on (and, with ``template``,
+    a CSV of them for the adjudicator to fill), or, with ``decisions``, the filled CSV recorded.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        A campaign read from its folder (decisions are kept there).
+    metric : str, optional
+        Only this metric.
+    template : str or Path, optional
+        Write the disagreements to this CSV (a file that exists is never replaced: it may hold an
+        adjudicator's work).
+    decisions : str or Path, optional
+        A filled template: its decisions become the cases' reference labels (earlier ones kept).
+
+    Returns
+    -------
+    Result
+        ``{"disagreements": [{"case_id", "metric", "labels", "decision"}]}`` (``.to_frame()``: one row
+        per case), or with ``decisions`` the counts ``{"new", "changed", "unchanged", "blank"}``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, pd.DataFrame(
+    ...     {"case_id": ["a", "a", "b", "b"], "metric": "f", "rater": ["x", "y", "x", "y"],
+    ...      "rater_kind": "human", "value": [1, 0, 1, 1]}))
+    >>> adjudicate(c).to_frame()[["case_id", "labels.x", "labels.y"]].values.tolist()
+    [['a', 1.0, 0.0]]
+    """
+    if metric is not None:
+        campaign.metric_names([metric])
+    if decisions is not None:
+        return Result(record_decisions(campaign, decisions), single_row)
+    found = disagreements(campaign, metric)
+    if template is not None:
+        if Path(template).exists():
+            raise FileExistsError(ParameterText("{template}: the file exists (it may hold an adjudicator's "
+                                                "decisions): choose another file", template=str(template)))
+        write_template(campaign, template, metric)
+    return Result({"disagreements": found}, records_frame("disagreements"))
 
 
 def disagreements(campaign: Campaign, metric: str | None = None) -> list[dict[str, Any]]:

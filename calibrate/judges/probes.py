@@ -30,6 +30,7 @@ from scipy import stats
 
 from calibrate.campaign import Campaign
 from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD
+from calibrate.base.results import Result
 
 __all__ = ["PROBES", "perturb", "run_probe", "EXPECTED", "PROBES_FOLDER"]
 
@@ -89,9 +90,36 @@ def _verdict(expected: str | None, change: dict[str, Any], n_changed: int) -> st
 
 
 def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None, n: int = 50, seed: int = 0,
-              policy=None, progress=None) -> dict[str, Any]:
+              policy=None, progress=None) -> Result:
     """Score ``n`` sampled cases and their perturbed copies with the campaign's judges; see the module
-    docstring. Returns ``{"probe", "n_cases", "judges": [...], "folder"}``."""
+    docstring.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        A campaign read from its folder, with ``cases.jsonl`` and ``[judges]``.
+    probe : {"order", "padding"}
+        ``order``: the retrieved contexts reversed; ``padding``: an irrelevant sentence added to the answer.
+    judges : list of str, optional
+        Only these judges of ``[judges]``.
+    n, seed : int
+        Cases sampled, and the sample's seed.
+    policy : CallPolicy, optional
+        Calls in flight, timeout and retries.
+    progress : callable, optional
+
+    Returns
+    -------
+    Result
+        ``{"probe", "n_cases", "folder", "run_id", "judges": [...]}``: per judge the ``mean_change`` of
+        its score with its interval, the share changed, the verdict flips and a ``finding``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign("my-campaign")                      # doctest: +SKIP
+    >>> calibrate.run_probe(c, probe="order", n=50).to_frame()           # doctest: +SKIP
+    """
     from calibrate.judges.runner import run_judges
     from calibrate.campaign import JUDGE_RATINGS_FILE
 
@@ -157,5 +185,5 @@ def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None
                   "verdict_flips": {"threshold": threshold, "k": flips, "share": flips / len(pairs)},
                   "finding": _verdict(expected, change, changed)}
         out.append(entry)
-    return {"campaign": campaign.name, "probe": probe, "n_cases": len(chosen), "seed": seed, "folder": str(folder),
-            "run_id": run["run_id"], "judges": out}
+    return Result({"campaign": campaign.name, "probe": probe, "n_cases": len(chosen), "seed": seed,
+                   "folder": str(folder), "run_id": run["run_id"], "judges": out})

@@ -38,6 +38,8 @@ from calibrate.judges.calls import CallPolicy, ClientPool, JudgeCallError, Usage
 from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
 from calibrate.judges.replies import JudgeReplyError, notes
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
+from calibrate.base.errors import ParameterText
+from calibrate.base.results import Result, records_frame
 
 __all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE", "STOP_AFTER"]
 
@@ -134,18 +136,21 @@ def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incom
         if incomplete and not skip_incomplete:
             listed = "; ".join(f"{cid}: {', '.join(fields)}" for cid, fields in list(incomplete.items())[:20])
             more = f" (and {len(incomplete) - 20} more)" if len(incomplete) > 20 else ""
-            problems.append(f"judge {spec.name} ({spec.library} {spec.metric}) needs {', '.join(spec.fields)}; "
-                            f"{len(incomplete)} case(s) lack some: {listed}{more}. Use --skip-incomplete to "
-                            "score the others")
+            problems.append(ParameterText(
+                "{_head}. Use {skip_incomplete} to score the others", skip_incomplete=True,
+                _head=f"judge {spec.name} ({spec.library} {spec.metric}) needs {', '.join(spec.fields)}; "
+                      f"{len(incomplete)} case(s) lack some: {listed}{more}"))
         skipped[spec.name] = sorted(incomplete)
         mine = _keyed(campaign, spec, repeats)
         same_family = sorted({t.case_id for t in mine if t.self_eval})
         if same_family and forbid_self_eval:
-            problems.append(f"judge {spec.name} is of the {spec.family} family, as the generator of "
-                            f"{len(same_family)} case(s): {', '.join(same_family[:20])} (--forbid-self-eval)")
+            problems.append(ParameterText(
+                "judge {_name} is of the {_family} family, as the generator of {_n} case(s): {_cases} "
+                "({forbid_self_eval})", _name=spec.name, _family=spec.family, _n=len(same_family),
+                _cases=", ".join(same_family[:20]), forbid_self_eval=True))
         tasks += mine
     if problems:
-        raise JudgeSetupError("\n".join(problems))
+        raise JudgeSetupError(ParameterText.join("\n", problems))
     return tasks, skipped
 
 
@@ -278,8 +283,9 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
                 if progress:
                     progress(len(done), len(tasks), "judging")
                 if strict and outcome.attempt.error:
-                    raise JudgeSetupError(f"--strict: judge {outcome.attempt.judge} failed on case "
-                                          f"{outcome.attempt.case_id}: {outcome.attempt.error}")
+                    raise JudgeSetupError(ParameterText(
+                        "{strict}: judge {_judge} failed on case {_case}: {_error}", strict=True,
+                        _judge=outcome.attempt.judge, _case=outcome.attempt.case_id, _error=outcome.attempt.error))
             start_next(len(finished))
     finally:
         for future in running:   # the ratings in flight when the run ends early stay unscored
@@ -358,7 +364,7 @@ def _errors(attempts: list[Attempt]) -> list[dict[str, Any]]:
 def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: CallPolicy | None = None,
                repeats: int = 1, use_cache: bool = True, skip_incomplete: bool = False,
                forbid_self_eval: bool = False, strict: bool = False, stop_after: int = STOP_AFTER,
-               progress: ProgressCallback | None = None) -> dict[str, Any]:
+               progress: ProgressCallback | None = None) -> Result:
     """Score the campaign's cases with its declared judges; see the module docstring.
 
     Parameters
@@ -396,6 +402,12 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
         Another run holds the campaign folder.
     calibrate.base.errors.StoreError
         The store is damaged, locked, read-only or on a full disk.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign("my-campaign")     # [judges] and [models] in its campaign.toml  # doctest: +SKIP
+    >>> calibrate.run_judges(c).to_frame()[["judge", "scored", "failed"]]                          # doctest: +SKIP
     """
     if campaign.path is None:
         raise JudgeSetupError("judging needs a campaign folder (load_campaign), where the ratings are stored")
@@ -469,5 +481,5 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     ratings = [{"case_id": a.case_id, "metric": a.metric, "judge": a.judge, "repeat": a.repeat, "value": a.value,
                 "error": a.error, "reason": a.reason, "details": a.details, "from_cache": from_cache}
                for from_cache, found in ((False, attempts), (True, cached.values())) for a in found]
-    return {"run_id": run_id, "seconds": seconds, "judges": summary, "stopped": stops, "exported": exported,
-            "ratings": ratings}
+    return Result({"run_id": run_id, "seconds": seconds, "judges": summary, "stopped": stops, "exported": exported,
+                   "ratings": ratings}, records_frame("judges"))

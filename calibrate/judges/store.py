@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from calibrate.base.results import Result, single_row
 from calibrate.base.sqlite_store import now, open_store
 
-__all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key", "move_aside"]
+__all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key", "move_aside", "clear_judge_cache"]
 
 STORE_NAME = "judge_ratings.sqlite"
 KEY_VERSION = "v1"
@@ -254,3 +255,45 @@ def move_aside(path: str | Path) -> Path:
         if source.exists():
             source.rename(target.with_name(target.name + suffix))
     return target
+
+
+def clear_judge_cache(campaign_folder: str | Path) -> Result:
+    """The ``calibrate cache clear`` command: delete every stored judge attempt of the campaign, so the
+    next run scores everything again. A damaged store is moved aside (kept beside it, renamed), not
+    deleted.
+
+    Parameters
+    ----------
+    campaign_folder : str or Path
+
+    Returns
+    -------
+    Result
+        ``{"store", "deleted", "moved_to", "problem"}``: ``deleted`` is None when there was no store or
+        it was moved aside (``moved_to``, with the ``problem`` found).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> clear_judge_cache(tempfile.mkdtemp())["deleted"] is None
+    True
+    """
+    from calibrate.base.errors import StoreError
+    from calibrate.base.files import holding
+
+    path = Path(campaign_folder) / STORE_NAME
+    doc: dict[str, Any] = {"store": str(path), "deleted": None, "moved_to": None, "problem": None}
+    if not path.is_file():
+        return Result(doc, single_row)
+    with holding(campaign_folder, "calibrate cache clear"):
+        try:
+            store = JudgeStore(path)
+        except StoreError as exc:
+            if exc.kind not in ("damaged", "unreadable"):
+                raise
+            return Result(doc | {"moved_to": str(move_aside(path)), "problem": exc.problem}, single_row)
+        try:
+            doc["deleted"] = store.clear()
+        finally:
+            store.close()
+    return Result(doc, single_row)

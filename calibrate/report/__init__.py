@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from calibrate.base.errors import FileError
+from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
 from calibrate.report.format import (fmt_estimate, fmt_estimate_html, fmt_interval, fmt_number, fmt_rate,
                                      undefined_notes)
@@ -127,12 +127,21 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
     ------
     calibrate.base.errors.FileError
         A file cannot be written (a full disk, a read-only folder): every earlier report is kept whole.
+
+    Examples
+    --------
+    >>> import calibrate, tempfile
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> stats, recommendations = calibrate.stats_and_recommendations(c, judges=["Olz-gpt4o"], n_boot=0)
+    >>> sorted(calibrate.write_report(stats, recommendations, tempfile.mkdtemp()))
+    ['html', 'json', 'md']
     """
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FileError(out, f"cannot be made ({exc.strerror})", "choose a writable place with --out") from None
+        raise FileError(out, f"cannot be made ({exc.strerror})", ParameterText("choose a writable place with {out_dir}",
+                                                                                   out_dir=NO_VALUE)) from None
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
     document: dict[str, Any] = {"stats": stats, "recommendations": recommendations, "manifest": stats["manifest"],
                                 "judge_runs": judge_runs or [], "audits": audits or [],

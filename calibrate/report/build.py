@@ -11,11 +11,12 @@ from typing import Any
 from calibrate.analysis.agreement import ProgressCallback, stats_and_recommendations
 from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.versus import judge_matrix
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, load_campaign
 from calibrate.campaign.reference import find_judge
 from calibrate.judges.store import STORE_NAME, JudgeStore
 from calibrate.report import write_report
 from calibrate.review.audit import audit_judges
+from calibrate.demo import DEMO_AUDIT, DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
 from calibrate.stats import N_BOOT
 
 
@@ -88,9 +89,54 @@ def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tup
     -------
     (dict, dict)
         The documents, and ``{"html": path, "md": path, "json": path}``.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    out_dir : str or Path
+        Where the report goes (made if missing; earlier files are replaced whole, never half-written).
+    **options
+        ``by``, ``seed``, ``n_boot``, ``audits`` and ``progress``, as :func:`report_documents` takes them.
+
+    Examples
+    --------
+    >>> import calibrate, tempfile
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> documents, paths = calibrate.build_report(c, tempfile.mkdtemp(), n_boot=0)
+    >>> sorted(paths), len(documents["recommendations"])
+    (['html', 'json', 'md'], 9)
     """
     documents = report_documents(campaign, **options)
     return documents, write_documents(documents, out_dir)
+
+
+def demo_report(out_dir: str | Path = "calibrate-demo", *, seed: int = 0, n_boot: int = N_BOOT,
+                progress: ProgressCallback | None = None) -> tuple[dict[str, Any], dict[str, Path]]:
+    """The ``calibrate demo`` command: :func:`build_report` on the embedded demo campaign (TREC DL
+    2023: NIST assessors and nine LLM judges), sliced by question type, with its judge-upgrade audit.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Where the report goes.
+    seed, n_boot, progress
+        As for :func:`report_documents`.
+
+    Returns
+    -------
+    (dict, dict)
+        The documents, and ``{"html": path, "md": path, "json": path}``.
+
+    Examples
+    --------
+    >>> import calibrate, tempfile
+    >>> documents, paths = calibrate.demo_report(tempfile.mkdtemp(), n_boot=0)
+    >>> sorted(paths), [(a["old"]["judge"], a["new"]["judge"]) for a in documents["audits"]]
+    (['html', 'json', 'md'], [('RMITIR-llama70B', 'RMITIR-GPT4o')])
+    """
+    campaign = load_campaign(demo_campaign_path(), out_of_scale=DEMO_OUT_OF_SCALE)
+    return build_report(campaign, out_dir, by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,),
+                        progress=progress)
 
 
 def write_documents(documents: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:

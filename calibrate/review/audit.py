@@ -31,6 +31,8 @@ from calibrate.campaign.reference import JudgeScores, find_judge, human_referenc
 from calibrate.stats import N_BOOT
 from calibrate.stats.bootstrap import bca_interval
 from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
+from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.results import Result
 
 __all__ = ["audit_judges", "AUDIT_STATISTICS", "find_judge"]
 
@@ -56,7 +58,7 @@ def _text(case: dict | None) -> dict[str, str]:
 
 def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin: float = 0.05,
                  statistic: str = "spearman", seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
-                 n_listed: int = 20, progress: ProgressCallback | None = None) -> dict[str, Any]:
+                 n_listed: int = 20, progress: ProgressCallback | None = None) -> Result:
     """Compare judge ``new`` with judge ``old`` against the humans on ``metric``; see the module docstring.
 
     Parameters
@@ -90,13 +92,15 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     ('non-inferior', 0.106)
     """
     if statistic not in AUDIT_STATISTICS:
-        raise ValueError(f"--statistic {statistic}: one of {', '.join(AUDIT_STATISTICS)}")
+        raise ValueError(ParameterText("{statistic}: one of {_known}", statistic=statistic,
+                                       _known=", ".join(AUDIT_STATISTICS)))
     if not margin >= 0:
-        raise ValueError(f"--margin {margin}: expected a non-negative number")
+        raise ValueError(ParameterText("{margin}: expected a non-negative number", margin=margin))
     campaign.metric_names([metric])
     old_scores, new_scores = find_judge(campaign, metric, old), find_judge(campaign, metric, new)
     if old_scores.name == new_scores.name:
-        raise ValueError(f"--old and --new both name {old_scores.name}: an audit compares two judges or two runs")
+        raise ValueError(ParameterText("{old} and {new} both name {_name}: an audit compares two judges or two runs",
+                                       old=NO_VALUE, new=NO_VALUE, _name=old_scores.name))
     spec = campaign.metrics[metric]
     rule = default_rule(spec)
     ref = human_reference(campaign, metric)
@@ -109,7 +113,7 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     if universe.size < 2:
         doc["decision"] = {"decision": "inconclusive", "exit_code": 1,
                            "reason": f"{universe.size} labelled case(s) rated by both judges: nothing to compare"}
-        return doc
+        return Result(doc)
     bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=f"{metric}: {old} vs {new}")
     results = [r.result(confidence, seed, 0, full=False) for r in runs]
     for key, result in zip(("old", "new"), results):
@@ -122,7 +126,7 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     doc["manifest"] = build_manifest(campaign, command="audit", metric=metric, old=old_scores.name,
                                      new=new_scores.name, margin=margin, statistic=statistic, seed=seed,
                                      n_boot=n_boot, confidence=confidence)
-    return doc
+    return Result(doc)
 
 
 def _changes(runs: list[JudgeRun], results: list[dict], seed: int, confidence: float) -> dict[str, Any]:

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from calibrate.analysis.agreement import ProgressCallback, Rule, compute_stats, recommend_thresholds
 from calibrate.campaign import Campaign
 from calibrate.base.manifest import build_manifest
 from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
+from calibrate.base.results import Result
 
 __all__ = ["GateRules", "run_gate", "DEFAULT_MIN_LABELS"]
 
@@ -46,6 +46,17 @@ class GateRules:
 
     Every value is checked where it enters: a NaN, an infinity or a value out of its range is a
     ``ValueError`` naming the parameter.
+
+    Parameters
+    ----------
+    min_labels : int
+        Human labels a judge needs on a metric.
+    min_spearman, min_kappa : float, optional
+        Floors on the one-sided lower bounds of Spearman's rho and of the pass/fail kappa.
+    max_false_pass : float, optional
+        Ceiling on the false-pass rate at the rule's threshold (default: the metric's own ceiling).
+    forbid_self_eval : bool
+        Refuse a judge of the generator's own model family.
 
     Examples
     --------
@@ -152,8 +163,27 @@ def _false_pass(rec: dict, ceiling: float, level: float) -> tuple[str | None, di
 
 def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None = None,
              judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
-             progress: ProgressCallback | None = None) -> dict[str, Any]:
+             progress: ProgressCallback | None = None) -> Result:
     """Check every (metric, judge) against ``rules``; ``passed`` is false when any reason is listed.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    rules : GateRules
+    metrics, judges : list of str, optional
+        Only these metrics / judges.
+    seed, n_boot : int
+        Bootstrap seed and resamples.
+    confidence : float
+        Two-sided level of the intervals shown (the floors use one-sided bounds at ``(1 + confidence) / 2``).
+    progress : callable, optional
+        Called as ``progress(done, total, label)``.
+
+    Returns
+    -------
+    Result
+        The ``calibrate gate --json`` document: ``passed``, the ``rules`` and ``defaults`` applied, and a
+        check per metric and judge with its ``reasons``; ``doc["passed"]`` is what the exit code says.
 
     Examples
     --------
@@ -220,8 +250,9 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
                            "false_pass_ceiling": ceiling, "threshold": rec.get("threshold"),
                            "false_pass_rate": false_pass,
                            "bottom_decile": {k: v for k, v in decile.items() if k != "cases"}})
-    return {"campaign": campaign.name, "passed": bool(checks) and all(c["passed"] for c in checks),
-            "rules": rules.describe(), "defaults": defaults, "checks": checks, "confidence": confidence,
-            "n_boot": n_boot,
-            "manifest": build_manifest(campaign, command="gate", seed=seed, n_boot=n_boot, confidence=confidence,
-                                       rules=rules.__dict__, metrics=metrics, judges=judges)}
+    return Result({"campaign": campaign.name, "passed": bool(checks) and all(c["passed"] for c in checks),
+                   "rules": rules.describe(), "defaults": defaults, "checks": checks, "confidence": confidence,
+                   "n_boot": n_boot,
+                   "manifest": build_manifest(campaign, command="gate", seed=seed, n_boot=n_boot,
+                                              confidence=confidence, rules=rules.__dict__, metrics=metrics,
+                                              judges=judges)})

@@ -33,12 +33,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
 from calibrate.campaign import SAMPLES_FOLDER, Campaign
 from calibrate.base.files import write_all
 from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
+from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.results import Result
 
-__all__ = ["draw_sample", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES"]
+__all__ = ["draw_sample", "sample_cases", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES"]
 
 Strategy = Literal["random", "stratified", "threshold", "disagreement", "neyman"]
 STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman")
@@ -48,10 +51,61 @@ MIN_PILOT_LABELS = 2
 
 @dataclass(frozen=True)
 class Sample:
+    """Cases drawn for humans to label, each with its stratum and inclusion probability, and the design."""
+
     case_ids: list[str]
     strata: list[str]
     inclusion_probability: list[float]
     design: dict[str, Any]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per case drawn: ``case_id``, ``stratum``, ``inclusion_probability``."""
+        return pd.DataFrame({"case_id": self.case_ids, "stratum": self.strata,
+                             "inclusion_probability": self.inclusion_probability})
+
+    def default_name(self) -> str:
+        """The name ``calibrate sample`` gives it: the strategy (and a Neyman series' phase) and seed."""
+        strategy, seed = self.design["strategy"], self.design.get("seed")
+        name = f"{strategy}-{self.design.get('phase', '')}-{seed}" if strategy == "neyman" else f"{strategy}-{seed}"
+        return name.replace("--", "-")
+
+
+def sample_cases(campaign: Campaign, n: int, *, name: str | None = None, **design: Any) -> Result:
+    """The ``calibrate sample`` command: :func:`draw_sample`, then :func:`write_sample` into the
+    campaign's ``samples/`` (a sample already drawn is never replaced).
+
+    Parameters
+    ----------
+    campaign : Campaign
+        A campaign read from its folder.
+    n : int
+        Cases to draw.
+    name : str, optional
+        The sample's name (default: its strategy and seed, e.g. ``random-0``).
+    **design
+        The design: ``strategy``, ``by``, ``seed``, ... as :func:`draw_sample` takes them.
+
+    Returns
+    -------
+    Result
+        ``{"file", "design", "case_ids"}``; ``.to_frame()`` gives each case with its stratum and
+        inclusion probability.
+
+    Examples
+    --------
+    >>> import calibrate, shutil, tempfile
+    >>> folder = shutil.copytree(calibrate.demo_campaign_path(), tempfile.mkdtemp() + "/demo")
+    >>> doc = calibrate.sample_cases(calibrate.load_campaign(folder), 20, strategy="stratified",
+    ...                              by="question_type", include_labelled=True)
+    >>> doc["file"].endswith("stratified-0.csv"), len(doc.to_frame())
+    (True, 20)
+    """
+    if campaign.path is None:
+        raise ValueError("sampling needs a campaign folder: the sample is written into it")
+    drawn = draw_sample(campaign, n, **design)
+    path = write_sample(campaign.path, drawn, name or drawn.default_name())
+    return Result({"file": str(path), "design": drawn.design, "case_ids": drawn.case_ids},
+                  lambda _: drawn.to_frame())
 
 
 def _apportion(shares: np.ndarray, n: int, caps: np.ndarray) -> np.ndarray:
@@ -130,8 +184,8 @@ def chosen_judge(campaign: Campaign, metric: str | None, name: str | None):
         raise ValueError(f"metric {metric}: no judge scores in the campaign (run calibrate judge first)")
     if name is None:
         if len(judges) > 1:
-            raise ValueError(f"metric {metric} has several judges: choose one with --judge "
-                             f"({', '.join(j.name for j in judges)})")
+            raise ValueError(ParameterText("metric {_metric} has several judges: choose one with {judge} ({_names})",
+                                           _metric=metric, judge=NO_VALUE, _names=", ".join(j.name for j in judges)))
         return metric, judges[0]
     return metric, find_judge(campaign, metric, name)
 
@@ -139,11 +193,12 @@ def chosen_judge(campaign: Campaign, metric: str | None, name: str | None):
 def chosen_metric(campaign: Campaign, metric: str | None) -> str:
     if metric is None:
         if len(campaign.metrics) > 1:
-            raise ValueError(f"this design reads judge scores: choose a metric with --metric "
-                             f"({', '.join(sorted(campaign.metrics))})")
+            raise ValueError(ParameterText("this design reads judge scores: choose a metric with {metric} ({_names})",
+                                           metric=NO_VALUE, _names=", ".join(sorted(campaign.metrics))))
         return next(iter(campaign.metrics))
     if metric not in campaign.metrics:
-        raise ValueError(f"--metric {metric}: the campaign declares {', '.join(sorted(campaign.metrics))}")
+        raise ValueError(ParameterText("{metric}: the campaign declares {_names}", metric=metric,
+                                       _names=", ".join(sorted(campaign.metrics))))
     return metric
 
 
@@ -184,6 +239,12 @@ def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by
     n_strata : int
         ``neyman``: score strata (quantiles of the judge's score).
 
+    Returns
+    -------
+    Sample
+        The cases with their strata and inclusion probabilities, and the design (``.to_frame()``;
+        :func:`write_sample` keeps it in the campaign).
+
     Examples
     --------
     >>> import pandas as pd
@@ -210,11 +271,11 @@ def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by
         pool = sorted(c for c in campaign.cases if include_labelled or c not in labelled)
         if strategy == "stratified":
             if not by:
-                raise ValueError("the stratified strategy needs --by METADATA_KEY")
+                raise ValueError(ParameterText("the stratified strategy needs {by} METADATA_KEY", by=NO_VALUE))
             missing = [c for c in pool if by not in (campaign.cases[c].get("metadata") or {})]
             if missing:
-                raise ValueError(f"--by {by}: {len(missing)} case(s) have no metadata.{by}, e.g. "
-                                 f"{', '.join(missing[:5])}")
+                raise ValueError(ParameterText("{by}: {_n} case(s) have no metadata.{_by}, e.g. {_cases}", by=by,
+                                               _n=len(missing), _by=by, _cases=", ".join(missing[:5])))
             strata = [str(campaign.cases[c]["metadata"][by]) for c in pool]
             extra["allocation"] = allocation
         else:
@@ -255,8 +316,8 @@ def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by
     else:
         return _neyman(campaign, n, metric=metric, judge=judge, seed=seed, n_strata=n_strata)
     if n < 1 or n > len(pool):
-        raise ValueError(f"--n {n}: {len(pool)} case(s) can be sampled"
-                         + ("" if include_labelled else f" ({len(labelled)} already labelled, left out)"))
+        raise ValueError(ParameterText("{n}: {_n} case(s) can be sampled{_note}", n=n, _n=len(pool),
+                                       _note="" if include_labelled else f" ({len(labelled)} already labelled, left out)"))
     names, inverse = np.unique(np.array(strata), return_inverse=True)
     sizes = np.bincount(inverse, minlength=names.size)
     counts = allocate(names, sizes)
@@ -294,8 +355,9 @@ def recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float:
     doc = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[judge], n_boot=0)
     found = [r["threshold"] for r in doc["recommendations"] if r.get("threshold") is not None]
     if not found:
-        raise ValueError(f"judge {judge} on {metric}: no recommended threshold yet under the rule "
-                         f"({rule.describe()}); give one with --threshold")
+        raise ValueError(ParameterText("{_head}; give one with {threshold}", threshold=NO_VALUE,
+                                       _head=f"judge {judge} on {metric}: no recommended threshold yet under "
+                                             f"the rule ({rule.describe()})"))
     return float(found[0])
 
 
@@ -324,7 +386,7 @@ def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None
     position = {c: i for i, c in enumerate(ids)}
     already = np.bincount([stratum[position[c]] for c in drawn if c in position], minlength=names.size)
     if n > len(pool):
-        raise ValueError(f"--n {n}: {len(pool)} scored case(s) are left to sample")
+        raise ValueError(ParameterText("{n}: {_n} scored case(s) are left to sample", n=n, _n=len(pool)))
     design = {"strategy": "neyman", "n": n, "seed": seed, "metric": metric, "judge": scores.name,
               "edges": edges, "series": series, "population": len(ids)}
     if not series:
@@ -358,7 +420,8 @@ def write_sample(folder: Path, sample: Sample, name: str) -> Path:
     design); an existing sample of that name is never replaced."""
     target = Path(folder) / SAMPLES_FOLDER / f"{name}.csv"
     if target.exists():
-        raise FileExistsError(f"{target} exists: choose another --name (a sample already drawn is kept)")
+        raise FileExistsError(ParameterText("{_target} exists: choose another {name} (a sample already drawn is kept)",
+                                            _target=target, name=NO_VALUE))
     target.parent.mkdir(exist_ok=True)
     table = io.StringIO()
     writer = csv.writer(table)

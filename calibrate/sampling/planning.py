@@ -35,6 +35,8 @@ from calibrate.campaign.reference import human_reference
 from calibrate.sampling.designs import chosen_judge, chosen_metric, recommended_threshold
 from calibrate.stats.intervals import normal_quantile
 from calibrate.stats.strata import score_edges, score_strata
+from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.results import Result, records_frame
 
 __all__ = ["plan_labels", "trials_for_rate", "labels_for_rate", "labels_for_false_pass_rate", "labels_for_kappa",
            "stratified_labels", "MIN_PLANNED_LABELS"]
@@ -129,7 +131,7 @@ def _weighted_var(values: np.ndarray, weights: np.ndarray) -> float:
 def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | None = None, width: float = 0.1,
                 confidence: float = 0.95, n_strata: int = 5, threshold: float | None = None,
                 pass_rate: float | None = None, false_pass_rate: float | None = None,
-                kappa: float | None = None) -> dict[str, Any]:
+                kappa: float | None = None) -> Result:
     """Labels needed for a ``width``-wide interval on the human pass rate, a judge's false-pass rate and
     its pass/fail kappa, per design; see the module docstring.
 
@@ -148,6 +150,12 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     pass_rate, false_pass_rate, kappa : float, optional
         Stated assumptions, in place of the campaign's figures.
 
+    Returns
+    -------
+    Result
+        The ``calibrate plan --json`` document; ``.to_frame()`` gives one row per statistic with the
+        labels each design needs.
+
     Examples
     --------
     >>> import calibrate
@@ -158,14 +166,14 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     """
 
     if not 0 < width < 2:
-        raise ValueError(f"--width {width}: expected the full width of the interval, between 0 and 2")
+        raise ValueError(ParameterText("{width}: expected the full width of the interval, between 0 and 2", width=width))
     if not 0 < confidence < 1:
-        raise ValueError(f"--confidence {confidence}: expected a level between 0 and 1")
-    for name, value in (("pass-rate", pass_rate), ("false-pass-rate", false_pass_rate)):
+        raise ValueError(ParameterText("{confidence}: expected a level between 0 and 1", confidence=confidence))
+    for name, value in (("pass_rate", pass_rate), ("false_pass_rate", false_pass_rate)):
         if value is not None and not 0 < value < 1:
-            raise ValueError(f"--{name} {value}: expected a rate between 0 and 1")
+            raise ValueError(ParameterText(f"{{{name}}}: expected a rate between 0 and 1", **{name: value}))
     if kappa is not None and not -1 < kappa < 1:
-        raise ValueError(f"--kappa {kappa}: expected a value between -1 and 1")
+        raise ValueError(ParameterText("{kappa}: expected a value between -1 and 1", kappa=kappa))
     metric = chosen_metric(campaign, metric)
     has_judges = bool(((campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "judge")).any())
     scores = chosen_judge(campaign, metric, judge)[1] if has_judges else None
@@ -226,7 +234,8 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     p_data = float(np.average(data["passes"], weights=w)) if data else (float(ref.passes.mean()) if ref.case_ids.size else None)
     p = pass_rate if pass_rate is not None else p_data
     if p is None:
-        raise ValueError(f"metric {metric}: no human labels yet; state the expected pass rate with --pass-rate")
+        raise ValueError(ParameterText("metric {_metric}: no human labels yet; state the expected pass rate with {pass_rate}",
+                                       _metric=metric, pass_rate=NO_VALUE))
     row("human pass rate", p, "assumed" if pass_rate is not None else "campaign",
         by_design(labels_for_rate(p, width, confidence), data["passes"] if data and pass_rate is None else None, 1.0))
     # the judge's false-pass rate at its threshold, and its pass/fail kappa
@@ -265,4 +274,4 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
             f"at threshold {threshold:g}; kappa measures the judge itself: its scores do not stratify it")
     else:
         out["notes"].append("kappa: no judge verdicts to read it from; state it with --kappa (and --pass-rate)")
-    return out
+    return Result(out, records_frame("statistics"))

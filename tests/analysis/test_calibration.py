@@ -52,11 +52,11 @@ def test_the_map_is_scikit_learns_isotonic_regression(fitted):
     fit = fit_calibration(campaign, metric="faithfulness", judge="confident")
     reference = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(confident, human)
     new = np.linspace(-0.2, 1.2, 57)
-    assert fit["map"].predict(new) == pytest.approx(reference.predict(new), abs=1e-12)
+    assert fit.map.predict(new) == pytest.approx(reference.predict(new), abs=1e-12)
     # a judge whose lower scores are better: the map runs the other way
     fit = fit_calibration(campaign, metric="faithfulness", judge="distance")
     reference = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip", increasing=False).fit(distance, human)
-    assert fit["map"].predict(new) == pytest.approx(reference.predict(new), abs=1e-12)
+    assert fit.map.predict(new) == pytest.approx(reference.predict(new), abs=1e-12)
 
 
 def test_cross_validated_brier_ece_and_reliability(fitted):

@@ -155,7 +155,7 @@ def test_repeats_are_distinct_entries_and_runs(tmp_path, server):
 def test_strict_stops_at_the_first_failure(tmp_path, server):
     folder = campaign(tmp_path, server.url, make_cases(3))
     server.inject("Fact 0 is true.", "malformed", times=5)
-    with pytest.raises(JudgeSetupError, match="--strict"):
+    with pytest.raises(JudgeSetupError, match="strict=True"):
         run_judges(load_campaign(folder), strict=True, policy=CallPolicy(concurrency=1))
 
 

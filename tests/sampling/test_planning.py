@@ -88,9 +88,9 @@ def test_stated_assumptions_plan_without_labels_and_bad_values_are_refused(tmp_p
     assert rows["human pass rate"]["source"] == "assumed" and rows["human pass rate"]["labels_saved"] is None
     assert rows["pass/fail kappa"]["labels"]["random"] > 381
     assert any("false-pass" in n for n in doc["notes"])
-    with pytest.raises(ValueError, match="--pass-rate 1.5"):
+    with pytest.raises(ValueError, match="pass_rate=1.5"):
         plan_labels(c, pass_rate=1.5)
-    with pytest.raises(ValueError, match="--width"):
+    with pytest.raises(ValueError, match="width="):
         plan_labels(c, width=0)
 
 

@@ -45,7 +45,7 @@ def test_stratified_is_proportional_with_every_stratum_present(tmp_path):
     assert {(k, p) for k, p in zip(s.strata, s.inclusion_probability)} == {
         ("how", 6 / 58), ("what", 3 / 30), ("why", 1 / 10)}
     assert _allocate(np.array([98, 1, 1]), 10).tolist() == [8, 1, 1]
-    with pytest.raises(ValueError, match="needs --by"):
+    with pytest.raises(ValueError, match="needs by"):
         draw_sample(c, 10, strategy="stratified")
     with pytest.raises(ValueError, match="case\\(s\\) can be sampled"):
         draw_sample(c, 99)

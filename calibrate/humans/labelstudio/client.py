@@ -22,6 +22,8 @@ from calibrate.campaign import Campaign
 from calibrate.humans.labelstudio.interface import PER_ITEM, TEMPLATES, Interface, build_interface, task_data
 from calibrate.humans.labelstudio.labels import read_export, shape_problems
 from calibrate.humans.labelstudio.store import LabelStore
+from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.results import Result, single_row
 
 __all__ = ["push", "pull", "pull_file", "LabelStudioError", "connect"]
 
@@ -35,10 +37,10 @@ class LabelStudioError(RuntimeError):
 def connect(url: str | None, api_key: str | None):
     """A Label Studio SDK client, or :class:`LabelStudioError` naming what is missing."""
     if not url:
-        raise LabelStudioError("no Label Studio URL: pass --url or set LABEL_STUDIO_URL")
+        raise LabelStudioError(ParameterText("no Label Studio URL: pass {url} or set LABEL_STUDIO_URL", url=NO_VALUE))
     if not api_key:
-        raise LabelStudioError("no Label Studio API key: pass --api-key or set LABEL_STUDIO_API_KEY "
-                               "(a legacy token or a personal access token)")
+        raise LabelStudioError(ParameterText("no Label Studio API key: pass {api_key} or set LABEL_STUDIO_API_KEY "
+                                             "(a legacy token or a personal access token)", api_key=NO_VALUE))
     from label_studio_sdk import LabelStudio
 
     return LabelStudio(base_url=url.rstrip("/"), api_key=api_key, timeout=120)
@@ -98,7 +100,7 @@ def _predictions(campaign: Campaign, interface: Interface, judge: str, threshold
 
 def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: list[str] | None = None,
          overlap: float = 0.0, annotators_per_overlap: int = 2, show_judge: str | None = None,
-         show_threshold: float = 0.5, case_ids: list[str] | None = None) -> dict[str, Any]:
+         show_threshold: float = 0.5, case_ids: list[str] | None = None) -> Result:
     """Create the campaign's project (or update its interface), and import the cases it lacks.
 
     Pushing again adds only cases whose id is not in the project yet: never a duplicate task. Judge
@@ -107,15 +109,46 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
     it, and every later statistic warns that the labels may be anchored on it. ``overlap`` is the
     share of tasks that go to ``annotators_per_overlap`` annotators. ``case_ids`` (a sample) limits
     the cases pushed.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        A campaign read from its folder, with ``cases.jsonl``.
+    url, api_key : str
+        Label Studio's address and a legacy or personal access token (never stored).
+    metrics : list of str, optional
+        Only these metrics get a labeling control.
+    overlap : float
+        Share of tasks that go to several annotators.
+    annotators_per_overlap : int
+    show_judge : str, optional
+        Pre-fill the new tasks with this judge's ratings (not blind).
+    show_threshold : float
+        With ``show_judge``: the score from which a binary metric is pre-filled as pass.
+    case_ids : list of str, optional
+        Push only these cases (a sample).
+
+    Returns
+    -------
+    Result
+        ``{"url", "project_id", "created", "metrics", "tasks_added", "tasks_already_there", ...}``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign("my-campaign")                      # doctest: +SKIP
+    >>> calibrate.push_to_label_studio(c, url="http://127.0.0.1:8080", api_key="...")["tasks_added"]  # doctest: +SKIP
     """
     if campaign.path is None or not campaign.cases:
         raise LabelStudioError("pushing needs a campaign folder with cases.jsonl")
     if not 0 <= overlap <= 1:
-        raise LabelStudioError(f"--overlap is a share of tasks between 0 and 1, not {overlap}")
+        raise LabelStudioError(ParameterText("{overlap} is a share of tasks between 0 and 1, not {_value}",
+                                             overlap=NO_VALUE, _value=overlap))
     interface = build_interface(campaign, metrics)
     if show_judge is not None and show_judge not in set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge",
                                                                               "rater"]):
-        raise LabelStudioError(f"--show-judge {show_judge}: no judge of that name has ratings in the campaign")
+        raise LabelStudioError(ParameterText("{show_judge}: no judge of that name has ratings in the campaign",
+                                             show_judge=show_judge))
     chosen = set(case_ids or ())
     predictions, not_shown = (_predictions(campaign, interface, show_judge, show_threshold) if show_judge
                               else ({}, []))
@@ -152,17 +185,17 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
                if case_id not in existing and (case_ids is None or case_id in chosen)]
         for start in range(0, len(new), IMPORT_BATCH):
             _call("import tasks", client.projects.import_tasks, id=project.id, request=new[start:start + IMPORT_BATCH])
-        return {"url": url, "project_id": project.id, "created": created, "metrics": sorted(interface.metrics),
+        return Result({"url": url, "project_id": project.id, "created": created, "metrics": sorted(interface.metrics),
                 "tasks_added": len(new), "tasks_already_there": len(existing), "overlap": overlap,
                 "shown_judge": shown, "pre_annotated": sum("predictions" in t for t in new),
-                "not_pre_annotated_metrics": not_shown}
+                "not_pre_annotated_metrics": not_shown}, single_row)
     finally:
         store.close()
 
 
 def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics: list[str] | None,
           users: dict[int, str], shown_judge: str | None = None, adjudicators: list[str] | None = None, *,
-          whole: bool) -> dict[str, Any]:
+          whole: bool) -> Result:
     """Read ``tasks`` (an export of ``source``) into the label store and export the current labels;
     ``whole``: the tasks are the whole project, so a label no longer there was deleted."""
     interface = build_interface(campaign, metrics)
@@ -170,8 +203,9 @@ def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics:
     deciders = set(adjudicators or ())
     annotators = {label.annotator for label in reading.labels}
     if deciders - annotators:
-        raise LabelStudioError(f"--adjudicator {', '.join(sorted(deciders - annotators))}: no label of theirs in "
-                               f"the project (annotators: {', '.join(sorted(annotators))})")
+        raise LabelStudioError(ParameterText("{adjudicators}: no label of theirs in the project (annotators: {_known})",
+                                             adjudicators=", ".join(sorted(deciders - annotators)),
+                                             _known=", ".join(sorted(annotators))))
     decisions = [{"case_id": l.case_id, "metric": l.metric, "value": l.value, "adjudicator": l.annotator,
                   "note": "decided in Label Studio"} for l in reading.labels if l.annotator in deciders]
     # an adjudicator's labels are decisions (the reference label of their cases), not annotations; one
@@ -186,17 +220,40 @@ def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics:
         exported = store.export()
     finally:
         store.close()
-    return {"pull_id": pull_id, "source": source, "tasks": reading.tasks, "annotations": reading.annotations,
-            "cancelled": reading.cancelled, "drafts": reading.drafts, "labels": len(reading.labels),
-            "unlabelled_metrics": reading.unlabelled_metrics, "replaced": reading.replaced, **counts,
-            "ratings_written": exported, "shown_judge": shown_judge,
-            "decisions": append_decisions(campaign.path, decisions, source=source) if decisions else None}
+    return Result({"pull_id": pull_id, "source": source, "tasks": reading.tasks, "annotations": reading.annotations,
+                   "cancelled": reading.cancelled, "drafts": reading.drafts, "labels": len(reading.labels),
+                   "unlabelled_metrics": reading.unlabelled_metrics, "replaced": reading.replaced, **counts,
+                   "ratings_written": exported, "shown_judge": shown_judge,
+                   "decisions": append_decisions(campaign.path, decisions, source=source) if decisions else None},
+                  single_row)
 
 
 def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
-         adjudicators: list[str] | None = None) -> dict[str, Any]:
+         adjudicators: list[str] | None = None) -> Result:
     """Read every annotation of the campaign's project through the API. The labels of
-    ``adjudicators`` become decisions (``calibrate adjudicate``), not annotators' ratings."""
+    ``adjudicators`` become decisions (``calibrate adjudicate``), not annotators' ratings.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        A campaign read from its folder, pushed before.
+    url, api_key : str
+        As for :func:`push`.
+    adjudicators : list of str, optional
+        Annotators whose labels are decisions on disagreements.
+
+    Returns
+    -------
+    Result
+        ``{"annotations", "tasks", "labels", "new", "changed", "unchanged", "withdrawn", ...}``: every
+        label kept as a revision, the current ones in ``labelstudio_ratings.csv``.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign("my-campaign")                      # doctest: +SKIP
+    >>> calibrate.pull_from_label_studio(c, url="http://127.0.0.1:8080", api_key="...")["new"]  # doctest: +SKIP
+    """
     if campaign.path is None:
         raise LabelStudioError("pulling needs a campaign folder")
     client = connect(url, api_key)
@@ -212,9 +269,32 @@ def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
 
 
 def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
-              adjudicators: list[str] | None = None) -> dict[str, Any]:
+              adjudicators: list[str] | None = None) -> Result:
     """Read a Label Studio JSON export file (for users without API access). Annotators are named
-    ``ls-user-ID`` unless the file names them."""
+    ``ls-user-ID`` unless the file names them.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        A campaign read from its folder.
+    path : str or Path
+        The JSON export (Label Studio's "Export" -> JSON).
+    url : str, optional
+        The Label Studio it came from, to name its source as a pull through the API would.
+    adjudicators : list of str, optional
+        As for :func:`pull`.
+
+    Returns
+    -------
+    Result
+        As :func:`pull`; labels of the project not in the file are kept (a file may hold part of it).
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign("my-campaign")                      # doctest: +SKIP
+    >>> calibrate.pull_label_studio_file(c, "export.json")["labels"]     # doctest: +SKIP
+    """
     if campaign.path is None:
         raise LabelStudioError("pulling needs a campaign folder")
     try:

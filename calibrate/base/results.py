@@ -1,0 +1,184 @@
+"""What every command's function returns: the document its ``--json`` prints, as a dict that also
+gives a tidy table.
+
+A :class:`Result` *is* that document (a ``dict``: index it, ``json.dumps`` it, compare it), with two
+methods: :meth:`Result.to_dict` (a plain deep copy of it) and :meth:`Result.to_frame` (a tidy
+:class:`pandas.DataFrame`: one row per metric x judge x statistic, with its estimate and interval).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Result", "FRAME_COLUMNS", "statistics_rows", "records_frame", "single_row", "typed"]
+
+#: The columns of :meth:`Result.to_frame` for a document of statistics.
+FRAME_COLUMNS = ("metric", "judge", "slice", "statistic", "estimate", "ci_low", "ci_high", "method", "n", "reason")
+
+#: Lists whose items are the same figures at points (curves, cases, tertiles): not rows of the table.
+_NOT_ROWS = frozenset({"curve", "cases", "false_passes", "false_fails", "scores", "tertiles", "most_apart",
+                       "rules", "reasons", "warnings", "defaults", "notes", "sample_designs", "manifest",
+                       "disagreements"})
+
+
+def _is_figure(value: Any) -> bool:
+    return isinstance(value, dict) and "estimate" in value and not isinstance(value["estimate"], (dict, list))
+
+
+def _row(context: dict[str, Any], statistic: str, figure: dict[str, Any]) -> dict[str, Any]:
+    estimate = figure.get("estimate")
+    n = figure.get("n", figure.get("n_items", context.get("n")))
+    return {"metric": context.get("metric"), "judge": context.get("judge"), "slice": context.get("slice"),
+            "statistic": statistic, "estimate": float("nan") if estimate is None else float(estimate),
+            "ci_low": figure.get("ci_low"), "ci_high": figure.get("ci_high"),
+            "method": figure.get("ci_method", figure.get("method")), "n": n,
+            "reason": figure.get("reason", figure.get("ci_reason"))}
+
+
+def _context(node: dict[str, Any], context: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The context a dict sets for the figures under it, and the prefix its list item adds."""
+    context = dict(context)
+    prefix = ""
+    if isinstance(node.get("metric"), str):
+        context["metric"] = node["metric"]
+    if isinstance(node.get("judge"), str):
+        context["judge"] = node["judge"]
+    elif isinstance(node.get("a"), str) and isinstance(node.get("b"), str):
+        context["judge"] = f"{node['a']} vs {node['b']}"
+    if isinstance(node.get("annotator"), str):
+        prefix = f"[{node['annotator']}]"
+    if "key" in node and "value" in node and not isinstance(node["value"], (dict, list)):
+        context["slice"] = f"{node['key']}={node['value']}"
+    for key in ("n", "n_cases", "n_labelled"):
+        if isinstance(node.get(key), int) and not isinstance(node.get(key), bool):
+            context["n"] = node[key]
+            break
+    return context, prefix
+
+
+def statistics_rows(document: Any, context: dict[str, Any] | None = None, path: str = "") -> Iterator[dict]:
+    """Every figure (a dict with an ``estimate``) of a statistics document, as a row of
+    :data:`FRAME_COLUMNS`: the metric, judge and slice it sits under, and its path as the statistic.
+
+    Examples
+    --------
+    >>> doc = {"metrics": [{"metric": "f", "judges": [{"judge": "j", "n": 40, "kappa": {
+    ...     "estimate": 0.5, "ci_low": 0.3, "ci_high": 0.7, "ci_method": "BCa"}}]}]}
+    >>> [(r["metric"], r["judge"], r["statistic"], r["estimate"], r["n"]) for r in statistics_rows(doc)]
+    [('f', 'j', 'kappa', 0.5, 40)]
+    """
+    context = context or {}
+    if not isinstance(document, dict):
+        return
+    context, _ = _context(document, context)
+    old, new = document.get("old"), document.get("new")
+    versus = (f"{new['judge']} vs {old['judge']}" if isinstance(old, dict) and isinstance(new, dict)
+              and isinstance(old.get("judge"), str) and isinstance(new.get("judge"), str) else None)
+    if isinstance(document.get("threshold"), (int, float)) and isinstance(document.get("threshold_ci"), list):
+        low, high = (document["threshold_ci"] + [None, None])[:2]
+        yield _row(context, _name(path, "threshold"), {"estimate": document["threshold"], "ci_low": low,
+                                                       "ci_high": high, "method": document.get("threshold_ci_method")})
+    for key, value in document.items():
+        if key in _NOT_ROWS:
+            continue
+        name = _name(path, key)
+        here = context if versus is None or key in ("old", "new") else {**context, "judge": versus}
+        if _is_figure(value):
+            yield _row(here, name, value)
+        elif isinstance(value, (dict, list)):
+            for item in (value if isinstance(value, list) else [value]):
+                if isinstance(item, dict):
+                    inner, prefix = _context(item, here)
+                    # a named thing (a judge, a slice, a pair) starts the statistic's name afresh
+                    fresh = any(inner.get(k) != here.get(k) for k in ("metric", "judge", "slice"))
+                    yield from statistics_rows(item, inner, "" if fresh and not prefix else name + prefix)
+
+
+def _name(path: str, key: str) -> str:
+    if key == "overall":   # the whole population, beside its slices
+        return path
+    key = key.removesuffix("_detail")
+    return f"{path}.{key}" if path else key
+
+
+def _statistics_frame(document: dict[str, Any]) -> "pd.DataFrame":
+    import pandas as pd
+
+    return typed(pd.DataFrame(list(statistics_rows(document)), columns=list(FRAME_COLUMNS)))
+
+
+def typed(frame: "pd.DataFrame") -> "pd.DataFrame":
+    """The columns of :data:`FRAME_COLUMNS` in their types: figures as floats (NaN where undefined),
+    ``n`` as a nullable integer, the names as text (None where a row has none)."""
+    for column in ("estimate", "ci_low", "ci_high"):
+        frame[column] = frame[column].astype(float)
+    frame["n"] = frame["n"].astype("Int64")
+    for column in ("metric", "judge", "slice", "statistic", "method", "reason"):
+        frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame
+
+
+class Result(dict):
+    """A command's result: the document its ``--json`` prints (this dict), and a tidy table of it.
+
+    Parameters
+    ----------
+    document : dict
+        The document.
+    frame : callable, optional
+        How :meth:`to_frame` turns the document into a table; by default every figure with an
+        ``estimate`` becomes a row (:func:`statistics_rows`).
+
+    Examples
+    --------
+    >>> r = Result({"metric": "f", "judge": "j", "n": 10, "auc": {"estimate": 0.8, "ci_low": 0.6,
+    ...             "ci_high": 0.9, "ci_method": "BCa"}})
+    >>> r["auc"]["estimate"], r.to_frame()[["statistic", "estimate", "n"]].values.tolist()
+    (0.8, [['auc', 0.8, 10]])
+    >>> type(r.to_dict()) is dict
+    True
+    """
+
+    def __init__(self, document: dict[str, Any], frame: Callable[[dict[str, Any]], "pd.DataFrame"] | None = None):
+        super().__init__(document)
+        self._frame = frame or _statistics_frame
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document ``--json`` prints, as plain dicts and lists (a copy: changing it changes nothing here)."""
+        return copy.deepcopy(dict(self))
+
+    def to_frame(self) -> "pd.DataFrame":
+        """A tidy table of the result: for statistics, one row per metric x judge x (slice) x statistic
+        with ``estimate``, ``ci_low``, ``ci_high``, ``method``, ``n`` and, where a figure is undefined, the
+        ``reason`` (its estimate NaN)."""
+        return self._frame(self)
+
+    def __repr__(self) -> str:
+        keys = ", ".join(list(self)[:8]) + (", ..." if len(self) > 8 else "")
+        return f"<calibrate Result with {keys}: .to_frame() for a table, .to_dict() for the document>"
+
+    def __reduce__(self):
+        return (Result, (dict(self),))
+
+
+def records_frame(key: str) -> Callable[[dict[str, Any]], "pd.DataFrame"]:
+    """A ``frame`` for :class:`Result` that tabulates the list ``document[key]`` (one row per item)."""
+
+    def frame(document: dict[str, Any]) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.json_normalize(document.get(key) or [], max_level=1)
+
+    return frame
+
+
+def single_row(document: dict[str, Any]) -> "pd.DataFrame":
+    """A ``frame`` for :class:`Result`: the document's plain fields (counts, names) as one row."""
+    import pandas as pd
+
+    return pd.DataFrame([{k: v for k, v in document.items() if not isinstance(v, (dict, list))}])

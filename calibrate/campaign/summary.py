@@ -1,0 +1,57 @@
+"""What a campaign holds, counted per metric: the document ``calibrate validate`` shows."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from calibrate.base.results import Result, records_frame
+from calibrate.campaign.folder import Campaign, load_campaign
+
+__all__ = ["validate_campaign"]
+
+
+def validate_campaign(campaign: Campaign | str | Path, *, out_of_scale: str | None = None) -> Result:
+    """Read and check a campaign folder (every problem is a :class:`~calibrate.CampaignError` naming
+    its file, line and field), and count what it holds.
+
+    Parameters
+    ----------
+    campaign : Campaign, str or Path
+        A campaign folder (read with :func:`~calibrate.load_campaign`), or a campaign already read.
+    out_of_scale : {"error", "clip", "drop"}, optional
+        For a folder: what to do with a value outside its metric's scale (default: the campaign's
+        ``out_of_scale``, else ``"error"``).
+
+    Returns
+    -------
+    Result
+        ``{"campaign", "metrics": [{"metric", "scale", "human_ratings", "judge_ratings", "failed",
+        "labelled_cases", "judges"}], "cases", "data_hash", "adjustments", "set_aside"}``;
+        ``.to_frame()`` gives one row per metric.
+
+    Raises
+    ------
+    CampaignError
+        The folder cannot be used as it is; its ``problems`` list every problem.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> doc = calibrate.validate_campaign(calibrate.demo_campaign_path())
+    >>> doc.to_frame()[["metric", "human_ratings", "judges"]].values.tolist(), len(doc["adjustments"])
+    ([['relevance', 4423, 9]], 2)
+    """
+    c = campaign if isinstance(campaign, Campaign) else load_campaign(campaign, out_of_scale=out_of_scale)
+    metrics = []
+    for name, metric in sorted(c.metrics.items()):
+        rows = c.ratings[c.ratings["metric"] == name]
+        human, judge = rows[rows["rater_kind"] == "human"], rows[rows["rater_kind"] == "judge"]
+        metrics.append({"metric": name, "scale": metric.scale, "human_ratings": len(human),
+                        "judge_ratings": len(judge), "failed": int(rows["value"].isna().sum()),
+                        "labelled_cases": int(human.loc[human["value"].notna(), "case_id"].nunique()),
+                        "judges": int(judge["rater"].nunique())})
+    return Result({"campaign": c.name, "metrics": metrics, "cases": len(c.cases) if c.cases is not None else None,
+                   "data_hash": c.data_hash, "adjustments": [asdict(a) for a in c.adjustments],
+                   "set_aside": [asdict(s) for s in c.set_aside], "set_aside_note": c.set_aside_note()},
+                  records_frame("metrics"))
