@@ -25,7 +25,7 @@ from calibrate.campaign import Campaign, Metric
 from calibrate.campaign.weights import DesignWeights, design_weights, kish_effective_n
 from calibrate.base.manifest import build_manifest
 from calibrate.base.results import Result
-from calibrate.campaign.reference import HumanReference, JudgeScores, human_reference, judge_scores
+from calibrate.campaign.reference import HumanReference, Pairing, human_reference, judge_scores, pair, computed_once
 from calibrate.stats import N_BOOT, library
 from calibrate.stats.bootstrap import (bca_interval, case_counts, percentile_interval,
                                        resample_indices)
@@ -219,25 +219,14 @@ def _rate(k: float, n: float, confidence: float, *, scale: float | None = None,
 class JudgeRun:
     """One judge on one case universe: its paired table, its bootstrap replicates, its results."""
 
-    def __init__(self, judge: JudgeScores, ref: HumanReference, universe: np.ndarray, rule: Rule,
-                 universe_weights: np.ndarray | None = None):
-        self.judge, self.ref, self.rule = judge, ref, rule
+    def __init__(self, pairing: Pairing, rule: Rule):
+        self.pairing, self.rule = pairing, rule
+        self.judge, self.ref = judge, ref = pairing.judge, pairing.reference
         metric = ref.metric
-        # the universe is sorted by case id: find each judged case in it
-        found = np.searchsorted(universe, judge.case_ids)
-        keep = universe[np.minimum(found, max(universe.size - 1, 0))] == judge.case_ids if universe.size \
-            else np.zeros(judge.case_ids.size, dtype=bool)
-        self.case_ids = judge.case_ids[keep]
-        self.n_unreferenced = int((~keep).sum())
-        self.positions = found[keep].astype(np.int64)
-        self.human = ref_values_at(ref, self.case_ids)
-        self.score = judge.oriented[keep]
-        self.n = self.case_ids.size
+        self.case_ids, self.positions, self.n_unreferenced = pairing.case_ids, pairing.positions, pairing.n_unreferenced
+        self.human, self.score, self.n = pairing.human, pairing.oriented, pairing.n
         # each case's design weight, scaled to mean 1 over the cases this judge rated (None: unweighted)
-        self.weights = None
-        if universe_weights is not None and self.n:
-            w = universe_weights[self.positions]
-            self.weights = w * (self.n / w.sum())
+        self.weights = pairing.weights
         w = np.ones(self.n) if self.weights is None else self.weights
         passes = self.human >= metric.human_pass
         self.w = w
@@ -591,7 +580,8 @@ def _judge_runs(campaign: Campaign, metric: str, judges: list[str] | None, rule:
     universe = ref.case_ids if case_filter is None else ref.case_ids[np.isin(ref.case_ids, list(case_filter))]
     design = design_weights(campaign, universe)
     selected = [j for j in judge_scores(campaign, metric) if judges is None or j.name in judges or j.rater.name in judges]
-    return ref, universe, design, [JudgeRun(j, ref, universe, rule, design.weights) for j in selected]
+    return ref, universe, design, [JudgeRun(pair(campaign, metric, j, reference=ref, universe=universe, design=design),
+                                            rule) for j in selected]
 
 
 def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: list[dict]) -> list[str]:
@@ -719,6 +709,7 @@ def stats_and_recommendations(campaign: Campaign, *, metrics: list[str] | None =
                     confidence=confidence, n_listed=n_listed, curves=curves, progress=progress)
 
 
+@computed_once()
 def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str] | None, by: str | None,
              seed: int, n_boot: int, confidence: float, n_listed: int, curves: bool,
              progress: ProgressCallback | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -826,6 +817,7 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     return Result({"campaign": campaign.name, "recommendations": recs, "manifest": manifest})
 
 
+@computed_once()
 def thresholds(campaign: Campaign, *, metrics: list[str] | None = None, rule: Rule | None = None,
                judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT,
                progress: ProgressCallback | None = None) -> Result:

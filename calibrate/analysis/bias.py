@@ -20,7 +20,7 @@ import numpy as np
 from scipy import stats
 
 from calibrate.campaign import Campaign
-from calibrate.campaign.reference import human_reference, judge_scores
+from calibrate.campaign.reference import human_reference, judge_scores, pair
 from calibrate.stats.intervals import spearman_with_interval
 from calibrate.base.errors import ParameterText
 from calibrate.base.results import Result
@@ -97,8 +97,8 @@ def bias_probes(campaign: Campaign, *, metric: str, judges: list[str] | None = N
     cases = campaign.cases or {}
     out = []
     for s in found:
-        ids, i_ref, i_judge = np.intersect1d(ref.case_ids, s.case_ids, return_indices=True)
-        human, judge = ref.values[i_ref], s.sign * s.values[i_judge]
+        joined = pair(campaign, metric, s, reference=ref)
+        ids, human, judge = joined.case_ids, joined.human, joined.oriented
         entry: dict[str, Any] = {"judge": s.name, "family": s.rater.family, "n": int(ids.size)}
         if ids.size < 2 * MIN_GROUP:
             entry["reason"] = f"{ids.size} labelled cases: the probes need {2 * MIN_GROUP}"

@@ -24,10 +24,9 @@ from sklearn.model_selection import KFold
 
 from calibrate.analysis.agreement import MIN_TRUSTED_LABELS
 from calibrate.campaign import Campaign
-from calibrate.campaign.weights import design_weights
 from calibrate.base.files import replacing
 from calibrate.base.results import FRAME_COLUMNS, Result, typed
-from calibrate.campaign.reference import human_reference
+from calibrate.campaign.reference import judge_scores, pair, computed_once
 
 __all__ = ["CalibrationMap", "CalibrationResult", "fit_calibration", "reliability", "expected_calibration_error", "calibration_maps"]
 
@@ -189,18 +188,13 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     >>> fit.map.predict([0, 1, 2, 3]).round(2).tolist(), round(fit["scores"][0]["probability"], 2)
     ([0.09, 0.35, 0.54, 0.67], 0.54)
     """
-    from calibrate.campaign.reference import find_judge
-
     campaign.metric_names([metric])
-    rated = find_judge(campaign, metric, judge)
-    ref = human_reference(campaign, metric)
-    ids = np.intersect1d(ref.case_ids, rated.case_ids)
+    joined = pair(campaign, metric, judge)
+    rated, ids = joined.judge, joined.case_ids
     if ids.size < max(2 * n_folds, 10):
         raise ValueError(f"judge {rated.name} on {metric}: {ids.size} labelled case(s) it scored; a calibration map "
                          f"needs at least {max(2 * n_folds, 10)}")
-    y = ref.passes[np.searchsorted(ref.case_ids, ids)].astype(float)
-    x = rated.sign * rated.values[np.searchsorted(rated.case_ids, ids)]
-    weights = design_weights(campaign, ids).weights
+    y, x, weights = joined.passes.astype(float), joined.oriented, joined.weights
 
     def model() -> IsotonicRegression:
         return IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
@@ -217,7 +211,7 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
         "cross_validated": {"folds": n_folds, **_quality(out_of_fold, y, weights, n_bins)},
         "base_rate": float(np.average(y, weights=weights)),
     }
-    raw = rated.values[np.searchsorted(rated.case_ids, ids)]
+    raw = joined.score
     doc["raw_score"] = (_quality(raw if rated.rater.higher_is_better else 1 - raw, y, weights, n_bins)
                         if raw.min() >= 0 and raw.max() <= 1 else None)
     doc["warnings"] = []
@@ -228,10 +222,9 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     return CalibrationResult(doc, cmap)
 
 
+@computed_once()
 def calibration_maps(campaign: Campaign, *, n_folds: int = 5, seed: int = 0) -> list[dict[str, Any]]:
     """:func:`fit_calibration` of every judge of every metric with enough labels (the report's section)."""
-    from calibrate.campaign.reference import judge_scores
-
     out = []
     for metric in sorted(campaign.metrics):
         for judge in judge_scores(campaign, metric):

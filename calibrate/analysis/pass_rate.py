@@ -29,9 +29,9 @@ import numpy as np
 
 from calibrate.analysis.figures import estimate, undefined
 from calibrate.campaign import Campaign
-from calibrate.campaign.weights import design_weights, kish_effective_n
+from calibrate.campaign.weights import kish_effective_n
 from calibrate.base.manifest import build_manifest
-from calibrate.campaign.reference import human_reference
+from calibrate.campaign.reference import pair, computed_once
 from calibrate.stats.intervals import normal_quantile, wilson_interval
 from calibrate.stats.strata import score_edges, score_strata
 from calibrate.base.errors import ParameterText
@@ -187,6 +187,7 @@ def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strat
     return out
 
 
+@computed_once()
 def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str | None = None,
                        confidence: float = 0.95, n_strata: int = 5) -> Result:
     """The human pass rate of every case ``judge`` scored on ``metric``, from the human labels and the
@@ -220,29 +221,25 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
     (0, 0.268)
     """
     from calibrate.analysis.agreement import default_rule, recommend_thresholds
-    from calibrate.campaign.reference import find_judge
 
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
 
     campaign.metric_names([metric])
-    scores = find_judge(campaign, metric, judge)
-    ref = human_reference(campaign, metric)
-    labelled = np.isin(scores.case_ids, ref.case_ids)
-    ids_l = scores.case_ids[labelled]
-    passes = ref.passes[np.searchsorted(ref.case_ids, ids_l)].astype(float)
-    dw = design_weights(campaign, ids_l)
+    joined = pair(campaign, metric, judge)
+    scores, ids_l, passes, weights = joined.judge, joined.case_ids, joined.passes.astype(float), joined.weights
+    labelled = ~joined.unlabelled
     rule = default_rule(campaign.metrics[metric])
     rec = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[scores.name], n_boot=0)["recommendations"]
     threshold = rec[0]["threshold"] if rec else None
 
     def part(mask_l: np.ndarray, mask_u: np.ndarray) -> dict[str, Any]:
-        w = None if dw.weights is None else dw.weights[mask_l]
-        return _one(passes[mask_l], scores.values[labelled][mask_l], scores.values[~labelled][mask_u], w, threshold,
+        w = None if weights is None else weights[mask_l]
+        return _one(passes[mask_l], joined.score[mask_l], scores.values[~labelled][mask_u], w, threshold,
                     scores.sign, confidence, n_strata)
 
     doc: dict[str, Any] = {"campaign": campaign.name, "metric": metric, "judge": scores.name,
-                           "weighted": dw.weights is not None, "threshold": threshold,
+                           "weighted": weights is not None, "threshold": threshold,
                            "overall": part(np.ones(ids_l.size, bool), np.ones((~labelled).sum(), bool))}
     if by is not None:
         if not campaign.cases:

@@ -16,7 +16,7 @@ import numpy as np
 
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
-from calibrate.campaign.reference import human_reference, judge_scores
+from calibrate.campaign.reference import human_reference, judge_scores, pair
 from calibrate.stats.strata import percentile_ranks
 from calibrate.stats.intervals import spearman_with_interval
 
@@ -70,10 +70,9 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
     cases = campaign.cases or {}
     humans = []
     for s in found:
-        common, i_ref, i_judge = np.intersect1d(ref.case_ids, s.case_ids, return_indices=True)
+        joined = pair(campaign, metric, s, reference=ref)
         humans.append({"judge": s.name, "family": s.rater.family,
-                       "spearman": spearman_with_interval(ref.values[i_ref], s.sign * s.values[i_judge],
-                                                          confidence=confidence)})
+                       "spearman": spearman_with_interval(joined.human, joined.oriented, confidence=confidence)})
     pairs = []
     for a, b in combinations(found, 2):
         common, i_a, i_b = np.intersect1d(a.case_ids, b.case_ids, return_indices=True)

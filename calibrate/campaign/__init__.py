@@ -3,8 +3,10 @@
 :mod:`~calibrate.campaign.folder` reads and validates the folder (metrics, raters, ratings, cases,
 samples); :mod:`~calibrate.campaign.judge_settings`, :mod:`~calibrate.campaign.juries` and
 :mod:`~calibrate.campaign.service` parse its ``[judges]``, ``[juries]`` and ``[service]`` tables;
-:mod:`~calibrate.campaign.reference` joins judges with the human reference, and
-:mod:`~calibrate.campaign.weights` gives the labelled cases their design weights. It imports no other
+:mod:`~calibrate.campaign.reference` makes the human reference and each judge's scores and joins
+them (:func:`~calibrate.campaign.reference.pair`, the one join every analysis uses),
+:mod:`~calibrate.campaign.weights` gives the labelled cases their design weights, and
+:mod:`~calibrate.campaign.summary` counts what a campaign holds (``calibrate validate``). It imports no other
 folder but ``base``; every other folder reads campaigns through it.
 """
 

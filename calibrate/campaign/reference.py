@@ -1,15 +1,71 @@
-"""From the ratings table to the two sides of every comparison: the human reference and each judge."""
+"""From the ratings table to the two sides of every comparison: the human reference, each judge, and
+the one join of the two that every analysis uses (:func:`pair`: a judge against the humans on a
+metric, over the cases both rated, with their design weights)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from calibrate.campaign import Campaign, Metric, Rater
+from calibrate.campaign.weights import DesignWeights, design_weights
 
-__all__ = ["HumanReference", "JudgeScores", "human_reference", "judge_scores", "find_judge"]
+__all__ = ["HumanReference", "JudgeScores", "Pairing", "human_reference", "judge_scores", "find_judge", "pair",
+           "computed_once"]
+
+_T = TypeVar("_T")
+#: Within :func:`computed_once`: (what, campaign id, metric) -> (the campaign, what was computed).
+_computed: ContextVar[dict | None] = ContextVar("calibrate_computed_once", default=None)
+
+
+@contextmanager
+def computed_once():
+    """Within this block (one command's work), each metric's human reference and judge scores are
+    computed once per campaign and shared by every function that asks for them; their arrays are
+    read-only. Outside it, each call computes them afresh from the campaign as it then is.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> with computed_once():
+    ...     human_reference(c, "relevance") is human_reference(c, "relevance")
+    True
+    >>> human_reference(c, "relevance") is human_reference(c, "relevance")
+    False
+    """
+    if _computed.get() is not None:   # already inside one: share its results
+        yield
+        return
+    token = _computed.set({})
+    try:
+        yield
+    finally:
+        _computed.reset(token)
+
+
+def _once(what: str, campaign: Campaign, metric: str, compute: Callable[[], _T]) -> _T:
+    memo = _computed.get()
+    if memo is None:
+        return compute()
+    key = (what, id(campaign), metric)
+    if key not in memo:   # the campaign is kept with its result, so its id is not reused meanwhile
+        memo[key] = (campaign, _read_only(compute()))
+    return memo[key][1]
+
+
+def _read_only(value):
+    for item in value if isinstance(value, list) else [value]:
+        for array in vars(item).values():
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+    return value
 
 
 @dataclass(frozen=True)
@@ -56,7 +112,8 @@ class JudgeScores:
 
 
 def human_reference(campaign: Campaign, metric: str) -> HumanReference:
-    """The human reference of ``metric``, one value per case, sorted by case id.
+    """The human reference of ``metric``, one value per case, sorted by case id (computed once per
+    command: :func:`computed_once`).
 
     Examples
     --------
@@ -68,6 +125,10 @@ def human_reference(campaign: Campaign, metric: str) -> HumanReference:
     >>> ref.values.tolist(), ref.n_ties
     ([0.0, 1.0], 1)
     """
+    return _once("reference", campaign, metric, lambda: _human_reference(campaign, metric))
+
+
+def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
     spec = campaign.metrics[metric]
     rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "human")]
     failed = int(rows["value"].isna().sum())
@@ -104,7 +165,11 @@ def human_reference(campaign: Campaign, metric: str) -> HumanReference:
 
 def judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:
     """Every judge's scores on ``metric``; a judge with several ``run_id`` values gives one per run,
-    named ``rater@run_id``."""
+    named ``rater@run_id`` (computed once per command: :func:`computed_once`)."""
+    return list(_once("judges", campaign, metric, lambda: _judge_scores(campaign, metric)))
+
+
+def _judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:
     rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "judge")]
     judges = []
     for rater, by_rater in rows.groupby("rater", sort=True):
@@ -130,3 +195,92 @@ def find_judge(campaign: Campaign, metric: str, name: str) -> JudgeScores:
                          + ", ".join(j.name for j in found))
     raise ValueError(f"judge {name} did not rate {metric}; its judges are: "
                      + (", ".join(j.name for j in judges) or "none"))
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One judge against the human reference on one metric, over the cases both rated (sorted by id).
+
+    ``human`` and ``score`` are the reference value and the judge's score of each case (``oriented``:
+    higher is better); ``weights`` their design weights (``None``: every case counts once);
+    ``positions`` each case's index in the ``universe`` the weights were drawn from, whose
+    :class:`~calibrate.campaign.weights.DesignWeights` is ``design``; ``n_unreferenced`` counts the
+    judge's cases left out (no reference in the universe).
+    """
+
+    judge: JudgeScores
+    reference: HumanReference
+    case_ids: np.ndarray
+    human: np.ndarray
+    score: np.ndarray
+    weights: np.ndarray | None
+    positions: np.ndarray
+    design: DesignWeights
+    n_unreferenced: int
+
+    @property
+    def n(self) -> int:
+        return int(self.case_ids.size)
+
+    @property
+    def oriented(self) -> np.ndarray:
+        return self.judge.sign * self.score
+
+    @property
+    def passes(self) -> np.ndarray:
+        return self.human >= self.reference.metric.human_pass
+
+    @property
+    def unlabelled(self) -> np.ndarray:
+        """The judge's cases outside the pairing (no human reference): a mask over ``judge.case_ids``."""
+        return ~np.isin(self.judge.case_ids, self.case_ids)
+
+
+def pair(campaign: Campaign, metric: str, judge: str | JudgeScores, *, reference: HumanReference | None = None,
+         universe: np.ndarray | None = None, design: DesignWeights | None = None) -> Pairing:
+    """``judge`` against the human reference of ``metric``, over the cases both rated, with weights.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric : str
+    judge : str or JudgeScores
+        A judge of the metric (a name or ``rater@run_id``: :func:`find_judge`), or its scores.
+    reference : HumanReference, optional
+        The metric's human reference, when the caller has it already.
+    universe : array of str, optional
+        The sorted labelled cases the comparison draws from (a slice, or the cases two judges share):
+        the weights are the universe's design weights at the judge's cases, scaled to mean 1 over them.
+        By default the universe is the cases both rated, and the weights theirs.
+    design : DesignWeights, optional
+        The universe's design weights, when the caller has them already.
+
+    Returns
+    -------
+    Pairing
+
+    Examples
+    --------
+    >>> r = pd.DataFrame({"case_id": ["a", "b", "c", "a", "b", "d"], "metric": "f", "rater": list("hhhjjj"),
+    ...                   "rater_kind": ["human"] * 3 + ["judge"] * 3, "value": [1, 0, 1, 0.9, 0.2, 0.5]})
+    >>> p = pair(Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f", "j")
+    >>> p.case_ids.tolist(), p.human.tolist(), p.score.tolist(), p.weights, p.n_unreferenced
+    (['a', 'b'], [1.0, 0.0], [0.9, 0.2], None, 1)
+    """
+    ref = reference if reference is not None else human_reference(campaign, metric)
+    scores = judge if isinstance(judge, JudgeScores) else find_judge(campaign, metric, judge)
+    own = universe is None
+    universe = np.intersect1d(ref.case_ids, scores.case_ids) if own else universe
+    design = design if design is not None else design_weights(campaign, universe)
+    # the universe is sorted by case id: find each judged case in it
+    found = np.searchsorted(universe, scores.case_ids)
+    keep = (universe[np.minimum(found, max(universe.size - 1, 0))] == scores.case_ids if universe.size
+            else np.zeros(scores.case_ids.size, dtype=bool))
+    case_ids = scores.case_ids[keep]
+    positions = found[keep].astype(np.int64)
+    weights = design.weights
+    if weights is not None and not own:   # the universe's weights at these cases, scaled to mean 1 over them
+        weights = weights[positions] * (case_ids.size / weights[positions].sum()) if case_ids.size else None
+    return Pairing(judge=scores, reference=ref, case_ids=case_ids, human=ref.values[np.searchsorted(ref.case_ids, case_ids)],
+                   score=scores.values[keep], weights=weights, positions=positions, design=design,
+                   n_unreferenced=int((~keep).sum()))

@@ -12,7 +12,7 @@ from calibrate.analysis.agreement import ProgressCallback, stats_and_recommendat
 from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.versus import judge_matrix
 from calibrate.campaign import Campaign, load_campaign
-from calibrate.campaign.reference import find_judge
+from calibrate.campaign.reference import find_judge, computed_once
 from calibrate.judges.store import STORE_NAME, JudgeStore
 from calibrate.report import write_report
 from calibrate.review.audit import audit_judges
@@ -28,6 +28,7 @@ def _rated(campaign: Campaign, metric: str, judge: str) -> bool:
     return True
 
 
+@computed_once()
 def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0, n_boot: int = N_BOOT,
                      audits: Sequence[tuple[str, str]] = (),
                      progress: ProgressCallback | None = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from calibrate.analysis.figures import estimate, from_interval, undefined
 from calibrate.campaign import Campaign
 from calibrate.campaign.weights import design_weights
 from calibrate.base.manifest import build_manifest
-from calibrate.campaign.reference import JudgeScores, find_judge, human_reference
+from calibrate.campaign.reference import JudgeScores, find_judge, human_reference, pair
 from calibrate.stats import N_BOOT
 from calibrate.stats.bootstrap import bca_interval
 from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
@@ -106,7 +106,8 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     ref = human_reference(campaign, metric)
     universe = np.intersect1d(np.intersect1d(ref.case_ids, old_scores.case_ids), new_scores.case_ids)
     design = design_weights(campaign, universe)
-    runs = [JudgeRun(j, ref, universe, rule, design.weights) for j in (old_scores, new_scores)]
+    runs = [JudgeRun(pair(campaign, metric, j, reference=ref, universe=universe, design=design), rule)
+            for j in (old_scores, new_scores)]
     doc: dict[str, Any] = {"campaign": campaign.name, "metric": metric, "statistic": statistic, "margin": margin,
                            "n": int(universe.size), "weighted": design.weights is not None,
                            "rule": rule.to_dict()}

@@ -34,6 +34,7 @@ from calibrate.base.manifest import build_manifest
 from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
 from calibrate.base.results import Result
+from calibrate.campaign.reference import computed_once
 
 __all__ = ["GateRules", "run_gate", "DEFAULT_MIN_LABELS"]
 
@@ -161,6 +162,7 @@ def _false_pass(rec: dict, ceiling: float, level: float) -> tuple[str | None, di
     return None, shown
 
 
+@computed_once()
 def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None = None,
              judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
              progress: ProgressCallback | None = None) -> Result:

@@ -40,6 +40,7 @@ from calibrate.base.files import write_all
 from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result
+from calibrate.campaign.reference import computed_once
 
 __all__ = ["draw_sample", "sample_cases", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES"]
 
@@ -208,6 +209,7 @@ def _closest_share(distance: np.ndarray, share: float) -> np.ndarray:
     return distance <= np.sort(distance)[k - 1]
 
 
+@computed_once()
 def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by: str | None = None, seed: int = 0,
                 include_labelled: bool = False, allocation: Literal["proportional", "equal"] = "proportional",
                 metric: str | None = None, judge: str | None = None, judges: list[str] | None = None,
@@ -363,7 +365,7 @@ def recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float:
 
 def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None, seed: int,
             n_strata: int) -> Sample:
-    from calibrate.campaign.reference import human_reference
+    from calibrate.campaign.reference import pair
 
     metric, scores = chosen_judge(campaign, metric, judge)
     series = [name for name, s in sorted(campaign.samples.items(), key=lambda kv: kv[1]["design"].get("created", ""))
@@ -393,8 +395,8 @@ def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None
         design["phase"] = "pilot"
         counts = _allocate(sizes, n)
     else:
-        ref = human_reference(campaign, metric)
-        labels = dict(zip(ref.case_ids.tolist(), ref.passes.tolist()))
+        joined = pair(campaign, metric, scores)   # the drawn cases are all cases the judge scored
+        labels = dict(zip(joined.case_ids.tolist(), joined.passes.tolist()))
         spread = np.zeros(names.size)
         short = []
         for h in range(names.size):

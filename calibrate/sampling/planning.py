@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 
 from calibrate.campaign import Campaign
-from calibrate.campaign.weights import design_weights
-from calibrate.campaign.reference import human_reference
+from calibrate.campaign.reference import human_reference, pair, computed_once
 from calibrate.sampling.designs import chosen_judge, chosen_metric, recommended_threshold
 from calibrate.stats.intervals import normal_quantile
 from calibrate.stats.strata import score_edges, score_strata
@@ -128,6 +127,7 @@ def _weighted_var(values: np.ndarray, weights: np.ndarray) -> float:
     return float(np.average((values - mean) ** 2, weights=weights))
 
 
+@computed_once()
 def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | None = None, width: float = 0.1,
                 confidence: float = 0.95, n_strata: int = 5, threshold: float | None = None,
                 pass_rate: float | None = None, false_pass_rate: float | None = None,
@@ -187,13 +187,11 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
         edges = score_edges(oriented, n_strata)
         stratum_all = score_strata(oriented, edges)
         shares = np.bincount(stratum_all, minlength=len(edges) + 1) / oriented.size
-        keep = np.isin(ref.case_ids, scores.case_ids)
-        ids = ref.case_ids[keep]
-        position = np.searchsorted(scores.case_ids, ids)
-        weights = design_weights(campaign, ids).weights
-        data = {"passes": ref.passes[keep].astype(float), "oriented": oriented[position],
-                "stratum": stratum_all[position], "shares": shares,
-                "weights": np.ones(ids.size) if weights is None else weights, "n": int(ids.size)}
+        joined = pair(campaign, metric, scores, reference=ref)
+        weights = joined.weights
+        data = {"passes": joined.passes.astype(float), "oriented": joined.oriented,
+                "stratum": stratum_all[np.searchsorted(scores.case_ids, joined.case_ids)], "shares": shares,
+                "weights": np.ones(joined.n) if weights is None else weights, "n": joined.n}
         if threshold is None and scores is not None:
             try:
                 threshold = recommended_threshold(campaign, metric, scores.name)
