@@ -1,22 +1,30 @@
-# `make demo`: set up a virtual environment and run the whole job on the embedded demo campaign.
+# `make demo`: set up a virtual environment with the core package and run the whole job on the embedded
+# demo campaign.
 # `make test`: set up (virtual environment, headless Chromium for the browser tests, a Label Studio server
 # in its own virtual environment) and run every test.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# the core package alone: what the demo needs (no torch, DeepEval, RAGAS or Label Studio SDK)
+CORE   := $(VENV)/.core-stamp
 
 .PHONY: demo test bench browser labelstudio clean
 
+$(CORE): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(CORE)
+
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# the CPU build of torch first (for the local embedding model), so nothing pulls a CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e '.[test,judges,local-embeddings,labelstudio]'
-	touch $(STAMP)
+	touch $(STAMP) $(CORE)
 
-demo: $(STAMP)
+demo: $(CORE)
 	$(BIN)/calibrate demo --out calibrate-demo
 
 browser:

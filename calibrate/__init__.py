@@ -18,6 +18,7 @@ _EXPORTS = {
     # the data model, and the results every function returns
     "Campaign": ("calibrate.campaign", "Campaign"), "Metric": ("calibrate.campaign", "Metric"),
     "Rater": ("calibrate.campaign", "Rater"), "load_campaign": ("calibrate.campaign", "load_campaign"),
+    "init_campaign": ("calibrate.campaign.starter", "init_campaign"),                  # calibrate init
     "validate_campaign": ("calibrate.campaign.summary", "validate_campaign"),          # calibrate validate
     "CampaignError": ("calibrate.base.errors", "CampaignError"), "Problem": ("calibrate.base.errors", "Problem"),
     "Result": ("calibrate.base.results", "Result"), "demo_campaign_path": ("calibrate.demo", "demo_campaign_path"),

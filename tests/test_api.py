@@ -19,7 +19,7 @@ from calibrate.cli.console import command_line_text
 
 #: every command of the command line -> the function of calibrate that does its work
 COMMAND_FUNCTIONS = {
-    "validate": "validate_campaign", "cases import": "import_cases", "collect": "collect_cases",
+    "init": "init_campaign", "validate": "validate_campaign", "cases import": "import_cases", "collect": "collect_cases",
     "sample": "sample_cases", "plan": "plan_labels", "labelstudio push": "push_to_label_studio",
     "labelstudio pull": "pull_from_label_studio", "adjudicate": "adjudicate", "judge": "run_judges",
     "cache clear": "clear_judge_cache", "probe": "run_probe", "stats": "compute_stats", "thresholds": "thresholds",

@@ -180,7 +180,8 @@ def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source
     Parameters
     ----------
     campaign_folder : str or Path
-        The campaign folder (made if missing).
+        The campaign folder, with its ``campaign.toml`` (a folder that is not a campaign is refused:
+        a mistyped name makes no folder).
     source_file : str or Path
         A DeepEval goldens / test-cases file (JSON, JSONL, CSV) or a RAGAS dataset (JSONL, CSV).
     source : {"auto", "deepeval", "ragas"}
@@ -201,14 +202,24 @@ def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source
 
     Examples
     --------
-    >>> import json, tempfile, pathlib
+    >>> import json, tempfile, pathlib, calibrate
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "goldens.json").write_text(json.dumps([{"input": "q?", "actual_output": "a."}]))
+    >>> _ = calibrate.init_campaign(folder / "campaign", ["faithfulness"])
     >>> doc = import_cases(folder / "campaign", folder / "goldens.json")
     >>> doc["added"], doc["unchanged"], import_cases(folder / "campaign", folder / "goldens.json")["unchanged"]
     (1, 0, 1)
+    >>> import_cases(folder / "campain", folder / "goldens.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calibrate.base.errors.CampaignError: 1 problem in the campaign:
+      .../campain: no campaign here (no campaign.toml): nothing was written; expected a campaign folder: check its name, or start one with calibrate init FOLDER --metric NAME
     """
-    Path(campaign_folder).mkdir(parents=True, exist_ok=True)
+    folder = Path(campaign_folder)
+    if not (folder / "campaign.toml").is_file():
+        raise CampaignError([Problem(str(folder), "no campaign here (no campaign.toml): nothing was written",
+                                     expected="a campaign folder: check its name, or start one with "
+                                              "calibrate init FOLDER --metric NAME")])
     counts = merge_cases(campaign_folder, read_external_cases(source_file, source=source,
                                                               list_separator=list_separator))
     return Result(counts | {"cases_file": str(Path(campaign_folder) / CASES_FILE)}, single_row)

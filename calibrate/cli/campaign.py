@@ -1,11 +1,12 @@
-"""Checking a campaign folder: validate."""
+"""Starting and checking a campaign folder: init, validate."""
 
 from __future__ import annotations
 
 import click
 from rich.table import Table
 
-from calibrate.cli.console import json_option, load, out, out_of_scale_option, print_json
+from calibrate.base.errors import CampaignError
+from calibrate.cli.console import fail, json_option, load, out, out_of_scale_option, print_json
 
 
 @click.command()
@@ -36,5 +37,24 @@ def validate(campaign: str, out_of_scale: str, as_json: bool) -> None:
         out.print("note: " + doc["set_aside_note"])
 
 
+@click.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--metric", "metrics", multiple=True, required=True, metavar="NAME[:SCALE[:VALUES]]",
+              help="A metric (repeatable): binary by default; relevance:ordinal:0,1,2,3 lists an ordinal "
+                   "metric's levels, helpfulness:continuous:1,5 a continuous one's range.")
+@click.option("--name", help="The campaign's name [default: the folder's].")
+def init(folder: str, metrics: tuple[str, ...], name: str | None) -> None:
+    """Start a campaign: a new FOLDER with a commented campaign.toml for its metrics (a folder that
+    exists is refused)."""
+    from calibrate.campaign.starter import init_campaign
+
+    try:
+        path = init_campaign(folder, list(metrics), name=name)
+    except (CampaignError, ValueError) as exc:
+        fail(exc)
+    out.print(f"wrote {path} (check the lines marked CHECK) and an empty {path.parent / 'ratings.csv'}; next: "
+              f"calibrate cases import {folder} FILE, or calibrate collect {folder} --goldens FILE")
+
+
 #: the commands this module adds to ``calibrate``
-COMMANDS = [validate]
+COMMANDS = [init, validate]

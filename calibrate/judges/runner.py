@@ -20,6 +20,7 @@ import asyncio
 import csv
 import datetime as _dt
 import functools
+import importlib.util
 import json
 import os
 import time
@@ -90,6 +91,8 @@ def _library_adapter(library: str, judge: str):
         else:
             from calibrate.judges import deepeval_adapter as adapter
         adapter.library_version()
+        if importlib.util.find_spec(library) is None:   # metadata left behind by an uninstalled package
+            raise ImportError(library)
     except (ImportError, metadata.PackageNotFoundError):
         names = {"ragas": "RAGAS", "deepeval": "DeepEval"}
         raise JudgeSetupError(f"judge {judge} needs {names[library]}: pip install "

@@ -41,8 +41,11 @@ def connect(url: str | None, api_key: str | None):
     if not api_key:
         raise LabelStudioError(ParameterText("no Label Studio API key: pass {api_key} or set LABEL_STUDIO_API_KEY "
                                              "(a legacy token or a personal access token)", api_key=NO_VALUE))
-    from label_studio_sdk import LabelStudio
-
+    try:
+        from label_studio_sdk import LabelStudio
+    except ImportError:
+        raise LabelStudioError("talking to Label Studio needs its SDK: pip install 'calibrate-judges[labelstudio]' "
+                               "(reading an export file does not)") from None
     return LabelStudio(base_url=url.rstrip("/"), api_key=api_key, timeout=120)
 
 
