@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import platform
 from importlib import metadata
 from typing import Any
@@ -13,8 +14,10 @@ MANIFEST_VERSION = 1
 _PACKAGES = ("calibrate-judges", "numpy", "scipy", "scikit-learn", "pandas", "krippendorff", "numba")
 
 
+@functools.lru_cache(maxsize=None)
 def package_version(package: str) -> str | None:
-    """The installed version of a distribution, or None when it is not installed."""
+    """The installed version of a distribution, or None when it is not installed (read once per
+    process: reading a distribution's metadata parses a file, and every result records seven)."""
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:

@@ -48,6 +48,21 @@ def wait_for(driver, xpath, count=1, timeout=60):
     raise AssertionError(f"{xpath} did not appear: {driver.find_element(By.TAG_NAME, 'body').text[:2000]}")
 
 
+def click(driver, xpath: str, index: int, attempts: int = 20) -> None:
+    """Click the ``index``-th element at ``xpath``, looked up again while the page re-renders."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    for _ in range(attempts):
+        try:
+            driver.find_elements(By.XPATH, xpath)[index].click()
+            time.sleep(0.2)
+            return
+        except (StaleElementReferenceException, IndexError):
+            time.sleep(0.25)
+    raise AssertionError(f"could not click {xpath} [{index}]")
+
+
 def test_an_annotator_labels_in_the_browser_and_the_pull_finds_exactly_that(tmp_path, label_studio, chromedriver):
     from selenium.webdriver.common.by import By
 
@@ -75,10 +90,10 @@ def test_an_annotator_labels_in_the_browser_and_the_pull_finds_exactly_that(tmp_
         not_relevant = driver.find_elements(By.XPATH, "//*[normalize-space(text())='not relevant']")
         assert len(relevant) == len(not_relevant) == 3
         assert "Bananas are yellow." in driver.find_element(By.TAG_NAME, "body").text
-        for element in (relevant[0], not_relevant[1], relevant[2]):
-            element.click()
-            time.sleep(0.2)
-        driver.find_element(By.XPATH, "//*[normalize-space(text())='fail']").click()
+        # the interface re-renders after a click: find each choice afresh (a stale one is looked up again)
+        for text, index in (("relevant", 0), ("not relevant", 1), ("relevant", 2)):
+            click(driver, f"//*[normalize-space(text())='{text}']", index)
+        click(driver, "//*[normalize-space(text())='fail']", 0)
         time.sleep(0.2)
         driver.find_element(By.XPATH, "//button[normalize-space()='Submit']").click()
         deadline = time.time() + 30
