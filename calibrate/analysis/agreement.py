@@ -570,7 +570,7 @@ def bootstrap_runs(runs: list[JudgeRun], design: DesignWeights, *, n_boot: int, 
             run.add_resamples(counts)
         done += indices.shape[0]
         if progress:
-            progress(done, n_boot, label)
+            progress(done, n_boot, f"bootstrap {label}")
 
 
 def _judge_runs(campaign: Campaign, metric: str, judges: list[str] | None, rule: Rule,
@@ -591,8 +591,9 @@ def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: lis
         notes.append(f"only {n_ref} human-labelled cases: under {MIN_TRUSTED_LABELS}, no judge figure or "
                      "threshold here is trustworthy yet")
     if ref.n_ties:
+        listed = ", ".join(ref.tied_cases[:10]) + (f" and {ref.n_ties - 10} more" if ref.n_ties > 10 else "")
         notes.append(f"{ref.n_ties} case(s) with a tied human panel took the lower label (a pass needs a "
-                     "strict majority)")
+                     f"strict majority): {listed}")
     if ref.n_failed_ratings:
         notes.append(f"{ref.n_failed_ratings} human rating(s) recorded as failed (an error, no value)")
     adjusted = [a for a in campaign.adjustments if a.metric == metric]

@@ -85,6 +85,8 @@ class HumanReference:
     n_failed_ratings: int
     raters: tuple[str, ...]
     n_adjudicated: int = 0
+    #: the cases whose tied panel took the lower label
+    tied_cases: tuple[str, ...] = ()
 
     @property
     def passes(self) -> np.ndarray:
@@ -140,13 +142,13 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
     labels = ordered["value"].to_numpy(float)
     if spec.scale == "continuous":
         values = np.add.reduceat(labels, starts) / counts if labels.size else labels
-        ties = 0
+        tied = np.zeros(case_ids.size, dtype=bool)
     else:
         # the low median; for 0/1 labels it is the majority, a tie resolving to 0
         values = labels[starts + (counts - 1) // 2]
         even = counts % 2 == 0
-        ties = int(np.sum(even & (labels[starts + counts // 2 - 1] != labels[np.minimum(starts + counts // 2,
-                                                                                          labels.size - 1)])))
+        tied = even & (labels[starts + counts // 2 - 1] != labels[np.minimum(starts + counts // 2, labels.size - 1)])
+    ties = int(tied.sum())
     # an adjudicator's decision replaces the annotators' majority where they disagreed
     decided = campaign.adjudications[campaign.adjudications["metric"] == metric]
     position = {case_id: i for i, case_id in enumerate(case_ids)}
@@ -160,7 +162,7 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
     return HumanReference(metric=spec, case_ids=case_ids, values=values, n_raters=counts,
                           n_multiply_labelled=int((counts > 1).sum()), n_ties=ties,
                           n_failed_ratings=failed, raters=tuple(sorted(rows["rater"].unique())),
-                          n_adjudicated=adjudicated)
+                          n_adjudicated=adjudicated, tied_cases=tuple(case_ids[tied].tolist()))
 
 
 def judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:

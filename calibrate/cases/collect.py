@@ -181,7 +181,7 @@ async def _run(goldens: list[dict], contract: ServiceContract | None, function: 
                       error=f"golden {golden['case_id']}: {exc}")
         done += 1
         if progress:
-            progress(done, len(goldens), "collect")
+            progress(done, len(goldens), "collecting answers")
 
     try:
         await asyncio.gather(*(one(g) for g in goldens))

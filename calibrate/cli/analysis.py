@@ -39,28 +39,40 @@ def _intervals_note(manifest: dict) -> str:
 
 
 def print_stats(metric: dict, manifest: dict) -> None:
-    """One table per metric (estimates with their intervals, and how they were made); undefined
-    statistics are listed below it with their reasons."""
+    """One table per metric (estimates with their intervals, and how they were made). A statistic
+    undefined for every judge is left out of the table, with one line saying why; those undefined for
+    some judges are listed below it with their reasons. Judge names are never cut: the figures wrap."""
     table = Table(title=f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
                         f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes",
                   caption=_intervals_note(manifest))
-    for col in ("judge", "family", "n", *STAT_COLUMNS.values(), "at threshold"):
-        table.add_column(col, no_wrap=col == "judge")
+    judges = metric["judges"]
+    shown = {key: label for key, label in STAT_COLUMNS.items()
+             if any(j[key].get("estimate") is not None for j in judges)}
+    table.add_column("judge", no_wrap=True, min_width=max([len("judge")] + [len(j["judge"]) for j in judges]))
+    for col in ("family", "n", *shown.values(), "at threshold"):
+        table.add_column(col, overflow="fold")   # every digit shown, never an ellipsis
     reasons: dict[tuple[str, str], list[str]] = {}
-    for j in metric["judges"]:
+    for j in judges:
         cells = []
         for key, label in STAT_COLUMNS.items():
             stat = j[key]
             if stat.get("estimate") is None:
                 reasons.setdefault((label, stat["reason"]), []).append(j["judge"])
-                cells.append("-")
-            else:
-                cells.append(fmt_estimate(stat))
+            if key in shown:
+                cells.append("-" if stat.get("estimate") is None else fmt_estimate(stat))
         threshold = (j.get("pass_threshold") or {}).get("threshold")
         table.add_row(j["judge"], j["family"] or "-", str(j["n"]), *cells, fmt_number(threshold))
     out.print(table)
     for (label, reason), names in reasons.items():
-        out.print(f"  {label} undefined for {', '.join(names)}: {reason}")
+        whom = "every judge" if len(names) == len(judges) and len(judges) > 1 else ", ".join(names)
+        out.print(f"  {label} undefined for {whom}: {reason}")
+    annotators = metric.get("annotators")
+    if annotators and "alpha" in annotators:   # the human ceiling beside the judges
+        figures = "; ".join(f"{label} {fmt_estimate(annotators[key])}" for key, label in
+                            (("percent_agreement", "agreement"), ("alpha", "Krippendorff's alpha"),
+                             ("cohen_kappa", "Cohen's kappa")) if key in annotators)
+        out.print(f"  humans with each other ({annotators['n_annotators']} annotators, "
+                  f"{annotators['n_items_multiply_labelled']} cases labelled by two or more): {figures}")
 
 
 @click.command()
@@ -108,7 +120,7 @@ def recommendations_table(recs: list[dict], manifest: dict) -> Table:
                           "rates: Wilson score, or the one-sided bound a rule with --confidence used")
     for col in ("metric", "judge", "threshold", "threshold 95% interval", "false-pass rate", "false-fail rate",
                 "at 0.5: false pass", "at 0.5: false fail"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col)
     for r in recs:
         default = r.get("deepeval_default", {})
         table.add_row(r["metric"], r["judge"],
@@ -396,7 +408,7 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
     table = Table(title=f"{metric}: where each judge departs from the humans (excess: the judge's percentile rank "
                         "minus the humans')")
     for col in ("judge", "cases", "verbosity: rho(length, excess)", "self-preference: excess own - other family"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col)
     for j in doc["judges"]:
         table.add_row(j["judge"], str(j["n"]), figure(j.get("verbosity", {})), figure(j.get("self_preference", {})))
     out.print(table)

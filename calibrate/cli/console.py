@@ -17,6 +17,7 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 
 from calibrate.base.errors import CampaignError, FileError, ParameterText
@@ -82,14 +83,15 @@ def progress(enabled: bool = True):
         yield None
         return
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
+                  TextColumn("left"), TimeRemainingColumn(), console=err, transient=True) as bar:
         tasks: dict[str, int] = {}
 
         def update(done: int, total: int, label: str) -> None:
-            if label not in tasks:
-                tasks[label] = bar.add_task(f"bootstrap {label}", total=total)
+            if label not in tasks:   # a bar per label: per metric and slice, per judge
+                tasks[label] = bar.add_task(label, total=total)
             bar.update(tasks[label], completed=done)
 
+        update.bar = bar   # the bars shown
         yield update
 
 

@@ -229,6 +229,8 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
             models[task.spec.name] = _adapter(task.spec).make_model(task.spec, pool, policy)
     endpoints = {task.spec.name: _endpoints(task.spec) for task in tasks}
     done: list[Attempt] = []
+    per_judge = {name: sum(1 for t in tasks if t.spec.name == name) for name in {t.spec.name for t in tasks}}
+    judged: dict[str, int] = {}
     unreachable: Counter = Counter()      # endpoint -> consecutive ratings that could not reach it
     stopped: dict[str, _Stop] = {}
     # Ratings in progress at once: enough to keep every call slot busy while each rating waits on its
@@ -283,8 +285,10 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
                 outcome = future.result()   # a store that cannot be written ends the run here
                 done.append(outcome.attempt)
                 note(outcome)
-                if progress:
-                    progress(len(done), len(tasks), "judging")
+                if progress:   # one bar per judge
+                    name = outcome.attempt.judge
+                    judged[name] = judged.get(name, 0) + 1
+                    progress(judged[name], per_judge[name], f"judging {name}")
                 if strict and outcome.attempt.error:
                     raise JudgeSetupError(ParameterText(
                         "{strict}: judge {_judge} failed on case {_case}: {_error}", strict=True,

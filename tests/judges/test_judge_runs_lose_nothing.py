@@ -70,7 +70,9 @@ def run(*args, **kwargs) -> subprocess.CompletedProcess:
 
 def test_a_run_of_one_judge_keeps_every_other_rating(tmp_path, server):
     folder = campaign(tmp_path, server.url)
-    run_judges(load_campaign(folder))
+    bars: dict[str, tuple[int, int]] = {}
+    run_judges(load_campaign(folder), progress=lambda done, total, label: bars.__setitem__(label, (done, total)))
+    assert bars == {"judging a": (6, 6), "judging b": (6, 6)}   # one bar per judge, each run to its end
     everything = exported(folder)
     assert {judge for judge, _, _ in everything} == {"a", "b"} and len(everything) == 12
     run_judges(load_campaign(folder), judges=["a"], use_cache=False)
