@@ -1,7 +1,7 @@
 """calibrate: calibrate LLM-as-a-judge metrics against human labels.
 
-No file or network access happens on import, and the heavy modules (scipy, scikit-learn, numba,
-matplotlib) load when a function that needs them is first used, so ``calibrate --help`` is fast.
+No file or network access happens on import, and the heavy modules (scipy, scikit-learn, numba)
+load when a function that needs them is first used, so ``calibrate --help`` is fast.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from markupsafe import Markup
 
 from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
-from calibrate.report.format import (fmt_estimate, fmt_estimate_html, fmt_interval, fmt_number, fmt_rate,
-                                     undefined_notes)
+from calibrate.report.format import (curve_rows, fmt_estimate, fmt_estimate_html, fmt_interval, fmt_number,
+                                     fmt_rate, undefined_notes)
 
 __all__ = ["write_report", "render_html", "render_markdown", "markdown_text"]
 
@@ -38,6 +38,7 @@ def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
     return {"stats": stats, "recs": recs, "cases": cases or {}, "plots": plots or {},
             "manifest": stats["manifest"], "csp": CSP, "undefined_notes": undefined_notes,
+            "curve_rows": curve_rows,
             "judge_runs": judge_runs or [], "audits": audits or [], "calibrations": calibrations or [],
             "versus": versus or []}
 
@@ -45,7 +46,7 @@ def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots
 def render_html(stats: dict, recommendations: list[dict], cases: dict | None = None,
                 judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
                 calibrations: list[dict] | None = None, versus: list[dict] | None = None) -> str:
-    """The report as one HTML string (plots drawn with matplotlib, inlined as PNG data URIs)."""
+    """The report as one HTML string (plots inline as SVG: :mod:`calibrate.report.plots`)."""
     from calibrate.report.plots import report_plots
 
     context = _context(stats, recommendations, cases, report_plots(stats, recommendations, calibrations), judge_runs,
@@ -149,5 +150,5 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
     # everything is rendered before anything is written, and all three files are moved in together
     write_all({paths["html"]: render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
                paths["md"]: render_markdown(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
-               paths["json"]: json.dumps(document, indent=1, allow_nan=False)})
+               paths["json"]: json.dumps(document, allow_nan=False) + "\n"})   # one line: the C encoder, 10x faster
     return paths

@@ -88,6 +88,31 @@ def undefined_notes(judges: list[dict]) -> list[tuple[str, str, list[str]]]:
     return [(label, reason, names) for (label, reason), names in notes.items()]
 
 
+def curve_rows(curve: list[dict], threshold: float | None, n: int = 24) -> list[dict]:
+    """At most ``n`` points of a curve for its table: the ``n // 2`` nearest the chosen threshold and
+    the rest spread evenly over the whole range, in threshold order (report.json has every point).
+
+    Examples
+    --------
+    >>> curve = [{"threshold": t / 10} for t in range(11)]
+    >>> [p["threshold"] for p in curve_rows(curve, 0.5, n=4)]
+    [0.0, 0.4, 0.5, 1.0]
+    """
+    if len(curve) <= n:
+        return list(curve)
+    chosen: set[int] = set()
+    if threshold is not None:
+        by_distance = sorted(range(len(curve)), key=lambda i: (abs(curve[i]["threshold"] - threshold), i))
+        chosen.update(by_distance[: n // 2])
+    spread = n - len(chosen)
+    chosen.update(round(k * (len(curve) - 1) / max(spread - 1, 1)) for k in range(spread))
+    for i in range(len(curve)):   # spacing that fell on a chosen point leaves room: fill in order
+        if len(chosen) >= n:
+            break
+        chosen.add(i)
+    return [curve[i] for i in sorted(chosen)]
+
+
 def fmt_rate(stat: dict | None) -> str:
     """A rate with its counts (or, weighted, its cases and effective size) and interval.
 

@@ -1,100 +1,180 @@
-"""Plots for the report, drawn with matplotlib and returned as PNG data URIs."""
+"""Plots for the report, drawn here as inline SVG: the error-rate curves as small panels per judge,
+the agreement of every judge with the humans, the reliability of calibrated scores. A hundred plots
+take milliseconds and a few kilobytes each, print sharp, load nothing and run no script; the only
+text from users in them (judge names) is escaped."""
 
 from __future__ import annotations
 
-import base64
-import io
+import math
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-__all__ = ["report_plots", "curve_plot", "agreement_plot", "reliability_plot"]
+from markupsafe import Markup, escape
 
 FALSE_PASS_COLOUR, FALSE_FAIL_COLOUR = "#c0392b", "#2471a3"
 
 
-def _data_uri(fig) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+#: The panel of one judge's curves (SVG user units; the page scales it) and the points drawn at most.
+PANEL_W, PANEL_H, MARGIN_L, MARGIN_R, MARGIN_T, MARGIN_B = 300, 170, 34, 8, 8, 28
+MAX_POINTS = 60
 
 
-def curve_plot(judge: dict, recommendation: dict | None) -> str:
-    """False-pass and false-fail rate over the threshold, with Wilson bands, the recommended
-    threshold and DeepEval's 0.5 marked."""
+def _fmt(x: float) -> str:
+    return f"{x:.0f}"
+
+
+def _tick(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
+    """One judge's false-pass and false-fail rates over the threshold (step lines, 95% Wilson bands),
+    with the rule's false-pass ceiling, the recommended threshold and DeepEval's 0.5 marked: a small
+    inline SVG panel (at most :data:`MAX_POINTS` thresholds drawn; the curve table has them all)."""
     curve = judge["curve"]
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    x = [p["threshold"] for p in curve]
-    for key, colour, label in (("false_pass", FALSE_PASS_COLOUR, "false-pass rate"),
-                               ("false_fail", FALSE_FAIL_COLOUR, "false-fail rate")):
-        y = [p[f"{key}_rate"] if p[f"{key}_rate"] is not None else float("nan") for p in curve]
-        low = [p[f"{key}_rate_ci"][0] if p[f"{key}_rate_ci"][0] is not None else float("nan") for p in curve]
-        high = [p[f"{key}_rate_ci"][1] if p[f"{key}_rate_ci"][1] is not None else float("nan") for p in curve]
-        ax.step(x, y, where="pre", color=colour, label=label, marker="o" if len(x) <= 30 else None, ms=3)
-        ax.fill_between(x, low, high, step="pre", color=colour, alpha=0.18, linewidth=0)
-    if recommendation and recommendation.get("threshold") is not None:
-        ax.axvline(recommendation["threshold"], color="black", lw=1.4,
-                   label=f"recommended {recommendation['threshold']:g}")
-    ax.axvline(0.5, color="grey", lw=1, ls="--", label="DeepEval default 0.5")
-    ax.set_xlabel("threshold (" + judge["pass_rule"] + ")")
-    ax.set_ylabel("rate")
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="center right")
-    ax.set_title(f"{judge['judge']}: error rates by threshold (95% Wilson bands)", fontsize=10)
-    return _data_uri(fig)
+    index = sorted({round(i * (len(curve) - 1) / (MAX_POINTS - 1)) for i in range(MAX_POINTS)}) \
+        if len(curve) > MAX_POINTS else range(len(curve))
+    points = [curve[i] for i in index]
+    xs = [p["threshold"] for p in points]
+    low_x, high_x = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    if high_x - low_x < 1e-12:
+        low_x, high_x = low_x - 0.5, high_x + 0.5
+    width, height = PANEL_W - MARGIN_L - MARGIN_R, PANEL_H - MARGIN_T - MARGIN_B
+
+    def sx(x: float) -> float:
+        return MARGIN_L + (x - low_x) / (high_x - low_x) * width
+
+    def sy(y: float) -> float:
+        return MARGIN_T + (1 - y) * height
+
+    parts = [f'<svg class="curve" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
+             f'<rect x="{MARGIN_L}" y="{MARGIN_T}" width="{width}" height="{height}" fill="white" stroke="#bbb"/>']
+    for y in (0.0, 0.5, 1.0):
+        parts.append(f'<line x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(sy(y))}" y2="{_fmt(sy(y))}" '
+                     'stroke="#eee"/>' if 0 < y < 1 else "")
+        parts.append(f'<text x="{MARGIN_L - 4}" y="{_fmt(sy(y) + 3)}" font-size="9" text-anchor="end">{y:g}</text>')
+    for x in (low_x, (low_x + high_x) / 2, high_x):
+        parts.append(f'<text x="{_fmt(sx(x))}" y="{MARGIN_T + height + 11}" font-size="9" '
+                     f'text-anchor="middle">{_tick(x)}</text>')
+    parts.append(f'<text x="{MARGIN_L + width / 2}" y="{PANEL_H - 3}" font-size="9" text-anchor="middle" '
+                 f'fill="#555">threshold ({"score >= t" if judge["pass_rule"] == "score >= threshold" else "score <= t"})'
+                 '</text>')
+    for key, colour in (("false_pass", FALSE_PASS_COLOUR), ("false_fail", FALSE_FAIL_COLOUR)):
+        steps, band_top, band_bottom = [], [], []
+        previous_x = None
+        for p in points:
+            y, (low, high) = p[f"{key}_rate"], p[f"{key}_rate_ci"]
+            if y is None or not math.isfinite(y):
+                previous_x = p["threshold"]
+                continue
+            start = p["threshold"] if previous_x is None else previous_x   # a step before each threshold
+            steps += [(sx(start), sy(y)), (sx(p["threshold"]), sy(y))]
+            if low is not None and high is not None:
+                band_top += [(sx(start), sy(high)), (sx(p["threshold"]), sy(high))]
+                band_bottom += [(sx(start), sy(low)), (sx(p["threshold"]), sy(low))]
+            previous_x = p["threshold"]
+        if band_top:
+            outline = band_top + band_bottom[::-1]
+            parts.append(f'<polygon points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in outline)}" fill="{colour}" '
+                         'fill-opacity="0.16" stroke="none"/>')
+        if steps:
+            parts.append(f'<polyline points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in steps)}" fill="none" '
+                         f'stroke="{colour}" stroke-width="1.6"/>')
+    rule = (recommendation or {}).get("rule") or {}
+    if rule.get("kind") == "constraint" and rule.get("max_false_pass") is not None:
+        y = sy(rule["max_false_pass"])
+        parts.append(f'<line class="ceiling" x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
+                     f'stroke="{FALSE_PASS_COLOUR}" stroke-dasharray="4 3" stroke-width="1"/>')
+    if low_x <= 0.5 <= high_x:
+        parts.append(f'<line x1="{_fmt(sx(0.5))}" x2="{_fmt(sx(0.5))}" y1="{MARGIN_T}" y2="{MARGIN_T + height}" '
+                     'stroke="#888" stroke-dasharray="2 3" stroke-width="1"/>')
+    threshold = (recommendation or {}).get("threshold")
+    if threshold is not None and low_x <= threshold <= high_x:
+        parts.append(f'<line class="chosen" x1="{_fmt(sx(threshold))}" x2="{_fmt(sx(threshold))}" y1="{MARGIN_T}" '
+                     f'y2="{MARGIN_T + height}" stroke="black" stroke-width="1.4"/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))   # numbers and fixed words only: no user text inside
 
 
-def agreement_plot(metric: dict) -> str:
-    """Each judge's Spearman rho and kappa (or pass/fail kappa) with their intervals."""
+#: Colours of the judges in a reliability diagram (cycled).
+PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666", "#1f78b4",
+           "#b2df8a")
+
+
+def agreement_svg(metric: dict) -> Markup:
+    """Each judge's Spearman rho and kappa (or pass/fail kappa) with their intervals, one row per judge:
+    an inline SVG (the judges' names escaped)."""
     judges = metric["judges"]
-    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(judges) + 1.2))
-    for offset, key, colour in ((-0.15, "spearman", "#1e8449"), (0.15, "kappa", "#7d3c98"),
-                                (0.15, "pass_kappa", "#ca6f1e")):
-        ys, xs, lows, highs = [], [], [], []
+    row, left, right, top = 18, min(260, 12 + 6 * max([len(j["judge"]) for j in judges] + [5])), 16, 22
+    width, plot_w = 700, 700 - min(260, 12 + 6 * max([len(j["judge"]) for j in judges] + [5])) - right
+    height = top + row * len(judges) + 24
+
+    def sx(x: float) -> float:
+        return left + (min(max(x, -0.2), 1.0) + 0.2) / 1.2 * plot_w
+
+    parts = [f'<svg class="agreement" viewBox="0 0 {width} {height}" role="img" xmlns="http://www.w3.org/2000/svg">']
+    for tick in (-0.2, 0, 0.2, 0.4, 0.6, 0.8, 1.0):
+        x = _fmt(sx(tick))
+        parts.append(f'<line x1="{x}" x2="{x}" y1="{top - 4}" y2="{height - 20}" stroke="{"#999" if tick == 0 else "#eee"}"/>'
+                     f'<text x="{x}" y="{height - 8}" font-size="10" text-anchor="middle">{tick:g}</text>')
+    for key, colour, label, offset in (("spearman", "#1e8449", "Spearman rho", -3), ("kappa", "#7d3c98", "kappa", 3),
+                                       ("pass_kappa", "#ca6f1e", "pass/fail kappa", 3)):
+        parts.append(f'<circle cx="{left + {"spearman": 10, "kappa": 130, "pass_kappa": 220}[key]}" cy="9" r="3.5" '
+                     f'fill="{colour}"/><text x="{left + {"spearman": 18, "kappa": 138, "pass_kappa": 228}[key]}" '
+                     f'y="13" font-size="10">{label}</text>')
         for i, judge in enumerate(judges):
             stat = judge.get(key) or {}
             if key == "pass_kappa" and (judge.get("kappa") or {}).get("estimate") is not None:
                 continue
             if stat.get("estimate") is None:
                 continue
-            ys.append(i + offset)
-            xs.append(stat["estimate"])
-            lows.append(stat["ci_low"] if stat.get("ci_low") is not None else stat["estimate"])
-            highs.append(stat["ci_high"] if stat.get("ci_high") is not None else stat["estimate"])
-        if xs:  # the interval as computed (a bootstrap interval of a few cases may leave out the estimate)
-            ax.hlines(ys, lows, highs, color=colour, lw=1.2)
-            ax.plot(xs, ys, "o", color=colour, ms=4, label=key)
-    ax.set_yticks(range(len(judges)), [j["judge"] for j in judges], fontsize=8)
-    ax.axvline(0, color="grey", lw=0.8)
-    ax.set_xlim(-0.2, 1.0)
-    ax.invert_yaxis()
-    ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    ax.set_title(f"{metric['metric']}: agreement with humans (95% intervals)", fontsize=10)
-    return _data_uri(fig)
+            y = top + row * i + row / 2 + offset
+            low = stat["ci_low"] if stat.get("ci_low") is not None else stat["estimate"]
+            high = stat["ci_high"] if stat.get("ci_high") is not None else stat["estimate"]
+            parts.append(f'<line x1="{_fmt(sx(low))}" x2="{_fmt(sx(high))}" y1="{y}" y2="{y}" stroke="{colour}" '
+                         f'stroke-width="1.4"/><circle cx="{_fmt(sx(stat["estimate"]))}" cy="{y}" r="3.5" '
+                         f'fill="{colour}"/>')
+    for i, judge in enumerate(judges):
+        parts.append(f'<text x="{left - 6}" y="{top + row * i + row / 2 + 4}" font-size="10" text-anchor="end">'
+                     f'{escape(judge["judge"])}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
 
 
-def reliability_plot(metric: str, fits: list[dict]) -> str:
+def reliability_svg(metric: str, fits: list[dict]) -> Markup:
     """Reliability diagram: per judge, the observed human pass rate against the cross-validated
-    calibrated probability, bin by bin, beside the diagonal of perfect calibration."""
-    fig, ax = plt.subplots(figsize=(4.8, 4.2))
-    ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--", label="perfect calibration")
-    for fit in fits:
-        bins = fit["cross_validated"]["reliability"]
-        ax.plot([b["mean_predicted"] for b in bins], [b["observed"] for b in bins], marker="o", ms=3, lw=1.2,
-                label=f"{fit['judge']} (ECE {fit['cross_validated']['ece']:.3f})")
-    ax.set_xlabel("calibrated probability of a human pass (cross-validated)")
-    ax.set_ylabel("observed human pass rate")
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(f"{metric}: reliability of the calibrated scores", fontsize=10)
-    return _data_uri(fig)
+    calibrated probability, bin by bin, beside the diagonal of perfect calibration (inline SVG, the
+    judges named in a legend beside it, escaped)."""
+    size, margin, legend_w = 260, 34, 300
+    plot = size - margin - 10
+
+    def sx(x: float) -> float:
+        return margin + x * plot
+
+    def sy(y: float) -> float:
+        return 10 + (1 - y) * plot
+
+    height = max(size, 20 + 14 * len(fits))
+    parts = [f'<svg class="reliability" viewBox="0 0 {size + legend_w} {height}" role="img" '
+             'xmlns="http://www.w3.org/2000/svg">',
+             f'<rect x="{margin}" y="10" width="{plot}" height="{plot}" fill="white" stroke="#bbb"/>',
+             f'<line x1="{_fmt(sx(0))}" y1="{_fmt(sy(0))}" x2="{_fmt(sx(1))}" y2="{_fmt(sy(1))}" stroke="#999" '
+             'stroke-dasharray="4 3"/>']
+    for tick in (0, 0.5, 1):
+        parts.append(f'<text x="{margin - 4}" y="{_fmt(sy(tick) + 3)}" font-size="9" text-anchor="end">{tick:g}</text>'
+                     f'<text x="{_fmt(sx(tick))}" y="{size - 12}" font-size="9" text-anchor="middle">{tick:g}</text>')
+    parts.append(f'<text x="{margin + plot / 2}" y="{size - 1}" font-size="9" text-anchor="middle" fill="#555">'
+                 'calibrated probability (cross-validated) vs observed pass rate</text>')
+    for i, fit in enumerate(fits):
+        colour = PALETTE[i % len(PALETTE)]
+        bins = [b for b in fit["cross_validated"]["reliability"] if b.get("observed") is not None]
+        line = " ".join(f"{_fmt(sx(b['mean_predicted']))},{_fmt(sy(b['observed']))}" for b in bins)
+        parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.4"/>')
+        parts += [f'<circle cx="{_fmt(sx(b["mean_predicted"]))}" cy="{_fmt(sy(b["observed"]))}" r="2.2" '
+                  f'fill="{colour}"/>' for b in bins]
+        parts.append(f'<rect x="{size + 6}" y="{14 + 14 * i}" width="10" height="3" fill="{colour}"/>'
+                     f'<text x="{size + 20}" y="{19 + 14 * i}" font-size="10">{escape(fit["judge"])} '
+                     f'(ECE {fit["cross_validated"]["ece"]:.3f})</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
 
 
 def report_plots(stats: dict, recommendations: list[dict], calibrations: list[dict] | None = None) -> dict:
@@ -106,11 +186,11 @@ def report_plots(stats: dict, recommendations: list[dict], calibrations: list[di
     for fit in calibrations or []:
         by_metric.setdefault(fit["metric"], []).append(fit)
     for metric, fits in by_metric.items():
-        plots[(metric, "reliability")] = reliability_plot(metric, fits)
+        plots[(metric, "reliability")] = reliability_svg(metric, fits)
     for metric in stats["metrics"]:
         if metric["judges"]:
-            plots[(metric["metric"], None)] = agreement_plot(metric)
+            plots[(metric["metric"], None)] = agreement_svg(metric)
         for judge in metric["judges"]:
             if judge.get("curve"):
-                plots[(metric["metric"], judge["judge"])] = curve_plot(judge, recs.get((metric["metric"], judge["judge"])))
+                plots[(metric["metric"], judge["judge"])] = curve_svg(judge, recs.get((metric["metric"], judge["judge"])))
     return plots

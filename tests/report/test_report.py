@@ -76,14 +76,17 @@ def test_report_in_headless_chromium(report_dir, chromedriver):
         calibration = driver.find_element(By.CSS_SELECTOR, "section.calibration")
         assert "Calibration: what a score of “faithfulness” means" in calibration.text
         assert len(calibration.find_elements(By.CSS_SELECTOR, "table tr")) == 3   # header + two judges
-        assert calibration.find_element(By.TAG_NAME, "img").get_attribute("alt").startswith("reliability diagram")
+        assert calibration.find_element(By.CSS_SELECTOR, "figure.plot").get_attribute("aria-label").startswith(
+            "reliability diagram")
         versus = driver.find_element(By.CSS_SELECTOR, "section.versus")
         assert "Judge versus judge on “faithfulness”" in versus.text
         assert [c.text for c in versus.find_elements(By.CSS_SELECTOR, "table tr:nth-child(2) td")][0] == "judge-a"
-        images = driver.find_elements(By.TAG_NAME, "img")
-        assert len(images) >= 2
-        for img in images:
-            assert driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 100", img)
+        # every plot is inline SVG, drawn at a readable size; the curves are small multiples, one per judge
+        plots = driver.find_elements(By.TAG_NAME, "svg")
+        assert len(plots) >= 4 and not driver.find_elements(By.TAG_NAME, "img")
+        for plot in plots:
+            assert driver.execute_script("return arguments[0].getBoundingClientRect().width > 100", plot)
+        assert len(driver.find_elements(By.CSS_SELECTOR, ".panels figure.panel svg line.chosen")) >= 1
         # the case text is shown as text and ran nothing
         assert driver.execute_script("return window.__pwned") is None
         driver.find_element(By.TAG_NAME, "details").click()
