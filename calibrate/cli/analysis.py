@@ -50,7 +50,7 @@ def print_stats(metric: dict, manifest: dict) -> None:
              if any(j[key].get("estimate") is not None for j in judges)}
     table.add_column("judge", no_wrap=True, min_width=max([len("judge")] + [len(j["judge"]) for j in judges]))
     for col in ("family", "n", *shown.values(), "at threshold"):
-        table.add_column(col, overflow="fold")   # every digit shown, never an ellipsis
+        table.add_column(col, overflow="fold")
     reasons: dict[tuple[str, str], list[str]] = {}
     for j in judges:
         cells = []
@@ -120,7 +120,7 @@ def recommendations_table(recs: list[dict], manifest: dict) -> Table:
                           "rates: Wilson score, or the one-sided bound a rule with --confidence used")
     for col in ("metric", "judge", "threshold", "threshold 95% interval", "false-pass rate", "false-fail rate",
                 "at 0.5: false pass", "at 0.5: false fail"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for r in recs:
         default = r.get("deepeval_default", {})
         table.add_row(r["metric"], r["judge"],
@@ -408,7 +408,7 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
     table = Table(title=f"{metric}: where each judge departs from the humans (excess: the judge's percentile rank "
                         "minus the humans')")
     for col in ("judge", "cases", "verbosity: rho(length, excess)", "self-preference: excess own - other family"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for j in doc["judges"]:
         table.add_row(j["judge"], str(j["n"]), figure(j.get("verbosity", {})), figure(j.get("self_preference", {})))
     out.print(table)
