@@ -168,3 +168,14 @@ def test_adjudication_template_is_never_replaced(tmp_path):
         calibrate.adjudicate(c, template=template)
     assert template.read_text() == "an adjudicator's work\n"
     assert calibrate.adjudicate(c)["disagreements"][0]["case_id"] == "a"
+
+
+def test_a_result_keeps_its_table_through_pickling(demo):
+    import pickle
+
+    plan = calibrate.plan_labels(demo, judge="Olz-gpt4o")
+    stats = calibrate.compute_stats(demo, judges=["Olz-gpt4o"], n_boot=0)
+    for result in (plan, stats):
+        again = pickle.loads(pickle.dumps(result))
+        assert again == result and again.to_frame().equals(result.to_frame())
+    assert "statistic" in pickle.loads(pickle.dumps(plan)).to_frame().columns

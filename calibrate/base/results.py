@@ -9,6 +9,7 @@ methods: :meth:`Result.to_dict` (a plain deep copy of it) and :meth:`Result.to_f
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -162,19 +163,19 @@ class Result(dict):
         keys = ", ".join(list(self)[:8]) + (", ..." if len(self) > 8 else "")
         return f"<calibrate Result with {keys}: .to_frame() for a table, .to_dict() for the document>"
 
-    def __reduce__(self):
-        return (Result, (dict(self),))
+    def __reduce__(self):   # the table's shape travels with the document (pickle, multiprocessing)
+        return (Result, (dict(self), self._frame))
+
+
+def _records(key: str, document: dict[str, Any]) -> "pd.DataFrame":
+    import pandas as pd
+
+    return pd.json_normalize(document.get(key) or [], max_level=1)
 
 
 def records_frame(key: str) -> Callable[[dict[str, Any]], "pd.DataFrame"]:
     """A ``frame`` for :class:`Result` that tabulates the list ``document[key]`` (one row per item)."""
-
-    def frame(document: dict[str, Any]) -> "pd.DataFrame":
-        import pandas as pd
-
-        return pd.json_normalize(document.get(key) or [], max_level=1)
-
-    return frame
+    return functools.partial(_records, key)
 
 
 def single_row(document: dict[str, Any]) -> "pd.DataFrame":

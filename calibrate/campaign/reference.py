@@ -81,12 +81,15 @@ class HumanReference:
     values: np.ndarray
     n_raters: np.ndarray
     n_multiply_labelled: int
-    n_ties: int
     n_failed_ratings: int
     raters: tuple[str, ...]
     n_adjudicated: int = 0
     #: the cases whose tied panel took the lower label
     tied_cases: tuple[str, ...] = ()
+
+    @property
+    def n_ties(self) -> int:
+        return len(self.tied_cases)
 
     @property
     def passes(self) -> np.ndarray:
@@ -148,7 +151,6 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
         values = labels[starts + (counts - 1) // 2]
         even = counts % 2 == 0
         tied = even & (labels[starts + counts // 2 - 1] != labels[np.minimum(starts + counts // 2, labels.size - 1)])
-    ties = int(tied.sum())
     # an adjudicator's decision replaces the annotators' majority where they disagreed
     decided = campaign.adjudications[campaign.adjudications["metric"] == metric]
     position = {case_id: i for i, case_id in enumerate(case_ids)}
@@ -160,7 +162,7 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
                 values[position[case_id]] = value
                 adjudicated += 1
     return HumanReference(metric=spec, case_ids=case_ids, values=values, n_raters=counts,
-                          n_multiply_labelled=int((counts > 1).sum()), n_ties=ties,
+                          n_multiply_labelled=int((counts > 1).sum()),
                           n_failed_ratings=failed, raters=tuple(sorted(rows["rater"].unique())),
                           n_adjudicated=adjudicated, tied_cases=tuple(case_ids[tied].tolist()))
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import functools
 import io
 import json
 from dataclasses import dataclass
@@ -106,7 +107,11 @@ def sample_cases(campaign: Campaign, n: int, *, name: str | None = None, **desig
     drawn = draw_sample(campaign, n, **design)
     path = write_sample(campaign.path, drawn, name or drawn.default_name())
     return Result({"file": str(path), "design": drawn.design, "case_ids": drawn.case_ids},
-                  lambda _: drawn.to_frame())
+                  functools.partial(_sample_frame, drawn))
+
+
+def _sample_frame(sample: Sample, document: dict[str, Any]) -> pd.DataFrame:
+    return sample.to_frame()
 
 
 def _apportion(shares: np.ndarray, n: int, caps: np.ndarray) -> np.ndarray:
