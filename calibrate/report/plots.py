@@ -28,7 +28,7 @@ def _tick(value: float) -> str:
 def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
     """One judge's false-pass and false-fail rates over the threshold (step lines, 95% Wilson bands),
     with the rule's false-pass ceiling, the recommended threshold and DeepEval's 0.5 marked: a small
-    inline SVG panel (at most :data:`MAX_POINTS` thresholds drawn; the curve table has them all)."""
+    inline SVG panel (at most :data:`MAX_POINTS` thresholds drawn, spread evenly; report.json has them all)."""
     curve = judge["curve"]
     index = sorted({round(i * (len(curve) - 1) / (MAX_POINTS - 1)) for i in range(MAX_POINTS)}) \
         if len(curve) > MAX_POINTS else range(len(curve))
@@ -47,9 +47,9 @@ def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
 
     parts = [f'<svg class="curve" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
              f'<rect x="{MARGIN_L}" y="{MARGIN_T}" width="{width}" height="{height}" fill="white" stroke="#bbb"/>']
+    parts.append(f'<line x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(sy(0.5))}" y2="{_fmt(sy(0.5))}" '
+                 'stroke="#eee"/>')
     for y in (0.0, 0.5, 1.0):
-        parts.append(f'<line x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(sy(y))}" y2="{_fmt(sy(y))}" '
-                     'stroke="#eee"/>' if 0 < y < 1 else "")
         parts.append(f'<text x="{MARGIN_L - 4}" y="{_fmt(sy(y) + 3)}" font-size="9" text-anchor="end">{y:g}</text>')
     for x in (low_x, (low_x + high_x) / 2, high_x):
         parts.append(f'<text x="{_fmt(sx(x))}" y="{MARGIN_T + height + 11}" font-size="9" '
@@ -103,8 +103,8 @@ def agreement_svg(metric: dict) -> Markup:
     """Each judge's Spearman rho and kappa (or pass/fail kappa) with their intervals, one row per judge:
     an inline SVG (the judges' names escaped)."""
     judges = metric["judges"]
-    row, left, right, top = 18, min(260, 12 + 6 * max([len(j["judge"]) for j in judges] + [5])), 16, 22
-    width, plot_w = 700, 700 - min(260, 12 + 6 * max([len(j["judge"]) for j in judges] + [5])) - right
+    row, left, right, top, width = 18, min(260, 12 + 6 * max([len(j["judge"]) for j in judges] + [5])), 16, 22, 700
+    plot_w = width - left - right
     height = top + row * len(judges) + 24
 
     def sx(x: float) -> float:
