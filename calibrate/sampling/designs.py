@@ -41,7 +41,7 @@ from calibrate.base.files import write_all
 from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result
-from calibrate.campaign.reference import computed_once
+from calibrate.campaign.reference import computed_once, find_judge, judge_scores, pair
 
 __all__ = ["draw_sample", "sample_cases", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES"]
 
@@ -182,8 +182,6 @@ def _focus_allocation(names: np.ndarray, sizes: np.ndarray, n: int, focus_name: 
 
 def chosen_judge(campaign: Campaign, metric: str | None, name: str | None):
     """The scores of one judge on one metric (a judge name, or a rater with one run)."""
-    from calibrate.campaign.reference import find_judge, judge_scores
-
     metric = chosen_metric(campaign, metric)
     judges = judge_scores(campaign, metric)
     if not judges:
@@ -305,7 +303,6 @@ def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by
         metric = chosen_metric(campaign, metric)
         chosen = [chosen_judge(campaign, metric, name)[1] for name in judges] if judges else None
         if chosen is None:
-            from calibrate.campaign.reference import judge_scores
             chosen = judge_scores(campaign, metric)
         if len(chosen) < 2:
             raise ValueError(f"metric {metric}: the disagreement design needs two or more judges "
@@ -370,8 +367,6 @@ def recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float:
 
 def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None, seed: int,
             n_strata: int) -> Sample:
-    from calibrate.campaign.reference import pair
-
     metric, scores = chosen_judge(campaign, metric, judge)
     series = [name for name, s in sorted(campaign.samples.items(), key=lambda kv: kv[1]["design"].get("created", ""))
               if s["design"].get("strategy") == "neyman" and s["design"].get("metric") == metric
