@@ -37,8 +37,6 @@ def adjudicate(campaign, metric, template, decisions, out_of_scale, as_json) -> 
     from calibrate.humans.adjudication import adjudicate as adjudicate_cases
 
     c = load(campaign, out_of_scale)
-    if metric is not None and metric not in c.metrics:
-        fail(f"unknown metric {metric}: the campaign declares {', '.join(sorted(c.metrics))}")
     try:
         doc = adjudicate_cases(c, metric=metric, template=template, decisions=decisions)
     except (CampaignError, ValueError, FileExistsError) as exc:
