@@ -229,8 +229,7 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
             models[task.spec.name] = _adapter(task.spec).make_model(task.spec, pool, policy)
     endpoints = {task.spec.name: _endpoints(task.spec) for task in tasks}
     done: list[Attempt] = []
-    per_judge = {name: sum(1 for t in tasks if t.spec.name == name) for name in {t.spec.name for t in tasks}}
-    judged: dict[str, int] = {}
+    per_judge, judged = Counter(t.spec.name for t in tasks), Counter()   # each judge's bar: its total, its done
     unreachable: Counter = Counter()      # endpoint -> consecutive ratings that could not reach it
     stopped: dict[str, _Stop] = {}
     # Ratings in progress at once: enough to keep every call slot busy while each rating waits on its
@@ -287,7 +286,7 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
                 note(outcome)
                 if progress:   # one bar per judge
                     name = outcome.attempt.judge
-                    judged[name] = judged.get(name, 0) + 1
+                    judged[name] += 1
                     progress(judged[name], per_judge[name], f"judging {name}")
                 if strict and outcome.attempt.error:
                     raise JudgeSetupError(ParameterText(
