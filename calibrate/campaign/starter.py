@@ -8,7 +8,7 @@ from pathlib import Path
 
 from calibrate.base.errors import NO_VALUE, CampaignError, ParameterText, Problem
 from calibrate.base.files import replacing
-from calibrate.campaign.folder import load_campaign
+from calibrate.campaign.folder import RATING_COLUMNS, load_campaign
 
 __all__ = ["init_campaign", "parse_metric"]
 
@@ -88,7 +88,7 @@ def _metric_block(name: str, table: Mapping) -> str:
 
 def campaign_toml(name: str, metrics: Mapping[str, Mapping]) -> str:
     """The text :func:`init_campaign` writes."""
-    blocks = [f"""# A calibrate campaign: {name}. Lines marked CHECK hold a default to look at.
+    blocks = [f"""# A calibrate campaign. Lines marked CHECK hold a default to look at.
 # The format is in the README ("The campaign format"); `calibrate validate FOLDER` checks it.
 name = {_key(name)}
 out_of_scale = "error"       # a label outside its metric's scale: "error" | "clip" | "drop"
@@ -151,7 +151,7 @@ def init_campaign(folder: str | Path, metrics: Mapping[str, Mapping] | Sequence[
     with replacing(path) as handle:
         handle.write(text)
     with replacing(folder / "ratings.csv") as handle:
-        handle.write("case_id,metric,rater,rater_kind,value,error,reason,run_id\n")
+        handle.write(",".join(RATING_COLUMNS) + "\n")
     try:
         load_campaign(folder)
     except CampaignError:   # a name the format cannot hold: leave nothing behind

@@ -69,3 +69,9 @@ def test_names_of_every_kind_round_trip(tmp_path):
     metric = 'a "quoted" \\ name ' + string.punctuation + " é ✓"
     init_campaign(tmp_path / "c", {metric: {"scale": "binary"}})
     assert list(calibrate.load_campaign(tmp_path / "c").metrics) == [metric]
+
+
+def test_a_name_across_lines_is_kept_whole(tmp_path):
+    name = "support bot\n[metrics.injected]\nscale = 'binary'"
+    c = calibrate.load_campaign(init_campaign(tmp_path / "c", ["faithfulness"], name=name).parent)
+    assert c.name == name and list(c.metrics) == ["faithfulness"]
