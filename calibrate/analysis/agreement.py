@@ -21,6 +21,7 @@ import numpy as np
 
 from calibrate.analysis.annotators import annotator_agreement
 from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.analysis.verdicts import judge_verdict, metric_verdict
 from calibrate.campaign import Campaign, Metric
 from calibrate.campaign.weights import DesignWeights, design_weights, kish_effective_n
 from calibrate.base.manifest import build_manifest
@@ -456,14 +457,27 @@ class JudgeRun:
             stat.update(lower_bound=float(low), lower_bound_method=f"the lower of the interval's end and 1 - D / (1 - p_e), "
                         f"D the Clopper-Pearson bound on {disagree:.3g} disagreement(s) in {n_eff:.3g}")
         if out["auc"].get("estimate") is not None:
+            out["auc"]["chance_p"] = self.separation(seed)["chance_p"]
+
+    def separation(self, seed: int) -> dict[str, Any]:
+        """How far the judge's scores separate the human passes from the fails, unweighted: the AUC
+        (``U / (n_pass n_fail)``) and ``chance_p``, the one-sided Mann-Whitney p-value against 0.5 (by
+        permutation while the smaller class has fewer than 20 cases). Computed once per seed."""
+        cached = getattr(self, "_separation", {})
+        if seed not in cached:
             from scipy import stats
 
-            smaller = min(int(passes.sum()), int((~passes).sum()))
+            passes = self.human >= self.ref.metric.human_pass
+            n_pass, n_fail = int(passes.sum()), int((~passes).sum())
+            smaller = min(n_pass, n_fail)
             # by permutation while a class is small, where the normal approximation is not to be trusted
             method = ("exact" if smaller < 2 else stats.PermutationMethod(n_resamples=4999, random_state=seed)
                       if smaller < 20 else "asymptotic")
-            out["auc"]["chance_p"] = float(stats.mannwhitneyu(self.score[passes], self.score[~passes],
-                                                              alternative="greater", method=method).pvalue)
+            test = stats.mannwhitneyu(self.score[passes], self.score[~passes], alternative="greater", method=method)
+            cached[seed] = {"auc": float(test.statistic) / (n_pass * n_fail), "chance_p": float(test.pvalue),
+                            "n_pass": n_pass, "n_fail": n_fail}
+            self._separation = cached
+        return cached[seed]
 
     def _reason(self, key: str) -> str:
         metric, rater = self.ref.metric, self.judge.rater
@@ -726,7 +740,7 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
         rule = default_rule(spec)
         ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule)
         bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric)
-        recommendations += [_recommendation(run, metric, rule, confidence) for run in runs]
+        recommendations += [_recommendation(run, metric, rule, confidence, seed) for run in runs]
         results = [r.result(confidence, seed, n_listed, curves=curves) for r in runs]
         entry = {"metric": metric, "scale": spec.scale, "human_pass": spec.human_pass,
                  "levels": list(spec.levels) if spec.levels else None, "n_cases": int(universe.size),
@@ -747,6 +761,8 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
         if len(ref.raters) > 1:  # the human ceiling
             entry["annotators"] = annotator_agreement(campaign, metric, n_boot=n_boot, seed=seed,
                                                       confidence=confidence)
+        entry["verdict"] = metric_verdict(metric, [r for r in recommendations if r["metric"] == metric],
+                                          entry.get("annotators"))
         if by is not None:
             entry["slices"] = _slices(campaign, metric, judges, rule, by, seed=seed, n_boot=n_boot,
                                       confidence=confidence, progress=progress)
@@ -812,7 +828,7 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     campaign.metric_names([metric])
     ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule)
     bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric)
-    recs = [_recommendation(run, metric, rule, confidence) for run in runs]
+    recs = [_recommendation(run, metric, rule, confidence, seed) for run in runs]
     manifest = build_manifest(campaign, command="thresholds", seed=seed, n_boot=n_boot, confidence=confidence,
                               rule=rule.to_dict(), judges=judges, metrics=[metric])
     return Result({"campaign": campaign.name, "recommendations": recs, "manifest": manifest})
@@ -849,14 +865,27 @@ def thresholds(campaign: Campaign, *, metrics: list[str] | None = None, rule: Ru
     >>> doc.to_frame().query("statistic == 'false_pass_rate'")[["judge", "estimate"]].round(3).values.tolist()
     [['Olz-gpt4o', 0.04]]
     """
+    chosen = campaign.metric_names(metrics)
     docs = [recommend_thresholds(campaign, metric=metric, rule=rule or default_rule(campaign.metrics[metric]),
                                  judges=judges, seed=seed, n_boot=n_boot, progress=progress)
-            for metric in campaign.metric_names(metrics)]
-    return Result({"campaign": campaign.name, "recommendations": [r for doc in docs for r in doc["recommendations"]],
+            for metric in chosen]
+    verdicts = [metric_verdict(metric, doc["recommendations"],
+                               annotator_agreement(campaign, metric, n_boot=n_boot, seed=seed)
+                               if len(human_reference(campaign, metric).raters) > 1 else None)
+                for metric, doc in zip(chosen, docs)]
+    return Result({"campaign": campaign.name, "verdicts": verdicts,
+                   "recommendations": [r for doc in docs for r in doc["recommendations"]],
                    "manifest": docs[0]["manifest"] if docs else {}})
 
 
-def _recommendation(run: JudgeRun, metric: str, rule: Rule, confidence: float) -> dict[str, Any]:
+def _recommendation(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed: int) -> dict[str, Any]:
+    """One judge's recommendation under ``rule``, with its verdict (:func:`calibrate.analysis.verdicts.judge_verdict`)."""
+    rec = _recommended(run, metric, rule, confidence, seed)
+    rec["verdict"] = judge_verdict(rec, confidence=confidence, min_labels=MIN_TRUSTED_LABELS)
+    return rec
+
+
+def _recommended(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed: int) -> dict[str, Any]:
     rec: dict[str, Any] = {"metric": metric, "judge": run.judge.name, "rule": rule.to_dict(),
                            "pass_rule": "score >= threshold" if run.judge.sign > 0 else "score <= threshold",
                            "n": run.n, "warnings": []}
@@ -877,6 +906,8 @@ def _recommendation(run: JudgeRun, metric: str, rule: Rule, confidence: float) -
     rec.update(n_human_pass=int(passes.sum()), n_human_fail=int((~passes).sum()))
     if run.weights is not None:
         rec.update(weighted=True, effective_n=run.effective_n)
+    if n_pass > 0 and n_fail > 0:
+        rec["separation"] = run.separation(seed)
 
     def at(index: int) -> dict[str, Any]:
         return {"false_pass_rate": run.rate(float(counts["false_pass"][0, index]), n_fail, confidence, "fail"),
@@ -900,6 +931,20 @@ def _recommendation(run: JudgeRun, metric: str, rule: Rule, confidence: float) -
             rec[key] = rates[key].get("estimate")
             rec[key + "_ci"] = [rates[key].get("ci_low"), rates[key].get("ci_high")]
             rec[key + "_detail"] = rates[key]
+        decision = run.paired.decision_stats(run.paired.full, index)
+        rec["accuracy"] = run.rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
+        if rule.kind == "constraint" and rule.confidence is None:
+            # the rule kept the estimate under the ceiling; the most lenient threshold whose interval stays
+            # under it too is the one a reviewer can defend (the verdict offers it)
+            scale = run.effective_scale["fail"]
+            upper = wilson_interval(counts["false_pass"][0, index:run.paired.m] * scale,
+                                    np.full(run.paired.m - index, n_fail * scale), confidence=confidence)[1]
+            under = np.flatnonzero(upper <= rule.max_false_pass + 1e-12)
+            if under.size and under[0] > 0:
+                t = index + int(under[0])
+                agree = run.paired.decision_stats(run.paired.full, t)
+                rec["defensible_alternative"] = {"threshold": run.threshold_value(t), **at(t), "accuracy": run.rate(
+                    float(agree["n_agree"][0]), float(agree["n"][0]), confidence)}
     else:
         for key in ("false_pass_rate", "false_fail_rate"):
             rec[key] = None
@@ -909,6 +954,7 @@ def _recommendation(run: JudgeRun, metric: str, rule: Rule, confidence: float) -
                                    + ": the rule needs both human passes and human fails")
         else:
             lowest = float(counts["false_pass"][0, run.paired.m - 1] / n_fail)
+            rec["lowest_false_pass"] = {"rate": lowest, "threshold": run.threshold_value(run.paired.m - 1)}
             rec["warnings"].append(
                 f"no threshold meets the rule ({rule.describe()}) except failing every case: this judge "
                 f"cannot serve the gate (lowest false-pass rate short of failing everything: {lowest:.3f} "

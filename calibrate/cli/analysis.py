@@ -38,6 +38,25 @@ def _intervals_note(manifest: dict) -> str:
             "of cases (rank correlations on fewer than 50 cases: Fisher's z); rates: Wilson score")
 
 
+#: how each verdict status is coloured (the words themselves say it too)
+VERDICT_STYLES = {"defensible": "bold green", "defensible if stricter": "green", "needs labels": "yellow",
+                  "not defensible": "red", "no criterion": "dim"}
+
+
+def print_verdict(verdict: dict) -> None:
+    """The verdict block of a metric (:func:`calibrate.analysis.verdicts.verdict_lines`): the rule, one
+    line per judge, the best judge and the human ceiling; the judge's name in its status' colour."""
+    from calibrate.analysis.verdicts import verdict_lines
+
+    head, *judges_lines, best, ceiling = verdict_lines(verdict)
+    out.print(styled("bold", head))
+    for v, line in zip(verdict["judges"], judges_lines):
+        name = f"  {v['judge']}:"
+        out.print(styled(VERDICT_STYLES.get(v["status"], ""), name, line[len(name):]))
+    out.print(styled("bold", best))
+    out.print(ceiling)
+
+
 def print_stats(metric: dict, manifest: dict) -> None:
     """One table per metric (estimates with their intervals, and how they were made). A statistic
     undefined for every judge is left out of the table, with one line saying why; those undefined for
@@ -102,6 +121,7 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
         print_json(doc)
         return
     for metric in doc["metrics"]:
+        print_verdict(metric["verdict"])
         print_stats(metric, doc["manifest"])
         if metric.get("weighted"):
             designs = "; ".join(f"{d['labelled']} from {d['sample']} ({d['strategy']}, "
@@ -178,10 +198,9 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
     if as_json:
         print_json(doc)
         return
-    for metric in c.metric_names(list(metrics) or None):
-        source = "given" if rule else "campaign.toml"
-        described = next((r["rule"]["description"] for r in recs if r["metric"] == metric), "-")
-        out.print(f"{metric}: rule ({source}): {described}")
+    for verdict in doc["verdicts"]:
+        print_verdict(verdict)
+    out.print(f"rules from {'the command line' if rule else 'campaign.toml'}")
     out.print(recommendations_table(recs, doc["manifest"]))
     for r in recs:
         for w in r["warnings"]:

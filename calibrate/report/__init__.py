@@ -15,8 +15,9 @@ from markupsafe import Markup
 
 from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
-from calibrate.report.format import (curve_rows, fmt_estimate, fmt_estimate_html, fmt_interval, fmt_number,
-                                     fmt_rate, undefined_notes)
+from calibrate.report.format import (STAT_LABELS, case_fields, clipped, curve_rows, defined_columns, fmt_estimate, fmt_estimate_html,
+                                     fmt_interval, fmt_number, fmt_rate, fmt_rate_html, slice_notes, undefined_everywhere,
+                                     undefined_notes)
 
 __all__ = ["write_report", "render_html", "render_markdown", "markdown_text"]
 
@@ -28,7 +29,7 @@ def _environment() -> jinja2.Environment:
                              autoescape=jinja2.select_autoescape(["html", "j2"], default_for_string=True),
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters.update(est=fmt_estimate, est_html=fmt_estimate_html, num=fmt_number, rate=fmt_rate,
-                       interval=fmt_interval)
+                       rate_html=fmt_rate_html, interval=fmt_interval)
     return env
 
 
@@ -38,7 +39,8 @@ def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
     return {"stats": stats, "recs": recs, "cases": cases or {}, "plots": plots or {},
             "manifest": stats["manifest"], "csp": CSP, "undefined_notes": undefined_notes,
-            "curve_rows": curve_rows,
+            "curve_rows": curve_rows, "defined_columns": defined_columns, "stat_labels": STAT_LABELS,
+            "undefined_everywhere": undefined_everywhere, "slice_notes": slice_notes, "clipped": clipped, "case_fields": case_fields,
             "judge_runs": judge_runs or [], "audits": audits or [], "calibrations": calibrations or [],
             "versus": versus or []}
 

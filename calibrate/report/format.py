@@ -7,6 +7,7 @@ from typing import Any
 from markupsafe import Markup
 
 __all__ = ["fmt_number", "fmt_estimate", "fmt_estimate_html", "fmt_rate", "fmt_interval", "undefined_notes",
+           "defined_columns", "undefined_everywhere", "slice_notes", "fmt_rate_html", "clipped", "case_fields",
            "STAT_LABELS"]
 
 
@@ -86,6 +87,116 @@ def undefined_notes(judges: list[dict]) -> list[tuple[str, str, list[str]]]:
             if key in judge and stat.get("estimate") is None:
                 notes.setdefault((label, stat.get("reason", "undefined")), []).append(judge["judge"])
     return [(label, reason, names) for (label, reason), names in notes.items()]
+
+
+def defined_columns(judges: list[dict], keys: list[str]) -> list[str]:
+    """The statistics of ``keys`` that some judge has a value of (a column of dashes is left out).
+
+    >>> defined_columns([{"auc": {"estimate": 0.7}, "kappa": {"estimate": None}}], ["kappa", "auc"])
+    ['auc']
+    """
+    return [key for key in keys if any((j.get(key) or {}).get("estimate") is not None for j in judges)]
+
+
+def undefined_everywhere(judges: list[dict]) -> list[tuple[str, str]]:
+    """(statistic, reason) of every statistic no judge has a value of: said once, beside the table
+    that leaves its column out (the reasons of different judges joined).
+
+    >>> undefined_everywhere([{"judge": "a", "kappa": {"estimate": None, "reason": "continuous"}}])
+    [('Cohen κ', 'continuous')]
+    """
+    if not judges:
+        return []
+    out = []
+    for key, label in STAT_LABELS.items():
+        if all(key in j and (j.get(key) or {}).get("estimate") is None for j in judges):
+            reasons = dict.fromkeys((j.get(key) or {}).get("reason", "undefined") for j in judges)
+            out.append((label, "; ".join(reasons)))
+    return out
+
+
+def slice_notes(slices: list[dict], keys: list[str]) -> list[tuple[str, str, list[str]]]:
+    """(statistic, reason, where) for every undefined cell of a slices table: each reason said once,
+    with the slices and judges it holds for (``value / judge``, or ``value`` for all its judges).
+
+    >>> slices = [{"value": "how", "judges": [{"judge": "a", "auc": {"estimate": None, "reason": "one class"}},
+    ...                                       {"judge": "b", "auc": {"estimate": None, "reason": "one class"}}]}]
+    >>> slice_notes(slices, ["auc"])
+    [('ROC AUC', 'one class', ['how'])]
+    """
+    notes: dict[tuple[str, str], list[str]] = {}
+    for s in slices:
+        for key in keys:
+            by_reason: dict[str, list[str]] = {}
+            for j in s["judges"]:
+                stat = j.get(key) or {}
+                if stat.get("estimate") is None:
+                    by_reason.setdefault(stat.get("reason", "undefined"), []).append(j["judge"])
+            for reason, names in by_reason.items():
+                places = [str(s["value"])] if len(names) == len(s["judges"]) else [f"{s['value']} / {n}" for n in names]
+                notes.setdefault((STAT_LABELS[key], reason), []).extend(places)
+    return [(label, reason, places) for (label, reason), places in notes.items()]
+
+
+def fmt_rate_html(stat: dict | None) -> Markup:
+    """A rate with its counts, over its interval (smaller, on its own line), for HTML tables.
+
+    >>> str(fmt_rate_html({"estimate": 0.25, "ci_low": 0.1, "ci_high": 0.5, "k": 2, "n": 8}))
+    '0.250 (2/8)<br><span class="ci">[0.100, 0.500]</span>'
+    """
+    if not stat or stat.get("estimate") is None:
+        return Markup("—")
+    counts = (f"weighted, effective n {stat['effective_n']:.1f}" if stat.get("weighted") else f"{stat['k']}/{stat['n']}")
+    return Markup('{} ({})<br><span class="ci">[{}, {}]</span>').format(
+        f"{stat['estimate']:.3f}", counts, f"{stat['ci_low']:.3f}", f"{stat['ci_high']:.3f}")
+
+
+#: characters of a case's text shown before it is clipped (the rest is one click away)
+CLIP_AT = 280
+
+
+#: the text of a case a reviewer reads beside a miss, in table order
+CASE_FIELDS = (("input", "input"), ("actual_output", "actual output"), ("expected_output", "expected output"),
+               ("retrieval_context", "retrieved context"), ("context", "context"))
+
+
+def case_fields(rows: list[dict], cases: dict[str, dict]) -> list[tuple[str, str]]:
+    """(field, label) of the case texts some listed case has (a column every case lacks is left out).
+
+    >>> case_fields([{"case_id": "a"}], {"a": {"input": "q", "retrieval_context": ["p"]}})
+    [('input', 'input'), ('retrieval_context', 'retrieved context')]
+    """
+    present = [cases.get(r["case_id"], {}) for r in rows]
+    return [(key, label) for key, label in CASE_FIELDS if any(c.get(key) not in (None, "", []) for c in present)]
+
+
+def clipped(text: Any, uid: str, limit: int = CLIP_AT) -> Markup:
+    """A case's text for a table cell, escaped: whole when short, else its first ``limit`` characters
+    and a "full text" toggle (a checkbox and CSS, no script; print shows the full text). A list (a
+    retrieval context) is numbered, one passage per line.
+
+    Examples
+    --------
+    >>> str(clipped("<b>hi</b>", "x"))
+    '&lt;b&gt;hi&lt;/b&gt;'
+    >>> str(clipped(["one", "two"], "x"))
+    '[1] one<br>[2] two'
+    >>> "full text (20 characters)" in clipped("a" * 20, "x", limit=5)
+    True
+    """
+    if text is None or text == "" or text == []:
+        return Markup("")
+    if isinstance(text, (list, tuple)):
+        whole = Markup("<br>").join(Markup("[{}] {}").format(i, str(chunk)) for i, chunk in enumerate(text, 1))
+        plain = "\n".join(f"[{i}] {chunk}" for i, chunk in enumerate(text, 1))
+    else:
+        plain = str(text)
+        whole = Markup("{}").format(plain)
+    if len(plain) <= limit:
+        return whole
+    return Markup('<span class="clip"><input type="checkbox" id="{id}"><span class="short">{short}…</span>'
+                  '<span class="full">{whole}</span><label for="{id}">full text ({n} characters)</label></span>'
+                  ).format(id=uid, short=plain[:limit], whole=whole, n=len(plain))
 
 
 def curve_rows(curve: list[dict], threshold: float | None, n: int = 24) -> list[dict]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from calibrate.stats.intervals import clopper_pearson_upper
+from calibrate.stats.intervals import clopper_pearson_upper, wilson_interval
 
-__all__ = ["DEEPEVAL_DEFAULT_THRESHOLD", "NO_THRESHOLD", "constraint_rule", "cost_rule", "max_admissible_false_passes"]
+__all__ = ["DEEPEVAL_DEFAULT_THRESHOLD", "NO_THRESHOLD", "constraint_rule", "cost_rule", "fails_for_ceiling",
+           "max_admissible_false_passes"]
 
 #: DeepEval's pass threshold when a metric is given none
 DEEPEVAL_DEFAULT_THRESHOLD = 0.5
@@ -126,3 +127,47 @@ def cost_rule(cum_passes: np.ndarray, cum_fails: np.ndarray, *, cost_false_pass:
         defined = (n_fail > 0) & (n_pass > 0)
     best = np.argmin(np.where(np.isfinite(cost), cost, np.inf), axis=1)
     return np.where(defined, best, NO_THRESHOLD)
+
+
+#: Beyond this many human fails a ceiling is called out of reach (the rate sits at or next to it).
+MOST_FAILS_SEARCHED = 1_000_000
+
+
+def fails_for_ceiling(false_pass_rate: float, ceiling: float, *, confidence: float = 0.95,
+                      one_sided: bool = False) -> int | None:
+    """The fewest human fails at which a false-pass rate of ``false_pass_rate`` has an upper bound at
+    most ``ceiling``: the two-sided Wilson interval's (as the rates are shown), or with ``one_sided``
+    the one-sided Clopper-Pearson bound at ``confidence`` (as a constraint rule with a confidence
+    keeps it). ``None`` when no number up to a million reaches it (a rate at or above the ceiling).
+
+    Examples
+    --------
+    >>> fails_for_ceiling(0.0, 0.10)          # no false pass at all: 0 of 35 has an upper bound of 0.099
+    35
+    >>> fails_for_ceiling(0.0, 0.10, one_sided=True)
+    29
+    >>> fails_for_ceiling(0.06, 0.10)
+    217
+    >>> fails_for_ceiling(0.10, 0.10) is None
+    True
+    """
+    if not 0 <= false_pass_rate < ceiling:
+        return None
+
+    def under(n: np.ndarray) -> np.ndarray:
+        k = false_pass_rate * n
+        bound = (clopper_pearson_upper(k, n, confidence=confidence) if one_sided
+                 else wilson_interval(k, n, confidence=confidence)[1])
+        return bound <= ceiling + 1e-12
+
+    # the bound falls with n at a fixed rate: find the first n where it is under, by doubling then bisection
+    high = 1
+    while not under(np.array([high]))[0]:
+        high *= 2
+        if high > MOST_FAILS_SEARCHED:
+            return None
+    low = high // 2          # not under (or 0)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if under(np.array([mid]))[0] else (mid, high)
+    return int(high)
