@@ -598,18 +598,20 @@ def _judge_runs(campaign: Campaign, metric: str, judges: list[str] | None, rule:
                                             rule) for j in selected]
 
 
-def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: list[dict]) -> list[str]:
+def _warnings(campaign: Campaign, metric: str, ref: HumanReference, runs: list[JudgeRun],
+              results: list[dict]) -> list[str]:
+    """The metric's warnings; each about cases names them (the first ten)."""
     notes = []
     n_ref = ref.case_ids.size
     if n_ref < MIN_TRUSTED_LABELS:
         notes.append(f"only {n_ref} human-labelled cases: under {MIN_TRUSTED_LABELS}, no judge figure or "
                      "threshold here is trustworthy yet")
     if ref.n_ties:
-        listed = ", ".join(ref.tied_cases[:10]) + (f" and {ref.n_ties - 10} more" if ref.n_ties > 10 else "")
         notes.append(f"{ref.n_ties} case(s) with a tied human panel took the lower label (a pass needs a "
-                     f"strict majority): {listed}")
+                     f"strict majority): {_listed(ref.tied_cases)}")
     if ref.n_failed_ratings:
-        notes.append(f"{ref.n_failed_ratings} human rating(s) recorded as failed (an error, no value)")
+        notes.append(f"{ref.n_failed_ratings} human rating(s) recorded as failed (an error, no value): "
+                     + _listed(ref.failed_rating_cases))
     adjusted = [a for a in campaign.adjustments if a.metric == metric]
     if adjusted:
         what = ", ".join(f"{a.rater}/{a.case_id}: {a.value:g}" + (f" -> {a.new_value:g}" if a.new_value is not None
@@ -622,22 +624,35 @@ def _warnings(campaign: Campaign, metric: str, ref: HumanReference, results: lis
         notes.append(f"the annotators saw judge {campaign.shown_judge}'s scores as pre-annotations in Label Studio: "
                      "their labels may be anchored on it, so every judge's agreement with humans (that judge's "
                      "most of all) may be overstated; label blind to measure a judge")
-    for r in results:
+    for run, r in zip(runs, results):
         if r["n_errors"]:
-            notes.append(f"judge {r['judge']}: {r['n_errors']} failed rating(s) (errors, excluded from the figures)")
+            failed = sorted(set(run.judge.errors["case_id"].astype(str)))
+            notes.append(f"judge {r['judge']}: {r['n_errors']} failed rating(s) (errors, excluded from the figures): "
+                         + _listed(failed))
         same = _same_family_cases(campaign, r)
         if same:
-            notes.append(f"judge {r['judge']} is of the {r['family']} family, as the generator of {same} case(s): "
-                         "a judge may favour its own family's answers")
+            notes.append(f"judge {r['judge']} is of the {r['family']} family, as the generator of {len(same)} "
+                         f"case(s): a judge may favour its own family's answers: {_listed(same)}")
     return notes
 
 
-def _same_family_cases(campaign: Campaign, result: dict) -> int:
+def _listed(case_ids, shown: int = 10) -> str:
+    """The first ``shown`` case ids, and how many more.
+
+    >>> _listed([f"c{i}" for i in range(12)], shown=3)
+    'c0, c1, c2 and 9 more'
+    """
+    ids = list(case_ids)
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
+def _same_family_cases(campaign: Campaign, result: dict) -> list[str]:
+    """The cases whose answer a generator of the judge's own family wrote."""
     family = result.get("family")
     if not family or not campaign.cases:
-        return 0
-    return sum(1 for c in campaign.cases.values()
-               if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower())
+        return []
+    return sorted(case_id for case_id, c in campaign.cases.items()
+                  if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower())
 
 
 def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
@@ -747,7 +762,7 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
                  "n_human_raters": len(ref.raters), "n_multiply_labelled": ref.n_multiply_labelled,
                  "n_adjudicated": ref.n_adjudicated,
                  "n_human_pass": int(ref.passes.sum()), "default_rule": rule.to_dict(), "judges": results,
-                 "warnings": _warnings(campaign, metric, ref, results)}
+                 "warnings": _warnings(campaign, metric, ref, runs, results)}
         entry["sample_designs"] = design.designs
         entry["weighted"] = design.weights is not None
         passes = (ref_values_at(ref, universe) >= spec.human_pass)
@@ -757,7 +772,8 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
                                                  scale=kish_effective_n(w) / w.sum(), n_cases=int(universe.size))
         if design.weights is not None and design.n_outside:
             entry["warnings"].append(f"{design.n_outside} labelled case(s) came from no recorded sample: they are "
-                                     "taken as a uniform random sample of the campaign's cases")
+                                     "taken as a uniform random sample of the campaign's cases: "
+                                     + _listed(design.outside_cases))
         if len(ref.raters) > 1:  # the human ceiling
             entry["annotators"] = annotator_agreement(campaign, metric, n_boot=n_boot, seed=seed,
                                                       confidence=confidence)

@@ -227,6 +227,10 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
         if needed["human_fails"]:
             how += f" ({needed['human_fails']} more human fails at the {fail_share:.0%} share of fails)"
         return done(NEEDS_LABELS, f"not defensible yet: {at}; {'; '.join(texts)}: {how}")
+    if rec.get("threshold") is None:   # a cost rule whose least cost is to fail every case
+        why = "its least expected cost is to fail every case: at these costs the judge's scores add nothing"
+        out["reasons"].append(why)
+        return done(NOT_DEFENSIBLE, f"not defensible: {why}")
     least = " (least expected cost)" if kind == "cost" else ""
     return done(DEFENSIBLE, f"defensible: pass at {_at(rec)}{least}; {_rates(rec)}")
 

@@ -86,6 +86,8 @@ class HumanReference:
     n_adjudicated: int = 0
     #: the cases whose tied panel took the lower label
     tied_cases: tuple[str, ...] = ()
+    #: the cases of the human ratings recorded as failed (no value)
+    failed_rating_cases: tuple[str, ...] = ()
 
     @property
     def n_ties(self) -> int:
@@ -137,6 +139,7 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
     spec = campaign.metrics[metric]
     rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "human")]
     failed = int(rows["value"].isna().sum())
+    failed_cases = tuple(sorted(set(rows.loc[rows["value"].isna(), "case_id"].astype(str))))
     rows = rows[rows["value"].notna()]
     # sort by case, then value: each case's labels are one contiguous run
     ordered = rows.sort_values(["case_id", "value"], kind="stable")
@@ -164,7 +167,8 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
     return HumanReference(metric=spec, case_ids=case_ids, values=values, n_raters=counts,
                           n_multiply_labelled=int((counts > 1).sum()),
                           n_failed_ratings=failed, raters=tuple(sorted(rows["rater"].unique())),
-                          n_adjudicated=adjudicated, tied_cases=tuple(case_ids[tied].tolist()))
+                          n_adjudicated=adjudicated, tied_cases=tuple(case_ids[tied].tolist()),
+                          failed_rating_cases=failed_cases)
 
 
 def judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:

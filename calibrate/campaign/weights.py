@@ -40,6 +40,8 @@ class DesignWeights:
     weights: np.ndarray | None
     strata: np.ndarray
     designs: list[dict[str, Any]] = field(default_factory=list)
+    #: the labelled cases no recorded sample chose
+    outside_cases: tuple[str, ...] = ()
 
     @property
     def n_outside(self) -> int:
@@ -128,4 +130,5 @@ def design_weights(campaign: Campaign, case_ids: np.ndarray) -> DesignWeights:
         d["weight_share"] = float(weights[group == d["sample"]].sum() / total)
     _, strata = np.unique(np.char.add(group.astype(str), np.char.add("\0", stratum.astype(str))), return_inverse=True)
     uniform = bool(np.allclose(weights, 1.0, rtol=0, atol=1e-12))
-    return DesignWeights(None if uniform else weights, strata.astype(np.int64), designs)
+    return DesignWeights(None if uniform else weights, strata.astype(np.int64), designs,
+                         tuple(str(c) for c in case_ids[group == OUTSIDE]))

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from calibrate.cli.console import (
     FiniteRange,
@@ -28,8 +30,9 @@ if TYPE_CHECKING:
     pass
 
 
-STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "kappa_quadratic": "kappa quadratic",
-                "alpha": "alpha", "auc": "AUC", "pass_kappa": "pass kappa"}
+#: the statistics of `stats` in the terminal: the main table, then a second one beside the family
+STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "auc": "AUC", "pass_kappa": "pass kappa"}
+SECONDARY_COLUMNS = {"kappa_quadratic": "kappa quadratic", "alpha": "alpha"}
 
 
 def _intervals_note(manifest: dict) -> str:
@@ -48,40 +51,67 @@ def print_verdict(verdict: dict) -> None:
     line per judge, the best judge and the human ceiling; the judge's name in its status' colour."""
     from calibrate.analysis.verdicts import verdict_lines
 
+    from rich.padding import Padding
+
     head, *judges_lines, best, ceiling = verdict_lines(verdict)
+
+    def indented(text) -> None:   # a line that wraps keeps its indent (a pipe gets it whole)
+        out.print(Padding(text, (0, 0, 0, 2)) if out.is_terminal else Text("  ") + text)
+
     out.print(styled("bold", head))
     for v, line in zip(verdict["judges"], judges_lines):
-        name = f"  {v['judge']}:"
-        out.print(styled(VERDICT_STYLES.get(v["status"], ""), name, line[len(name):]))
-    out.print(styled("bold", best))
-    out.print(ceiling)
+        name = f"{v['judge']}:"
+        indented(styled(VERDICT_STYLES.get(v["status"], ""), name, line[len(name) + 2:]))
+    indented(styled("bold", best.strip()))
+    indented(Text(ceiling.strip()))
+
+
+def _figure(stat: dict) -> str:
+    """An estimate over its interval (two lines, so that a column is as narrow as its interval)."""
+    if stat.get("estimate") is None:
+        return "-"
+    return fmt_estimate(stat).replace(" [", "\n[", 1)
+
+
+def _stat_table(judges: list[dict], columns: dict[str, str], *, family: bool, **options) -> Table | None:
+    """A table of the ``columns`` some judge has a value of (None if none has), the judge's name whole."""
+    shown = {key: label for key, label in columns.items() if any(j[key].get("estimate") is not None for j in judges)}
+    if not shown:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, **options)
+    table.add_column("judge", no_wrap=True, min_width=max([len("judge")] + [len(j["judge"]) for j in judges]))
+    if family:
+        table.add_column("family", overflow="fold")
+    else:
+        table.add_column("n", justify="right")
+    for label in shown.values():
+        table.add_column(label, overflow="fold", min_width=5)
+    for j in judges:
+        table.add_row(j["judge"], (j["family"] or "-") if family else str(j["n"]), *(_figure(j[k]) for k in shown))
+    return table
 
 
 def print_stats(metric: dict, manifest: dict) -> None:
-    """One table per metric (estimates with their intervals, and how they were made). A statistic
-    undefined for every judge is left out of the table, with one line saying why; those undefined for
-    some judges are listed below it with their reasons. Judge names are never cut: the figures wrap."""
-    table = Table(title=f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
-                        f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes",
-                  caption=_intervals_note(manifest))
+    """A metric's statistics in two tables that fit 100 columns: the main figures, then the secondary
+    ones beside each judge's family; each figure over its interval. A statistic undefined for every
+    judge is left out, with one line saying why; those undefined for some judges are listed below with
+    their reasons. Judge names are never cut (the verdict lines above give each judge's threshold)."""
     judges = metric["judges"]
-    shown = {key: label for key, label in STAT_COLUMNS.items()
-             if any(j[key].get("estimate") is not None for j in judges)}
-    table.add_column("judge", no_wrap=True, min_width=max([len("judge")] + [len(j["judge"]) for j in judges]))
-    for col in ("family", "n", *shown.values(), "at threshold"):
-        table.add_column(col, overflow="fold")
+    title = (f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
+             f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes")
+    main = _stat_table(judges, STAT_COLUMNS, family=False, title=title)
+    secondary = _stat_table(judges, SECONDARY_COLUMNS, family=True)
+    if main is None:
+        out.print(title)
+    for table in (main, secondary):
+        if table is not None:
+            out.print(table)
+    out.print(_intervals_note(manifest))
     reasons: dict[tuple[str, str], list[str]] = {}
     for j in judges:
-        cells = []
-        for key, label in STAT_COLUMNS.items():
-            stat = j[key]
-            if stat.get("estimate") is None:
-                reasons.setdefault((label, stat["reason"]), []).append(j["judge"])
-            if key in shown:
-                cells.append("-" if stat.get("estimate") is None else fmt_estimate(stat))
-        threshold = (j.get("pass_threshold") or {}).get("threshold")
-        table.add_row(j["judge"], j["family"] or "-", str(j["n"]), *cells, fmt_number(threshold))
-    out.print(table)
+        for key, label in (STAT_COLUMNS | SECONDARY_COLUMNS).items():
+            if j[key].get("estimate") is None:
+                reasons.setdefault((label, j[key]["reason"]), []).append(j["judge"])
     for (label, reason), names in reasons.items():
         whom = "every judge" if len(names) == len(judges) and len(judges) > 1 else ", ".join(names)
         out.print(f"  {label} undefined for {whom}: {reason}")
@@ -134,21 +164,37 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
                          doc["manifest"])
 
 
-def recommendations_table(recs: list[dict], manifest: dict) -> Table:
-    table = Table(title="threshold recommendations",
-                  caption=f"threshold interval: percentile bootstrap, {manifest.get('n_boot')} resamples of cases; "
-                          "rates: Wilson score, or the one-sided bound a rule with --confidence used")
-    for col in ("metric", "judge", "threshold", "threshold 95% interval", "false-pass rate", "false-fail rate",
-                "at 0.5: false pass", "at 0.5: false fail"):
-        table.add_column(col, overflow="fold")
+def _rate_lines(stat: dict | None) -> str:
+    """A rate on three lines (estimate, counts, interval), so that its column stays narrow."""
+    text = fmt_rate(stat)
+    if not stat or stat.get("estimate") is None:
+        return "-"
+    return text.replace(" (", "\n(", 1).replace(") [", ")\n[", 1)
+
+
+def print_recommendations(recs: list[dict], manifest: dict) -> None:
+    """One table of threshold recommendations per metric, the judge's name whole, each figure over
+    its counts and interval; then every recommendation's warnings."""
+    for metric in dict.fromkeys(r["metric"] for r in recs):
+        rows = [r for r in recs if r["metric"] == metric]
+        table = Table(title=f"{metric}: threshold recommendations", box=box.SIMPLE_HEAD, collapse_padding=True,
+                      pad_edge=False)
+        table.add_column("judge", no_wrap=True, min_width=max(len(r["judge"]) for r in rows))
+        table.add_column("threshold", overflow="fold", min_width=10)
+        for col in ("false-pass rate", "false-fail rate", "at 0.5: false pass", "at 0.5: false fail"):
+            table.add_column(col, overflow="fold", min_width=len("[0.000, 0.000]"))
+        for r in rows:
+            default = r.get("deepeval_default", {})
+            threshold = "none" if r["threshold"] is None else r["pass_rule"].replace("threshold", fmt_number(r["threshold"]))
+            table.add_row(r["judge"], f"{threshold}\n{fmt_interval(r.get('threshold_ci'))}",
+                          _rate_lines(r.get("false_pass_rate_detail")), _rate_lines(r.get("false_fail_rate_detail")),
+                          _rate_lines(default.get("false_pass_rate")), _rate_lines(default.get("false_fail_rate")))
+        out.print(table)
+    out.print(f"threshold interval (under the threshold): percentile bootstrap, {manifest.get('n_boot')} resamples "
+              "of cases; rates: Wilson score, or the one-sided bound a rule with --confidence used")
     for r in recs:
-        default = r.get("deepeval_default", {})
-        table.add_row(r["metric"], r["judge"],
-                      "none" if r["threshold"] is None else r["pass_rule"].replace("threshold", fmt_number(r["threshold"])),
-                      fmt_interval(r.get("threshold_ci")), fmt_rate(r.get("false_pass_rate_detail")),
-                      fmt_rate(r.get("false_fail_rate_detail")), fmt_rate(default.get("false_pass_rate")),
-                      fmt_rate(default.get("false_fail_rate")))
-    return table
+        for w in r["warnings"]:
+            out.print(styled("yellow", "warning: ", f"{r['judge']}: {w}"))
 
 
 @click.command()
@@ -201,10 +247,7 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
     for verdict in doc["verdicts"]:
         print_verdict(verdict)
     out.print(f"rules from {'the command line' if rule else 'campaign.toml'}")
-    out.print(recommendations_table(recs, doc["manifest"]))
-    for r in recs:
-        for w in r["warnings"]:
-            out.print(styled("yellow", "warning: ", f"{r['judge']}: {w}"))
+    print_recommendations(recs, doc["manifest"])
 
 
 @click.command("repeatability")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from calibrate.cli.analysis import print_stats, recommendations_table
+from calibrate.cli.analysis import print_recommendations, print_stats, print_verdict
 from calibrate.cli.console import (
     err,
     fail,
@@ -34,10 +34,11 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
     with err.status("writing the report"):
         paths = write_documents(docs, out_dir)
     for metric in docs["stats"]["metrics"]:
+        print_verdict(metric["verdict"])
         print_stats(metric, docs["stats"]["manifest"])
         for w in metric["warnings"]:
             out.print(styled("yellow", "warning: ", w))
-    out.print(recommendations_table(docs["recommendations"], docs["stats"]["manifest"]))
+    print_recommendations(docs["recommendations"], docs["stats"]["manifest"])
     for a in docs["audits"]:
         print_audit(a)
     for path in paths.values():

@@ -181,7 +181,7 @@ def clipped(text: Any, uid: str, limit: int = CLIP_AT) -> Markup:
     '&lt;b&gt;hi&lt;/b&gt;'
     >>> str(clipped(["one", "two"], "x"))
     '[1] one<br>[2] two'
-    >>> "full text (20 characters)" in clipped("a" * 20, "x", limit=5)
+    >>> 'data-characters="20"' in clipped("a" * 20, "x", limit=5)   # its label reads "full text (20 characters)"
     True
     """
     if text is None or text == "" or text == []:
@@ -195,7 +195,7 @@ def clipped(text: Any, uid: str, limit: int = CLIP_AT) -> Markup:
     if len(plain) <= limit:
         return whole
     return Markup('<span class="clip"><input type="checkbox" id="{id}"><span class="short">{short}…</span>'
-                  '<span class="full">{whole}</span><label for="{id}">full text ({n} characters)</label></span>'
+                  '<span class="full">{whole}</span><label for="{id}" data-characters="{n}"></label></span>'
                   ).format(id=uid, short=plain[:limit], whole=whole, n=len(plain))
 
 

@@ -116,10 +116,11 @@ def test_stats_carries_the_same_verdicts_and_the_human_ceiling():
     assert lines[0] == "m: most lenient threshold with false-pass rate <= 0.1" and len(lines) == 3 + 3
 
 
-def _rec(k_fp: int, n_fail: int, k_ff: int, n_pass: int, p: float, ceiling: float) -> dict:
+def _rec(k_fp: int, n_fail: int, k_ff: int, n_pass: int, p: float, ceiling: float, *, rule: dict | None = None,
+         threshold: float | None = 0.5) -> dict:
     low, high = wilson_interval(k_fp, n_fail)
     f_low, f_high = wilson_interval(k_ff, n_pass)
-    return {"judge": "j", "rule": {"kind": "constraint", "max_false_pass": ceiling}, "threshold": 0.5,
+    return {"judge": "j", "rule": rule or {"kind": "constraint", "max_false_pass": ceiling}, "threshold": threshold,
             "pass_rule": "score >= threshold", "n": n_fail + n_pass, "n_human_pass": n_pass, "n_human_fail": n_fail,
             "false_pass_rate": k_fp / n_fail, "false_fail_rate": k_ff / n_pass,
             "false_pass_rate_detail": {"estimate": k_fp / n_fail, "ci_low": float(low), "ci_high": float(high)},
@@ -127,19 +128,34 @@ def _rec(k_fp: int, n_fail: int, k_ff: int, n_pass: int, p: float, ceiling: floa
             "separation": {"auc": 0.8, "chance_p": p, "n_pass": n_pass, "n_fail": n_fail}}
 
 
-@settings(max_examples=300, deadline=None)
+RULES = {"ceiling": None, "ceiling at 95%": "confidence", "cost": {"kind": "cost", "cost_false_pass": 5,
+                                                                  "cost_false_fail": 1},
+         "fixed": {"kind": "fixed", "threshold": 0.5}}
+
+
+@settings(max_examples=400, deadline=None)
 @given(n_fail=st.integers(1, 400), n_pass=st.integers(1, 400), data=st.data(),
-       p=st.one_of(st.floats(0, 0.03), st.floats(0, 1)), ceiling=st.sampled_from([0.01, 0.05, 0.1, 0.2]))
-def test_no_verdict_defends_what_the_rule_cannot_hold(n_fail, n_pass, data, p, ceiling):
+       p=st.one_of(st.floats(0, 0.03), st.floats(0, 1)), ceiling=st.sampled_from([0.01, 0.05, 0.1, 0.2]),
+       kind=st.sampled_from(sorted(RULES)), has_threshold=st.booleans())
+def test_no_verdict_defends_what_the_rule_cannot_hold(n_fail, n_pass, data, p, ceiling, kind, has_threshold):
     # false passes around the ceiling, where the verdict turns, as often as anywhere else
     k_fp = data.draw(st.one_of(st.integers(0, n_fail), st.integers(0, min(n_fail, int(ceiling * n_fail) + 1))))
     k_ff = data.draw(st.integers(0, n_pass))
-    rec = _rec(k_fp, n_fail, k_ff, n_pass, p, ceiling)
+    rule = RULES[kind]
+    if rule == "confidence":
+        rule = {"kind": "constraint", "max_false_pass": ceiling, "confidence": 0.95}
+    rec = _rec(k_fp, n_fail, k_ff, n_pass, p, ceiling, rule=rule, threshold=0.5 if has_threshold else None)
     verdict = judge_verdict(rec)
-    assert verdict["text"].startswith("j: ")
-    defensible = (rec["false_pass_rate_detail"]["ci_high"] <= ceiling + 1e-12 and p < 0.025
-                  and n_fail + n_pass >= 50)
-    assert (verdict["status"] == DEFENSIBLE) == defensible
+    assert verdict["text"].startswith("j: ") and verdict["status"] in (DEFENSIBLE, NEEDS_LABELS, NOT_DEFENSIBLE,
+                                                                        NO_CRITERION)
+    enough = p < 0.025 and n_fail + n_pass >= 50 and has_threshold
+    if kind == "fixed":
+        assert verdict["status"] == NO_CRITERION
+    elif kind == "cost":
+        assert (verdict["status"] == DEFENSIBLE) == enough
+    else:   # the bound shown is the bound checked (a rule with a confidence shows its own one-sided bound)
+        assert (verdict["status"] == DEFENSIBLE) == (enough and rec["false_pass_rate_detail"]["ci_high"]
+                                                     <= ceiling + 1e-12)
     if verdict["status"] == NEEDS_LABELS:
         assert verdict["labels_needed"]["cases"] > 0
 

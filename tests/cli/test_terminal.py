@@ -3,6 +3,13 @@ agreement beside the judges', the cases a warning is about, one progress bar per
 
 from __future__ import annotations
 
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from click.testing import CliRunner
@@ -59,6 +66,51 @@ def test_stats_in_the_terminal(tmp_path):
     assert "Krippendorff's alpha" in text
 
 
+def _in_a_terminal(args: list[str], columns: int) -> str:
+    """What a user sees running ``calibrate ARGS`` in a terminal ``columns`` wide (a real pseudo-terminal,
+    so that rich wraps and colours as it does for them), colours taken out."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": str(columns), "LINES": "50", "TERM": "xterm"}
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "calibrate"), *args], stdout=slave, stderr=slave,
+                            stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:      # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=300) == 0, b"".join(chunks).decode(errors="replace")
+    text = b"".join(chunks).decode().replace("\r\n", "\n")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def test_stats_and_thresholds_fit_100_columns_with_names_whole(tmp_path):
+    frame = _ratings()
+    rng = np.random.default_rng(1)
+    for name in ("NISTRetrieval-instruct0", "h2oloo-zeroshot1", "coin"):   # three more judges, names of the demo's length
+        more = frame[frame["rater"] == "ann-a"].assign(rater=name, rater_kind="judge", run_id="")
+        more["value"] = np.clip(more["value"] * 0.5 + rng.random(len(more)) * 0.5, 0, 1) if name != "coin" \
+            else rng.random(len(more))
+        frame = pd.concat([frame[frame["rater"] != LONG.split("@")[0]], more])
+    folder = write_campaign(tmp_path / "c", TOML, frame)
+    for command in ("stats", "thresholds"):
+        text = _in_a_terminal([command, str(folder), "--n-boot", "100"], columns=100)
+        lines = [line for line in text.splitlines() if "judging" not in line and "bootstrap" not in line]
+        assert max(len(line) for line in lines) <= 100, "\n".join(lines)
+        # the verdict block opens the output, one line (or more, wrapped) per judge
+        start = next(i for i, line in enumerate(lines) if line.startswith("faithfulness: most lenient"))
+        assert lines[start + 1].startswith("  NISTRetrieval-instruct0: ")
+        assert any(line.startswith("  coin: not defensible: its scores separate") for line in lines)
+        # every name whole on a row of the table
+        for name in ("NISTRetrieval-instruct0", "h2oloo-zeroshot1", "coin"):
+            assert any(line.lstrip().startswith(name + " ") for line in lines[start + 5:]), name
+
+
 def test_one_progress_bar_per_judge():
     from calibrate.cli.console import progress
 
@@ -68,3 +120,28 @@ def test_one_progress_bar_per_judge():
                 update(done, total, label)
         shown = [(task.description, task.completed, task.total) for task in update.bar.tasks]
     assert shown == [("judging judge-a", 3, 3), ("judging judge-b", 2, 2), ("bootstrap relevance", 10, 10)]
+
+
+def test_every_warning_about_cases_names_them():
+    frame = _ratings(40)
+    frame = frame[frame["rater"] != "ann-b"].copy()
+    frame["error"] = ""
+    # a failed human rating of c005, failed judge ratings of c007 and c009
+    frame = pd.concat([frame, pd.DataFrame([
+        {"case_id": "c005", "metric": "faithfulness", "rater": "ann-b", "rater_kind": "human", "value": np.nan,
+         "error": "timeout"}])], ignore_index=True)
+    judge = frame["rater_kind"] == "judge"
+    frame.loc[judge & frame["case_id"].isin(["c007", "c009"]), ["value", "error"]] = [np.nan, "refused"]
+    cases = [{"case_id": f"c{i:03d}", "input": "q",
+              "metadata": {"generator_family": "judges" if i in (3, 4) else "other"}} for i in range(40)]
+    c = Campaign.from_frames({"name": "t", "metrics": {"faithfulness": {"scale": "binary"}},
+                              "raters": {LONG.split("@")[0]: {"family": "judges"}}}, frame, cases)
+    c.samples["s"] = {"design": {"strategy": "threshold"}, "case_ids": [f"c{i:03d}" for i in range(10, 40)],
+                      "strata": ["a"] * 15 + ["b"] * 15, "inclusion_probability": np.r_[np.full(15, 0.5),
+                                                                                       np.full(15, 0.1)]}
+    warnings = compute_stats(c, n_boot=0)["metrics"][0]["warnings"]
+    assert any(w.startswith("1 human rating(s) recorded as failed") and w.endswith(": c005") for w in warnings)
+    assert any("2 failed rating(s)" in w and w.endswith(": c007, c009") for w in warnings)
+    assert any("generator of 2 case(s)" in w and w.endswith(": c003, c004") for w in warnings)
+    outside = next(w for w in warnings if "came from no recorded sample" in w)
+    assert outside.endswith(": c000, c001, c002, c003, c004, c005, c006, c007, c008, c009")

@@ -4,6 +4,7 @@ makes no network request."""
 import html as html_lib
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ def report_dir(tmp_path_factory):
                           "rater": ["ann"] * 70 + ["judge-a"] * 70 + ["judge-b"] * 70,
                           "rater_kind": ["human"] * 70 + ["judge"] * 140, "value": np.r_[human, score, newer]})
     cases = [{"case_id": f"c{i}", "input": EVIL if i == 0 else f"question {i}", "actual_output": EVIL,
+              "retrieval_context": [f"passage {i}: " + "a long retrieved passage " * 30, "short"],
               "metadata": {"question_type": "how"}} for i in range(70)]
     tmp = tmp_path_factory.mktemp("report")
     campaign = load_campaign(write_campaign(tmp / "campaign", BINARY_TOML, frame, cases))
@@ -50,10 +52,9 @@ def test_case_text_is_escaped_in_the_files(report_dir):
     assert "Content-Security-Policy" in head and "default-src 'none'" in head
 
 
-def test_report_in_headless_chromium(report_dir, chromedriver):
+def _chromium(chromedriver: str):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
 
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
@@ -62,7 +63,62 @@ def test_report_in_headless_chromium(report_dir, chromedriver):
                  "--disable-dev-shm-usage"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    return webdriver.Chrome(service=Service(chromedriver), options=options)
+
+
+#: where the suite leaves its screenshots of the report (git ignores the folder)
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+
+
+def test_report_reads_at_1200_and_800_px_and_prints_whole(report_dir, chromedriver):
+    from selenium.webdriver.common.by import By
+
+    driver = _chromium(chromedriver)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        for width in (1200, 800):
+            driver.set_window_size(width, 1300)
+            driver.get((report_dir / "report.html").as_uri())
+            time.sleep(0.3)
+            # the decision comes first: the verdict block is the page's first section
+            first = driver.find_element(By.CSS_SELECTOR, "h2")
+            assert first.text == "Verdict" and first.location["y"] < 300
+            lines = driver.find_elements(By.CSS_SELECTOR, "section.verdicts li.verdict")
+            assert len(lines) == 2 + 2 and lines[0].text.startswith("judge-a: ")
+            # the main column never scrolls sideways; at 1,200 px no table does either
+            assert driver.execute_script("return document.documentElement.scrollWidth "
+                                         "<= document.documentElement.clientWidth")
+            if width == 1200:
+                assert driver.execute_script("return [...document.querySelectorAll('.scroll')].filter("
+                                             "e => e.scrollWidth > e.clientWidth + 1).length") == 0
+            # every plot is drawn: an inline SVG with shapes in it, laid out at a readable size
+            drawn = driver.execute_script("return [...document.querySelectorAll('svg')].map(e => "
+                                          "[e.getBoundingClientRect().width, e.querySelectorAll('path, line, rect, "
+                                          "circle, polyline').length])")
+            assert len(drawn) >= 4 and all(w > 100 and shapes > 0 for w, shapes in drawn), drawn
+            driver.save_screenshot(str(SCREENSHOTS / f"report-top-{width}px.png"))
+        # worst misses are open, with the retrieved context clipped and the whole of it one click away
+        misses = driver.find_element(By.CSS_SELECTOR, "table.misses")
+        assert misses.is_displayed() and "retrieved context" in misses.text
+        clip = misses.find_element(By.CSS_SELECTOR, "td.retrieval_context .clip")
+        full = clip.find_element(By.CSS_SELECTOR, ".full")
+        assert not full.is_displayed() and clip.find_element(By.CSS_SELECTOR, ".short").text.endswith("…")
+        driver.execute_script("arguments[0].scrollIntoView()", clip)
+        clip.find_element(By.TAG_NAME, "label").click()
+        assert full.is_displayed() and "[2] short" in full.text
+        driver.save_screenshot(str(SCREENSHOTS / "report-worst-misses-800px.png"))
+        # printed, nothing is folded away: the curve tables and every full text show
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        assert all(e.is_displayed() for e in driver.find_elements(By.CSS_SELECTOR, ".fold > .folded"))
+        assert all(e.is_displayed() for e in driver.find_elements(By.CSS_SELECTOR, ".clip .full"))
+    finally:
+        driver.quit()
+
+
+def test_report_in_headless_chromium(report_dir, chromedriver):
+    from selenium.webdriver.common.by import By
+
+    driver = _chromium(chromedriver)
     try:
         driver.get((report_dir / "report.html").as_uri())
         time.sleep(0.5)
