@@ -47,7 +47,12 @@ def _num(x: float | None) -> str:
         return "-"
     if float(x).is_integer():
         return f"{x:.0f}"
-    return f"{x:.3f}" if 0 < abs(x) < 0.01 else f"{x:.2f}"
+    return f"{x:.3f}" if 0 < abs(x) < 0.005 else f"{x:.2f}"
+
+
+def _threshold(x: float) -> str:
+    """A threshold to at most three decimals (report.json has it whole): ``3``, ``0.7``, ``0.896``."""
+    return f"{x:.3f}".rstrip("0").rstrip(".")
 
 
 def _rate_text(detail: dict[str, Any] | None) -> str:
@@ -62,7 +67,7 @@ def _rate_text(detail: dict[str, Any] | None) -> str:
 
 def _at(rec: dict[str, Any]) -> str:
     """``score >= 0.7`` (``<=`` for a judge whose lower scores are better)."""
-    return rec["pass_rule"].replace("threshold", f"{rec['threshold']:g}").replace(">=", "≥").replace("<=", "≤")
+    return rec["pass_rule"].replace("threshold", _threshold(rec["threshold"])).replace(">=", "≥").replace("<=", "≤")
 
 
 def _rates(rec_or_fp: dict[str, Any], ff: dict[str, Any] | None = None) -> str:
@@ -265,10 +270,10 @@ def _ceiling(annotators: dict[str, Any] | None) -> dict[str, Any]:
     kappa_key = "cohen_kappa" if "cohen_kappa" in annotators else "fleiss_kappa"
     kappa = annotators.get(kappa_key) or {}
     text = (f"human ceiling: {annotators['n_annotators']} annotators agree on {_rate_text(agree)} of the "
-            f"{annotators['n_items_multiply_labelled']} cases labelled twice or more ({annotators.get('basis', '')}")
+            f"{annotators['n_items_multiply_labelled']} cases labelled twice or more (")
     if kappa.get("estimate") is not None:
-        text += f"; {'Cohen' if kappa_key == 'cohen_kappa' else 'Fleiss'} κ {_rate_text(kappa)}"
-    return {"text": text + ")", "agreement": agree, "kappa": kappa}
+        text += f"{'Cohen' if kappa_key == 'cohen_kappa' else 'Fleiss'} κ {_rate_text(kappa)}; "
+    return {"text": text + f"on {annotators.get('basis', 'the labels')})", "agreement": agree, "kappa": kappa}
 
 
 def metric_verdict(metric: str, recs: list[dict[str, Any]], annotators: dict[str, Any] | None = None
