@@ -156,3 +156,29 @@ def test_report_in_headless_chromium(report_dir, chromedriver):
         assert requests and all(u.startswith(("file://", "data:")) for u in requests), requests
     finally:
         driver.quit()
+
+
+def test_the_demo_report_fits_1200_px(tmp_path, chromedriver):
+    """Nine judges, slices by question type and an audit: the widest report the suite builds."""
+    from selenium.webdriver.common.by import By
+
+    from calibrate import demo_report
+
+    _, paths = demo_report(tmp_path / "demo", n_boot=200)
+    driver = _chromium(chromedriver)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        for width in (1200, 800):
+            driver.set_window_size(width, 1300)
+            driver.get(paths["html"].as_uri())
+            time.sleep(0.3)
+            assert len(driver.find_elements(By.CSS_SELECTOR, "section.verdicts li.verdict")) == 9 + 2
+            assert driver.execute_script("return document.documentElement.scrollWidth "
+                                         "<= document.documentElement.clientWidth")
+            if width == 1200:   # no table scrolls either, the nine judges' matrix included
+                wide = driver.execute_script("return [...document.querySelectorAll('.scroll')].filter(e => "
+                                             "e.scrollWidth > e.clientWidth + 1).map(e => e.querySelector('tr').innerText)")
+                assert wide == [], wide
+            driver.save_screenshot(str(SCREENSHOTS / f"demo-top-{width}px.png"))
+    finally:
+        driver.quit()
