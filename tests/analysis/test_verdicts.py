@@ -171,3 +171,14 @@ def test_enough_fails_for_no_false_pass_but_a_rate_near_the_ceiling_counts_the_l
     verdict = judge_verdict(_rec(9, 100, 10, 100, 0.001, 0.1))
     assert verdict["status"] == NEEDS_LABELS
     assert verdict["labels_needed"]["human_fails"] == 3458 - 100 and verdict["labels_needed"]["cases"] == 6716
+
+
+@pytest.mark.parametrize("rate, ceiling, one_sided", [(0.0, 0.1, False), (0.0, 0.05, False), (0.06, 0.1, False),
+                                                      (0.02, 0.05, False), (0.0, 0.1, True), (0.05, 0.1, True)])
+def test_fails_for_ceiling_is_the_first_count_whose_bound_is_within_the_ceiling(rate, ceiling, one_sided):
+    from calibrate.stats.intervals import clopper_pearson_upper
+    from calibrate.stats.thresholds import fails_for_ceiling
+
+    n = np.arange(1, 5000)
+    bound = clopper_pearson_upper(rate * n, n) if one_sided else wilson_interval(rate * n, n)[1]
+    assert fails_for_ceiling(rate, ceiling, one_sided=one_sided) == int(n[np.argmax(bound <= ceiling + 1e-12)])
