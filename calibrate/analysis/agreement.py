@@ -281,6 +281,12 @@ class JudgeRun:
         return _rate(k, n, confidence, scale=self.effective_scale[among],
                      n_cases=int(passes.sum() if among == "pass" else (~passes).sum()))
 
+    def accuracy_at(self, index: int, confidence: float) -> dict[str, Any]:
+        """The share of cases whose pass/fail verdict at threshold index ``index`` matches the humans',
+        with its Wilson interval."""
+        decision = self.paired.decision_stats(self.paired.full, index)
+        return self.rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
+
     # replicates ------------------------------------------------------------------------------
     def statistics(self, T: np.ndarray | Summary) -> dict[str, np.ndarray]:
         """Every statistic of each row of ``T`` (count tables, or their summary), in row chunks that
@@ -407,8 +413,7 @@ class JudgeRun:
         else:
             out["pass_kappa"] = bca("pass_kappa")
             out["balanced_accuracy"] = bca("balanced_accuracy")
-            decision = self.paired.decision_stats(self.paired.full, self.rule_index)
-            out["accuracy"] = self.rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
+            out["accuracy"] = self.accuracy_at(self.rule_index, confidence)
         out["pass_threshold"] = {"threshold": self.threshold_value(self.rule_index), "rule": self.rule.to_dict()}
         out["pass_kappa"] = {**out["pass_kappa"], "threshold": out["pass_threshold"]["threshold"],
                              "rule": self.rule.describe()}
@@ -947,8 +952,7 @@ def _recommended(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed
             rec[key] = rates[key].get("estimate")
             rec[key + "_ci"] = [rates[key].get("ci_low"), rates[key].get("ci_high")]
             rec[key + "_detail"] = rates[key]
-        decision = run.paired.decision_stats(run.paired.full, index)
-        rec["accuracy"] = run.rate(float(decision["n_agree"][0]), float(decision["n"][0]), confidence)
+        rec["accuracy"] = run.accuracy_at(index, confidence)
         if rule.kind == "constraint" and rule.confidence is None:
             # the rule kept the estimate under the ceiling; the most lenient threshold whose interval stays
             # under it too is the one a reviewer can defend (the verdict offers it)
@@ -958,9 +962,8 @@ def _recommended(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed
             under = np.flatnonzero(upper <= rule.max_false_pass + 1e-12)
             if under.size and under[0] > 0:
                 t = index + int(under[0])
-                agree = run.paired.decision_stats(run.paired.full, t)
-                rec["defensible_alternative"] = {"threshold": run.threshold_value(t), **at(t), "accuracy": run.rate(
-                    float(agree["n_agree"][0]), float(agree["n"][0]), confidence)}
+                rec["defensible_alternative"] = {"threshold": run.threshold_value(t), **at(t),
+                                                 "accuracy": run.accuracy_at(t, confidence)}
     else:
         for key in ("false_pass_rate", "false_fail_rate"):
             rec[key] = None

@@ -220,7 +220,8 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
                              + ("" if fp["estimate"] == 0 else
                                 f" ({needed} at this rate of {_num(fp['estimate'])})"))
                 # enough fails for a threshold without false passes, but none has one: keep this threshold
-                more_fails = (least if least > fail_n else needed) - fail_n
+                # (at least one more fail: the bound shown is past the ceiling)
+                more_fails = max((least if least > fail_n else needed) - fail_n, 1)
     more_cases = max(0, min_labels - n)
     if more_cases:
         texts.append(f"only {n} human labels (under {min_labels})")

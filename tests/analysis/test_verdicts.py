@@ -141,10 +141,14 @@ def test_no_verdict_defends_what_the_rule_cannot_hold(n_fail, n_pass, data, p, c
     # false passes around the ceiling, where the verdict turns, as often as anywhere else
     k_fp = data.draw(st.one_of(st.integers(0, n_fail), st.integers(0, min(n_fail, int(ceiling * n_fail) + 1))))
     k_ff = data.draw(st.integers(0, n_pass))
-    rule = RULES[kind]
+    rule = RULES[kind] or {"kind": "constraint", "max_false_pass": ceiling}
     if rule == "confidence":
         rule = {"kind": "constraint", "max_false_pass": ceiling, "confidence": 0.95}
     rec = _rec(k_fp, n_fail, k_ff, n_pass, p, ceiling, rule=rule, threshold=0.5 if has_threshold else None)
+    if rule.get("confidence"):   # such a rule shows the one-sided bound it kept under its ceiling
+        from calibrate.stats.intervals import clopper_pearson_upper
+
+        rec["false_pass_rate_detail"].update(ci_low=0.0, ci_high=float(clopper_pearson_upper(k_fp, n_fail)))
     verdict = judge_verdict(rec)
     assert verdict["text"].startswith("j: ") and verdict["status"] in (DEFENSIBLE, NEEDS_LABELS, NOT_DEFENSIBLE,
                                                                         NO_CRITERION)
