@@ -35,6 +35,10 @@ _EXPORTS = {
     "pull_from_label_studio": ("calibrate.humans.labelstudio.client", "pull"),          # calibrate labelstudio pull
     "pull_label_studio_file": ("calibrate.humans.labelstudio.client", "pull_file"),     # ... pull --file
     "adjudicate": ("calibrate.humans.adjudication", "adjudicate"),                      # calibrate adjudicate
+    # what other tools already hold
+    "import_deepeval_run": ("calibrate.imports.deepeval_runs", "import_deepeval_run"),  # calibrate import deepeval
+    "import_ragas_result": ("calibrate.imports.ragas_results", "import_ragas_result"),  # calibrate import ragas
+    "import_batch": ("calibrate.imports.apply", "import_batch"),
     # judges
     "run_judges": ("calibrate.judges.runner", "run_judges"),                            # calibrate judge
     "clear_judge_cache": ("calibrate.judges.store", "clear_judge_cache"),               # calibrate cache clear

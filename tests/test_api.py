@@ -25,7 +25,8 @@ COMMAND_FUNCTIONS = {
     "cache clear": "clear_judge_cache", "probe": "run_probe", "stats": "compute_stats", "thresholds": "thresholds",
     "repeatability": "repeatability", "pass-rate": "estimate_pass_rate", "calibration": "fit_calibration",
     "compare": "compare_judges", "bias": "bias_probes", "audit": "audit_judges", "gate": "run_gate",
-    "report": "build_report", "demo": "demo_report",
+    "report": "build_report", "demo": "demo_report", "import deepeval": "import_deepeval_run",
+    "import ragas": "import_ragas_result",
 }
 
 

@@ -13,6 +13,8 @@ folder but ``base``; every other folder reads campaigns through it.
 from calibrate.campaign.folder import (
     ADJUDICATIONS_FILE,
     CASES_FILE,
+    IMPORTED_META_FILE,
+    IMPORTED_RATINGS_FILE,
     JUDGE_RATINGS_FILE,
     LABELSTUDIO_META_FILE,
     LABELSTUDIO_RATINGS_FILE,
@@ -23,5 +25,5 @@ from calibrate.campaign.folder import (
     load_campaign,
 )
 
-__all__ = ["ADJUDICATIONS_FILE", "CASES_FILE", "JUDGE_RATINGS_FILE", "LABELSTUDIO_META_FILE",
+__all__ = ["ADJUDICATIONS_FILE", "CASES_FILE", "IMPORTED_META_FILE", "IMPORTED_RATINGS_FILE", "JUDGE_RATINGS_FILE", "LABELSTUDIO_META_FILE",
            "LABELSTUDIO_RATINGS_FILE", "SAMPLES_FOLDER", "Campaign", "Metric", "Rater", "load_campaign"]

@@ -41,8 +41,11 @@ JUDGE_RATINGS_FILE = "judge_ratings.csv"
 CASES_FILE = "cases.jsonl"
 LABELSTUDIO_RATINGS_FILE = "labelstudio_ratings.csv"
 LABELSTUDIO_META_FILE = "labelstudio_ratings.json"   # what the annotators saw (a judge shown as pre-annotations)
+#: Written by `calibrate import` (from its store): the ratings other tools hold, and what they say of their raters.
+IMPORTED_RATINGS_FILE = "imported_ratings.csv"
+IMPORTED_META_FILE = "imported_ratings.json"
 SAMPLES_FOLDER = "samples"   # calibrate sample writes NAME.csv and NAME.json here
-EXPORTED_RATINGS_FILES = (JUDGE_RATINGS_FILE, LABELSTUDIO_RATINGS_FILE)
+EXPORTED_RATINGS_FILES = (JUDGE_RATINGS_FILE, LABELSTUDIO_RATINGS_FILE, IMPORTED_RATINGS_FILE)
 ADJUDICATIONS_FILE = "adjudications.csv"   # written by calibrate adjudicate
 ADJUDICATION_COLUMNS = ["case_id", "metric", "value", "adjudicator", "decided"]
 #: DeepEval's LLMTestCase field names, and the type each must have in ``cases.jsonl``.
@@ -236,6 +239,8 @@ class Campaign:
     service: Any = None
     #: exported ratings of cases removed from ``cases.jsonl``: left out, and said so
     set_aside: list[SetAside] = field(default_factory=list)
+    #: what ``calibrate import`` learnt of the raters it brought (model, threshold, source): name -> facts
+    imported_raters: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def set_aside_note(self, metric: str | None = None) -> str | None:
         """One sentence on the exported ratings (of ``metric``, or all) left out because their cases
@@ -263,12 +268,16 @@ class Campaign:
         return list(metrics)
 
     def rater(self, name: str) -> Rater:
-        """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family."""
+        """Facts about a rater: its ``[raters.NAME]`` table, else its ``[judges.NAME]`` model and family,
+        else what the tool it was imported from said of it."""
         if name in self.raters:
             return self.raters[name]
         if name in self.judges:
             judge = self.judges[name]
             return Rater(name, family=judge.family, model=judge.model.name)
+        if name in self.imported_raters:
+            facts = self.imported_raters[name]
+            return Rater(name, family=facts.get("family"), model=facts.get("model"))
         return Rater(name)
 
     @classmethod
@@ -406,6 +415,12 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale | None = None) -
         campaign.adjudications = _read_adjudications(adjudications_path, campaign)
     for name, sample in samples.items():
         campaign.samples[name] = _read_sample(folder, name, sample, campaign)
+    imported_meta = folder / IMPORTED_META_FILE
+    if imported_meta.is_file() and (folder / IMPORTED_RATINGS_FILE).is_file():
+        try:
+            campaign.imported_raters = dict(json.loads(imported_meta.read_text(encoding="utf-8"))["raters"])
+        except (ValueError, KeyError, TypeError):
+            raise CampaignError([Problem(str(imported_meta), "not the JSON calibrate import writes")]) from None
     meta_path = folder / LABELSTUDIO_META_FILE
     if meta_path.is_file() and (folder / LABELSTUDIO_RATINGS_FILE).is_file():
         try:
@@ -781,6 +796,9 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
         ratings[c] = _text_column(raw, c)
     ratings["value"] = values
     ratings["line"] = lines
+    # where each rating came from: the file's name, and the tool it was imported from (calibrate import)
+    ratings["file"] = [Path(f).name if path is not None else f for f in files]
+    ratings["source"] = _text_column(raw, "source")
 
     def report(mask, message, column, expected, value_from=None):
         for i in np.flatnonzero(mask):

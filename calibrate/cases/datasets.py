@@ -21,7 +21,8 @@ from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.files import replacing
 from calibrate.base.results import Result, single_row
 
-__all__ = ["import_cases", "read_external_cases", "merge_cases", "RAGAS_TO_DEEPEVAL"]
+__all__ = ["import_cases", "read_external_cases", "merge_cases", "read_cases_file", "plan_merge", "content_id", "case_content",
+           "external_case", "RAGAS_TO_DEEPEVAL"]
 
 RAGAS_TO_DEEPEVAL = {"user_input": "input", "response": "actual_output", "reference": "expected_output",
                      "retrieved_contexts": "retrieval_context", "reference_contexts": "context"}
@@ -60,12 +61,64 @@ def _as_list(value: Any, source: str, separator: str) -> list[str] | None:
     if value is None or value == "":
         return None
     if isinstance(value, list):
+        if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+            raise ValueError("a chunk that is not text")
         return [str(v) for v in value]
+    if isinstance(value, (dict, bool)):
+        raise ValueError("not a list of chunks")
     text = str(value)
     if text.startswith("[") and source == "ragas":
         parsed = ast.literal_eval(text)
         return [str(v) for v in parsed]
     return [part for part in text.split(separator)] if separator else [text]
+
+
+def external_case(record: Any, *, source: Source = "auto", list_separator: str = "|", where: str = "",
+                  row: int | None = None) -> tuple[dict | None, list[Problem]]:
+    """One record of a DeepEval or RAGAS dataset (or of another tool's export, in either's field names)
+    as a case of the campaign: ``(case, [])``, or ``(None, problems)`` naming ``where`` and ``row``.
+
+    The case's ``metadata`` holds the record's own and ``source`` (the library); its id is the record's
+    ``case_id``, ``id`` or ``name``, else :func:`content_id`.
+
+    >>> external_case({"user_input": "q?", "response": "a.", "reference_contexts": ["c"]})[0]["context"]
+    ['c']
+    >>> external_case({"response": "a."}, where="f.jsonl", row=3)[1][0].message
+    'a case without input'
+    """
+    if not isinstance(record, dict):
+        return None, [Problem(where, "a case must be an object", row=row, value=type(record).__name__)]
+    kind = source
+    if kind == "auto":
+        kind = "ragas" if any(k in record for k in ("user_input", "response", "retrieved_contexts")) else "deepeval"
+    if kind == "ragas":
+        record = {RAGAS_TO_DEEPEVAL.get(k, k): v for k, v in record.items()}
+    if not record.get("input"):
+        return None, [Problem(where, "a case without input", row=row, field="user_input" if kind == "ragas" else "input",
+                              expected="the question or prompt of the case")]
+    problems = [Problem(where, "not text", row=row, field=f, value=type(record[f]).__name__, expected="a string")
+                for f in TEXT_FIELDS if not isinstance(record.get(f), (str, int, float, type(None)))
+                or isinstance(record.get(f), bool)]
+    case: dict[str, Any] = {f: str(record[f]) for f in TEXT_FIELDS if record.get(f) not in (None, "")}
+    for field in LIST_FIELDS:
+        try:
+            values = _as_list(record.get(field), kind, list_separator)
+        except (ValueError, SyntaxError):
+            problems.append(Problem(where, "not a list of chunks", row=row, field=field, value=record.get(field),
+                                    expected="a list, or chunks joined by " + repr(list_separator)))
+            continue
+        if values is not None:
+            case[field] = values
+    metadata = record.get("additional_metadata") or record.get("metadata") or {}
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except json.JSONDecodeError:
+            metadata = {"additional_metadata": metadata}
+    case["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), "source": kind}
+    identifier = record.get("case_id") or record.get("id") or record.get("name")
+    case["case_id"] = str(identifier) if identifier else content_id(case)
+    return (None, problems) if problems else (case, [])
 
 
 def read_external_cases(path: str | Path, *, source: Source = "auto", list_separator: str = "|") -> list[dict]:
@@ -100,41 +153,11 @@ def read_external_cases(path: str | Path, *, source: Source = "auto", list_separ
     problems: list[Problem] = []
     cases = []
     for number, record in _rows(path):
-        if not isinstance(record, dict):
-            problems.append(Problem(str(path), "a case must be an object", row=number, value=type(record).__name__))
-            continue
-        kind = source
-        if kind == "auto":
-            kind = "ragas" if any(k in record for k in ("user_input", "response", "retrieved_contexts")) else "deepeval"
-        if kind == "ragas":
-            record = {RAGAS_TO_DEEPEVAL.get(k, k): v for k, v in record.items()}
-        if not record.get("input"):
-            problems.append(Problem(str(path), "a case without input", row=number,
-                                    field="user_input" if kind == "ragas" else "input",
-                                    expected="the question or prompt of the case"))
-            continue
-        case: dict[str, Any] = {f: str(record[f]) for f in TEXT_FIELDS if record.get(f) not in (None, "")}
-        for field in LIST_FIELDS:
-            try:
-                values = _as_list(record.get(field), kind, list_separator)
-            except (ValueError, SyntaxError):
-                problems.append(Problem(str(path), "not a list of chunks", row=number, field=field,
-                                        value=record.get(field), expected="a list, or chunks joined by "
-                                        + repr(list_separator)))
-                continue
-            if values is not None:
-                case[field] = values
-        metadata = record.get("additional_metadata") or record.get("metadata") or {}
-        if isinstance(metadata, str):
-            try:
-                metadata = json.loads(metadata)
-            except json.JSONDecodeError:
-                metadata = {"additional_metadata": metadata}
-        case["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), "source": f"{kind}:{path.name}"}
-        identifier = record.get("case_id") or record.get("id") or record.get("name")
-        content = json.dumps({k: v for k, v in case.items() if k != "metadata"}, sort_keys=True)
-        case["case_id"] = str(identifier) if identifier else "case-" + hashlib.sha256(content.encode()).hexdigest()[:12]
-        cases.append((number, case))
+        case, found = external_case(record, source=source, list_separator=list_separator, where=str(path), row=number)
+        problems += found
+        if case is not None:
+            case["metadata"]["source"] = f"{case['metadata']['source']}:{path.name}"
+            cases.append((number, case))
     seen: dict[str, int] = {}
     for number, case in cases:
         if case["case_id"] in seen:
@@ -146,30 +169,62 @@ def read_external_cases(path: str | Path, *, source: Source = "auto", list_separ
     return [case for _, case in cases]
 
 
-def merge_cases(campaign_folder: str | Path, cases: list[dict]) -> dict[str, int]:
-    """Add ``cases`` to the campaign's ``cases.jsonl`` (created if missing), atomically.
-
-    A case whose id is already there with other content is an error naming it; the same case again is
-    left as it is. Returns ``{"added", "unchanged"}``.
-    """
+def read_cases_file(campaign_folder: str | Path) -> dict[str, dict]:
+    """The cases of a campaign's ``cases.jsonl`` by id (empty when there is none)."""
     path = Path(campaign_folder) / CASES_FILE
     existing: dict[str, dict] = {}
-    lines: list[str] = []
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 record = json.loads(line)
                 existing[str(record.get("case_id"))] = record
-                lines.append(line)
-    conflicts = [Problem(str(path), f"case {c['case_id']} is already in the campaign with other content",
-                         field="case_id", value=c["case_id"], expected="a new case_id, or the same case")
-                 for c in cases if c["case_id"] in existing and case_content(existing[c["case_id"]]) != case_content(c)]
+    return existing
+
+
+def plan_merge(campaign_folder: str | Path, cases: list[dict], *,
+               complete: bool = False) -> tuple[str | None, dict[str, int]]:
+    """What :func:`merge_cases` would make of ``cases.jsonl``: its new text (None when it would not
+    change) and the counts ``{"added", "unchanged", "completed"}``; raises as it does."""
+    path = Path(campaign_folder) / CASES_FILE
+    existing = read_cases_file(campaign_folder)
+    conflicts, completed = [], {}
+    for c in cases:
+        before = existing.get(c["case_id"])
+        if before is None or case_content(before) == case_content(c):
+            continue
+        ours = {k: v for k, v in before.items() if k not in ("metadata", "case_id")}
+        theirs = {k: v for k, v in c.items() if k not in ("metadata", "case_id")}
+        if complete and all(theirs.get(k) == v for k, v in ours.items()):
+            completed[c["case_id"]] = {**before, **{k: v for k, v in theirs.items() if k not in ours}}
+            continue
+        differ = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
+        conflicts.append(Problem(str(path), f"case {c['case_id']} is already in the campaign with other content "
+                                 f"({', '.join(differ)} differ)", field="case_id", value=c["case_id"],
+                                 expected="a new case_id, or the same case"))
     if conflicts:
         raise CampaignError(conflicts)
-    added = [c for c in cases if c["case_id"] not in existing]
-    with replacing(path) as handle:
-        handle.write("".join(line + "\n" for line in lines + [json.dumps(c, ensure_ascii=False) for c in added]))
-    return {"added": len(added), "unchanged": len(cases) - len(added)}
+    added = {c["case_id"]: c for c in cases if c["case_id"] not in existing}
+    counts = {"added": len(added), "unchanged": len(cases) - len(added) - len(completed), "completed": len(completed)}
+    if not (added or completed or not path.is_file()):
+        return None, counts
+    rows = [completed.get(case_id, case) for case_id, case in existing.items()] + list(added.values())
+    return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in rows), counts
+
+
+def merge_cases(campaign_folder: str | Path, cases: list[dict], *, complete: bool = False,
+                dry_run: bool = False) -> dict[str, int]:
+    """Add ``cases`` to the campaign's ``cases.jsonl`` (created if missing), atomically.
+
+    A case whose id is already there with other content is an error naming it; the same case again is
+    left as it is. With ``complete``, a case already there that lacks a field the new one has (an
+    expected output added in the source since) gains it, and nothing it has changes. Returns
+    ``{"added", "unchanged", "completed"}``; ``dry_run`` writes nothing.
+    """
+    text, counts = plan_merge(campaign_folder, cases, complete=complete)
+    if text is not None and not dry_run:
+        with replacing(Path(campaign_folder) / CASES_FILE) as handle:
+            handle.write(text)
+    return counts
 
 
 def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source: Source = "auto",
@@ -223,6 +278,17 @@ def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source
     counts = merge_cases(campaign_folder, read_external_cases(source_file, source=source,
                                                               list_separator=list_separator))
     return Result(counts | {"cases_file": str(Path(campaign_folder) / CASES_FILE)}, single_row)
+
+
+def content_id(case: dict) -> str:
+    """The id of a case its source gives none: ``case-`` and 12 hex digits of its content's hash (the
+    same case read from any file gets the same id).
+
+    >>> content_id({"input": "q?", "actual_output": "a."})
+    'case-d99b00e33d68'
+    """
+    content = json.dumps({k: v for k, v in case.items() if k not in ("metadata", "case_id")}, sort_keys=True)
+    return "case-" + hashlib.sha256(content.encode()).hexdigest()[:12]
 
 
 def case_content(case: dict) -> str:

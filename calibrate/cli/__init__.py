@@ -3,7 +3,7 @@
 Exit codes: 0 success, 1 a judge run in which a judge failed on every rating or an endpoint was given up
 on, 2 a campaign, usage or file error (every problem is listed on stderr). This module holds the
 group; the commands live in one module per folder of the library (:mod:`.campaign`, :mod:`.cases`,
-:mod:`.sampling`, :mod:`.humans`, :mod:`.judges`, :mod:`.analysis`, :mod:`.review`, :mod:`.report`),
+:mod:`.sampling`, :mod:`.humans`, :mod:`.imports`, :mod:`.judges`, :mod:`.analysis`, :mod:`.review`, :mod:`.report`),
 each listing its ``COMMANDS``, and what they share in :mod:`.console`.
 """
 
@@ -17,6 +17,7 @@ from calibrate.cli import (
     campaign,
     cases,
     humans,
+    imports,
     judges,
     report,
     review,
@@ -41,6 +42,6 @@ def main() -> None:
     """Calibrate LLM judges against human labels: agreement, error-rate curves, thresholds, reports."""
 
 
-for _module in (campaign, cases, sampling, humans, judges, analysis, review, report):
+for _module in (campaign, cases, sampling, humans, imports, judges, analysis, review, report):
     for _command in _module.COMMANDS:
         main.add_command(_command)

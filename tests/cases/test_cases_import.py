@@ -64,13 +64,24 @@ def test_the_same_case_gets_the_same_id_from_either_library(files):
 
 def test_merge_adds_skips_and_refuses_to_overwrite(files, tmp_path):
     cases = read_external_cases(files / "deepeval_json.json")
-    assert merge_cases(tmp_path, cases) == {"added": 2, "unchanged": 0}
-    assert merge_cases(tmp_path, cases) == {"added": 0, "unchanged": 2}
+    assert merge_cases(tmp_path, cases) == {"added": 2, "unchanged": 0, "completed": 0}
+    assert merge_cases(tmp_path, cases) == {"added": 0, "unchanged": 2, "completed": 0}
     changed = [{**cases[0], "actual_output": "In Germany."}]
-    with pytest.raises(CampaignError, match="already in the campaign with other content"):
-        merge_cases(tmp_path, changed)
+    with pytest.raises(CampaignError, match=r"already in the campaign with other content \(actual_output differ"):
+        merge_cases(tmp_path, changed, complete=True)
     lines = (tmp_path / "cases.jsonl").read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[0])["actual_output"] == "In France."
+    # a field the source added since completes the case (only with complete=True), nothing else changes
+    fuller = [{**{k: v for k, v in cases[1].items() if k != "expected_output"}, "expected_output": "Later."}]
+    bare = {k: v for k, v in json.loads(lines[1]).items() if k != "expected_output"}
+    (tmp_path / "cases.jsonl").write_text(lines[0] + "\n" + json.dumps(bare) + "\n")
+    with pytest.raises(CampaignError):
+        merge_cases(tmp_path, fuller)
+    assert merge_cases(tmp_path, fuller, complete=True, dry_run=True)["completed"] == 1
+    assert "expected_output" not in (tmp_path / "cases.jsonl").read_text().splitlines()[1]
+    assert merge_cases(tmp_path, fuller, complete=True) == {"added": 0, "unchanged": 0, "completed": 1}
+    completed = json.loads((tmp_path / "cases.jsonl").read_text().splitlines()[1])
+    assert completed == {**bare, "expected_output": "Later."}
 
 
 def test_bad_records_are_named(tmp_path):

@@ -1,0 +1,9 @@
+"""Ratings other tools already hold, brought into a campaign (``calibrate import``).
+
+Each reader turns what a tool wrote into a :class:`~calibrate.imports.records.SourceBatch` of cases,
+human and judge ratings, and the things it skipped with why: :mod:`~calibrate.imports.deepeval_runs`
+(DeepEval test runs), :mod:`~calibrate.imports.ragas_results` (RAGAS results), and
+:mod:`~calibrate.imports.mlflow_traces` (an MLflow experiment's traces and assessments).
+:func:`~calibrate.imports.apply.import_batch` brings a batch into the campaign, keeping every
+revision in :mod:`~calibrate.imports.store`.
+"""

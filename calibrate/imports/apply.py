@@ -1,0 +1,277 @@
+"""One import into a campaign: a source's batch matched, checked, stored and written, or nothing.
+
+:func:`import_batch` matches the source's metric names to the campaign's, names the judge where
+asked, refuses a rating another file or source already gives under the same rater, stores the new
+and changed ratings as revisions (:class:`~calibrate.imports.store.ImportStore`), and checks the
+campaign the import would leave by loading it in a scratch folder. Only a campaign that loads is
+written; a ``dry_run`` writes nothing and says what the import would do.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import secrets
+import shutil
+import tempfile
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from calibrate.base.errors import CampaignError, Problem
+from calibrate.base.files import write_all
+from calibrate.base.results import Result, single_row
+from calibrate.campaign import CASES_FILE, IMPORTED_META_FILE, IMPORTED_RATINGS_FILE, load_campaign
+from calibrate.cases.datasets import plan_merge
+from calibrate.imports.records import ImportedRating, SourceBatch, Skip, match_metric
+from calibrate.imports.store import STORE_NAME, ImportStore
+
+__all__ = ["import_batch", "grouped_skips"]
+
+#: the files an import writes; a scratch copy of the campaign gets these, and links to the rest
+WRITTEN = (CASES_FILE, IMPORTED_RATINGS_FILE, IMPORTED_META_FILE)
+LISTED = 5
+
+
+def grouped_skips(skipped: list[Skip]) -> list[dict[str, Any]]:
+    """The skipped items grouped by reason, most frequent first: reason, count, the first few items.
+
+    >>> grouped_skips([Skip("a", "r1"), Skip("b", "r1"), Skip("c", "r2")])
+    [{'reason': 'r1', 'count': 2, 'examples': ['a', 'b']}, {'reason': 'r2', 'count': 1, 'examples': ['c']}]
+    """
+    groups: dict[str, list[str]] = defaultdict(list)
+    for skip in skipped:
+        groups[skip.reason].append(skip.what)
+    return [{"reason": reason, "count": len(items), "examples": items[:LISTED]}
+            for reason, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+
+
+def _campaign_folder(folder: Path) -> None:
+    if not (folder / "campaign.toml").is_file():
+        raise CampaignError([Problem(str(folder), "no campaign here (no campaign.toml): nothing was imported",
+                                     expected="a campaign folder: check its name, or start one with "
+                                              "calibrate init FOLDER --metric NAME")])
+
+
+def _named(batch: SourceBatch, rater: str | None, skipped: list[Skip]) -> list[ImportedRating]:
+    """The batch's ratings, its judge renamed ``rater`` where asked (a source naming one judge, or none);
+    a judge rating the source names no judge for is skipped when no ``rater`` is given."""
+    if rater is None:
+        unnamed = [r for r in batch.ratings if not r.rater]
+        if unnamed and len(unnamed) == len(batch.ratings):
+            raise ValueError(f"rater: {batch.source} names no judge for its ratings: name it (--rater NAME)")
+        skipped += [Skip(r.source_id, "the source names no judge for it: import with --rater NAME") for r in unnamed]
+        return [r for r in batch.ratings if r.rater]
+    judges = sorted({r.rater for r in batch.ratings if r.rater_kind == "judge"})
+    if len(judges) > 1:
+        raise ValueError(f"rater={rater!r}: {batch.source} holds the ratings of {len(judges)} judges "
+                         f"({', '.join(judges[:LISTED])}{' ...' if len(judges) > LISTED else ''}); a rater name "
+                         "replaces one judge's (import without it: the judges keep their own names)")
+    return [replace(r, rater=rater, facts={**r.facts, "named_in_source": r.rater} if r.rater else r.facts)
+            if r.rater_kind == "judge" else r for r in batch.ratings]
+
+
+def _latest(ratings: list[tuple[str, ImportedRating]], skipped: list[Skip]) -> list[tuple[str, ImportedRating]]:
+    """One rating per (case, metric, rater): where the source has several (a case twice in a test run, two
+    feedbacks of one annotator), the one it updated last, else its last; the others skipped."""
+    chosen: dict[tuple[str, str, str], int] = {}
+    for i, (metric, rating) in enumerate(ratings):
+        key = (rating.case_id, metric, rating.rater)
+        j = chosen.get(key)
+        if j is None or (rating.updated or "") >= (ratings[j][1].updated or ""):
+            chosen[key] = i
+    for i, (metric, rating) in enumerate(ratings):
+        kept = ratings[chosen[(rating.case_id, metric, rating.rater)]][1]
+        if kept is not rating:
+            skipped.append(Skip(rating.source_id, f"the source rates case {rating.case_id!r} on {metric!r} by "
+                                                  f"{rating.rater!r} again ({kept.source_id}): that later one is kept"))
+    return [ratings[i] for i in sorted(chosen.values())]
+
+
+def _matched(ratings: list[ImportedRating], metrics: list[str], mapping: Mapping[str, str],
+             skipped: list[Skip]) -> list[tuple[str, ImportedRating]]:
+    """(campaign metric, rating) for each rating whose metric the campaign has; the others skipped."""
+    found = []
+    for rating in ratings:
+        metric = match_metric(rating.metric, metrics, mapping)
+        if metric is None:
+            skipped.append(Skip(f"{rating.source_id} ({rating.metric!r} by {rating.rater})",
+                                f"its metric {rating.metric!r} is none of the campaign's ({', '.join(metrics)}): "
+                                f"give --map '{rating.metric}=METRIC' to import it"))
+        else:
+            found.append((metric, rating))
+    return found
+
+
+def _taken(campaign, store: ImportStore, origin: str, ratings: list[tuple[str, ImportedRating]]) -> list[Problem]:
+    """A rating another file or source already gives (same case, metric and rater): refused, not shadowed."""
+    held: dict[tuple[str, str, str], str] = {}
+    own = campaign.ratings[(campaign.ratings["file"] != IMPORTED_RATINGS_FILE)
+                           & ((campaign.ratings["rater_kind"] == "human") | (campaign.ratings["run_id"] == ""))]
+    for case_id, metric, rater, file, line in zip(own["case_id"], own["metric"], own["rater"], own["file"], own["line"]):
+        held.setdefault((case_id, metric, rater), f"{file} (line {line})")
+    for row in store.current():
+        if row["origin"] != origin and not row["withdrawn"]:
+            held.setdefault((row["case_id"], row["metric"], row["rater"]), f"the import from {row['origin']}")
+    problems = []
+    for metric, rating in ratings:
+        where = held.get((rating.case_id, metric, rating.rater))
+        if where:
+            problems.append(Problem(origin, f"rater {rating.rater!r} already rates case {rating.case_id!r} on "
+                                    f"metric {metric!r} in {where}", field="rater", value=rating.rater,
+                                    expected="one rating per case, metric and rater: import this source's judge under "
+                                    "another name (--rater NAME), or remove the other rating"))
+    return problems
+
+
+def _check_in_scratch(folder: Path, texts: dict[str, str]) -> None:
+    """Load the campaign as the import would leave it, in a scratch folder (links to every other file);
+    a problem is reported against the real folder's file."""
+    with tempfile.TemporaryDirectory(prefix="calibrate-import-") as scratch:
+        root = Path(scratch) / folder.name
+        root.mkdir()
+        for entry in folder.iterdir():
+            if entry.name not in texts and entry.name not in WRITTEN and not entry.name.startswith(STORE_NAME):
+                os.symlink(entry.resolve(), root / entry.name)
+        for name in WRITTEN:
+            if name in texts:
+                (root / name).write_text(texts[name], encoding="utf-8")
+            elif (folder / name).is_file():
+                os.symlink((folder / name).resolve(), root / name)
+        try:
+            load_campaign(root)
+        except CampaignError as exc:
+            moved = [replace(p, file=p.file.replace(str(root), str(folder))) for p in exc.problems]
+            raise CampaignError([Problem(str(folder), "the import was not applied: the campaign would not load "
+                                         "with it, for the reasons below")] + moved) from None
+
+
+def _move_store(scratch: Path, target: Path) -> None:
+    """The new store, checkpointed, copied into the campaign folder (a scratch folder may be on another disk)."""
+    import sqlite3
+
+    db = sqlite3.connect(scratch)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        db.close()
+    partial = target.with_name(target.name + ".tmp")
+    shutil.copyfile(scratch, partial)
+    os.replace(partial, target)
+
+
+def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map: Mapping[str, str] | None = None,
+                 rater: str | None = None, dry_run: bool = False) -> Result:
+    """Bring a source's cases and ratings into a campaign (the common end of every ``calibrate import``).
+
+    Parameters
+    ----------
+    campaign_folder : str or Path
+        The campaign, with its ``campaign.toml``.
+    batch : SourceBatch
+        What a reader got from the source.
+    metric_map : mapping, optional
+        Source metric name -> campaign metric, for the names that do not match
+        (:func:`~calibrate.imports.records.match_metric` matches the others).
+    rater : str, optional
+        The name of the source's judge in the campaign, instead of the name the source gives it (a
+        RAGAS result names none); refused when the source holds several judges.
+    dry_run : bool
+        Check everything and say what the import would do; write nothing.
+
+    Returns
+    -------
+    Result
+        ``{"kind", "origin", "source", "import_id", "dry_run", "cases": {"added", "unchanged",
+        "completed"}, "ratings": {"new", "changed", "unchanged", "restored", "withdrawn",
+        "absent_kept"}, "by_metric", "raters", "skipped", "skipped_by_reason", "files"}``.
+
+    Raises
+    ------
+    CampaignError
+        A case already in the campaign with other content, a rating another file or source gives
+        under the same rater, or a campaign that would not load with the import (nothing is written).
+    ValueError
+        A ``metric_map`` naming a metric the campaign lacks, or a ``rater`` for several judges.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, calibrate
+    >>> from calibrate.imports.records import ImportedRating
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "c"
+    >>> _ = calibrate.init_campaign(folder, ["faithfulness"])
+    >>> batch = SourceBatch("mytool", "mytool", "by hand", cases=[{"case_id": "c1", "input": "q?"}],
+    ...     ratings=[ImportedRating("c1", "Faithfulness", "ann", "human", 1.0, "r1")])
+    >>> import_batch(folder, batch)["ratings"]["new"], import_batch(folder, batch)["ratings"]["unchanged"]
+    (1, 1)
+    >>> calibrate.load_campaign(folder).ratings[["case_id", "metric", "rater", "value", "source"]].values.tolist()
+    [['c1', 'faithfulness', 'ann', 1.0, 'mytool']]
+    """
+    folder = Path(campaign_folder)
+    _campaign_folder(folder)
+    campaign = load_campaign(folder)
+    metrics = campaign.metric_names()
+    mapping = dict(metric_map or {})
+    for name, metric in mapping.items():
+        if metric not in campaign.metrics:
+            raise ValueError(f"metric_map: {name!r} maps to {metric!r}, which the campaign does not declare "
+                             f"({', '.join(metrics)})")
+    skipped = list(batch.skipped)
+    ratings = _latest(_matched(_named(batch, rater, skipped), metrics, mapping, skipped), skipped)
+    known = {c["case_id"] for c in batch.cases} | set(campaign.cases or {})
+    kept = []
+    for metric, rating in ratings:
+        if rating.case_id in known:
+            kept.append((metric, rating))
+        else:
+            skipped.append(Skip(rating.source_id, f"its case {rating.case_id!r} is neither in the source's cases "
+                                                  "nor in cases.jsonl"))
+    unique: dict[str, dict] = {}
+    for case in batch.cases:   # the same case twice in a source (a test run's two test functions): once
+        unique.setdefault(case["case_id"], case)
+    cases_text, case_counts = plan_merge(folder, list(unique.values()), complete=True)
+    import_id = f"{batch.kind}-{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    created = not (folder / STORE_NAME).is_file()
+    # a dry run makes no store, and a refused import leaves none behind
+    scratch = tempfile.TemporaryDirectory(prefix="calibrate-import-store-") if created else None
+    store = ImportStore(folder, path=Path(scratch.name) / STORE_NAME if scratch else None)
+    skip_records = [{"what": s.what, "reason": s.reason} for s in skipped]
+    try:
+        problems = _taken(campaign, store, batch.origin, kept)
+        if problems:
+            raise CampaignError(problems)
+        with store.transaction(keep=not dry_run):
+            counts = store.add(import_id, batch, kept, metrics=metrics, skipped=skip_records)
+            texts = store.export_texts()
+            if cases_text is not None:
+                texts[CASES_FILE] = cases_text
+            _check_in_scratch(folder, texts)
+            if not dry_run and scratch is None:   # written before the store commits: a failed write keeps neither
+                write_all({folder / name: text for name, text in texts.items()})
+        if not dry_run and scratch is not None:   # the first import: the store moves in, then the files it explains
+            store.close()
+            _move_store(Path(scratch.name) / STORE_NAME, folder / STORE_NAME)
+            write_all({folder / name: text for name, text in texts.items()})
+    finally:
+        store.close()
+        if scratch is not None:
+            scratch.cleanup()
+    by_metric: dict[str, dict[str, int]] = {}
+    for metric, rating in kept:
+        entry = by_metric.setdefault(metric, {"human": 0, "judge": 0})
+        entry[rating.rater_kind] += 1
+    raters: dict[str, dict[str, Any]] = {}
+    for metric, rating in kept:
+        entry = raters.setdefault(rating.rater, {"kind": rating.rater_kind, "ratings": 0, "metrics": set(),
+                                                 "model": rating.facts.get("model")})
+        entry["ratings"] += 1
+        entry["metrics"].add(metric)
+    doc = {"kind": batch.kind, "origin": batch.origin, "source": batch.source, "import_id": import_id,
+           "dry_run": dry_run, "cases": case_counts, "ratings": counts, "by_metric": by_metric,
+           "raters": {name: {**e, "metrics": sorted(e["metrics"])} for name, e in sorted(raters.items())},
+           "skipped": skip_records, "skipped_by_reason": grouped_skips(skipped),
+           "files": [] if dry_run else sorted(texts)}
+    return Result(doc, single_row)
