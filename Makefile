@@ -1,7 +1,8 @@
 # `make demo`: set up a virtual environment with the core package and run the whole job on the embedded
 # demo campaign.
 # `make test`: set up (virtual environment, headless Chromium for the browser tests, a Label Studio server
-# in its own virtual environment) and run every test.
+# in its own virtual environment, an MLflow tracking server and a Phoenix server in others) and run every
+# test.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -9,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 # the core package alone: what the demo needs (no torch, DeepEval, RAGAS or Label Studio SDK)
 CORE   := $(VENV)/.core-stamp
 
-.PHONY: demo test bench browser labelstudio clean
+.PHONY: demo test bench browser labelstudio mlflow phoenix clean
 
 $(CORE): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,7 +34,13 @@ browser:
 labelstudio:
 	bash scripts/install-label-studio.sh
 
-test: $(STAMP) browser labelstudio
+mlflow:
+	bash scripts/install-mlflow.sh
+
+phoenix:
+	bash scripts/install-phoenix.sh
+
+test: $(STAMP) browser labelstudio mlflow phoenix
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

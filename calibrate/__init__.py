@@ -38,6 +38,7 @@ _EXPORTS = {
     # what other tools already hold
     "import_deepeval_run": ("calibrate.imports.deepeval_runs", "import_deepeval_run"),  # calibrate import deepeval
     "import_ragas_result": ("calibrate.imports.ragas_results", "import_ragas_result"),  # calibrate import ragas
+    "import_mlflow": ("calibrate.imports.mlflow_traces", "import_mlflow"),              # calibrate import mlflow
     "import_batch": ("calibrate.imports.apply", "import_batch"),
     # judges
     "run_judges": ("calibrate.judges.runner", "run_judges"),                            # calibrate judge
@@ -64,6 +65,7 @@ _EXPORTS = {
     "report_documents": ("calibrate.report.build", "report_documents"),
     "demo_report": ("calibrate.report.build", "demo_report"),                           # calibrate demo
     "write_report": ("calibrate.report", "write_report"),
+    "export_to_mlflow": ("calibrate.report.mlflow_run", "export_to_mlflow"),            # calibrate export mlflow
 }
 __all__ = sorted(_EXPORTS)
 

@@ -110,6 +110,34 @@ def label_studio(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory):
+    """A real MLflow tracking server (tests/mlflow_server.py) with a SQLite backend, started once per test
+    session; yields the server (``.url``, ``.client(script)``)."""
+    from tests.mlflow_server import MLFLOW, MlflowServer
+
+    need(MLFLOW.exists(), f"MLflow ({MLFLOW}; run scripts/install-mlflow.sh)")
+    try:
+        with MlflowServer(tmp_path_factory.mktemp("mlflow")) as server:
+            yield server
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
+def phoenix_server(tmp_path_factory):
+    """A real Phoenix server (tests/phoenix_server.py) with a SQLite working directory, started once per
+    test session; yields the server (``.url``, ``.client(script)``)."""
+    from tests.phoenix_server import PHOENIX, PhoenixServer
+
+    need(PHOENIX.exists(), f"Phoenix ({PHOENIX}; run scripts/install-phoenix.sh)")
+    try:
+        with PhoenixServer(tmp_path_factory.mktemp("phoenix")) as server:
+            yield server
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
 def chromedriver() -> str:
     path = shutil.which("chromedriver")
     need(path is not None and shutil.which("chromium") is not None, "headless Chromium and chromedriver")

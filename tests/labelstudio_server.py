@@ -8,11 +8,10 @@ user and a legacy API token, and waits until it answers.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import time
-import urllib.request
 from pathlib import Path
+
+from tests.servers import free_port, wait_healthy
 
 LABEL_STUDIO = Path(__file__).resolve().parents[1] / ".labelstudio-venv" / "bin" / "label-studio"
 ADMIN = ("admin@calibrate.test", "calibrate-admin-password")
@@ -26,9 +25,7 @@ class LabelStudioServer:
         self.data_dir = Path(data_dir)
         self.start_timeout_s = start_timeout_s  # the first start migrates its database (about 40 s here)
         self.token = TOKEN
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
 
     def _env(self) -> dict[str, str]:
@@ -51,18 +48,13 @@ class LabelStudioServer:
              "--data-dir", str(self.data_dir), "--username", ADMIN[0], "--password", ADMIN[1],
              "--user-token", TOKEN, "--enable-legacy-api-token"],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.data_dir)
-        deadline = time.time() + self.start_timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        return self
-            except OSError:
-                pass
-            if self.process.poll() is not None or time.time() > deadline:
-                self.__exit__()
-                raise RuntimeError("Label Studio did not start: " + (self.data_dir / "server.log").read_text()[-3000:])
-            time.sleep(0.5)
+        try:
+            wait_healthy(self.url + "/health", self.process, self.start_timeout_s, self.data_dir / "server.log",
+                         "Label Studio")
+        except RuntimeError:
+            self.__exit__()
+            raise
+        return self
 
     def __exit__(self, *exc) -> None:
         self.process.terminate()

@@ -23,6 +23,7 @@ from calibrate.analysis.annotators import annotator_agreement
 from calibrate.analysis.figures import estimate, from_interval, undefined
 from calibrate.analysis.verdicts import judge_verdict, metric_verdict
 from calibrate.campaign import Campaign, Metric
+from calibrate.campaign.summary import rating_provenance
 from calibrate.campaign.weights import DesignWeights, design_weights, kish_effective_n
 from calibrate.base.manifest import build_manifest
 from calibrate.base.results import Result
@@ -690,7 +691,9 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
     Returns
     -------
     Result
-        The ``calibrate stats --json`` document: ``{"metrics": [...], "manifest": {...}}``; every
+        The ``calibrate stats --json`` document: ``{"metrics": [...], "manifest": {...}, "provenance":
+        [...]}`` (``provenance``: where the ratings came from,
+        :func:`~calibrate.campaign.summary.rating_provenance`); every
         statistic is ``{"estimate", "ci_low", "ci_high", "ci_method", "ci_width"}`` or
         ``{"estimate": None, "reason": ...}``. ``.to_frame()`` gives one row per metric x judge x
         (slice) x statistic.
@@ -790,7 +793,8 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
         out.append(entry)
     manifest = build_manifest(campaign, command="stats", seed=seed, n_boot=n_boot, confidence=confidence,
                               by=by, judges=judges, metrics=chosen)
-    return Result({"campaign": campaign.name, "metrics": out, "manifest": manifest}), recommendations
+    return Result({"campaign": campaign.name, "metrics": out, "manifest": manifest,
+                   "provenance": rating_provenance(campaign)}), recommendations
 
 
 def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, progress) -> list[dict]:

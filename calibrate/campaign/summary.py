@@ -6,9 +6,41 @@ from dataclasses import asdict
 from pathlib import Path
 
 from calibrate.base.results import Result, records_frame
-from calibrate.campaign.folder import Campaign, load_campaign
+from calibrate.campaign.folder import RATINGS_FILES, Campaign, load_campaign
 
-__all__ = ["validate_campaign"]
+__all__ = ["validate_campaign", "rating_provenance"]
+
+#: what each file calibrate reads ratings from holds
+FILE_ORIGINS = {"judge_ratings.csv": "calibrate judge", "labelstudio_ratings.csv": "Label Studio (calibrate labelstudio pull)",
+                "": "juries of campaign.toml"}
+SHOWN_RATERS = 10
+
+
+def rating_provenance(campaign: Campaign) -> list[dict]:
+    """Where the campaign's ratings came from: one row per origin and kind of rater (the campaign's own
+    ratings file, calibrate judge, Label Studio, each source ``calibrate import`` read, juries).
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> [(r["origin"], r["kind"], r["raters"], r["ratings"]) for r in rating_provenance(
+    ...     calibrate.load_campaign(calibrate.demo_campaign_path()))]
+    [('ratings.parquet (the campaign’s own file)', 'human', 1, 4423), ('ratings.parquet (the campaign’s own file)', 'judge', 9, 39805)]
+    """
+    rows = []
+    ratings = campaign.ratings
+    for (file, source, kind), group in ratings.groupby(["file", "source", "rater_kind"], sort=True):
+        if file == "imported_ratings.csv":
+            origin = f"calibrate import: {source}"
+        elif file in RATINGS_FILES:
+            origin = f"{file} (the campaign’s own file)"
+        else:
+            origin = FILE_ORIGINS.get(file, file) + (f" ({source})" if source else "")
+        raters = sorted(group["rater"].unique())
+        rows.append({"origin": origin, "file": file, "source": source or None, "kind": kind, "raters": len(raters),
+                     "rater_names": raters[:SHOWN_RATERS], "ratings": len(group),
+                     "failed": int(group["value"].isna().sum()), "metrics": sorted(group["metric"].unique())})
+    return rows
 
 
 def validate_campaign(campaign: Campaign | str | Path, *, out_of_scale: str | None = None) -> Result:
@@ -27,7 +59,8 @@ def validate_campaign(campaign: Campaign | str | Path, *, out_of_scale: str | No
     -------
     Result
         ``{"campaign", "metrics": [{"metric", "scale", "human_ratings", "judge_ratings", "failed",
-        "labelled_cases", "judges"}], "cases", "data_hash", "adjustments", "set_aside"}``;
+        "labelled_cases", "judges"}], "cases", "data_hash", "adjustments", "set_aside", "provenance"}``
+        (``provenance``: :func:`rating_provenance`);
         ``.to_frame()`` gives one row per metric.
 
     Raises
@@ -53,5 +86,6 @@ def validate_campaign(campaign: Campaign | str | Path, *, out_of_scale: str | No
                         "judges": int(judge["rater"].nunique())})
     return Result({"campaign": c.name, "metrics": metrics, "cases": len(c.cases) if c.cases is not None else None,
                    "data_hash": c.data_hash, "adjustments": [asdict(a) for a in c.adjustments],
-                   "set_aside": [asdict(s) for s in c.set_aside], "set_aside_note": c.set_aside_note()},
+                   "set_aside": [asdict(s) for s in c.set_aside], "set_aside_note": c.set_aside_note(),
+                   "provenance": rating_provenance(c)},
                   records_frame("metrics"))

@@ -30,6 +30,11 @@ def validate(campaign: str, out_of_scale: str, as_json: bool) -> None:
                       str(m["labelled_cases"]), str(m["judges"]))
     out.print(table)
     out.print(f"{doc['cases'] if doc['cases'] is not None else 'no'} cases in cases.jsonl; data {doc['data_hash']}")
+    for row in doc["provenance"]:
+        names = ", ".join(row["rater_names"]) + (" ..." if row["raters"] > len(row["rater_names"]) else "")
+        failed = f", {row['failed']} failed" if row["failed"] else ""
+        out.print(f"from {row['origin']}: {row['ratings']} {row['kind']} rating(s) by {row['raters']} rater(s) "
+                  f"({names}){failed}")
     for a in doc["adjustments"]:
         out.print(f"{a['action']}: {a['file']} line {a['line']}: {a['rater']} rated case {a['case_id']} "
                   f"{a['value']:g}" + (f" -> {a['new_value']:g}" if a["new_value"] is not None else ""))

@@ -42,7 +42,8 @@ def run_import(campaign: str, maps: tuple[str, ...], as_json: bool, read, **opti
     from calibrate.imports.records import parse_map
 
     try:
-        mapping = parse_map(maps, list(load_campaign(campaign).metrics)) if maps else {}
+        metrics = list(load_campaign(campaign).metrics)   # the campaign first: a mistyped one asks no server
+        mapping = parse_map(maps, metrics) if maps else {}
         doc = import_batch(campaign, read(), metric_map=mapping, **options)
     except (CampaignError, ValueError) as exc:
         fail(exc)
@@ -105,6 +106,23 @@ def import_ragas(campaign, result, rater, model, maps, dry_run, as_json) -> None
     from calibrate.imports.ragas_results import read_ragas_result
 
     run_import(campaign, maps, as_json, lambda: read_ragas_result(result, rater=rater, model=model), dry_run=dry_run)
+
+
+@import_group.command("mlflow")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--tracking-uri", envvar="MLFLOW_TRACKING_URI", required=True,
+              help="The MLflow tracking server (default: $MLFLOW_TRACKING_URI).")
+@click.option("--experiment", required=True, help="The experiment whose traces to import.")
+@import_options
+def import_mlflow(campaign, tracking_uri, experiment, maps, dry_run, as_json) -> None:
+    """An MLflow experiment: each trace a case (request, response, retrieved documents, expected response),
+    each HUMAN feedback a human rating, each LLM_JUDGE or CODE feedback a judge rating."""
+    from calibrate.imports.mlflow_traces import MlflowError, read_mlflow_experiment
+
+    try:
+        run_import(campaign, maps, as_json, lambda: read_mlflow_experiment(tracking_uri, experiment), dry_run=dry_run)
+    except MlflowError as exc:
+        fail(exc)
 
 
 #: the commands this module adds to ``calibrate``

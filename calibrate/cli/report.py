@@ -1,4 +1,4 @@
-"""The threshold-selection report: report, demo."""
+"""The threshold-selection report: report, demo, export mlflow."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from calibrate.cli.analysis import print_recommendations, print_stats, print_ver
 from calibrate.cli.console import (
     err,
     fail,
+    json_option,
     load,
     n_boot_option,
     out,
     out_of_scale_option,
+    print_json,
     progress,
     seed_option,
     styled,
@@ -84,5 +86,43 @@ def demo(out_dir, seed, n_boot) -> None:
     _report(c, Path(out_dir), by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,))
 
 
+@click.group("export")
+def export_group() -> None:
+    """Log a campaign's statistics, thresholds and report where a team already looks."""
+
+
+@export_group.command("mlflow")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--tracking-uri", envvar="MLFLOW_TRACKING_URI", required=True,
+              help="The MLflow tracking server (default: $MLFLOW_TRACKING_URI).")
+@click.option("--experiment", required=True, help="The experiment to log the run in (made when missing).")
+@click.option("--run-name", help="The run's name (default: calibrate CAMPAIGN).")
+@click.option("--by", help="A metadata key of the cases to slice the report by.")
+@seed_option
+@n_boot_option
+@out_of_scale_option
+@json_option
+def export_mlflow(campaign, tracking_uri, experiment, run_name, by, seed, n_boot, out_of_scale, as_json) -> None:
+    """One MLflow run: agreement statistics and recommended thresholds as metrics (METRIC/JUDGE/STATISTIC),
+    the rules and settings as params, verdicts as tags, the report as artifacts."""
+    from calibrate.imports.mlflow_traces import MlflowError
+    from calibrate.report.mlflow_run import export_to_mlflow
+
+    c = load(campaign, out_of_scale)
+    try:
+        with err.status("computing and logging the run"):
+            doc = export_to_mlflow(c, tracking_uri, experiment, run_name=run_name, seed=seed, n_boot=n_boot, by=by)
+    except (MlflowError, ValueError) as exc:
+        fail(exc)
+    if as_json:
+        print_json(doc)
+        return
+    out.print(f"logged run {doc['run_id']} in experiment {doc['experiment_id']} at {doc['tracking_uri']}: "
+              f"{doc['metrics']} metric(s), {doc['params']} param(s), {doc['tags']} tag(s)"
+              + (f", artifacts {', '.join(doc['artifacts'])}" if doc["artifacts"] else ""))
+    if doc["artifacts_note"]:
+        out.print(styled("yellow", "note: ", doc["artifacts_note"]))
+
+
 #: the commands this module adds to ``calibrate``
-COMMANDS = [report, demo]
+COMMANDS = [report, demo, export_group]

@@ -297,4 +297,4 @@ def test_the_command_line_imports_says_what_it_did_and_refuses_bad_input(runs, r
                                    "--map", "faithfulness=answer_relevancy", "--dry-run"])
     assert skipped.exit_code == 0 and "2 new" in skipped.output
     no_campaign = runner.invoke(main, ["import", "deepeval", str(tmp_path / "nowhere"), str(runs["careful"])])
-    assert no_campaign.exit_code == 2 and "no campaign here" in no_campaign.output
+    assert no_campaign.exit_code == 2 and "the campaign folder does not exist" in no_campaign.output

@@ -1,0 +1,176 @@
+"""A campaign's agreement statistics and recommended thresholds logged as an MLflow run
+(``calibrate export mlflow``), with the report as its artifact.
+
+The run's metrics are ``METRIC/JUDGE/STATISTIC`` (each statistic's estimate, and its interval's ends as
+``..._ci_low`` / ``..._ci_high``: Spearman, Kendall, kappa, quadratic kappa, alpha, AUC, pass kappa,
+accuracy, balanced accuracy; then the recommended ``threshold``, ``false_pass_rate`` and
+``false_fail_rate``). Its params are the campaign, its data hash, the bootstrap settings and each
+metric's threshold rule; its tags each judge's verdict (``METRIC/JUDGE/verdict``) and the best judge by
+the rule (``METRIC/best``). ``report.html``, ``report.md`` and ``report.json`` go under the artifact
+path ``calibrate-report`` when the server proxies artifacts (``mlflow server`` does by default).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from calibrate.base.results import Result, single_row
+from calibrate.campaign import Campaign
+from calibrate.imports.mlflow_traces import MlflowClient, MlflowError
+from calibrate.report.build import report_documents, write_documents
+from calibrate.stats import N_BOOT
+
+__all__ = ["export_to_mlflow", "mlflow_key", "STATISTICS"]
+
+STATISTICS = ("spearman", "kendall", "kappa", "kappa_quadratic", "alpha", "auc", "pass_kappa", "accuracy",
+              "balanced_accuracy")
+RECOMMENDED = ("threshold", "false_pass_rate", "false_fail_rate")
+ARTIFACT_PATH = "calibrate-report"
+#: what MLflow's log-batch takes at once
+BATCH = {"metrics": 1000, "params": 100, "tags": 100}
+
+
+def mlflow_key(*parts: str) -> str:
+    """A metric, param or tag key MLflow accepts (letters, digits, ``_ - . : /`` and spaces; the rest as ``_``).
+
+    >>> mlflow_key("faithfulness", "qwen-careful (Local Model)", "kappa")
+    'faithfulness/qwen-careful _Local Model_/kappa'
+    """
+    return "/".join(re.sub(r"[^0-9A-Za-z_\-. :]", "_", part) for part in parts)[:250]
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _figures(documents: dict[str, Any]) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """(metrics, params, tags) of the run, from the report's documents."""
+    metrics: dict[str, float] = {}
+    params: dict[str, str] = {}
+    tags: dict[str, str] = {}
+    manifest = documents["stats"]["manifest"]
+    for key in ("campaign", "data_hash", "seed", "n_boot", "confidence", "by"):
+        if manifest.get(key) is not None:
+            params[f"calibrate/{key}"] = str(manifest[key])
+    params["calibrate/version"] = str(manifest.get("versions", {}).get("calibrate-judges", ""))
+    for metric in documents["stats"]["metrics"]:
+        for judge in metric["judges"]:
+            for stat in STATISTICS:
+                figure = judge.get(stat) or {}
+                for suffix, field in (("", "estimate"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high")):
+                    if _finite(figure.get(field)):
+                        metrics[mlflow_key(metric["metric"], judge["judge"], stat + suffix)] = float(figure[field])
+    for rec in documents["recommendations"]:
+        for field in RECOMMENDED:
+            if _finite(rec.get(field)):
+                metrics[mlflow_key(rec["metric"], rec["judge"], field)] = float(rec[field])
+            low, high = rec.get(f"{field}_ci") or (None, None)
+            for suffix, value in (("_ci_low", low), ("_ci_high", high)):
+                if _finite(value):
+                    metrics[mlflow_key(rec["metric"], rec["judge"], field + suffix)] = float(value)
+        params[mlflow_key(rec["metric"], "rule")] = str(rec["rule"].get("description", rec["rule"].get("kind")))[:6000]
+        if rec.get("verdict"):
+            tags[mlflow_key(rec["metric"], rec["judge"], "verdict")] = rec["verdict"]["status"]
+    for metric in documents["stats"]["metrics"]:
+        best = (metric.get("verdict") or {}).get("best") or {}
+        if best.get("judge"):
+            tags[mlflow_key(metric["metric"], "best")] = best["judge"]
+    return metrics, params, tags
+
+
+def _artifact_url(client: MlflowClient, artifact_uri: str, name: str) -> str | None:
+    """Where the server takes an artifact of the run over HTTP (None when it does not proxy artifacts)."""
+    if not artifact_uri.startswith("mlflow-artifacts:"):
+        return None
+    path = urllib.parse.urlparse(artifact_uri).path.lstrip("/")
+    return f"/api/2.0/mlflow-artifacts/artifacts/{path}/{ARTIFACT_PATH}/{name}"
+
+
+def export_to_mlflow(campaign: Campaign, tracking_uri: str, experiment: str, *, run_name: str | None = None,
+                     seed: int = 0, n_boot: int = N_BOOT, by: str | None = None) -> Result:
+    """The ``calibrate export mlflow`` command: the campaign's statistics, recommendations and report
+    logged as one MLflow run (see the module docstring for its keys).
+
+    Parameters
+    ----------
+    campaign : Campaign
+    tracking_uri : str
+        The MLflow tracking server's address.
+    experiment : str
+        The experiment to log the run in (made when missing).
+    run_name : str, optional
+        The run's name (default: ``calibrate CAMPAIGN``).
+    seed, n_boot, by
+        As :func:`~calibrate.report.build.report_documents` takes them.
+
+    Returns
+    -------
+    Result
+        ``{"run_id", "experiment_id", "tracking_uri", "metrics", "params", "tags", "artifacts",
+        "artifacts_note"}``: the counts logged, and the artifact paths written.
+
+    Raises
+    ------
+    MlflowError
+        The server cannot be reached or refuses a request (the run, if made, is marked FAILED).
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> export_to_mlflow(c, "http://127.0.0.1:9", "calibrate", n_boot=0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calibrate.imports.mlflow_traces.MlflowError: cannot reach MLflow at http://127.0.0.1:9 (...
+    """
+    client = MlflowClient(tracking_uri)
+    try:
+        experiment_id = str(client.experiment(experiment)["experiment_id"])
+    except MlflowError as exc:
+        if "has no experiment of that name" not in str(exc):
+            raise
+        experiment_id = str(client.call("POST", "/api/2.0/mlflow/experiments/create", {"name": experiment})[
+            "experiment_id"])
+    documents = report_documents(campaign, by=by, seed=seed, n_boot=n_boot)
+    metrics, params, tags = _figures(documents)
+    now_ms = int(time.time() * 1000)
+    run = client.call("POST", "/api/2.0/mlflow/runs/create", {
+        "experiment_id": experiment_id, "run_name": run_name or f"calibrate {campaign.name}", "start_time": now_ms,
+        "tags": [{"key": "calibrate.campaign", "value": campaign.name}]})["run"]["info"]
+    run_id = run["run_id"]
+    artifacts: list[str] = []
+    note = None
+    try:
+        items = {"metrics": [{"key": k, "value": v, "timestamp": now_ms, "step": 0} for k, v in sorted(metrics.items())],
+                 "params": [{"key": k, "value": v} for k, v in sorted(params.items())],
+                 "tags": [{"key": k, "value": v} for k, v in sorted(tags.items())]}
+        for kind, rows in items.items():
+            for start in range(0, len(rows), BATCH[kind]):
+                client.call("POST", "/api/2.0/mlflow/runs/log-batch", {"run_id": run_id,
+                                                                        kind: rows[start:start + BATCH[kind]]})
+        with tempfile.TemporaryDirectory(prefix="calibrate-mlflow-") as scratch:
+            paths = write_documents(documents, scratch)
+            for path in sorted(paths.values()):
+                url = _artifact_url(client, run.get("artifact_uri", ""), Path(path).name)
+                if url is None:
+                    note = (f"the server keeps this run's artifacts at {run.get('artifact_uri')!r}, which it does not "
+                            "take over HTTP: the report was not logged (start mlflow server with --serve-artifacts, "
+                            "the default, to log it)")
+                    break
+                client.call("PUT", url, data=Path(path).read_bytes(), content_type="application/octet-stream")
+                artifacts.append(f"{ARTIFACT_PATH}/{Path(path).name}")
+    except BaseException:
+        client.call("POST", "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FAILED",
+                                                             "end_time": int(time.time() * 1000)})
+        raise
+    client.call("POST", "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED",
+                                                         "end_time": int(time.time() * 1000)})
+    return Result({"run_id": run_id, "experiment_id": experiment_id, "tracking_uri": client.uri,
+                   "metrics": len(metrics), "params": len(params), "tags": len(tags), "artifacts": artifacts,
+                   "artifacts_note": note}, single_row)
