@@ -39,6 +39,7 @@ _EXPORTS = {
     "import_deepeval_run": ("calibrate.imports.deepeval_runs", "import_deepeval_run"),  # calibrate import deepeval
     "import_ragas_result": ("calibrate.imports.ragas_results", "import_ragas_result"),  # calibrate import ragas
     "import_mlflow": ("calibrate.imports.mlflow_traces", "import_mlflow"),              # calibrate import mlflow
+    "import_phoenix": ("calibrate.imports.phoenix_spans", "import_phoenix"),            # calibrate import phoenix
     "import_batch": ("calibrate.imports.apply", "import_batch"),
     # judges
     "run_judges": ("calibrate.judges.runner", "run_judges"),                            # calibrate judge

@@ -95,18 +95,25 @@ def server():
         yield s
 
 
+def serve(server_class, executable: Path, what: str, script: str, folder: Path):
+    """Start a real server of the tests (its executable installed by ``scripts/SCRIPT``) for the session:
+    missing, it skips (fails under CI=true); failing to start, it fails."""
+    need(executable.exists(), f"{what} ({executable}; run scripts/{script})")
+    try:
+        with server_class(folder) as server:
+            yield server
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
 @pytest.fixture(scope="session")
 def label_studio(tmp_path_factory):
     """A real Label Studio server (tests/labelstudio_server.py), started once per test session;
     yields the server (``.url``, ``.token``, ``.set_password``)."""
     from tests.labelstudio_server import LABEL_STUDIO, LabelStudioServer
 
-    need(LABEL_STUDIO.exists(), f"Label Studio ({LABEL_STUDIO}; run scripts/install-label-studio.sh)")
-    try:
-        with LabelStudioServer(tmp_path_factory.mktemp("label-studio")) as server:
-            yield server
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
+    yield from serve(LabelStudioServer, LABEL_STUDIO, "Label Studio", "install-label-studio.sh",
+                     tmp_path_factory.mktemp("label-studio"))
 
 
 @pytest.fixture(scope="session")
@@ -115,12 +122,7 @@ def mlflow_server(tmp_path_factory):
     session; yields the server (``.url``, ``.client(script)``)."""
     from tests.mlflow_server import MLFLOW, MlflowServer
 
-    need(MLFLOW.exists(), f"MLflow ({MLFLOW}; run scripts/install-mlflow.sh)")
-    try:
-        with MlflowServer(tmp_path_factory.mktemp("mlflow")) as server:
-            yield server
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
+    yield from serve(MlflowServer, MLFLOW, "MLflow", "install-mlflow.sh", tmp_path_factory.mktemp("mlflow"))
 
 
 @pytest.fixture(scope="session")
@@ -129,12 +131,7 @@ def phoenix_server(tmp_path_factory):
     test session; yields the server (``.url``, ``.client(script)``)."""
     from tests.phoenix_server import PHOENIX, PhoenixServer
 
-    need(PHOENIX.exists(), f"Phoenix ({PHOENIX}; run scripts/install-phoenix.sh)")
-    try:
-        with PhoenixServer(tmp_path_factory.mktemp("phoenix")) as server:
-            yield server
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
+    yield from serve(PhoenixServer, PHOENIX, "Phoenix", "install-phoenix.sh", tmp_path_factory.mktemp("phoenix"))
 
 
 @pytest.fixture(scope="session")

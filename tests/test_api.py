@@ -27,6 +27,7 @@ COMMAND_FUNCTIONS = {
     "compare": "compare_judges", "bias": "bias_probes", "audit": "audit_judges", "gate": "run_gate",
     "report": "build_report", "demo": "demo_report", "import deepeval": "import_deepeval_run",
     "import ragas": "import_ragas_result", "import mlflow": "import_mlflow", "export mlflow": "export_to_mlflow",
+    "import phoenix": "import_phoenix",
 }
 
 

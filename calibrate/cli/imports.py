@@ -1,4 +1,4 @@
-"""Ratings other tools hold: import deepeval / ragas / mlflow."""
+"""Ratings other tools hold: import deepeval / ragas / mlflow / phoenix."""
 
 from __future__ import annotations
 
@@ -122,6 +122,23 @@ def import_mlflow(campaign, tracking_uri, experiment, maps, dry_run, as_json) ->
     try:
         run_import(campaign, maps, as_json, lambda: read_mlflow_experiment(tracking_uri, experiment), dry_run=dry_run)
     except MlflowError as exc:
+        fail(exc)
+
+
+@import_group.command("phoenix")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--endpoint", envvar="PHOENIX_COLLECTOR_ENDPOINT", required=True,
+              help="The Phoenix server (default: $PHOENIX_COLLECTOR_ENDPOINT).")
+@click.option("--project", required=True, help="The project whose traces to import.")
+@import_options
+def import_phoenix(campaign, endpoint, project, maps, dry_run, as_json) -> None:
+    """A Phoenix project: each trace a case (its root span's input and output, its retriever's documents),
+    each HUMAN annotation a human rating, each LLM or CODE annotation a judge rating."""
+    from calibrate.imports.phoenix_spans import PhoenixError, read_phoenix_project
+
+    try:
+        run_import(campaign, maps, as_json, lambda: read_phoenix_project(endpoint, project), dry_run=dry_run)
+    except PhoenixError as exc:
         fail(exc)
 
 

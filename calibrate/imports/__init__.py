@@ -3,7 +3,9 @@
 Each reader turns what a tool wrote into a :class:`~calibrate.imports.records.SourceBatch` of cases,
 human and judge ratings, and the things it skipped with why: :mod:`~calibrate.imports.deepeval_runs`
 (DeepEval test runs), :mod:`~calibrate.imports.ragas_results` (RAGAS results), and
-:mod:`~calibrate.imports.mlflow_traces` (an MLflow experiment's traces and assessments).
+:mod:`~calibrate.imports.mlflow_traces` (an MLflow experiment's traces and assessments) and
+:mod:`~calibrate.imports.phoenix_spans` (a Phoenix project's traces and annotations), the last two over
+HTTP through :mod:`~calibrate.imports.http`.
 :func:`~calibrate.imports.apply.import_batch` brings a batch into the campaign, keeping every
 revision in :mod:`~calibrate.imports.store`.
 """

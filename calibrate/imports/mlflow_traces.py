@@ -20,9 +20,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +27,7 @@ from typing import Any
 from calibrate.base.results import Result
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
+from calibrate.imports.http import JsonClient, ServerError
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
 
 __all__ = ["MlflowError", "MlflowClient", "read_mlflow_experiment", "import_mlflow", "any_value"]
@@ -40,14 +38,13 @@ OUTPUT_KEYS = ("answer", "output", "response", "content", "text", "result")
 JUDGE_SOURCES = {"LLM_JUDGE", "CODE"}
 PAGE = 500     # the most traces a search returns at once
 BATCH = 50     # traces fetched with their spans at once
-TIMEOUT_S = 60.0
 
 
-class MlflowError(RuntimeError):
+class MlflowError(ServerError):
     """The MLflow tracking server cannot be reached, refuses a request, or lacks the experiment."""
 
 
-class MlflowClient:
+class MlflowClient(JsonClient):
     """The few REST calls calibrate makes to an MLflow tracking server (``tracking_uri``: ``http(s)://``).
 
     Examples
@@ -58,47 +55,17 @@ class MlflowClient:
     calibrate.imports.mlflow_traces.MlflowError: tracking_uri 'file:///tmp/mlruns': calibrate talks to an MLflow tracking server over HTTP; start one (mlflow server --backend-store-uri ...) and give its http:// address
     """
 
-    def __init__(self, tracking_uri: str, *, timeout_s: float = TIMEOUT_S):
+    def __init__(self, tracking_uri: str):
         if not tracking_uri.startswith(("http://", "https://")):
             raise MlflowError(f"tracking_uri {tracking_uri!r}: calibrate talks to an MLflow tracking server over "
                               "HTTP; start one (mlflow server --backend-store-uri ...) and give its http:// address")
-        self.uri = tracking_uri.rstrip("/")
-        self.timeout_s = timeout_s
-        self.headers = {"Content-Type": "application/json"}
+        headers = {}
         if os.environ.get("MLFLOW_TRACKING_TOKEN"):
-            self.headers["Authorization"] = "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"]
+            headers["Authorization"] = "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"]
         elif os.environ.get("MLFLOW_TRACKING_USERNAME"):
             pair = f"{os.environ['MLFLOW_TRACKING_USERNAME']}:{os.environ.get('MLFLOW_TRACKING_PASSWORD', '')}"
-            self.headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-
-    def call(self, method: str, path: str, body: Any = None, *, query: list[tuple[str, str]] | None = None,
-             data: bytes | None = None, content_type: str | None = None) -> Any:
-        """One request; the JSON reply (None for an empty one). Raises MlflowError saying what failed."""
-        url = self.uri + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        headers = dict(self.headers)
-        if content_type:
-            headers["Content-Type"] = content_type
-        payload = data if data is not None else (json.dumps(body).encode() if body is not None else None)
-        request = urllib.request.Request(url, data=payload, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as reply:
-                text = reply.read().decode("utf-8")
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", errors="replace")[:500]
-            try:
-                detail = json.loads(detail).get("message", detail)
-            except (ValueError, AttributeError):
-                pass
-            raise MlflowError(f"MLflow at {self.uri} refused {method} {path} (HTTP {exc.code}): {detail}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise MlflowError(f"cannot reach MLflow at {self.uri} ({reason}): is the tracking server running, and is "
-                              "this its address?") from None
-        try:
-            return json.loads(text) if text.strip() else None
-        except ValueError:
-            raise MlflowError(f"MLflow at {self.uri} answered {method} {path} with something that is not JSON "
-                              f"({text[:100]!r}): is this an MLflow tracking server?") from None
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        super().__init__(tracking_uri, name="MLflow", headers=headers, error=MlflowError)
 
     def experiment(self, name: str) -> dict[str, Any]:
         """The experiment of that name (its id, name, artifact location)."""

@@ -145,13 +145,14 @@ def parse_map(items: list[str] | tuple[str, ...], metrics: list[str]) -> dict[st
     return mapping
 
 
-PASS_WORDS = {"yes": 1.0, "true": 1.0, "pass": 1.0, "passed": 1.0, "no": 0.0, "false": 0.0, "fail": 0.0,
-              "failed": 0.0}
+PASS_WORDS = {"yes": 1.0, "true": 1.0, "pass": 1.0, "passed": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0,
+              "fail": 0.0, "failed": 0.0, "incorrect": 0.0}
 
 
 def rating_value(value: Any) -> float | None:
     """A source's rating value as a number: a number as it is, ``True`` / ``False`` and the words tools
-    give for them (``yes`` / ``no``, ``pass`` / ``fail``) as 1 / 0; None for anything else.
+    give for them (``yes`` / ``no``, ``pass`` / ``fail``, ``correct`` / ``incorrect``) as 1 / 0; None
+    for anything else.
 
     >>> rating_value(True), rating_value("Yes"), rating_value(0.25), rating_value("4"), rating_value("maybe")
     (1.0, 1.0, 0.25, 4.0, None)
