@@ -1,8 +1,8 @@
 # `make demo`: set up a virtual environment with the core package and run the whole job on the embedded
 # demo campaign.
 # `make test`: set up (virtual environment, headless Chromium for the browser tests, a Label Studio server
-# in its own virtual environment, an MLflow tracking server and a Phoenix server in others) and run every
-# test.
+# in its own virtual environment, an MLflow tracking server and a Phoenix server in others, promptfoo from
+# npm, Inspect AI and the Langfuse SDK in their own) and run every test.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 # the core package alone: what the demo needs (no torch, DeepEval, RAGAS or Label Studio SDK)
 CORE   := $(VENV)/.core-stamp
 
-.PHONY: demo test bench browser labelstudio mlflow phoenix clean
+.PHONY: demo test bench browser labelstudio mlflow phoenix promptfoo inspect langfuse clean
 
 $(CORE): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# the CPU build of torch first (for the local embedding model), so nothing pulls a CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[test,judges,local-embeddings,labelstudio]'
+	$(BIN)/python -m pip install --quiet -e '.[test,judges,local-embeddings,labelstudio,imports]'
 	touch $(STAMP) $(CORE)
 
 demo: $(CORE)
@@ -40,7 +40,16 @@ mlflow:
 phoenix:
 	bash scripts/install-phoenix.sh
 
-test: $(STAMP) browser labelstudio mlflow phoenix
+promptfoo:
+	bash scripts/install-promptfoo.sh
+
+inspect:
+	bash scripts/install-inspect.sh
+
+langfuse:
+	bash scripts/install-langfuse.sh
+
+test: $(STAMP) browser labelstudio mlflow phoenix promptfoo inspect langfuse
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -40,6 +40,10 @@ _EXPORTS = {
     "import_ragas_result": ("calibrate.imports.ragas_results", "import_ragas_result"),  # calibrate import ragas
     "import_mlflow": ("calibrate.imports.mlflow_traces", "import_mlflow"),              # calibrate import mlflow
     "import_phoenix": ("calibrate.imports.phoenix_spans", "import_phoenix"),            # calibrate import phoenix
+    "import_promptfoo": ("calibrate.imports.promptfoo_results", "import_promptfoo"),    # calibrate import promptfoo
+    "import_inspect": ("calibrate.imports.inspect_logs", "import_inspect"),             # calibrate import inspect
+    "import_langfuse": ("calibrate.imports.langfuse_scores", "import_langfuse"),        # calibrate import langfuse
+    "import_langsmith": ("calibrate.imports.langsmith_feedback", "import_langsmith"),   # calibrate import langsmith
     "import_batch": ("calibrate.imports.apply", "import_batch"),
     # judges
     "run_judges": ("calibrate.judges.runner", "run_judges"),                            # calibrate judge

@@ -46,6 +46,7 @@ DAG_TASK = "with the 'output' key as the output from the instructions"
 DAG_BINARY = "`verdict` (true or false)"
 DAG_NON_BINARY = "only return a json with two keys: 'verdict' ["
 DAG_REASON = "Given the metric name, the score of that metric, and the DAG traversal"
+PROMPTFOO_RUBRIC = "</Output>\n<Rubric>\n"   # promptfoo's llm-rubric: the output, then the rubric
 #: G-Eval: the probability of the score s given in the reply, and of its neighbours
 SCORE_PROBABILITIES = {0: 0.6, -1: 0.25, +1: 0.15}
 REASONS = ("Faithfulness Score:", "Answer Relevancy Score:", "Contextual Precision Score:",
@@ -220,8 +221,23 @@ def logprobs(content: str, top: int) -> dict:
     return {"content": out}
 
 
+def rubric_grade(prompt: str, judge: Judge = CAREFUL) -> dict:
+    """promptfoo's llm-rubric: carefully, the output passes when each of its sentences is in the rubric's
+    text (a rubric that quotes the context: "The answer is supported by: ..."); the score is the share
+    of sentences found, after ``judge``'s verdicts."""
+    output = section(prompt, "<Output>\n", PROMPTFOO_RUBRIC)
+    rubric = normalise(section(prompt, PROMPTFOO_RUBRIC, "\n</Rubric>"))
+    claims = sentences(output) or [output]
+    found = judge.verdicts([normalise(c) in rubric for c in claims], claims)
+    score = sum(found) / len(found)
+    return {"reason": "Every sentence is supported." if all(found) else "Some sentences are not supported.",
+            "pass": all(found), "score": score}
+
+
 def answer(prompt: str, judge: Judge = CAREFUL) -> dict:
-    """The JSON ``judge`` gives to one of DeepEval's or RAGAS's prompts."""
+    """The JSON ``judge`` gives to one of DeepEval's, RAGAS's or promptfoo's prompts."""
+    if PROMPTFOO_RUBRIC in prompt and "<Output>\n" in prompt:
+        return rubric_grade(prompt, judge)
     if RAGAS_SCHEMA in prompt and "\ninput: " in prompt:
         return ragas_answer(prompt, judge)
     if DAG_TASK in prompt:  # a task node's output: the first sentence of the actual output

@@ -27,7 +27,8 @@ COMMAND_FUNCTIONS = {
     "compare": "compare_judges", "bias": "bias_probes", "audit": "audit_judges", "gate": "run_gate",
     "report": "build_report", "demo": "demo_report", "import deepeval": "import_deepeval_run",
     "import ragas": "import_ragas_result", "import mlflow": "import_mlflow", "export mlflow": "export_to_mlflow",
-    "import phoenix": "import_phoenix",
+    "import phoenix": "import_phoenix", "import promptfoo": "import_promptfoo", "import inspect": "import_inspect",
+    "import langfuse": "import_langfuse", "import langsmith": "import_langsmith",
 }
 
 

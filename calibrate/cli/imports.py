@@ -1,4 +1,4 @@
-"""Ratings other tools hold: import deepeval / ragas / mlflow / phoenix."""
+"""Ratings other tools hold: import deepeval / ragas / mlflow / phoenix / promptfoo / inspect / langfuse / langsmith."""
 
 from __future__ import annotations
 
@@ -140,6 +140,92 @@ def import_phoenix(campaign, endpoint, project, maps, dry_run, as_json) -> None:
         run_import(campaign, maps, as_json, lambda: read_phoenix_project(endpoint, project), dry_run=dry_run)
     except PhoenixError as exc:
         fail(exc)
+
+
+@import_group.command("promptfoo")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.argument("results", type=click.Path(dir_okay=False, exists=True))
+@click.option("--input-var", help="The test var holding the question (default: question, query, input, ... or the "
+                                  "only var; else the rendered prompt).")
+@click.option("--context-var", help="The test var holding the retrieved context (default: context, contexts, ...).")
+@click.option("--expected-var", help="The test var holding the expected answer (default: expected_output, "
+                                     "reference, expected, ...).")
+@click.option("--human-rater", default="promptfoo-viewer", show_default=True,
+              help="Whoever rated in promptfoo's viewer (promptfoo does not record it).")
+@click.option("--rater", help="The judge's name in the campaign, for a file whose grader promptfoo chose by itself.")
+@import_options
+def import_promptfoo(campaign, results, input_var, context_var, expected_var, human_rater, rater, maps, dry_run,
+                     as_json) -> None:
+    """A promptfoo eval (promptfoo eval -o results.json, or promptfoo export eval ID): each result a case,
+    each model-graded assertion (llm-rubric, g-eval, ...) a judge rating by its grader, each manual
+    rating of the viewer a human rating of the metric 'human' (--map human=METRIC), other assertions
+    judge ratings by code (promptfoo:TYPE)."""
+    from calibrate.imports.promptfoo_results import read_promptfoo_results
+
+    run_import(campaign, maps, as_json, lambda: read_promptfoo_results(
+        results, input_var=input_var, context_var=context_var, expected_var=expected_var, human_rater=human_rater),
+        rater=rater, dry_run=dry_run)
+
+
+@import_group.command("inspect")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.argument("log", type=click.Path(dir_okay=False, exists=True))
+@click.option("--context-key", help="The sample metadata key holding the retrieved context (default: "
+                                    "retrieval_context, contexts, context, ...).")
+@click.option("--rater", help="The judge's name in the campaign, for a log of one grader.")
+@import_options
+def import_inspect(campaign, log, context_key, rater, maps, dry_run, as_json) -> None:
+    """An Inspect AI eval log (.eval or .json): each sample a case, each score a judge rating by its
+    scorer's grader model (a scorer without one: inspect:SCORER), each score edit a human rating by its
+    author. Metrics are the scorers' names (--map model_graded_qa=METRIC)."""
+    from calibrate.imports.inspect_logs import read_inspect_log
+
+    run_import(campaign, maps, as_json, lambda: read_inspect_log(log, context_key=context_key), rater=rater,
+               dry_run=dry_run)
+
+
+API_KIND = click.Choice(["human", "judge"])
+
+
+@import_group.command("langfuse")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--traces", required=True, type=click.Path(dir_okay=False, exists=True),
+              help="Observations (v2 API) or traces saved from Langfuse's API, as JSON or JSON Lines.")
+@click.option("--scores", type=click.Path(dir_okay=False, exists=True),
+              help="Scores (v3 or v2 API) saved as JSON or JSON Lines (default: those the traces embed).")
+@click.option("--api-scores", type=API_KIND, help="Import the scores of source API as human or judge ratings "
+                                                 "(skipped otherwise: they are whatever an application sent).")
+@click.option("--rater", help="The judge's name in the campaign, for files of one judge.")
+@import_options
+def import_langfuse(campaign, traces, scores, api_scores, rater, maps, dry_run, as_json) -> None:
+    """Langfuse traces and scores saved from its API: each trace a case, each ANNOTATION score a human
+    rating by its author, each EVAL score a judge rating (API scores as --api-scores says)."""
+    from calibrate.imports.langfuse_scores import read_langfuse_export
+
+    run_import(campaign, maps, as_json, lambda: read_langfuse_export(traces, scores, api_scores=api_scores),
+               rater=rater, dry_run=dry_run)
+
+
+@import_group.command("langsmith")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--runs", required=True, type=click.Path(dir_okay=False, exists=True),
+              help="Runs saved from Client.list_runs, as JSON or JSON Lines.")
+@click.option("--feedback", required=True, type=click.Path(dir_okay=False, exists=True),
+              help="Feedback saved from Client.list_feedback, as JSON or JSON Lines.")
+@click.option("--examples", type=click.Path(dir_okay=False, exists=True),
+              help="The dataset's examples (Client.list_examples): their outputs are the expected outputs.")
+@click.option("--api-feedback", type=API_KIND, help="Import feedback of source type api as human or judge ratings "
+                                                   "(skipped otherwise: it is whatever an application sent).")
+@click.option("--rater", help="The judge's name in the campaign, for files of one judge.")
+@import_options
+def import_langsmith(campaign, runs, feedback, examples, api_feedback, rater, maps, dry_run, as_json) -> None:
+    """LangSmith runs and feedback saved from its SDK: each root run a case, feedback from the app (annotation
+    queues) a human rating, from a model or online evaluator a judge rating (api feedback as --api-feedback says)."""
+    from calibrate.imports.langsmith_feedback import read_langsmith_export
+
+    run_import(campaign, maps, as_json, lambda: read_langsmith_export(runs, feedback, examples=examples,
+                                                                      api_feedback=api_feedback),
+               rater=rater, dry_run=dry_run)
 
 
 #: the commands this module adds to ``calibrate``

@@ -3,7 +3,7 @@ cases, human ratings and judge ratings.
 
 Each trace is a case: its root span's inputs are the ``input``, its outputs the ``actual_output``, the
 documents its ``RETRIEVER`` spans returned the ``retrieval_context``, and an expectation named
-``expected_response`` (or ``expected_output``, ``expected_answer``, ``reference``, ``ground_truth``)
+``expected_response`` (or ``expected_output``, ``expected_answer``, ``reference``, ``ground_truth``, ``expected``)
 the ``expected_output``; its id is the trace id, and its request time is kept as ``metadata.time``.
 Each valid feedback on a trace is a rating of the metric of its name: by a human when its source type
 is ``HUMAN``, by a judge when it is ``LLM_JUDGE`` or ``CODE``, the rater named by the source id. A
@@ -29,12 +29,10 @@ from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.http import JsonClient, ServerError
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
+from calibrate.imports.texts import EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, documents_of, problem_text, text_of
 
 __all__ = ["MlflowError", "MlflowClient", "read_mlflow_experiment", "import_mlflow", "any_value"]
 
-EXPECTED_OUTPUT_NAMES = ("expected_response", "expected_output", "expected_answer", "reference", "ground_truth")
-INPUT_KEYS = ("question", "query", "input", "user_input", "prompt", "request", "q")
-OUTPUT_KEYS = ("answer", "output", "response", "content", "text", "result")
 JUDGE_SOURCES = {"LLM_JUDGE", "CODE"}
 PAGE = 500     # the most traces a search returns at once
 BATCH = 50     # traces fetched with their spans at once
@@ -142,46 +140,6 @@ def _attributes(span: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _text(value: Any, keys: tuple[str, ...], *, chat_role: str | None) -> str | None:
-    """The text a span's inputs or outputs stand for: a string as it is; a chat request's last user
-    message or a chat completion's reply; the value under a usual key, or the one string of a dict;
-    else the value as JSON."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        if chat_role and isinstance(value.get("messages"), list):
-            said = [m.get("content") for m in value["messages"] if isinstance(m, dict) and m.get("role") == chat_role]
-            if said and isinstance(said[-1], str):
-                return said[-1]
-        if isinstance(value.get("choices"), list) and value["choices"]:
-            message = value["choices"][0].get("message") if isinstance(value["choices"][0], dict) else None
-            if isinstance(message, dict) and isinstance(message.get("content"), str):
-                return message["content"]
-        for key in keys:
-            if isinstance(value.get(key), str):
-                return value[key]
-        strings = [v for v in value.values() if isinstance(v, str)]
-        if len(strings) == 1 and len(value) == 1:
-            return strings[0]
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _documents(output: Any) -> list[str]:
-    """The texts of the documents a retriever span returned."""
-    items = output if isinstance(output, list) else [output]
-    texts = []
-    for item in items:
-        if isinstance(item, str):
-            texts.append(item)
-        elif isinstance(item, dict):
-            text = next((item[k] for k in ("page_content", "content", "text") if isinstance(item.get(k), str)), None)
-            if text is not None:
-                texts.append(text)
-    return texts
-
-
 def _case(trace: dict[str, Any], where: str) -> tuple[dict | None, list[Skip]]:
     info = trace.get("trace_info") or {}
     trace_id = info.get("trace_id", "")
@@ -192,13 +150,13 @@ def _case(trace: dict[str, Any], where: str) -> tuple[dict | None, list[Skip]]:
     attributes = _attributes(root)
     record: dict[str, Any] = {
         "case_id": trace_id,
-        "input": _text(attributes.get("mlflow.spanInputs"), INPUT_KEYS, chat_role="user"),
-        "actual_output": _text(attributes.get("mlflow.spanOutputs"), OUTPUT_KEYS, chat_role=None)}
+        "input": text_of(attributes.get("mlflow.spanInputs"), INPUT_KEYS, chat_role="user"),
+        "actual_output": text_of(attributes.get("mlflow.spanOutputs"), OUTPUT_KEYS, chat_role=None)}
     chunks = []
     for span in spans:
         span_attributes = _attributes(span)
         if span_attributes.get("mlflow.spanType") == "RETRIEVER":
-            chunks += _documents(span_attributes.get("mlflow.spanOutputs"))
+            chunks += documents_of(span_attributes.get("mlflow.spanOutputs"))
     if chunks:
         record["retrieval_context"] = chunks
     expectations = {}
@@ -216,7 +174,7 @@ def _case(trace: dict[str, Any], where: str) -> tuple[dict | None, list[Skip]]:
                                             "expectations": expectations or None}.items() if v is not None}
     case, problems = external_case(record, source="deepeval", where=where)
     if case is None:
-        return None, [Skip(trace_id, "; ".join(p.message + (f" ({p.field})" if p.field else "") for p in problems))]
+        return None, [Skip(trace_id, problem_text(problems))]
     case["metadata"]["source"] = "mlflow"
     return case, []
 

@@ -28,6 +28,7 @@ from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.http import JsonClient, ServerError
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
+from calibrate.imports.texts import problem_text
 
 __all__ = ["PhoenixError", "PhoenixClient", "read_phoenix_project", "import_phoenix"]
 
@@ -205,8 +206,7 @@ def read_phoenix_project(endpoint: str, project: str, *, client: PhoenixClient |
         case, problems = external_case({k: v for k, v in record.items() if v is not None}, source="deepeval",
                                        where=batch.source)
         if case is None:
-            batch.skipped.append(Skip(trace_id, "; ".join(p.message + (f" ({p.field})" if p.field else "")
-                                                          for p in problems)))
+            batch.skipped.append(Skip(trace_id, problem_text(problems)))
             continue
         case["metadata"]["source"] = "phoenix"
         batch.cases.append(case)

@@ -183,7 +183,8 @@ class ImportStore:
                 entry["thresholds"].setdefault(r["metric"], set()).add(facts["threshold"])
             if facts.get("source_type"):
                 entry["source_types"].add(facts["source_type"])
-        document = {"raters": {}, "origins": sorted({r["origin"] for r in rows}), "exported": now()}
+        # no clock in it: an import that changes nothing writes the same bytes (when is in the store's history)
+        document = {"raters": {}, "origins": sorted({r["origin"] for r in rows})}
         for name, entry in sorted(raters.items()):
             model = entry["models"].most_common(1)[0][0] if entry["models"] else None
             document["raters"][name] = {

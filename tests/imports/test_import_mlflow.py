@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
 from calibrate import load_campaign
-from calibrate.cli import main
 from calibrate.imports.store import ImportStore
 from calibrate.report.mlflow_run import mlflow_key
+from tests.imports.common import run
 
 N = 50
 HUMAN = [0 if i % 3 == 0 else 1 for i in range(N)]
@@ -90,12 +89,6 @@ print(json.dumps({"metrics": run.data.metrics, "params": run.data.params, "tags"
                   "md": open(mlflow.artifacts.download_artifacts(run_id=sys.argv[1],
                                                                  artifact_path="calibrate-report/report.md")).read()}))
 '''
-
-
-def run(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 @pytest.fixture(scope="module")

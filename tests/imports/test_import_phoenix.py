@@ -14,6 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 from calibrate import load_campaign
 from calibrate.cli import main
 from calibrate.imports.store import ImportStore
+from tests.imports.common import run
 
 N = 40
 HUMAN = [0 if i % 4 == 0 else 1 for i in range(N)]
@@ -68,12 +69,6 @@ client.spans.add_span_annotation(span_id=sys.argv[1], annotation_name="correctne
                                  score=float(sys.argv[2]), identifier="alice", sync=True)
 print(json.dumps(True))
 '''
-
-
-def run(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 @pytest.fixture(scope="module")
