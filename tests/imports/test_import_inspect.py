@@ -35,10 +35,8 @@ TASK = '''
 import json, re, sys
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
-from inspect_ai.log import edit_score, read_eval_log, write_eval_log
-from inspect_ai.log._edit import ProvenanceData
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
-from inspect_ai.scorer import ScoreEdit, includes, model_graded_qa
+from inspect_ai.scorer import includes, model_graded_qa
 from inspect_ai.solver import generate
 
 cities, supported, named, undecided = [json.loads(a) for a in sys.argv[1:5]]
@@ -85,8 +83,7 @@ print(json.dumps({"location": log.location, "status": log.status}))
 
 EDIT = '''
 import json, sys
-from inspect_ai.log import edit_score, read_eval_log, write_eval_log
-from inspect_ai.log._edit import ProvenanceData
+from inspect_ai.log import ProvenanceData, edit_score, read_eval_log, write_eval_log
 from inspect_ai.scorer import ScoreEdit, value_to_float
 
 source, target, edits = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
