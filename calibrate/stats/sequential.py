@@ -1,0 +1,282 @@
+"""Anytime-valid monitoring of a rate over a stream: a change detector and confidence sequences.
+
+A monitored rate (a judge's false-pass rate at its threshold, its false-fail rate, the human pass rate)
+is watched through one bounded **increment** per case, in time order, whose mean is at most 0 while the
+rate stays in its accepted range. For the false-pass rate at a ceiling ``p0``, a case audited with
+probability ``pi`` gives ``z = (audited / pi) * human_fail * (judge_pass - p0)``; a case nobody audited
+gives 0 and no evidence. Each increment's smallest possible value (``-p0 / pi`` here) is known before the
+case is seen, which bounds the bets.
+
+**The change detector** (:func:`e_detector`) is an e-detector in the sense of Shin, Ramdas and Rinaldo
+("E-detectors: a nonparametric framework for sequential change detection", 2024): for every step ``j`` at
+which the change may have happened, the betting e-process ``prod_{i >= j} (1 + lambda_k z_i)`` (averaged
+over a grid of bets ``lambda_k``) grows when the rate has left its range since ``j``. Here they are mixed
+over the change point with weights ``w_j`` summing to 1, a weighted Shiryaev-Roberts statistic::
+
+    R_t = e_t * (R_{t-1} + w_t),      Q_t = R_t + (1 - sum_{j <= t} w_j)
+
+``Q_t`` is a nonnegative supermartingale with ``Q_0 = 1`` while no change happens (each term is an
+e-process that is 1 until its change point), so by Ville's inequality the detector alarms (``Q_t >= 1 /
+alpha``) **at any time at all** with probability at most ``alpha``: looking every day, or after every
+case, does not inflate false alarms, and no horizon is needed for the guarantee. Unlike an average over
+the whole stream, it is quick after a late change: the e-process started near the change does not carry
+the evidence of the cases before it. The weights ``w_j = T / ((T + j - 1)(T + j))`` spread about half
+the mass over the first ``T`` steps (the scale of the stream: the campaign's length), and the rest
+over later ones.
+
+**Confidence sequences** (:func:`confidence_sequence`) of a rate: the values ``theta`` not rejected by
+two-sided betting e-processes for "the rate is theta" (Waudby-Smith and Ramdas, "Estimating means of
+bounded random variables by betting", 2024), which hold at every step at once with probability at least
+``1 - alpha``; restarted after an alarm, they describe the current rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["BET_FRACTIONS", "change_point_weights", "detector_statistic", "e_detector", "Detection",
+           "confidence_sequence", "rate_increments"]
+
+#: the bets mixed in every e-process, as fractions of the largest bet that keeps ``1 + lambda z`` positive
+BET_FRACTIONS = (0.05, 0.1, 0.2, 0.35, 0.5)
+
+
+def change_point_weights(n: int, scale: int) -> np.ndarray:
+    """The weight of each step as the change point, ``w_j = T / ((T + j - 1)(T + j))`` for ``j = 1..n``
+    (``T = scale``): they sum to ``n / (T + n)`` over ``n`` steps and to 1 over all steps.
+
+    >>> w = change_point_weights(4, 2)
+    >>> w.round(4).tolist(), round(float(w.sum()), 4)
+    ([0.3333, 0.1667, 0.1, 0.0667], 0.6667)
+    """
+    if scale < 1:
+        raise ValueError(f"scale={scale}: the scale of the stream must be at least 1 step")
+    j = np.arange(1, n + 1, dtype=float)
+    return scale / ((scale + j - 1) * (scale + j))
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What :func:`e_detector` found.
+
+    Attributes
+    ----------
+    statistic : ndarray
+        ``Q_t`` after each step (the detector alarms when it reaches ``1 / alpha``).
+    alarm : int or None
+        The first step (0-based) at which it alarmed.
+    change : int or None
+        The most likely change point before that alarm (0-based): the start of the e-process that carries
+        the most weighted evidence.
+    evidence : float or None
+        The e-value of that e-process at the alarm (from the change point on, without its weight).
+    """
+
+    statistic: np.ndarray
+    alarm: int | None
+    change: int | None
+    evidence: float | None
+
+
+def _bets(lower: np.ndarray, fractions: tuple[float, ...]) -> np.ndarray:
+    """Bets (... x steps x fractions) that keep ``1 + lambda z >= 1 - fraction`` for ``z >= lower``."""
+    reach = np.where(lower < 0, -lower, np.inf)
+    return np.asarray(fractions) / reach[..., None]
+
+
+def _log_evidence(increments, lower, fractions) -> np.ndarray:
+    """log(1 + lambda_k z_t) for each step and bet (... x steps x bets), checked."""
+    z = np.asarray(increments, dtype=float)
+    low = np.broadcast_to(np.asarray(lower, dtype=float), z.shape)
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError("increments: one value a step, at least one step")
+    if np.any(z < low - 1e-12):
+        raise ValueError("increments below their lower bound: the bound must hold for every step")
+    return np.log1p(_bets(low, fractions) * z[..., None])
+
+
+def detector_statistic(increments, lower, *, scale: int | None = None,
+                       fractions: tuple[float, ...] = BET_FRACTIONS) -> np.ndarray:
+    """``Q_t`` of :func:`e_detector` after every step, for one stream or many (the last axis is time).
+
+    Computed in logs: ``log R_t = L_t + logcumsumexp_j(log w_j - L_{j-1})``, ``L_t`` the log-product of
+    the e-values up to ``t``.
+
+    >>> detector_statistic(np.zeros((2, 3)), -np.ones((2, 3))).round(6).tolist()
+    [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    """
+    logs = _log_evidence(increments, lower, fractions)               # ... x n x k
+    n = logs.shape[-2]
+    weights = change_point_weights(n, scale or n)
+    total = np.cumsum(logs, axis=-2)
+    before = total - logs                                             # L_{j-1}
+    log_r = total + np.logaddexp.accumulate(np.log(weights)[:, None] - before, axis=-2)
+    return np.exp(log_r).mean(axis=-1) + (1 - np.cumsum(weights))
+
+
+def e_detector(increments, lower, *, alpha: float = 0.05, scale: int | None = None,
+               fractions: tuple[float, ...] = BET_FRACTIONS) -> Detection:
+    """The weighted Shiryaev-Roberts e-detector of a change that lifts the mean of ``increments`` above 0.
+
+    Parameters
+    ----------
+    increments : array_like
+        One increment a step, in time order; its mean is at most 0 while nothing changed (0 for a step
+        that brings no evidence, such as a case nobody audited).
+    lower : array_like
+        The smallest value each increment could have taken, known before it was seen (``<= 0``).
+    alpha : float
+        The probability of a false alarm, at any time, while nothing changes.
+    scale : int, optional
+        The scale of the stream in steps (the change-point weights put about half their mass on the
+        first ``scale`` steps); the number of steps by default.
+    fractions : tuple of float
+        The bets mixed, as fractions (below 1) of the largest bet ``-1 / lower``.
+
+    Returns
+    -------
+    Detection
+
+    Examples
+    --------
+    A false-pass rate at its ceiling of 0.05 for 300 audited failing cases, then 0.3:
+
+    >>> rng = np.random.default_rng(1)
+    >>> passes = np.r_[rng.random(300) < 0.05, rng.random(300) < 0.3].astype(float)
+    >>> found = e_detector(passes - 0.05, np.full(600, -0.05), alpha=0.05)
+    >>> found.alarm > 300, found.alarm < 400, 280 < found.change < 330
+    (True, True, True)
+    >>> e_detector(np.zeros(50), np.full(50, -1.0)).alarm is None
+    True
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha}: expected a probability between 0 and 1")
+    z = np.asarray(increments, dtype=float)
+    if z.ndim != 1:
+        raise ValueError("increments: one stream, a value a step")
+    statistic = detector_statistic(z, lower, scale=scale, fractions=fractions)
+    crossed = np.flatnonzero(statistic >= 1 / alpha)
+    if crossed.size == 0:
+        return Detection(statistic, None, None, None)
+    alarm = int(crossed[0])
+    logs = _log_evidence(z[:alarm + 1], np.broadcast_to(np.asarray(lower, float), z.shape)[:alarm + 1], fractions)
+    tails = np.exp(np.cumsum(logs[::-1], axis=0)[::-1]).mean(axis=1)   # each change point's e-value at the alarm
+    weights = change_point_weights(z.size, scale or z.size)[:alarm + 1]
+    change = int(np.argmax(weights * tails))
+    return Detection(statistic[:alarm + 1], alarm, change, float(tails[change]))
+
+
+def rate_increments(outcome, counted, audited, inclusion, bound: float, *, above: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The increments and their lower bounds that watch a rate ``P(outcome | counted)`` against ``bound``.
+
+    Parameters
+    ----------
+    outcome, counted : array_like of bool
+        Per case: the event whose rate is watched (the judge passes) and the cases it is a rate of (the
+        human fails); only the audited cases' values are read.
+    audited : array_like of bool
+        Whether a human labelled the case.
+    inclusion : array_like of float
+        The probability that the case was audited (its sample design's), in (0, 1]. The bets are sized
+        by the smallest of them (the last axis: a stream), never by a case's own.
+    bound : float
+        The edge of the accepted range.
+    above : bool
+        Watch for the rate rising above ``bound`` (else falling below it).
+
+    Returns
+    -------
+    increments, lower : ndarray
+
+    Examples
+    --------
+    >>> z, low = rate_increments([1, 0, 1], [1, 1, 0], [1, 1, 1], [0.5, 0.5, 0.5], 0.1)
+    >>> z.tolist(), low.tolist()
+    ([1.8, -0.2, 0.0], [-0.2, -0.2, -0.2])
+    """
+    outcome, counted, audited = (np.asarray(a, dtype=bool) for a in (outcome, counted, audited))
+    pi = np.asarray(inclusion, dtype=float)
+    if np.any(~(pi > 0)) or np.any(pi > 1):
+        raise ValueError("inclusion: every case's probability of an audit must be in (0, 1]")
+    sign = 1.0 if above else -1.0
+    z = np.where(audited & counted, sign * (outcome.astype(float) - bound) / pi, 0.0)
+    # one bound for every step, from the smallest inclusion probability of the design: a bet sized by this
+    # case's own probability would depend on what the design targets (the judge's verdict), and favour it
+    low = -(bound if above else 1 - bound) / pi.min(axis=-1, keepdims=True)
+    return z, np.broadcast_to(low, z.shape).astype(float)
+
+
+def confidence_sequence(values, weights, *, alpha: float = 0.05, max_weight: float | None = None, grid: int = 201,
+                        fractions: tuple[float, ...] = BET_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
+    """A confidence sequence for a rate: after each step, the rates ``theta`` in [0, 1] that two-sided
+    betting e-processes do not reject at ``alpha``.
+
+    The rate is ``sum(weights * values) / sum(weights)`` in the long run: ``values`` in [0, 1] are the
+    outcomes of the cases the rate counts, ``weights`` their inverse inclusion probabilities (0 for a
+    case that brings nothing: not audited, or not counted). It holds at every step at once.
+
+    Parameters
+    ----------
+    values : array_like
+        In [0, 1].
+    weights : array_like
+        Nonnegative; the increment for ``theta`` is ``weights * (values - theta)``.
+    alpha : float
+    max_weight : float, optional
+        The largest weight the design gives (one over its smallest inclusion probability), which sizes
+        every bet; the largest of ``weights`` by default. A bet sized by a case's own weight would
+        undo the weighting where the design targets what the rate counts.
+    grid : int
+        The number of rates tried in [0, 1].
+
+    Returns
+    -------
+    low, high : ndarray
+        After each step; ``nan`` before the first weighted case (every rate is possible).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(2)
+    >>> x = (rng.random(2000) < 0.3).astype(float)
+    >>> low, high = confidence_sequence(x, np.ones(2000))
+    >>> bool(low[-1] < 0.3 < high[-1]), round(float(high[-1] - low[-1]), 2)
+    (True, 0.07)
+    """
+    x = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    if np.any(w < 0) or np.any((x < 0) | (x > 1)):
+        raise ValueError("values in [0, 1] and nonnegative weights, one of each a step")
+    top = float(max_weight if max_weight is not None else (w.max() if w.size else 1.0))
+    if np.any(w > top * (1 + 1e-9)):
+        raise ValueError(f"max_weight={top}: a weight is larger")
+    theta = np.linspace(0, 1, grid)
+    n = x.size
+    log_up = np.zeros((len(fractions), grid))
+    log_down = np.zeros((len(fractions), grid))
+    f = np.asarray(fractions)[:, None]
+    low, high = np.full(n, np.nan), np.full(n, np.nan)
+    seen = False
+    threshold = np.log(1 / alpha)
+    with np.errstate(divide="ignore"):
+        for t in range(n):
+            if w[t] > 0:
+                seen = True
+                z = w[t] * (x[t] - theta)[None, :]
+                # the largest bets that keep 1 + lambda z >= 1 - f: z >= -w theta (up), z <= w (1 - theta) (down)
+                # (a floor on the reach keeps the bets finite at 0 and 1, and no smaller than they may be)
+                log_up += np.log1p(f / (top * np.maximum(theta, 1e-3)) * z)
+                log_down += np.log1p(-f / (top * np.maximum(1 - theta, 1e-3)) * z)
+            if seen:
+                k = np.logaddexp(_logmean(log_up), _logmean(log_down)) - np.log(2)
+                kept = theta[k < threshold]
+                if kept.size:
+                    low[t], high[t] = kept.min(), kept.max()
+    return low, high
+
+
+def _logmean(logs: np.ndarray) -> np.ndarray:
+    """log of the mean over the bets (rows) of exp(logs)."""
+    top = logs.max(axis=0)
+    return top + np.log(np.mean(np.exp(logs - top), axis=0))
