@@ -22,6 +22,7 @@ _EXPORTS = {
     "validate_campaign": ("calibrate.campaign.summary", "validate_campaign"),          # calibrate validate
     "CampaignError": ("calibrate.base.errors", "CampaignError"), "Problem": ("calibrate.base.errors", "Problem"),
     "Result": ("calibrate.base.results", "Result"), "demo_campaign_path": ("calibrate.demo", "demo_campaign_path"),
+    "demo_stream_path": ("calibrate.demo", "demo_stream_path"),
     # where cases come from
     "import_cases": ("calibrate.cases.datasets", "import_cases"),                       # calibrate cases import
     "read_external_cases": ("calibrate.cases.datasets", "read_external_cases"),
@@ -64,6 +65,7 @@ _EXPORTS = {
     "bias_probes": ("calibrate.analysis.bias", "bias_probes"),                          # calibrate bias
     # decisions
     "audit_judges": ("calibrate.review.audit", "audit_judges"),                         # calibrate audit
+    "monitor_judge": ("calibrate.review.monitor", "monitor_judge"),                     # calibrate monitor
     "run_gate": ("calibrate.review.gate", "run_gate"), "GateRules": ("calibrate.review.gate", "GateRules"),  # gate
     # the report
     "build_report": ("calibrate.report.build", "build_report"),                         # calibrate report

@@ -816,7 +816,7 @@ def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, pro
 # --------------------------------------------------------------------------- recommendations
 def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges: list[str] | None = None,
                          seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
-                         progress: ProgressCallback | None = None) -> Result:
+                         progress: ProgressCallback | None = None, cases: set[str] | None = None) -> Result:
     """Recommend a threshold per judge of ``metric`` under ``rule``, with its uncertainty.
 
     Every recommendation carries the false-pass and false-fail rates it yields with Wilson
@@ -834,6 +834,8 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
         Only these judges.
     seed, n_boot, confidence, progress
         As for :func:`compute_stats`.
+    cases : set of str, optional
+        Only these cases' labels (those the threshold was chosen on, before a stream a monitor watches).
 
     Returns
     -------
@@ -851,7 +853,7 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     3.0
     """
     campaign.metric_names([metric])
-    ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule)
+    ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule, cases)
     bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric)
     recs = [_recommendation(run, metric, rule, confidence, seed) for run in runs]
     manifest = build_manifest(campaign, command="thresholds", seed=seed, n_boot=n_boot, confidence=confidence,

@@ -1,4 +1,4 @@
-"""Decisions with exit codes: audit, gate."""
+"""Decisions with exit codes: audit, gate, monitor."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.table import Table
 from calibrate.cli.console import (
     FiniteRange,
     confidence_option,
+    fail,
     json_option,
     load,
     n_boot_option,
@@ -142,5 +143,78 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
     sys.exit(0 if doc["passed"] else 1)
 
 
+RATE_NAMES = {"false_pass_rate": "false-pass rate", "false_fail_rate": "false-fail rate",
+              "human_pass_rate": "human pass rate"}
+
+
+@click.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric the judge scores in production.")
+@click.option("--judge", required=True, help="The judge: a rater, or rater@run_id for one run.")
+@click.option("--threshold", type=FiniteRange(), help="The judge's pass threshold in production [default: the one "
+                                                      "the metric's rule recommends on the baseline's labels].")
+@click.option("--alpha", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="The chance the monitor ever alarms while every rate stays in its range.")
+@click.option("--since", help="When the threshold was chosen (ISO 8601): the stream starts there [default: every "
+                              "case with a metadata.time; the baseline is the labelled cases without one].")
+@click.option("--tolerance", type=FiniteRange(0, 1, max_open=True), default=0.05, show_default=True,
+              help="How far a rate may move from the baseline's before it has left its range.")
+@out_of_scale_option
+@json_option
+def monitor(campaign, metric, judge, threshold, alpha, since, tolerance, out_of_scale, as_json) -> None:
+    """Watch a judge in production: its false-pass and false-fail rates at its threshold and the human pass
+    rate, over the cases in time order, with an anytime-valid change detector. Exit code 0: no alarm; 1:
+    a rate left its accepted range, or the judge is not shown better than chance on the baseline."""
+    from calibrate.base.errors import CampaignError
+    from calibrate.review.monitor import monitor_judge
+
+    c = load(campaign, out_of_scale)
+    try:
+        doc = monitor_judge(c, metric=metric, judge=judge, threshold=threshold, alpha=alpha, since=since,
+                            tolerance=tolerance)
+    except (ValueError, CampaignError) as exc:
+        fail(exc)
+    if as_json:
+        print_json(doc)
+    else:
+        print_monitor(doc)
+    sys.exit(0 if doc["passed"] else 1)
+
+
+def print_monitor(doc: dict) -> None:
+    stream, base, threshold = doc["stream"], doc["baseline"], doc["threshold"]
+    out.print(styled("bold", f"{doc['metric']} / {doc['judge']}: {stream['n_cases']} cases from {stream['first']} to "
+                             f"{stream['last']}, {stream['n_audited']} audited ({stream['audit']})"))
+    out.print(f"threshold {fmt_number(threshold['value'])} ({threshold['source']}); baseline: {base['n_labelled']} "
+              "labelled case(s)")
+    table = Table(title="rates watched", caption=doc["guarantee"])
+    for col in ("rate", "accepted", "now (confidence sequence)", "since", "alarms"):
+        table.add_column(col, overflow="fold")
+    for rate in doc["rates"]:
+        current = rate["current"] or {}
+        accepted = f"<= {rate['bound']:.3f}" if rate["watch"] == "above" else f">= {rate['bound']:.3f}"
+        table.add_row(RATE_NAMES[rate["rate"]], accepted,
+                      f"{fmt_number(current.get('estimate'))} {fmt_interval([current.get('low'), current.get('high')])}",
+                      f"{current.get('since', '')[:19]} ({current.get('cases', 0)} cases)", str(len(rate["alarms"])))
+    out.print(table)
+    for rate in doc["not_watched"]:
+        out.print(styled("yellow", "not watched: ", f"{RATE_NAMES[rate['rate']]}: {rate['reason']}"))
+    if not doc["baseline_fitness"]["better_than_chance"]:
+        out.print(styled("bold red", "REFUSED ", doc["baseline_fitness"]["reason"]))
+    for rate in doc["rates"]:
+        for alarm in rate["alarms"]:
+            out.print(styled("bold red", "ALARM ", f"{RATE_NAMES[rate['rate']]} {rate['watch']} {rate['bound']:.3f} "
+                             f"({rate['basis']}) at {alarm['time']} (case {alarm['case_id']}): it changed around "
+                             f"{alarm['change_time']} (case {alarm['change_case_id']}); {alarm['cases_since_change']} "
+                             f"cases and {alarm['audited_since_change']} audited labels since, evidence "
+                             f"{alarm['evidence']:.3g} against the range"))
+    if doc["passed"]:
+        out.print(styled("green", "no alarm"))
+    elif doc["alarmed"]:
+        out.print("What to do: read the audited cases from the change on (the alarm names where it starts), label "
+                  "more of the cases since then, and choose the threshold again on labels from after the change "
+                  "(calibrate thresholds); if the judge's model changed under its alias, audit it (calibrate audit).")
+
+
 #: the commands this module adds to ``calibrate``
-COMMANDS = [audit, gate]
+COMMANDS = [audit, gate, monitor]

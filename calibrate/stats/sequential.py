@@ -41,6 +41,8 @@ __all__ = ["BET_FRACTIONS", "change_point_weights", "detector_statistic", "e_det
 
 #: the bets mixed in every e-process, as fractions of the largest bet that keeps ``1 + lambda z`` positive
 BET_FRACTIONS = (0.05, 0.1, 0.2, 0.35, 0.5)
+#: steps a confidence sequence computes at once (steps x bets x grid values in memory)
+CHUNK = 512
 
 
 def change_point_weights(n: int, scale: int) -> np.ndarray:
@@ -208,19 +210,22 @@ def rate_increments(outcome, counted, audited, inclusion, bound: float, *, above
     return z, np.broadcast_to(low, z.shape).astype(float)
 
 
-def confidence_sequence(values, weights, *, alpha: float = 0.05, max_weight: float | None = None, grid: int = 201,
+def confidence_sequence(values, weights, *, alpha: float = 0.05, max_weight: float | None = None,
+                        value_range: tuple[float, float] = (0.0, 1.0), grid: int = 201,
                         fractions: tuple[float, ...] = BET_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
     """A confidence sequence for a rate: after each step, the rates ``theta`` in [0, 1] that two-sided
     betting e-processes do not reject at ``alpha``.
 
-    The rate is ``sum(weights * values) / sum(weights)`` in the long run: ``values`` in [0, 1] are the
-    outcomes of the cases the rate counts, ``weights`` their inverse inclusion probabilities (0 for a
-    case that brings nothing: not audited, or not counted). It holds at every step at once.
+    The rate is ``sum(weights * values) / sum(weights)`` in the long run: ``values`` are the outcomes
+    of the cases the rate counts, ``weights`` their inverse inclusion probabilities (0 for a case that
+    brings nothing: not audited, or not counted); or ``values`` are unbiased estimates of the rate
+    itself, one a case, with weights 1 (a prediction-powered estimate, whose ``value_range`` is wider
+    than [0, 1]). It holds at every step at once.
 
     Parameters
     ----------
     values : array_like
-        In [0, 1].
+        In ``value_range``.
     weights : array_like
         Nonnegative; the increment for ``theta`` is ``weights * (values - theta)``.
     alpha : float
@@ -228,6 +233,8 @@ def confidence_sequence(values, weights, *, alpha: float = 0.05, max_weight: flo
         The largest weight the design gives (one over its smallest inclusion probability), which sizes
         every bet; the largest of ``weights`` by default. A bet sized by a case's own weight would
         undo the weighting where the design targets what the rate counts.
+    value_range : (float, float)
+        The smallest and the largest value ``values`` can take (known in advance), around [0, 1].
     grid : int
         The number of rates tried in [0, 1].
 
@@ -246,37 +253,41 @@ def confidence_sequence(values, weights, *, alpha: float = 0.05, max_weight: flo
     """
     x = np.asarray(values, dtype=float)
     w = np.asarray(weights, dtype=float)
-    if np.any(w < 0) or np.any((x < 0) | (x > 1)):
-        raise ValueError("values in [0, 1] and nonnegative weights, one of each a step")
+    lowest, highest = value_range
+    if not lowest <= 0 <= 1 <= highest:
+        raise ValueError(f"value_range={value_range}: it must hold [0, 1]")
+    if np.any(w < 0) or np.any((x < lowest - 1e-12) | (x > highest + 1e-12)):
+        raise ValueError(f"values in {list(value_range)} and nonnegative weights, one of each a step")
     top = float(max_weight if max_weight is not None else (w.max() if w.size else 1.0))
     if np.any(w > top * (1 + 1e-9)):
         raise ValueError(f"max_weight={top}: a weight is larger")
     theta = np.linspace(0, 1, grid)
     n = x.size
-    log_up = np.zeros((len(fractions), grid))
-    log_down = np.zeros((len(fractions), grid))
     f = np.asarray(fractions)[:, None]
+    # the largest bets that keep 1 + lambda z >= 1 - f: z >= -w (theta - lowest) (up), z <= w (highest - theta)
+    # (down); a floor on the reach keeps them finite at the ends, and no larger than they may be
+    up = f / (top * np.maximum(theta - lowest, 1e-3))                    # bets x grid
+    down = f / (top * np.maximum(highest - theta, 1e-3))
     low, high = np.full(n, np.nan), np.full(n, np.nan)
-    seen = False
     threshold = np.log(1 / alpha)
-    with np.errstate(divide="ignore"):
-        for t in range(n):
-            if w[t] > 0:
-                seen = True
-                z = w[t] * (x[t] - theta)[None, :]
-                # the largest bets that keep 1 + lambda z >= 1 - f: z >= -w theta (up), z <= w (1 - theta) (down)
-                # (a floor on the reach keeps the bets finite at 0 and 1, and no smaller than they may be)
-                log_up += np.log1p(f / (top * np.maximum(theta, 1e-3)) * z)
-                log_down += np.log1p(-f / (top * np.maximum(1 - theta, 1e-3)) * z)
-            if seen:
-                k = np.logaddexp(_logmean(log_up), _logmean(log_down)) - np.log(2)
-                kept = theta[k < threshold]
-                if kept.size:
-                    low[t], high[t] = kept.min(), kept.max()
+    for begin in range(0, n, CHUNK):   # steps x bets x grid at a time, the running sums carried over
+        z = (w[begin:begin + CHUNK, None] * (x[begin:begin + CHUNK, None] - theta[None, :]))[:, None, :]
+        log_up = np.cumsum(np.log1p(up[None] * z), axis=0) + (carry_up if begin else 0)
+        log_down = np.cumsum(np.log1p(-down[None] * z), axis=0) + (carry_down if begin else 0)
+        carry_up, carry_down = log_up[-1], log_down[-1]
+        k = np.logaddexp(_logmean(log_up), _logmean(log_down)) - np.log(2)   # steps x grid
+        kept = k < threshold
+        has = kept.any(axis=1)
+        first = np.argmax(kept, axis=1)
+        last = grid - 1 - np.argmax(kept[:, ::-1], axis=1)
+        low[begin:begin + CHUNK] = np.where(has, theta[first], np.nan)
+        high[begin:begin + CHUNK] = np.where(has, theta[last], np.nan)
+    before = np.cumsum(w > 0) == 0   # before the first weighted case every rate is possible
+    low[before], high[before] = np.nan, np.nan
     return low, high
 
 
 def _logmean(logs: np.ndarray) -> np.ndarray:
-    """log of the mean over the bets (rows) of exp(logs)."""
-    top = logs.max(axis=0)
-    return top + np.log(np.mean(np.exp(logs - top), axis=0))
+    """log of the mean over the bets (the second axis) of exp(logs)."""
+    top = logs.max(axis=1, keepdims=True)
+    return (top + np.log(np.mean(np.exp(logs - top), axis=1, keepdims=True)))[:, 0]

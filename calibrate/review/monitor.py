@@ -1,0 +1,381 @@
+"""Watching a judge in production: ``calibrate monitor``.
+
+A threshold chosen on some labelled cases is a claim about a judge and a stream of answers at that time.
+The monitor reads the **stream**: the cases the judge scored that carry a time (``metadata.time``, ISO
+8601), from ``since`` (when the threshold was chosen) on, in time order. Humans audit some of them (the
+labelled ones): at random with the inclusion probabilities the campaign's sample designs recorded, or,
+for labels no recorded sample chose, uniformly (each stream case equally likely). The labelled cases
+outside the stream are the **baseline**, the labels the threshold was chosen on.
+
+At the judge's threshold (given, or the one the metric's rule recommends on the baseline) it watches:
+
+- the **false-pass rate** (the share of human fails the judge passes), against the metric's
+  ``max_false_pass`` where it declares one, else the baseline's rate plus ``tolerance``;
+- the **false-fail rate** (the share of human passes the judge fails), against the baseline's rate plus
+  ``tolerance``;
+- the **human pass rate**, against the baseline's rate plus or minus ``tolerance``, estimated from the
+  judge's score on every case and the audited labels (a prediction-powered increment per case:
+  ``lam * f + (audited / pi) * (y - lam * f)``, ``f`` the judge's score scaled to [0, 1] and ``lam`` fitted
+  on the baseline, unbiased whatever ``lam`` is).
+
+Each watch is an anytime-valid change detector (:func:`calibrate.stats.sequential.e_detector`); ``alpha``
+is split evenly between the watches, so that while every rate stays in its range, the monitor as a whole
+ever alarms with probability at most ``alpha``, however often it is run and however long the stream. After
+an alarm a watch restarts from the next case. Each watch also gives the confidence sequence of its rate
+(restarted at each alarm: the current rate).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calibrate.base.errors import CampaignError, ParameterText, Problem
+from calibrate.base.manifest import build_manifest
+from calibrate.base.results import Result
+from calibrate.campaign import CASES_FILE, Campaign
+from calibrate.campaign.reference import computed_once, find_judge, human_reference
+from calibrate.stats.sequential import confidence_sequence, e_detector
+
+__all__ = ["monitor_judge", "case_times", "SEQUENCE_POINTS"]
+
+#: the points of each confidence sequence kept in the document (every case's is in the computation)
+SEQUENCE_POINTS = 200
+
+
+def case_times(campaign: Campaign) -> dict[str, pd.Timestamp]:
+    """Each case's ``metadata.time`` as a UTC timestamp (cases without one are left out).
+
+    Raises
+    ------
+    CampaignError
+        A time that is not ISO 8601, naming ``cases.jsonl``, the case and the field.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
+    ...     pd.DataFrame({"case_id": ["a"], "metric": "f", "rater": "h", "rater_kind": "human", "value": [1]}),
+    ...     [{"case_id": "a", "metadata": {"time": "2026-11-02T10:00:00+01:00"}}, {"case_id": "b"}])
+    >>> case_times(c)
+    {'a': Timestamp('2026-11-02 09:00:00+0000', tz='UTC')}
+    """
+    rows, ids, texts = [], [], []
+    for row, (case_id, case) in enumerate((campaign.cases or {}).items(), 1):
+        value = (case.get("metadata") or {}).get("time") if isinstance(case.get("metadata"), dict) else None
+        if value is not None:
+            rows.append(row)
+            ids.append(case_id)
+            texts.append(value)
+    parsed = pd.to_datetime(pd.Series([t if isinstance(t, str) else None for t in texts], dtype=object), utc=True,
+                            errors="coerce", format="ISO8601")
+    where = str(campaign.path / CASES_FILE) if campaign.path else CASES_FILE
+    problems = [Problem(where, f"case {case_id!r}: its time is not a date and time", row=row, field="metadata.time",
+                        value=text, expected="ISO 8601, such as 2026-11-30T14:05:00Z")
+                for row, case_id, text, stamp in zip(rows, ids, texts, parsed) if pd.isna(stamp)]
+    if problems:
+        raise CampaignError(problems)
+    return dict(zip(ids, parsed))
+
+
+@dataclass(frozen=True)
+class _Watch:
+    """One rate watched: its increments, their lower bound, and what its confidence sequence reads."""
+
+    rate: str
+    direction: str           # "above" or "below"
+    bound: float
+    basis: str
+    increments: np.ndarray
+    lower: np.ndarray
+    values: np.ndarray       # what the confidence sequence averages
+    weights: np.ndarray
+    max_weight: float
+    value_range: tuple[float, float]
+
+
+def _audit(stream: np.ndarray, labelled: np.ndarray, campaign: Campaign) -> tuple[np.ndarray, str, float]:
+    """Each audited stream case's probability of an audit, how it was known, and the design's smallest
+    (which sizes every bet). A case a recorded sample chose has that sample's; the labelled cases no
+    sample chose are taken as a uniform audit of the stream cases no sample chose."""
+    pi = np.full(stream.size, np.nan)
+    position = {c: i for i, c in enumerate(stream.tolist())}
+    strata: list[float] = []
+    for sample in (campaign.samples or {}).values():
+        chose = False
+        for case, p in zip(sample["case_ids"], sample["inclusion_probability"]):
+            i = position.get(case)
+            if i is not None and np.isnan(pi[i]):
+                pi[i], chose = float(p), True
+        if chose:
+            strata += [float(s["inclusion_probability"]) for s in sample["design"].get("strata", {}).values()
+                       if s.get("inclusion_probability")]
+    free = np.isnan(pi)
+    loose = labelled & free
+    parts = []
+    if (labelled & ~free).any():
+        parts.append(f"{int((labelled & ~free).sum())} from recorded sample designs")
+    if loose.any():
+        share = float(loose.sum() / free.sum())
+        pi[free] = share
+        strata.append(share)
+        parts.append(f"{int(loose.sum())} taken as a uniform audit ({share:.1%} of the stream cases no sample chose)")
+    floor = min(strata + pi[labelled].tolist()) if labelled.any() else 0.0
+    pi[np.isnan(pi)] = floor if floor > 0 else 1.0   # never audited: their probability weighs nothing
+    return pi, "; ".join(parts) or "none", floor
+
+
+def _better_than_chance(oriented: np.ndarray, passes: np.ndarray, level: float = 0.025) -> dict[str, Any]:
+    """Whether the judge ranks the baseline's human passes above its fails (a one-sided Mann-Whitney test
+    at ``level``): the monitor watches a judge change, and says so when there is no judge to watch."""
+    if not passes.any() or passes.all():
+        return {"auc": None, "p_value": None, "better_than_chance": False,
+                "reason": "the baseline holds one class of human label only: the judge's worth is unknown"}
+    from scipy.stats import mannwhitneyu
+
+    test = mannwhitneyu(oriented[passes], oriented[~passes], alternative="greater")
+    auc = float(test.statistic / (passes.sum() * (~passes).sum()))
+    better = bool(test.pvalue < level)
+    return {"auc": auc, "p_value": float(test.pvalue), "better_than_chance": better,
+            "reason": None if better else f"on the baseline the judge is not shown better than chance (AUC {auc:.3f}, "
+                                          f"one-sided Mann-Whitney p = {test.pvalue:.3g}, needs p < {level:g}): "
+                                          "watching it for a change says nothing of its worth (calibrate gate)"}
+
+
+def _baseline_rates(passes: np.ndarray, judge_passes: np.ndarray) -> dict[str, float | None]:
+    fails = ~passes
+    return {"false_pass_rate": float(judge_passes[fails].mean()) if fails.any() else None,
+            "false_fail_rate": float((~judge_passes[passes]).mean()) if passes.any() else None,
+            "human_pass_rate": float(passes.mean()) if passes.size else None}
+
+
+def _thinned(times: pd.Series, estimate: np.ndarray, low: np.ndarray, high: np.ndarray, start: int) -> list[dict]:
+    steps = np.unique(np.linspace(0, estimate.size - 1, min(SEQUENCE_POINTS, estimate.size)).round().astype(int))
+    return [{"time": times.iloc[start + i].isoformat(), "estimate": _number(estimate[i]), "low": _number(low[i]),
+             "high": _number(high[i])} for i in steps]
+
+
+def _number(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _watch(w: _Watch, alpha: float, times: pd.Series, ids: np.ndarray, audited: np.ndarray, scale: int,
+           confidence_alpha: float) -> dict[str, Any]:
+    """Run one watch over the stream, restarting after each alarm."""
+    alarms, sequence = [], []
+    start, n = 0, w.increments.size
+    current = None
+    while start < n:
+        found = e_detector(w.increments[start:], w.lower[start:], alpha=alpha, scale=scale)
+        end = n if found.alarm is None else start + found.alarm + 1
+        low, high = confidence_sequence(w.values[start:end], w.weights[start:end], alpha=confidence_alpha,
+                                        max_weight=w.max_weight, value_range=w.value_range)
+        weight = np.cumsum(w.weights[start:end])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimate = np.cumsum(w.weights[start:end] * w.values[start:end]) / weight
+        estimate[weight == 0] = np.nan
+        sequence += _thinned(times, estimate, low, high, start)
+        current = {"since": times.iloc[start].isoformat(), "cases": int(end - start),
+                   "estimate": _number(estimate[-1]), "low": _number(low[-1]), "high": _number(high[-1])}
+        if found.alarm is None:
+            break
+        at, change = start + found.alarm, start + found.change
+        alarms.append({"time": times.iloc[at].isoformat(), "case_id": str(ids[at]), "case_index": int(at),
+                       "change_time": times.iloc[change].isoformat(), "change_case_id": str(ids[change]),
+                       "evidence": float(found.evidence), "cases_since_change": int(at - change + 1),
+                       "audited_since_change": int(audited[change:at + 1].sum()),
+                       "statistic": float(found.statistic[-1]), "threshold": 1 / alpha})
+        start = at + 1
+    return {"rate": w.rate, "watch": w.direction, "bound": w.bound, "basis": w.basis, "alarms": alarms,
+            "current": current, "sequence": sequence}
+
+
+@computed_once()
+def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: float | None = None,
+                  alpha: float = 0.05, since: str | None = None, tolerance: float = 0.05) -> Result:
+    """The ``calibrate monitor`` command: watch a judge's error rates at its threshold, and the human
+    pass rate, over the campaign's timed cases (see the module docstring).
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric, judge : str
+    threshold : float, optional
+        The judge's pass threshold in production; by default the one the metric's rule recommends on the
+        baseline's labels.
+    alpha : float
+        The probability that the monitor ever alarms while every rate stays in its range (split evenly
+        between the rates watched).
+    since : str, optional
+        When the threshold was chosen (ISO 8601): the stream starts there; by default every timed case
+        is in the stream, and the baseline is the labelled cases without a time.
+    tolerance : float
+        How far a rate may move from the baseline's before it has left its range (not used for a rate
+        the metric bounds itself, such as the false-pass rate under ``max_false_pass``).
+
+    Returns
+    -------
+    Result
+        ``{"campaign", "metric", "judge", "threshold", "alpha", "since", "stream", "baseline", "rates":
+        [one per watch: bound, basis, alarms, current, sequence], "alarmed", "baseline_fitness", "passed",
+        "guarantee", "manifest"}``. ``passed`` fails closed: no alarm, and a judge shown better than
+        chance on the baseline.
+
+    Raises
+    ------
+    ValueError
+        No timed case the judge scored, no baseline to choose a threshold or measure a rate on, or a
+        parameter out of range.
+    CampaignError
+        A case's time that is not ISO 8601.
+
+    Examples
+    --------
+    The stream demo's planted drift (from 2026-11-02, RMITIR-llama70B passes more of what humans fail):
+
+    >>> import calibrate
+    >>> stream = calibrate.load_campaign(calibrate.demo_stream_path(), out_of_scale="drop")
+    >>> doc = monitor_judge(stream, metric="relevance", judge="RMITIR-llama70B")
+    >>> doc["passed"], doc["threshold"]["value"], doc["stream"]["n_cases"], doc["stream"]["n_audited"]
+    (False, 3.0, 3422, 855)
+    >>> alarm = doc["rates"][0]["alarms"][0]
+    >>> alarm["change_time"][:10], alarm["time"][:10], alarm["audited_since_change"]
+    ('2026-11-02', '2026-11-13', 54)
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(ParameterText("{alpha}: expected a probability between 0 and 1", alpha=alpha))
+    if not 0 <= tolerance < 1:
+        raise ValueError(ParameterText("{tolerance}: expected a number from 0 to 1", tolerance=tolerance))
+    campaign.metric_names([metric])
+    spec = campaign.metrics[metric]
+    scores = find_judge(campaign, metric, judge)
+    times = case_times(campaign)
+    start = pd.to_datetime(since, utc=True, errors="coerce") if since is not None else None
+    if since is not None and pd.isna(start):
+        raise ValueError(ParameterText("{since}: not a date and time (ISO 8601, such as 2026-11-01T00:00:00Z)",
+                                       since=since))
+    in_stream = np.array([c in times and (start is None or times[c] >= start) for c in scores.case_ids.tolist()],
+                         dtype=bool)
+    if not in_stream.any():
+        raise ValueError(f"judge {scores.name} scored no case of {metric} with a metadata.time"
+                         + (f" from {start.isoformat()} on" if start is not None else "")
+                         + ": the monitor reads the cases in time order")
+    ref = human_reference(campaign, metric)
+    label_of = dict(zip(ref.case_ids.tolist(), (ref.values >= spec.human_pass).tolist()))
+    sign = scores.sign
+    # the baseline: labelled cases the judge scored outside the stream
+    base_ids = [c for c, s in zip(scores.case_ids[~in_stream].tolist(), scores.values[~in_stream]) if c in label_of]
+    base_scores = np.array([s for c, s in zip(scores.case_ids[~in_stream].tolist(), scores.values[~in_stream])
+                            if c in label_of], dtype=float)
+    base_passes = np.array([label_of[c] for c in base_ids], dtype=bool)
+    source = "given"
+    if threshold is None:
+        from calibrate.analysis.agreement import default_rule, recommend_thresholds
+
+        if not base_ids:
+            raise ValueError("no labelled case outside the stream to choose the threshold on: give the threshold "
+                             "used in production (--threshold), or when it was chosen (--since)")
+        recs = recommend_thresholds(campaign, metric=metric, rule=default_rule(spec), judges=[scores.name], n_boot=0,
+                                    cases=set(base_ids))["recommendations"]
+        threshold = recs[0]["threshold"] if recs else None
+        if threshold is None:
+            raise ValueError(f"the metric's rule gives judge {scores.name} no threshold on the baseline: give the "
+                             "threshold used in production (--threshold)")
+        source = f"recommended under the metric's rule on the {len(base_ids)} baseline labels"
+    elif not math.isfinite(threshold):
+        raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
+    base = _baseline_rates(base_passes, sign * base_scores >= sign * threshold) if base_ids else \
+        _baseline_rates(np.zeros(0, bool), np.zeros(0, bool))
+    fitness = _better_than_chance(sign * base_scores, base_passes)
+
+    order = np.argsort([times[c].value for c in scores.case_ids[in_stream].tolist()], kind="stable")
+    ids = scores.case_ids[in_stream][order]
+    values = scores.values[in_stream][order]
+    stamps = pd.Series([times[c] for c in ids.tolist()])
+    audited = np.array([c in label_of for c in ids.tolist()], dtype=bool)
+    human = np.array([bool(label_of.get(c, False)) for c in ids.tolist()], dtype=bool)
+    judge_passes = sign * values >= sign * threshold
+    pi, how, floor = _audit(ids, audited, campaign)
+    if floor <= 0:
+        raise ValueError(f"no case of the stream is audited: the monitor needs human labels on some of the "
+                         f"{ids.size} stream cases")
+    ipw = np.where(audited, 1 / pi, 0.0)
+
+    watches: list[_Watch] = []
+    skipped: list[dict[str, str]] = []
+
+    def rate_watch(rate: str, counted: np.ndarray, outcome: np.ndarray, declared: float | None, measured: float | None,
+                   what: str) -> None:
+        if declared is not None:
+            bound, basis = float(declared), f"the metric's max_false_pass ({declared:g})"
+        elif measured is not None:
+            bound = min(1.0, measured + tolerance)
+            basis = f"the baseline's {what} ({measured:.3f}) plus the tolerance {tolerance:g}"
+        else:
+            skipped.append({"rate": rate, "reason": f"no baseline {what} to compare with (no labelled case of that "
+                                                    "kind outside the stream) and no declared ceiling"})
+            return
+        if bound >= 1:
+            skipped.append({"rate": rate, "reason": f"its accepted range reaches 1 ({basis}): nothing can leave it"})
+            return
+        weights = np.where(counted, ipw, 0.0)
+        z = weights * (outcome.astype(float) - bound)
+        watches.append(_Watch(rate, "above", bound, basis, z, np.full(z.size, -bound / floor), outcome.astype(float),
+                              weights, 1 / floor, (0.0, 1.0)))
+
+    rate_watch("false_pass_rate", ~human, judge_passes, spec.max_false_pass, base["false_pass_rate"],
+               "false-pass rate")
+    rate_watch("false_fail_rate", human, ~judge_passes, None, base["false_fail_rate"], "false-fail rate")
+    if base["human_pass_rate"] is not None and base_ids:
+        low_score, high_score = float(np.min(base_scores)), float(np.max(base_scores))
+        spread = high_score - low_score
+        def scaled(x: np.ndarray) -> np.ndarray:
+            f = (x - low_score) / spread if spread > 0 else np.zeros_like(x)
+            return np.clip(f if sign > 0 else 1 - f, 0, 1)
+        f_base, f = scaled(base_scores), scaled(values)
+        var = float(np.var(f_base))
+        lam = float(np.clip(np.cov(f_base, base_passes.astype(float))[0, 1] / var, 0, 1)) if var > 0 and \
+            base_passes.size > 1 else 0.0
+        estimate = lam * f + ipw * (human.astype(float) - lam * f)
+        rate = base["human_pass_rate"]
+        widest = (lam * (1 - 1 / floor), 1 / floor)
+        for direction, bound in (("above", rate + tolerance), ("below", rate - tolerance)):
+            if not 0 < bound < 1:
+                skipped.append({"rate": "human_pass_rate", "reason": f"its range reaches {bound:.3f}: nothing can "
+                                                                     f"go {direction} it"})
+                continue
+            sign_z = 1.0 if direction == "above" else -1.0
+            z = sign_z * (estimate - bound)
+            lower = -(bound - widest[0]) if direction == "above" else -(widest[1] - bound)
+            watches.append(_Watch("human_pass_rate", direction, bound,
+                                  f"the baseline's human pass rate ({rate:.3f}) {'plus' if sign_z > 0 else 'minus'} "
+                                  f"the tolerance {tolerance:g}; prediction-powered (lam {lam:.2f}, the judge's "
+                                  "score on every case)", z, np.full(z.size, lower), estimate, np.ones(z.size), 1.0,
+                                  (min(0.0, widest[0]), max(1.0, widest[1]))))
+    else:
+        skipped.append({"rate": "human_pass_rate", "reason": "no baseline labels to measure it on"})
+    if not watches:
+        raise ValueError("no rate can be watched: " + "; ".join(s["reason"] for s in skipped))
+
+    each = alpha / len(watches)
+    results = [_watch(w, each, stamps, ids, audited, max(ids.size, 1), alpha) for w in watches]
+    doc = {"campaign": campaign.name, "metric": metric, "judge": scores.name,
+           "threshold": {"value": threshold, "source": source}, "alpha": alpha, "alpha_each": each,
+           "tolerance": tolerance, "since": start.isoformat() if start is not None else None,
+           "stream": {"n_cases": int(ids.size), "first": stamps.iloc[0].isoformat(), "last": stamps.iloc[-1].isoformat(),
+                      "n_audited": int(audited.sum()), "audit": how, "smallest_inclusion": floor,
+                      "n_without_time": int(sum(c not in times for c in scores.case_ids.tolist()))},
+           "baseline": {"n_labelled": len(base_ids), **base},
+           "rates": results, "not_watched": skipped, "alarmed": any(r["alarms"] for r in results),
+           "baseline_fitness": fitness,
+           "passed": fitness["better_than_chance"] and not any(r["alarms"] for r in results),
+           "guarantee": (f"while every rate stays in its accepted range, the chance that this monitor ever alarms, "
+                         f"however often it is run and however long the stream grows, is at most {alpha:g} "
+                         f"({each:.4g} for each of the {len(watches)} watches)")}
+    doc["manifest"] = build_manifest(campaign, command="monitor", metric=metric, judge=scores.name,
+                                     threshold=threshold, alpha=alpha, since=doc["since"], tolerance=tolerance)
+    return Result(doc)

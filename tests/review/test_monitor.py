@@ -1,0 +1,163 @@
+"""calibrate monitor: the planted drift of the stream demo found, after how many cases and labels; the
+monitor as a whole, on synthetic streams of the demo stream's length, ever alarms on at most alpha of
+the streams with no change and always after a planted one; a perfect judge never alarms, a coin-flip
+judge is refused or alarms; bad times and options are errors that name them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from calibrate import CampaignError, demo_stream_path, load_campaign
+from calibrate.campaign import Campaign
+from calibrate.demo import DEMO_DRIFT
+from calibrate.review.monitor import monitor_judge
+
+STREAM = demo_stream_path()
+
+
+@pytest.fixture(scope="module")
+def stream():
+    return load_campaign(STREAM, out_of_scale="drop")
+
+
+def test_the_planted_drift_is_found_soon_after_it_and_not_before(stream):
+    drift, judge = pd.Timestamp(DEMO_DRIFT[0]), DEMO_DRIFT[1]
+    doc = monitor_judge(stream, metric="relevance", judge=judge)
+    assert doc["alarmed"] and doc["threshold"]["value"] == 3
+    rates = {(r["rate"], r["watch"]): r for r in doc["rates"]}
+    first = rates[("false_pass_rate", "above")]["alarms"][0]
+    assert pd.Timestamp(first["time"]) > drift
+    assert abs(pd.Timestamp(first["change_time"]) - drift) < pd.Timedelta(days=4)
+    assert pd.Timestamp(first["time"]) - drift < pd.Timedelta(days=14)
+    print(f"planted drift {drift:%Y-%m-%d}: alarm at {first['time'][:16]}, change found at "
+          f"{first['change_time'][:16]}, {first['cases_since_change']} cases and {first['audited_since_change']} "
+          "audited labels after it")
+    assert all(not r["alarms"] for key, r in rates.items() if key[0] != "false_pass_rate")
+    # the current false-pass rate, since the alarm, is well above the ceiling; before it, within
+    sequence = rates[("false_pass_rate", "above")]["sequence"]
+    before = [p for p in sequence if pd.Timestamp(p["time"]) < drift and p["high"] is not None]
+    assert before and before[-1]["low"] <= 0.1
+    assert doc["stream"]["n_audited"] == 855 and "recorded sample" in doc["stream"]["audit"]
+
+
+def test_a_judge_the_drift_does_not_touch_raises_no_alarm(stream):
+    doc = monitor_judge(stream, metric="relevance", judge="Olz-gpt4o")
+    assert not doc["alarmed"] and len(doc["rates"]) == 4
+
+
+def test_the_command_line_exit_codes_and_json():
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "calibrate", "monitor", str(STREAM), "--metric", "relevance",
+                               *args], capture_output=True, text=True)
+
+    drifting = run("--judge", DEMO_DRIFT[1])
+    assert drifting.returncode == 1 and "ALARM false-pass rate above 0.100" in drifting.stdout
+    assert "What to do" in drifting.stdout
+    calm = run("--judge", "Olz-gpt4o", "--json")
+    assert calm.returncode == 0 and json.loads(calm.stdout)["alarmed"] is False
+    bad = run("--judge", "Olz-gpt4o", "--since", "yesterday")
+    assert bad.returncode == 2 and "--since yesterday: not a date and time" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def synthetic(rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.05, judge="model"):
+    """A campaign like the stream demo's: baseline labels without a time, then a timed stream, a quarter
+    audited. The judge passes human passes 90% of the time and human fails 5% of the time (after
+    ``change``: ``fpr_after``); a coin-flip judge's score ignores the label, a perfect one is the label."""
+    t0 = pd.Timestamp("2026-09-07", tz="UTC")
+    human = rng.random(n_base + n) < 0.3
+    fpr = np.full(n_base + n, 0.05)
+    if change is not None:
+        fpr[n_base + change:] = fpr_after
+    passes = np.where(human, rng.random(n_base + n) < 0.9, rng.random(n_base + n) < fpr)
+    score = np.where(passes, rng.uniform(0.55, 1, n_base + n), rng.uniform(0, 0.45, n_base + n))
+    if judge == "coin":
+        score = rng.random(n_base + n)
+    if judge == "perfect":
+        score = human.astype(float)
+    ids = [f"c{i:05d}" for i in range(n_base + n)]
+    audited = np.r_[np.ones(n_base, bool), rng.random(n) < audit]
+    rows = pd.concat([pd.DataFrame({"case_id": ids, "metric": "f", "rater": "j", "rater_kind": "judge", "value": score}),
+                      pd.DataFrame({"case_id": np.array(ids)[audited], "metric": "f", "rater": "h",
+                                    "rater_kind": "human", "value": human[audited].astype(float)})])
+    cases = [{"case_id": c, "input": c, "metadata": {} if i < n_base else
+              {"time": (t0 + pd.Timedelta(minutes=35 * (i - n_base))).isoformat()}} for i, c in enumerate(ids)]
+    return Campaign.from_frames({"name": "s", "metrics": {"f": {"scale": "binary", "max_false_pass": 0.1}}}, rows,
+                                cases)
+
+
+@pytest.mark.slow
+def test_on_streams_of_the_demo_length_false_alarms_stay_under_alpha_and_changes_are_found():
+    rng = np.random.default_rng(5)
+    quiet = [monitor_judge(synthetic(rng), metric="f", judge="j")["alarmed"] for _ in range(120)]
+    share = float(np.mean(quiet))
+    delays, labels = [], []
+    for _ in range(40):
+        doc = monitor_judge(synthetic(rng, change=1500, fpr_after=0.30), metric="f", judge="j")
+        [watch] = [r for r in doc["rates"] if r["rate"] == "false_pass_rate"]
+        assert watch["alarms"], "a planted change was missed"
+        first = watch["alarms"][0]
+        delays.append(first["case_index"] - 1500)
+        labels.append(first["audited_since_change"])
+    print(f"no change: {share:.1%} of 120 streams of 3,422 cases ever alarmed (alpha 0.05, four watches); a jump of "
+          f"the false-pass rate 0.05 -> 0.30 at case 1,500: found after a median {np.median(delays):.0f} cases "
+          f"(90th percentile {np.percentile(delays, 90):.0f}), {np.median(labels):.0f} audited labels")
+    assert share <= 0.05
+    assert min(delays) > -50 and np.median(delays) < 400
+
+
+def test_a_perfect_judge_passes_and_a_coin_flip_never_does():
+    rng = np.random.default_rng(9)
+    perfect = monitor_judge(synthetic(rng, judge="perfect"), metric="f", judge="j")
+    assert perfect["passed"] and not perfect["alarmed"] and perfect["baseline_fitness"]["auc"] == 1.0
+    coin = synthetic(rng, judge="coin")
+    # at the threshold its rule recommends (failing nine cases in ten) nothing changes, so nothing alarms; but the
+    # monitor does not pass a judge no better than chance
+    doc = monitor_judge(coin, metric="f", judge="j")
+    assert not doc["passed"] and "not shown better than chance" in doc["baseline_fitness"]["reason"]
+    doc = monitor_judge(coin, metric="f", judge="j", threshold=0.5)   # used anyway at 0.5: an alarm at once
+    [watch] = [r for r in doc["rates"] if r["rate"] == "false_pass_rate"]
+    assert not doc["passed"] and watch["alarms"] and watch["alarms"][0]["case_index"] < 300
+
+
+def test_a_time_that_is_no_date_names_the_file_row_and_field(tmp_path, stream):
+    cases = [json.loads(line) for line in (STREAM / "cases.jsonl").read_text().splitlines()]
+    cases[3]["metadata"]["time"] = "last tuesday"
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    for name in ("campaign.toml", "ratings.parquet"):
+        (folder / name).write_bytes((STREAM / name).read_bytes())
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    with pytest.raises(CampaignError) as caught:
+        monitor_judge(load_campaign(folder, out_of_scale="drop"), metric="relevance", judge="Olz-gpt4o")
+    [problem] = caught.value.problems
+    assert problem.file.endswith("cases.jsonl") and problem.row == 4 and problem.field == "metadata.time"
+    assert problem.value == "last tuesday"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(time=st.one_of(st.text(max_size=12), st.integers(), st.none(), st.sampled_from(["2026-13-01", "2026-11-02",
+                                                                                      "2026-11-02T25:00:00Z"])),
+       threshold=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)),
+       alpha=st.floats(allow_nan=True, allow_infinity=True), tolerance=st.floats(allow_nan=True, allow_infinity=True),
+       since=st.one_of(st.none(), st.text(max_size=10), st.sampled_from(["2026-10-01", "2030-01-01"])))
+def test_any_time_or_option_is_a_result_or_an_error_that_says_why(time, threshold, alpha, tolerance, since):
+    rng = np.random.default_rng(1)
+    c = synthetic(rng, n_base=60, n=120, audit=0.5)
+    first = next(k for k, v in c.cases.items() if v["metadata"])
+    c.cases[first]["metadata"]["time"] = time
+    try:
+        doc = monitor_judge(c, metric="f", judge="j", threshold=threshold, alpha=alpha, tolerance=tolerance,
+                            since=since)
+    except (ValueError, CampaignError) as exc:
+        assert str(exc)
+        return
+    assert isinstance(doc["alarmed"], bool)
