@@ -29,6 +29,7 @@ COMMAND_FUNCTIONS = {
     "import ragas": "import_ragas_result", "import mlflow": "import_mlflow", "export mlflow": "export_to_mlflow",
     "import phoenix": "import_phoenix", "import promptfoo": "import_promptfoo", "import inspect": "import_inspect",
     "import langfuse": "import_langfuse", "import langsmith": "import_langsmith", "monitor": "monitor_judge",
+    "compare-systems": "compare_systems",
 }
 
 

@@ -66,7 +66,9 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, we
     Returns
     -------
     dict
-        ``estimate``, ``se``, ``ci_low``, ``ci_high``, ``lam``.
+        ``estimate``, ``se``, ``ci_low``, ``ci_high``, ``lam``, and the variance of one labelled case's
+        term and of one unlabelled case's (``se**2 = var_labelled / n + var_unlabelled / N``: what a
+        plan for more labels reads).
 
     Examples
     --------
@@ -86,10 +88,11 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, we
         var = np.var(np.concatenate([grads_hat, unl - theta]), ddof=1)
         lam = float(np.clip(cov / (2 * (1 + n / big_n) * var), 0, 1)) if var > 0 else 0.0
     theta = lam * unl.mean() + np.mean(w * (y - lam * yhat))
-    se = float(np.sqrt(np.var(lam * unl) / big_n + np.var(w * (y - lam * yhat)) / n))
+    var_labelled, var_unlabelled = float(np.var(w * (y - lam * yhat))), float(np.var(lam * unl))
+    se = float(np.sqrt(var_unlabelled / big_n + var_labelled / n))
     z = normal_quantile(confidence)
     return {"estimate": float(theta), "se": se, "ci_low": float(theta - z * se), "ci_high": float(theta + z * se),
-            "lam": float(lam)}
+            "lam": float(lam), "var_labelled": var_labelled, "var_unlabelled": var_unlabelled}
 
 
 def stratified_mean(y: np.ndarray, stratum: np.ndarray, shares: np.ndarray, *, weights: np.ndarray | None = None,

@@ -1,4 +1,5 @@
-"""Statistics of a campaign: stats, thresholds, repeatability, pass-rate, calibration, compare, bias."""
+"""Statistics of a campaign: stats, thresholds, repeatability, pass-rate, compare-systems, calibration, compare,
+bias."""
 
 from __future__ import annotations
 
@@ -320,6 +321,68 @@ def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, a
     out.print(table)
 
 
+@click.command("compare-systems")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--metric", required=True, help="The metric.")
+@click.option("--judge", required=True, help="The judge whose scores cover the cases without a human label.")
+@click.option("--by", required=True, help="The metadata key naming each case's version of the application.")
+@click.option("--a", "a", required=True, help="The first version (the one in use): its value of --by.")
+@click.option("--b", "b", required=True, help="The second version (the candidate): its value of --by.")
+@click.option("--slice", "slice_by", help="A metadata key: the difference per value of it too, Holm-corrected.")
+@click.option("--width", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.1, show_default=True,
+              help="The full width of the difference's interval to plan the labels for.")
+@confidence_option
+@out_of_scale_option
+@json_option
+def compare_systems_command(campaign, metric, judge, by, a, b, slice_by, width, confidence, out_of_scale,
+                            as_json) -> None:
+    """Does version B of the application pass more answers than version A? The difference in the human
+    pass rate, from the judge's score on every case and human labels on a few (PPI++, design-weighted),
+    per slice with Holm's correction, and the labels a given width needs."""
+    from calibrate.analysis.systems import compare_systems
+
+    c = load(campaign, out_of_scale)
+    try:
+        doc = compare_systems(c, metric=metric, judge=judge, by=by, a=a, b=b, slice_by=slice_by, width=width,
+                              confidence=confidence)
+    except ValueError as exc:
+        fail(exc)
+    if as_json:
+        print_json(doc)
+        return
+    table = Table(title=f"human pass rate of {doc['metric']}: {by} = {b} minus {by} = {a}, judge {doc['judge']}"
+                  + (" (weighted by the sample designs)" if doc["weighted"] else ""),
+                  caption=f"{confidence:.0%} normal intervals" + (f"; {doc['multiplicity']}" if slice_by else ""))
+    for col in ("cases", f"{a}: labelled / all", f"{b}: labelled / all", f"{a} (PPI++)", f"{b} (PPI++)",
+                f"{b} - {a} (PPI++)", "humans only", "judge alone") + (("p (Holm)",) if slice_by else ()):
+        table.add_column(col, overflow="fold")
+    reasons: dict[str, list[str]] = {}
+
+    def shown(figure: dict, label: str) -> str:   # an undefined figure: a dash, its reason once below
+        if figure.get("estimate") is None:
+            reasons.setdefault(figure.get("reason") or "undefined", []).append(label)
+            return "—"
+        return fmt_estimate(figure)
+
+    for label, part in [("all", doc["overall"])] + [(f"{s['key']} = {s['value']}", s) for s in doc.get("slices", [])]:
+        counts = [f"{part[v]['n_labelled']} / {part[v]['n_labelled'] + part[v]['n_unlabelled']}" for v in ("a", "b")]
+        diff = part["difference"]
+        row = [label, *counts, shown(part["a"]["ppi"], label), shown(part["b"]["ppi"], label), shown(diff, label),
+               shown(part["humans_only_difference"], label), fmt_number(part["judge_only_difference"].get("estimate"))]
+        if slice_by:
+            row.append("" if label == "all" else fmt_number(diff.get("p_value_holm")))
+        table.add_row(*row)
+    out.print(table)
+    for reason, labels in reasons.items():
+        out.print(styled("yellow", "— ", f"{reason}: {', '.join(sorted(set(labels)))}"))
+    labels = doc["overall"]["labels"]
+    if labels["with_the_judge"] is not None:
+        out.print(f"for an interval {width:g} wide on the difference: {labels['with_the_judge']} labels per version "
+                  f"with the judge, {labels['humans_only']} with humans alone")
+    else:
+        out.print(f"for an interval {width:g} wide on the difference: {labels['reason']}")
+
+
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", required=True, help="The metric.")
@@ -481,4 +544,4 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
 
 
 #: the commands this module adds to ``calibrate``
-COMMANDS = [stats, thresholds, repeatability_command, pass_rate, calibration, compare, bias]
+COMMANDS = [stats, thresholds, repeatability_command, pass_rate, compare_systems_command, calibration, compare, bias]

@@ -97,7 +97,7 @@ def progress(enabled: bool = True):
 
 #: The library's parameters whose flag is not ``--`` and the name with dashes.
 FLAGS = {"judges": "--judge", "metrics": "--metric", "adjudicators": "--adjudicator", "out_dir": "--out",
-         "annotators_per_overlap": "--annotators", "case_ids": "--sample", "name": "--name"}
+         "annotators_per_overlap": "--annotators", "case_ids": "--sample", "name": "--name", "slice_by": "--slice"}
 
 
 def command_line_text(message: object) -> str:
