@@ -66,6 +66,7 @@ _EXPORTS = {
     # decisions
     "audit_judges": ("calibrate.review.audit", "audit_judges"),                         # calibrate audit
     "monitor_judge": ("calibrate.review.monitor", "monitor_judge"),                     # calibrate monitor
+    "fingerprint_judge": ("calibrate.review.fingerprint", "fingerprint_judge"),         # calibrate fingerprint
     "compare_systems": ("calibrate.analysis.systems", "compare_systems"),               # calibrate compare-systems
     "run_gate": ("calibrate.review.gate", "run_gate"), "GateRules": ("calibrate.review.gate", "GateRules"),  # gate
     # the report

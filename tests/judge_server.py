@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import random
 import re
 import sys
 import threading
@@ -63,6 +64,7 @@ PERSONAS = {
     "numbers": "inverts the verdict on any item holding a digit, judges the others carefully",
     "noisy": f"flips each verdict with probability {0.2}, by a hash of the model name and the item",
     "verbose": "favours long answers: every verdict positive when the items of a prompt hold 20 words or more",
+    "flaky": f"flips each verdict with probability {0.3} at random, afresh on every request (temperature above 0)",
 }
 NOISE = 0.2
 LONG_WORDS = 20
@@ -77,16 +79,21 @@ def persona_of(model: str) -> str:
     return next((p for p in PERSONAS if p in model.lower()), "careful")
 
 
-class Judge:
-    """How one model decides, from the verdicts and scores a careful judge would give."""
+FLAKY = 0.3
 
-    def __init__(self, model: str = "careful"):
-        self.model, self.persona = model, persona_of(model)
+
+class Judge:
+    """How one model decides, from the verdicts and scores a careful judge would give; ``persona`` names
+    its behaviour where a server's alias maps the model name to another one."""
+
+    def __init__(self, model: str = "careful", persona: str | None = None):
+        self.model, self.persona = model, persona or persona_of(model)
 
     def inverts(self, item: str) -> bool:
         """Whether this model turns the careful verdict on ``item`` around."""
         return (self.persona == "contrarian" or (self.persona == "numbers" and bool(re.search(r"\d", item)))
-                or (self.persona == "noisy" and zlib.crc32(f"{self.model}|{item}".encode()) / 2 ** 32 < NOISE))
+                or (self.persona == "noisy" and zlib.crc32(f"{self.model}|{item}".encode()) / 2 ** 32 < NOISE)
+                or (self.persona == "flaky" and random.random() < FLAKY))
 
     def verdicts(self, careful: list[bool], items: list[str]) -> list[bool]:
         """The verdicts on the items of one prompt (claims, statements, chunks), ``careful`` the careful ones."""
@@ -305,14 +312,16 @@ class JudgeServer:
     """Start with ``with JudgeServer() as server:``; ``server.url`` is the OpenAI base URL.
 
     ``models``: the model names the server hosts (any other gets a 404, as from OpenAI or vLLM); every
-    name by default. ``by_model`` counts the requests (chat and embeddings) that named each model, and
+    name by default. ``aliases``: model name -> the persona it answers as, whatever the name says (a
+    provider moving an alias to another model: change it while the server runs). ``by_model`` counts the requests (chat and embeddings) that named each model, and
     ``seen`` holds the settings of every request: model, path, temperature, max_tokens, JSON mode,
     logprobs, top_logprobs.
     """
 
-    def __init__(self, *, delay_s: float = 0.0, models: set[str] | None = None):
+    def __init__(self, *, delay_s: float = 0.0, models: set[str] | None = None, aliases: dict[str, str] | None = None):
         self.delay_s = delay_s
         self.models = models
+        self.aliases = dict(aliases or {})
         self.faults: dict[str, list] = {}   # marker -> [kind, times left]
         self.counts: Counter = Counter()
         self.by_model: Counter = Counter()
@@ -392,7 +401,7 @@ class JudgeServer:
                 elif fault == "empty":  # a judge that finds nothing: every list in its answer empty
                     content = json.dumps({k: [] if isinstance(v, list) else v for k, v in answer(prompt).items()})
                 else:
-                    content = json.dumps(answer(prompt, Judge(model)))
+                    content = json.dumps(answer(prompt, Judge(model, outer.aliases.get(model))))
                 if anthropic:  # Anthropic's Messages API: no JSON mode, so the JSON comes in a Markdown fence
                     if fault != "malformed":
                         content = f"Here is the JSON:\n```json\n{content}\n```"

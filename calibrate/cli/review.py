@@ -1,4 +1,4 @@
-"""Decisions with exit codes: audit, gate, monitor."""
+"""Decisions with exit codes: audit, gate, monitor, fingerprint."""
 
 from __future__ import annotations
 
@@ -112,19 +112,22 @@ def print_audit(doc: dict) -> None:
 @click.option("--max-false-pass", type=FiniteRange(0, 1),
               help="Ceiling on the false-pass rate at the judge's threshold (its interval's upper bound).")
 @click.option("--forbid-self-eval", is_flag=True, help="Refuse a judge of the generator's own model family.")
+@click.option("--require-fingerprint", is_flag=True,
+              help="Refuse a judge whose latest fingerprint (calibrate fingerprint) is not SAME, or that has none.")
 @seed_option
 @n_boot_option
 @confidence_option
 @out_of_scale_option
 @json_option
-def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_false_pass, forbid_self_eval, seed,
-         n_boot, confidence, out_of_scale, as_json) -> None:
+def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_false_pass, forbid_self_eval,
+         require_fingerprint, seed, n_boot, confidence, out_of_scale, as_json) -> None:
     """Exit non-zero, listing every reason, when a judge's agreement with humans is not established."""
     from calibrate.review.gate import GateRules, run_gate
 
     c = load(campaign, out_of_scale)
     rules = GateRules(min_labels=min_labels, min_spearman=min_spearman, min_kappa=min_kappa,
-                      max_false_pass=max_false_pass, forbid_self_eval=forbid_self_eval)
+                      max_false_pass=max_false_pass, forbid_self_eval=forbid_self_eval,
+                      require_fingerprint=require_fingerprint)
     doc = with_progress(run_gate, not as_json, c, rules, metrics=list(metrics) or None, judges=list(judges) or None,
                          seed=seed, n_boot=n_boot, confidence=confidence)
     if as_json:
@@ -216,5 +219,56 @@ def print_monitor(doc: dict) -> None:
                   "(calibrate thresholds); if the judge's model changed under its alias, audit it (calibrate audit).")
 
 
+@click.command()
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.option("--judge", required=True, help="A judge of [judges] in campaign.toml.")
+@click.option("--anchors", type=click.IntRange(min=4), default=24, show_default=True,
+              help="How many anchor cases to choose the first time (later fingerprints use the stored ones).")
+@click.option("--repeats", type=click.IntRange(min=2), default=3, show_default=True,
+              help="How many times each anchor is scored now.")
+@click.option("--threshold", type=FiniteRange(), help="The judge's threshold, the first time [default: the one the "
+                                                      "metric's rule recommends].")
+@out_of_scale_option
+@json_option
+def fingerprint(campaign, judge, anchors, repeats, threshold, out_of_scale, as_json) -> None:
+    """Has the judge changed since its threshold was chosen? Re-score its anchor cases and say SAME,
+    CHANGED or FLAKY, with the evidence. Exit code 0: SAME; 1: CHANGED, FLAKY, or too many failed calls."""
+    from calibrate.judges.runner import JudgeSetupError
+    from calibrate.review.fingerprint import fingerprint_judge
+
+    c = load(campaign, out_of_scale)
+    try:
+        doc = with_progress(fingerprint_judge, not as_json, c, judge=judge, anchors=anchors, repeats=repeats,
+                            threshold=threshold)
+    except JudgeSetupError as exc:
+        fail(exc)
+    if as_json:
+        print_json(doc)
+    else:
+        print_fingerprint(doc)
+    sys.exit(0 if doc["verdict"] == "SAME" else 1)
+
+
+def print_fingerprint(doc: dict) -> None:
+    out.print(styled("bold", f"{doc['judge']} ({doc['metric']}): {len(doc['anchors'])} anchors chosen "
+                             f"{doc['anchors_chosen'][:10]}, threshold {fmt_number(doc['threshold'])}, "
+                             f"{doc['repeats']} repeats now (run {doc['run']})"))
+    table = Table(title="anchors: the score stored when they were chosen, and now")
+    for col in ("case", "stored", "now", "verdict then", "verdict now", ""):
+        table.add_column(col, overflow="fold")
+    for a in doc["anchors"]:
+        mark = "straddles" if a["straddles"] else ("changed" if a["now_pass"] is not None and
+                                                   a["now_pass"] != a["stored_pass"] else "")
+        table.add_row(a["case_id"], fmt_number(a["stored"]), ", ".join(fmt_number(v) for v in a["now"]),
+                      "pass" if a["stored_pass"] else "fail",
+                      "-" if a["now_pass"] is None else ("pass" if a["now_pass"] else "fail"), mark)
+    out.print(table)
+    colour = {"SAME": "green", "CHANGED": "red", "FLAKY": "yellow"}.get(doc["verdict"], "red")
+    out.print(styled(f"bold {colour}", doc["verdict"]))
+    for reason in doc["reasons"]:
+        out.print(f"  - {reason}")
+    out.print(f"written to {doc['file']}")
+
+
 #: the commands this module adds to ``calibrate``
-COMMANDS = [audit, gate, monitor]
+COMMANDS = [audit, gate, monitor, fingerprint]

@@ -17,6 +17,7 @@ Each (metric, judge) is checked, and every reason it fails is listed:
   the disagreement rate, which holds at zero disagreements). ``tests/review/test_gate_level.py`` measures
   how often a judge exactly at the floor passes, at n = 10 to 100;
 - a judge of the generator's own model family, when self-evaluation is forbidden;
+- a judge whose latest fingerprint is not SAME (or that has none), when a fingerprint is required;
 - no bottom-decile figures: a gate is never passed on averages alone.
 
 What the gate applied by default (the label minimum, the chance check, a ceiling from the campaign,
@@ -35,6 +36,7 @@ from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
 from calibrate.base.results import Result
 from calibrate.campaign.reference import computed_once
+from calibrate.review.fingerprint import latest_fingerprint
 
 __all__ = ["GateRules", "run_gate", "DEFAULT_MIN_LABELS"]
 
@@ -58,6 +60,8 @@ class GateRules:
         Ceiling on the false-pass rate at the rule's threshold (default: the metric's own ceiling).
     forbid_self_eval : bool
         Refuse a judge of the generator's own model family.
+    require_fingerprint : bool
+        Refuse a judge whose latest fingerprint (``calibrate fingerprint``) is not SAME, or that has none.
 
     Examples
     --------
@@ -72,6 +76,7 @@ class GateRules:
     min_kappa: float | None = None
     max_false_pass: float | None = None
     forbid_self_eval: bool = False
+    require_fingerprint: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.min_labels, bool) or not isinstance(self.min_labels, int) or self.min_labels < 1:
@@ -98,6 +103,8 @@ class GateRules:
             rules.append("false-pass rate at most the max_false_pass each metric declares, if it declares one")
         if self.forbid_self_eval:
             rules.append("no judge of the generator's own family")
+        if self.require_fingerprint:
+            rules.append("the judge's latest fingerprint says SAME (calibrate fingerprint)")
         return rules
 
 
@@ -243,6 +250,14 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
                 if same:
                     reasons.append(f"the judge is of the {judge['family']} family, as the generator of {same} "
                                    "case(s): self-evaluation is forbidden")
+            if rules.require_fingerprint:
+                found = latest_fingerprint(campaign, judge["judge"])
+                if found is None:
+                    reasons.append("no fingerprint of the judge: run calibrate fingerprint CAMPAIGN --judge "
+                                   f"{judge['judge']} (a judge of [judges])")
+                elif found.get("verdict") != "SAME":
+                    reasons.append(f"its latest fingerprint ({found['created'][:10]}) says {found.get('verdict')}: "
+                                   + "; ".join(found.get("reasons") or [])[:300])
             decile = judge.get("bottom_decile") or {}
             if decile.get("human_pass_rate", {}).get("estimate") is None:
                 reasons.append("no bottom-decile figures (the human pass rate among the lowest-scored tenth): "
