@@ -22,7 +22,7 @@ from calibrate.cli.console import (
     styled,
     with_progress,
 )
-from calibrate.report.format import fmt_interval, fmt_number
+from calibrate.report.format import RATE_NAMES, fmt_interval, fmt_number
 
 if TYPE_CHECKING:
     pass
@@ -144,10 +144,6 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
                 out.print(f"    - {reason}")
         out.print(styled("bold green", "gate passed") if doc["passed"] else styled("bold red", "gate failed"))
     sys.exit(0 if doc["passed"] else 1)
-
-
-RATE_NAMES = {"false_pass_rate": "false-pass rate", "false_fail_rate": "false-fail rate",
-              "human_pass_rate": "human pass rate"}
 
 
 @click.command()

@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
-from calibrate.report.format import (STAT_LABELS, case_fields, clipped, curve_rows, defined_columns, fmt_estimate, fmt_estimate_html,
+from calibrate.report.format import (RATE_NAMES, STAT_LABELS, case_fields, clipped, curve_rows, defined_columns, fmt_estimate, fmt_estimate_html,
                                      fmt_interval, fmt_number, fmt_rate, fmt_rate_html, slice_notes, undefined_everywhere,
                                      undefined_notes)
 
@@ -35,24 +35,26 @@ def _environment() -> jinja2.Environment:
 
 def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots: dict | None,
              judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-             calibrations: list[dict] | None = None, versus: list[dict] | None = None) -> dict:
+             calibrations: list[dict] | None = None, versus: list[dict] | None = None,
+             since: dict | None = None) -> dict:
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
     return {"stats": stats, "recs": recs, "cases": cases or {}, "plots": plots or {},
             "manifest": stats["manifest"], "csp": CSP, "undefined_notes": undefined_notes,
             "curve_rows": curve_rows, "defined_columns": defined_columns, "stat_labels": STAT_LABELS,
             "undefined_everywhere": undefined_everywhere, "slice_notes": slice_notes, "clipped": clipped, "case_fields": case_fields,
             "judge_runs": judge_runs or [], "audits": audits or [], "calibrations": calibrations or [],
-            "versus": versus or []}
+            "versus": versus or [], "since": since or {}, "rate_names": RATE_NAMES}
 
 
 def render_html(stats: dict, recommendations: list[dict], cases: dict | None = None,
                 judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-                calibrations: list[dict] | None = None, versus: list[dict] | None = None) -> str:
+                calibrations: list[dict] | None = None, versus: list[dict] | None = None,
+                since: dict | None = None) -> str:
     """The report as one HTML string (plots inline as SVG: :mod:`calibrate.report.plots`)."""
     from calibrate.report.plots import report_plots
 
-    context = _context(stats, recommendations, cases, report_plots(stats, recommendations, calibrations), judge_runs,
-                       audits, calibrations, versus)
+    context = _context(stats, recommendations, cases, report_plots(stats, recommendations, calibrations, since),
+                       judge_runs, audits, calibrations, versus, since)
     return _environment().get_template("report.html.j2").render(**context)
 
 
@@ -89,17 +91,18 @@ def _markdown_environment() -> jinja2.Environment:
 
 def render_markdown(stats: dict, recommendations: list[dict], cases: dict | None = None,
                     judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-                    calibrations: list[dict] | None = None, versus: list[dict] | None = None) -> str:
+                    calibrations: list[dict] | None = None, versus: list[dict] | None = None,
+                    since: dict | None = None) -> str:
     """The report as Markdown (tables, no plots); everything a user wrote is escaped, as in the HTML."""
     env = _markdown_environment()
     return env.get_template("report.md.j2").render(**_context(stats, recommendations, cases, None, judge_runs,
-                                                              audits, calibrations, versus))
+                                                              audits, calibrations, versus, since))
 
 
 def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, *,
                  cases: dict | None = None, judge_runs: list[dict] | None = None,
                  audits: list[dict] | None = None, calibrations: list[dict] | None = None,
-                 versus: list[dict] | None = None) -> dict[str, Path]:
+                 versus: list[dict] | None = None, since: dict | None = None) -> dict[str, Path]:
     """Write ``report.html``, ``report.md`` and ``report.json`` into ``out_dir``.
 
     Parameters
@@ -120,6 +123,9 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
         Calibration maps (:func:`calibrate.analysis.calibration.calibration_maps`), a section per metric.
     versus : list of dict, optional
         Judge-versus-judge matrices (:func:`calibrate.analysis.versus.judge_matrix`), a section per metric.
+    since : dict, optional
+        What happened since the threshold was chosen: ``monitors`` (:func:`calibrate.review.monitor.monitor_judge`
+        documents), ``not_monitored`` and ``fingerprints``, in a section of its own.
 
     Returns
     -------
@@ -148,9 +154,11 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
     document: dict[str, Any] = {"stats": stats, "recommendations": recommendations, "manifest": stats["manifest"],
                                 "judge_runs": judge_runs or [], "audits": audits or [],
-                                "calibrations": calibrations or [], "versus": versus or []}
+                                "calibrations": calibrations or [], "versus": versus or [], "since": since or {}}
     # everything is rendered before anything is written, and all three files are moved in together
-    write_all({paths["html"]: render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
-               paths["md"]: render_markdown(stats, recommendations, cases, judge_runs, audits, calibrations, versus),
+    write_all({paths["html"]: render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus,
+                                          since),
+               paths["md"]: render_markdown(stats, recommendations, cases, judge_runs, audits, calibrations, versus,
+                                            since),
                paths["json"]: json.dumps(document, allow_nan=False) + "\n"})   # one line: the C encoder, 10x faster
     return paths

@@ -12,10 +12,12 @@ from calibrate.analysis.agreement import ProgressCallback, stats_and_recommendat
 from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.versus import judge_matrix
 from calibrate.campaign import Campaign, load_campaign
-from calibrate.campaign.reference import find_judge, computed_once
+from calibrate.campaign.reference import find_judge, computed_once, judge_scores
 from calibrate.judges.store import STORE_NAME, JudgeStore
 from calibrate.report import write_report
 from calibrate.review.audit import audit_judges
+from calibrate.review.fingerprint import latest_fingerprint
+from calibrate.review.monitor import case_times, monitor_judge
 from calibrate.demo import DEMO_AUDIT, DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
 from calibrate.stats import N_BOOT
 
@@ -50,7 +52,8 @@ def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0
     -------
     dict
         ``stats``, ``recommendations`` (under each metric's declared rule, from the statistics'
-        own bootstrap), ``audits``, ``versus``, ``calibrations``, ``judge_runs`` and ``cases``.
+        own bootstrap), ``audits``, ``versus``, ``calibrations``, ``judge_runs``, ``cases`` and
+        ``since`` (:func:`since_threshold`).
 
     Examples
     --------
@@ -79,7 +82,37 @@ def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0
               if judged.loc[judged["metric"] == m, "rater"].nunique() >= 2]
     return {"stats": stats, "recommendations": recommendations, "audits": audit_docs, "versus": versus,
             "calibrations": calibration_maps(campaign, seed=seed), "judge_runs": judge_runs,
-            "cases": campaign.cases}
+            "cases": campaign.cases, "since": since_threshold(campaign)}
+
+
+def since_threshold(campaign: Campaign) -> dict[str, Any] | None:
+    """The report's "Since the threshold was chosen": a monitor of every judge of every metric when
+    cases carry a time (or why one cannot run), and every declared judge's latest fingerprint; None when
+    there is neither.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> since_threshold(calibrate.load_campaign(calibrate.demo_campaign_path())) is None
+    True
+    """
+    monitors, not_monitored = [], []
+    if case_times(campaign):
+        for metric in sorted(campaign.metrics):
+            for judge in [j.name for j in judge_scores(campaign, metric)]:
+                try:
+                    doc = monitor_judge(campaign, metric=metric, judge=judge)
+                except ValueError as exc:
+                    not_monitored.append({"metric": metric, "judge": judge, "reason": str(exc)})
+                    continue
+                monitors.append({k: v for k, v in doc.items() if k != "manifest"})
+    fingerprints = [found | {"judge": name} for name in sorted(campaign.judges)
+                    if (found := latest_fingerprint(campaign, name)) is not None]
+    if not monitors and not not_monitored and not fingerprints:
+        return None
+    return {"monitors": monitors, "not_monitored": not_monitored,
+            "fingerprints": [{k: f.get(k) for k in ("judge", "metric", "verdict", "created", "reasons", "threshold",
+                                                     "file")} for f in fingerprints]}
 
 
 def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tuple[dict[str, Any], dict[str, Path]]:
@@ -144,4 +177,5 @@ def write_documents(documents: dict[str, Any], out_dir: str | Path) -> dict[str,
     """Write the documents of :func:`report_documents` as the report."""
     return write_report(documents["stats"], documents["recommendations"], out_dir, cases=documents["cases"],
                         judge_runs=documents["judge_runs"], audits=documents["audits"],
-                        calibrations=documents["calibrations"], versus=documents["versus"])
+                        calibrations=documents["calibrations"], versus=documents["versus"],
+                        since=documents.get("since"))

@@ -69,6 +69,9 @@ def fmt_estimate_html(stat: dict | None, digits: int = 3) -> Markup:
     return text
 
 
+#: the rates ``calibrate monitor`` watches, as the report names them
+RATE_NAMES = {"false_pass_rate": "false-pass rate", "false_fail_rate": "false-fail rate",
+              "human_pass_rate": "human pass rate"}
 STAT_LABELS = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "kappa": "Cohen κ",
                "kappa_quadratic": "κ quadratic", "alpha": "Krippendorff α", "auc": "ROC AUC",
                "pass_kappa": "pass κ", "accuracy": "accuracy", "balanced_accuracy": "balanced accuracy"}

@@ -177,11 +177,73 @@ def reliability_svg(metric: str, fits: list[dict]) -> Markup:
     return Markup("".join(parts))
 
 
-def report_plots(stats: dict, recommendations: list[dict], calibrations: list[dict] | None = None) -> dict:
-    """``{(metric, judge): uri, (metric, None): uri, (metric, "reliability"): uri}`` for every curve,
-    every agreement plot and every metric's reliability diagram."""
+def _seconds(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def monitor_svg(watches: list[dict], first: str, last: str) -> Markup:
+    """One rate over the stream (``calibrate monitor``), from its watches (the human pass rate has two,
+    one each way): the running estimate and confidence sequence of the first (restarted after each of
+    its alarms), the edge of every watch's accepted range (dashed), the alarms (red lines) and the
+    change points they found (grey lines); time from the stream's first case to its last."""
+    rate = watches[0]
+    start, end = _seconds(first), _seconds(last)
+    if end - start < 1:
+        end = start + 1
+    width, height = PANEL_W - MARGIN_L - MARGIN_R, PANEL_H - MARGIN_T - MARGIN_B
+
+    def sx(t: float) -> float:
+        return MARGIN_L + (t - start) / (end - start) * width
+
+    def sy(y: float) -> float:
+        return MARGIN_T + (1 - min(1.0, max(0.0, y))) * height
+
+    colour = FALSE_PASS_COLOUR if rate["rate"] == "false_pass_rate" else FALSE_FAIL_COLOUR \
+        if rate["rate"] == "false_fail_rate" else "#1b9e77"
+    parts = [f'<svg class="monitor" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
+             f'<rect x="{MARGIN_L}" y="{MARGIN_T}" width="{width}" height="{height}" fill="white" stroke="#bbb"/>']
+    for y in (0.0, 0.5, 1.0):
+        parts.append(f'<text x="{MARGIN_L - 4}" y="{_fmt(sy(y) + 3)}" font-size="9" text-anchor="end">{y:g}</text>')
+    for t, anchor in ((start, "start"), (end, "end")):
+        parts.append(f'<text x="{_fmt(sx(t))}" y="{MARGIN_T + height + 11}" font-size="9" text-anchor="{anchor}">'
+                     f'{escape((first if t == start else last)[:10])}</text>')
+    points = [(sx(_seconds(p["time"])), p) for p in rate["sequence"]]
+    band = [(x, p) for x, p in points if p["low"] is not None and p["high"] is not None]
+    if band:
+        outline = [(x, sy(p["high"])) for x, p in band] + [(x, sy(p["low"])) for x, p in band[::-1]]
+        parts.append(f'<polygon points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in outline)}" fill="{colour}" '
+                     'fill-opacity="0.16" stroke="none"/>')
+    line = [(x, sy(p["estimate"])) for x, p in points if p["estimate"] is not None]
+    if line:
+        parts.append(f'<polyline points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in line)}" fill="none" '
+                     f'stroke="{colour}" stroke-width="1.4"/>')
+    for watch in watches:
+        y = sy(watch["bound"])
+        parts.append(f'<line class="bound" x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
+                     'stroke="black" stroke-dasharray="4 3" stroke-width="1"/>')
+        for alarm in watch["alarms"]:
+            for key, stroke in (("change_time", "#888"), ("time", "#c0392b")):
+                x = _fmt(sx(_seconds(alarm[key])))
+                parts.append(f'<line class="{"alarm" if key == "time" else "change"}" x1="{x}" x2="{x}" '
+                             f'y1="{MARGIN_T}" y2="{MARGIN_T + height}" stroke="{stroke}" stroke-width="1.2"/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))   # numbers, dates and fixed words only
+
+
+def report_plots(stats: dict, recommendations: list[dict], calibrations: list[dict] | None = None,
+                 since: dict | None = None) -> dict:
+    """``{(metric, judge): uri, (metric, None): uri, (metric, "reliability"): uri, ("since", metric,
+    judge, rate): uri}`` for every curve, every agreement plot, every metric's reliability diagram, and
+    every rate a monitor watched."""
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
     plots: dict = {}
+    for monitor in (since or {}).get("monitors", []):
+        for name in dict.fromkeys(r["rate"] for r in monitor["rates"]):
+            plots[("since", monitor["metric"], monitor["judge"], name)] = monitor_svg(
+                [r for r in monitor["rates"] if r["rate"] == name], monitor["stream"]["first"],
+                monitor["stream"]["last"])
     by_metric: dict[str, list[dict]] = {}
     for fit in calibrations or []:
         by_metric.setdefault(fit["metric"], []).append(fit)

@@ -182,3 +182,26 @@ def test_the_demo_report_fits_1200_px(tmp_path, chromedriver):
             driver.save_screenshot(str(SCREENSHOTS / f"demo-top-{width}px.png"))
     finally:
         driver.quit()
+
+
+def test_the_stream_demo_report_says_what_happened_since_the_threshold_was_chosen(tmp_path):
+    import calibrate
+    from calibrate.demo import DEMO_DRIFT
+
+    stream = calibrate.load_campaign(calibrate.demo_stream_path(), out_of_scale="drop")
+    documents, paths = calibrate.build_report(stream, tmp_path / "stream", n_boot=0)
+    since = documents["since"]
+    monitored = {m["judge"]: m for m in since["monitors"]}
+    assert DEMO_DRIFT[1] in monitored and monitored[DEMO_DRIFT[1]]["alarmed"]
+    assert not monitored["Olz-gpt4o"]["alarmed"]
+    assert len(since["monitors"]) + len(since["not_monitored"]) == 9
+    assert all("no threshold" in n["reason"] for n in since["not_monitored"])
+    html = paths["html"].read_text()
+    assert "<h2>Since the threshold was chosen</h2>" in html
+    assert html.count('<svg class="monitor"') == 3 * len(since["monitors"])   # the pass rate's two watches: one panel
+    assert html.count('class="alarm"') == sum(len(r["alarms"]) for m in since["monitors"] for r in m["rates"])
+    markdown = paths["md"].read_text()
+    assert "## Since the threshold was chosen" in markdown and f"### relevance / {DEMO_DRIFT[1]}: alarm" in markdown
+    assert json.loads(paths["json"].read_text())["since"]["monitors"][0]["rates"][0]["sequence"]
+    # the embedded demo has no time: no such section
+    assert calibrate.report_documents(calibrate.load_campaign(calibrate.demo_campaign_path()), n_boot=0)["since"] is None

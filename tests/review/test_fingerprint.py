@@ -79,6 +79,12 @@ def test_same_while_the_alias_answers_as_before_then_changed_then_flaky(setup):
     # the campaign's own ratings, and the statistics on them, never moved
     assert (folder / "judge_ratings.csv").read_bytes() == ratings
     assert latest_fingerprint(load_campaign(folder), "faith-gpt")["verdict"] == "FLAKY"
+    # the report says so, in "Since the threshold was chosen"
+    from calibrate import build_report
+
+    documents, paths = build_report(load_campaign(folder), folder.parent / "report", n_boot=0)
+    assert [(f["judge"], f["verdict"]) for f in documents["since"]["fingerprints"]] == [("faith-gpt", "FLAKY")]
+    assert "<h3>Fingerprints</h3>" in paths["html"].read_text() and "**FLAKY**" in paths["md"].read_text()
 
 
 def test_the_gate_requires_a_same_fingerprint_and_the_command_line(setup):
