@@ -232,11 +232,13 @@ def fingerprint(campaign, judge, anchors, repeats, threshold, out_of_scale, as_j
     from calibrate.judges.runner import JudgeSetupError
     from calibrate.review.fingerprint import fingerprint_judge
 
+    from calibrate.base.errors import CampaignError
+
     c = load(campaign, out_of_scale)
     try:
         doc = with_progress(fingerprint_judge, not as_json, c, judge=judge, anchors=anchors, repeats=repeats,
                             threshold=threshold)
-    except JudgeSetupError as exc:
+    except (JudgeSetupError, CampaignError) as exc:
         fail(exc)
     if as_json:
         print_json(doc)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from calibrate.base.errors import ParameterText
+from calibrate.base.errors import CampaignError, ParameterText, Problem
 from calibrate.base.files import write_all
 from calibrate.base.results import Result
 from calibrate.campaign import CASES_FILE, Campaign, load_campaign
@@ -66,12 +66,33 @@ def _folder(campaign: Campaign, judge: str) -> Path:
     return campaign.path / FINGERPRINTS_FOLDER / judge
 
 
+def _read(path: Path, what: str) -> dict[str, Any]:
+    """A file calibrate wrote, or a CampaignError naming it (a damaged file is never guessed at)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
+        raise CampaignError([Problem(str(path), f"cannot be read ({type(exc).__name__}: {str(exc)[:120]})",
+                                     expected=f"{what}, as calibrate fingerprint wrote it: remove it to start again")]) \
+            from None
+    needed = ("anchors", "threshold", "created") if what == "the anchor set" else ("verdict", "created")
+    if not isinstance(document, dict) or any(k not in document for k in needed):
+        raise CampaignError([Problem(str(path), "not what calibrate fingerprint writes", field=", ".join(needed),
+                                     expected=f"{what}: remove it to start again")])
+    return document
+
+
 def latest_fingerprint(campaign: Campaign, judge: str) -> dict[str, Any] | None:
-    """The judge's latest fingerprint document, or None."""
+    """The judge's latest fingerprint document, or None.
+
+    Raises
+    ------
+    CampaignError
+        The latest fingerprint file is damaged (named, with what to do).
+    """
     if campaign.path is None:
         return None
     found = sorted(p for p in _folder(campaign, judge).glob("*.json") if p.name != ANCHORS_FILE)
-    return json.loads(found[-1].read_text(encoding="utf-8")) if found else None
+    return _read(found[-1], "a fingerprint") if found else None
 
 
 def _stored_scores(campaign: Campaign, judge: str, metric: str) -> dict[str, float]:
@@ -164,7 +185,7 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
     stored_file = folder / ANCHORS_FILE
     sign = 1.0 if campaign.rater(judge).higher_is_better else -1.0
     if stored_file.is_file():
-        stored = json.loads(stored_file.read_text(encoding="utf-8"))
+        stored = _read(stored_file, "the anchor set")
     else:
         scores = _stored_scores(campaign, judge, metric)
         scores = {c: s for c, s in scores.items() if c in (campaign.cases or {})}

@@ -173,3 +173,31 @@ def test_labels_for_width_plans_within_the_cases_there_are():
     assert "even labelling all 300 cases" in plan["reason"]
     wide = labels_for_width(0.2, [v, v], 0.95)
     assert (wide["with_the_judge"], wide["humans_only"]) == (83, 193)
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+VALUE = st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4) | st.lists(st.integers(0, 2), max_size=2) \
+    | st.dictionaries(st.text(max_size=2), st.integers(0, 1), max_size=1)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tags=st.lists(st.sampled_from(["v1", "v2", None, True, 1, [0]]) | VALUE, min_size=40, max_size=40),
+       a=st.sampled_from(["v1", "None", "True", "1", "[0]"]) | st.text(max_size=3),
+       b=st.sampled_from(["v2", "v1", "(missing)", "1"]) | st.text(max_size=3),
+       slice_by=st.none() | st.sampled_from(["app", "topic", "nothing"]),
+       width=st.sampled_from([0.1, 0.3]) | st.floats(allow_nan=True, allow_infinity=True),
+       confidence=st.sampled_from([0.95, 0.8]) | st.floats(allow_nan=True))
+def test_any_version_tags_and_options_give_a_result_or_an_error_that_says_why(tags, a, b, slice_by, width, confidence):
+    rng = np.random.default_rng(0)
+    c = campaign(rng, effect={}, n=40, audit=0.5)
+    for case, tag in zip(c.cases.values(), tags):
+        case["metadata"]["app"] = tag
+    try:
+        doc = compare_systems(c, metric="helpful", judge="judge", by="app", a=a, b=b, slice_by=slice_by,
+                              width=width, confidence=confidence)
+    except ValueError as exc:
+        assert str(exc)
+        return
+    json.dumps(doc.to_dict() if hasattr(doc, "to_dict") else dict(doc), allow_nan=False)

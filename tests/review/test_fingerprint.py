@@ -117,3 +117,17 @@ def test_anchors_are_near_the_threshold_and_spread_over_the_scores():
     assert len(chosen) == 10
     near = sorted(np.argsort(np.abs(scores - 0.5))[:5])
     assert all(ids[i] in chosen for i in near) and "c00" in chosen and "c39" in chosen
+
+
+def test_a_damaged_anchor_set_or_fingerprint_is_named_not_guessed_at(setup):
+    folder, server = setup
+    fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)
+    anchors = folder / "fingerprints" / "faith-gpt" / "anchors.json"
+    [latest] = [p for p in anchors.parent.glob("*.json") if p.name != "anchors.json"]
+    latest.write_text('{"verdict": ')
+    runner = CliRunner()
+    gate = runner.invoke(main, ["gate", str(folder), "--require-fingerprint", "--n-boot", "0"])
+    assert gate.exit_code == 2 and str(latest) in gate.output and "Traceback" not in gate.output
+    anchors.write_text("[1, 2]")
+    done = runner.invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt"])
+    assert done.exit_code == 2 and "anchors.json" in done.output and "remove it to start again" in done.output
