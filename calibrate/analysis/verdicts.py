@@ -82,7 +82,7 @@ def _chance(rec: dict[str, Any], confidence: float) -> str | None:
     sep = rec.get("separation")
     if not sep:
         return None
-    alpha = (1 - confidence) / 2
+    alpha = round((1 - confidence) / 2, 12)   # 0.025, not 0.025000000000000022: p = 0.025 is not below it
     if sep["chance_p"] < alpha:
         return None
     return (f"its scores separate human passes from fails no better than chance (AUC {sep['auc']:.2f}, one-sided "

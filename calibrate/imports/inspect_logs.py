@@ -207,9 +207,10 @@ def _ratings(name: str, score: dict[str, Any], case_id: str, source_id: str,
     rater = model or f"inspect:{base}"
     facts = {"library": "inspect_ai", "scorer": base, "model": model, "source_type": "LLM" if model else "CODE"}
     facts = {k: v for k, v in facts.items() if v is not None}
-    history = [h for h in score.get("history") or [] if isinstance(h, dict)]
+    history = [h for h in score.get("history") if isinstance(h, dict)] if isinstance(score.get("history"), list) else []
     original = next((h for h in history if not h.get("provenance")), None)
-    value = original["value"] if original is not None and original.get("value") != "UNCHANGED" else score.get("value")
+    value = original["value"] if original is not None and original.get("value", "UNCHANGED") != "UNCHANGED" \
+        else score.get("value")
     explanation = score.get("explanation") if isinstance(score.get("explanation"), str) else None
     ratings: list[ImportedRating] = []
     skipped: list[Skip] = []

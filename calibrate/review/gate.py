@@ -124,7 +124,7 @@ def _self_eval(campaign: Campaign, family: str | None) -> int:
 
 def _chance(judge: dict, confidence: float) -> str | None:
     """Why the judge is not shown better than chance, or None."""
-    auc, alpha = judge.get("auc") or {}, (1 - confidence) / 2
+    auc, alpha = judge.get("auc") or {}, round((1 - confidence) / 2, 12)   # not 0.025000000000000022
     if auc.get("estimate") is None:
         return f"AUC is undefined ({auc.get('reason')}): agreement better than chance cannot be shown"
     text = f"AUC {auc['estimate']:.3f}"

@@ -164,6 +164,13 @@ def test_no_verdict_defends_what_the_rule_cannot_hold(n_fail, n_pass, data, p, c
         assert verdict["labels_needed"]["cases"] > 0
 
 
+@pytest.mark.parametrize("rule", [None, RULES["cost"]])
+def test_a_chance_p_value_at_the_level_itself_is_not_below_it(rule):
+    """Found in CI: (1 - 0.95) / 2 is 0.025000000000000022 in floating point, and passed p = 0.025."""
+    verdict = judge_verdict(_rec(0, 35, 0, 15, 0.025, 0.1, rule=rule))
+    assert verdict["status"] != DEFENSIBLE and "needs p < 0.025" in verdict["text"]
+
+
 @pytest.mark.parametrize("status", [DEFENSIBLE, NEEDS_LABELS, NOT_DEFENSIBLE])
 def test_verdict_examples(status):
     recs = {DEFENSIBLE: _rec(2, 100, 10, 100, 0.001, 0.1), NEEDS_LABELS: _rec(0, 16, 6, 24, 0.001, 0.1),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from calibrate import CampaignError
@@ -138,6 +138,10 @@ INSPECT_LOG = st.fixed_dictionaries({"eval": st.fixed_dictionaries({}, optional=
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(log=INSPECT_LOG, as_archive=st.booleans())
+@example(log={"eval": {}, "samples": [{"input": "q?", "scores": {"model_graded_qa": {"history": True}}}]},
+         as_archive=False)   # found in CI: a history that is no list
+@example(log={"eval": {}, "samples": [{"input": "q?", "output": {}, "scores": {"model_graded_qa": {
+         "value": "q?", "history": [{}]}}}]}, as_archive=False)   # found in CI: an edit without a value
 def test_any_inspect_log_is_read_or_refused_with_its_name(tmp_path_factory, log, as_archive):
     import zipfile
 
