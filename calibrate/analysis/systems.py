@@ -109,7 +109,7 @@ def labels_for_width(width: float, versions: list[dict[str, Any]], confidence: f
     >>> labels_for_width(0.1, [v, v], 0.95)
     {'width': 0.1, 'with_the_judge': 515, 'humans_only': 769, 'reason': None}
     """
-    half = width / (2 * normal_quantile(confidence))
+    half = width / (2 * max(normal_quantile(confidence), 1e-12))   # a level near 0: an interval of no width
     if not all(v.get("ppi", {}).get("var_labelled") is not None for v in versions):
         return {"width": width, "with_the_judge": None, "humans_only": None,
                 "reason": "a version has too few labels to plan on"}

@@ -175,7 +175,7 @@ def test_labels_for_width_plans_within_the_cases_there_are():
     assert (wide["with_the_judge"], wide["humans_only"]) == (83, 193)
 
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 VALUE = st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4) | st.lists(st.integers(0, 2), max_size=2) \
@@ -189,6 +189,8 @@ VALUE = st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4) | s
        slice_by=st.none() | st.sampled_from(["app", "topic", "nothing"]),
        width=st.sampled_from([0.1, 0.3]) | st.floats(allow_nan=True, allow_infinity=True),
        confidence=st.sampled_from([0.95, 0.8]) | st.floats(allow_nan=True))
+@example(tags=["v1"] * 32 + [None] * 7 + [""], a="v1", b="", slice_by=None, width=0.1,
+         confidence=7.806931378766568e-90)   # found by a long run: a level near 0 divided by zero
 def test_any_version_tags_and_options_give_a_result_or_an_error_that_says_why(tags, a, b, slice_by, width, confidence):
     rng = np.random.default_rng(0)
     c = campaign(rng, effect={}, n=40, audit=0.5)
