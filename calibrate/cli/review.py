@@ -206,7 +206,8 @@ def print_monitor(doc: dict) -> None:
                              f"({rate['basis']}) at {alarm['time']} (case {alarm['case_id']}): it changed around "
                              f"{alarm['change_time']} (case {alarm['change_case_id']}); {alarm['cases_since_change']} "
                              f"cases and {alarm['audited_since_change']} audited labels since, evidence "
-                             f"{alarm['evidence']:.3g} against the range"))
+                             + (f"{alarm['evidence']:.3g}" if alarm["evidence"] is not None else "beyond 1e308")
+                             + " against the range"))
     if doc["passed"]:
         out.print(styled("green", "no alarm"))
     elif doc["alarmed"]:

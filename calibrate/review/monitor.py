@@ -186,9 +186,9 @@ def _watch(w: _Watch, alpha: float, times: pd.Series, ids: np.ndarray, audited: 
         at, change = start + found.alarm, start + found.change
         alarms.append({"time": times.iloc[at].isoformat(), "case_id": str(ids[at]), "case_index": int(at),
                        "change_time": times.iloc[change].isoformat(), "change_case_id": str(ids[change]),
-                       "evidence": float(found.evidence), "cases_since_change": int(at - change + 1),
+                       "evidence": _number(found.evidence), "cases_since_change": int(at - change + 1),
                        "audited_since_change": int(audited[change:at + 1].sum()),
-                       "statistic": float(found.statistic[-1]), "threshold": 1 / alpha})
+                       "statistic": _number(found.statistic[-1]), "threshold": 1 / alpha})
         start = at + 1
     return {"rate": w.rate, "watch": w.direction, "bound": w.bound, "basis": w.basis, "alarms": alarms,
             "current": current, "sequence": sequence}
