@@ -38,7 +38,7 @@ from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD, NO_THRESHOLD,
 from calibrate.base.errors import ParameterText
 
 __all__ = ["Rule", "default_rule", "compute_stats", "stats_and_recommendations", "recommend_thresholds", "thresholds",
-           "MIN_TRUSTED_LABELS", "DEEPEVAL_DEFAULT_THRESHOLD"]
+           "recommended_threshold", "MIN_TRUSTED_LABELS", "DEEPEVAL_DEFAULT_THRESHOLD"]
 
 MIN_TRUSTED_LABELS = 50
 
@@ -471,17 +471,7 @@ class JudgeRun:
         permutation while the smaller class has fewer than 20 cases). Computed once per seed."""
         cached = getattr(self, "_separation", {})
         if seed not in cached:
-            from scipy import stats
-
-            passes = self.human >= self.ref.metric.human_pass
-            n_pass, n_fail = int(passes.sum()), int((~passes).sum())
-            smaller = min(n_pass, n_fail)
-            # by permutation while a class is small, where the normal approximation is not to be trusted
-            method = ("exact" if smaller < 2 else stats.PermutationMethod(n_resamples=4999, random_state=seed)
-                      if smaller < 20 else "asymptotic")
-            test = stats.mannwhitneyu(self.score[passes], self.score[~passes], alternative="greater", method=method)
-            cached[seed] = {"auc": float(test.statistic) / (n_pass * n_fail), "chance_p": float(test.pvalue),
-                            "n_pass": n_pass, "n_fail": n_fail}
+            cached[seed] = library.separation(self.score, self.human >= self.ref.metric.human_pass, seed=seed)
             self._separation = cached
         return cached[seed]
 
@@ -859,6 +849,21 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     manifest = build_manifest(campaign, command="thresholds", seed=seed, n_boot=n_boot, confidence=confidence,
                               rule=rule.to_dict(), judges=judges, metrics=[metric])
     return Result({"campaign": campaign.name, "recommendations": recs, "manifest": manifest})
+
+
+def recommended_threshold(campaign: Campaign, metric: str, judge: str, *, cases: set[str] | None = None) -> float | None:
+    """The threshold the metric's own rule (:func:`default_rule`) recommends for one judge, on all the
+    labels or on ``cases``' alone; None when the rule gives none.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> recommended_threshold(calibrate.load_campaign(calibrate.demo_campaign_path()), "relevance", "Olz-gpt4o")
+    3.0
+    """
+    recs = recommend_thresholds(campaign, metric=metric, rule=default_rule(campaign.metrics[metric]), judges=[judge],
+                                n_boot=0, cases=cases)["recommendations"]
+    return recs[0]["threshold"] if recs else None
 
 
 @computed_once()

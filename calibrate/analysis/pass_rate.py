@@ -223,7 +223,7 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
     >>> doc["overall"]["n_unlabelled"], round(doc["overall"]["humans_only"]["estimate"], 3)
     (0, 0.268)
     """
-    from calibrate.analysis.agreement import default_rule, recommend_thresholds
+    from calibrate.analysis.agreement import recommended_threshold
 
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
@@ -232,9 +232,7 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
     joined = pair(campaign, metric, judge)
     scores, ids_l, passes, weights = joined.judge, joined.case_ids, joined.passes.astype(float), joined.weights
     labelled = ~joined.unlabelled
-    rule = default_rule(campaign.metrics[metric])
-    rec = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[scores.name], n_boot=0)["recommendations"]
-    threshold = rec[0]["threshold"] if rec else None
+    threshold = recommended_threshold(campaign, metric, scores.name)
 
     def part(mask_l: np.ndarray, mask_u: np.ndarray) -> dict[str, Any]:
         w = None if weights is None else weights[mask_l]

@@ -243,11 +243,9 @@ def compare_systems(campaign: Campaign, *, metric: str, judge: str, by: str, a: 
     passes = joined.passes
     oriented_l = scores.sign * joined.score
     oriented_u = scores.sign * scores.values[unl]
-    from calibrate.analysis.agreement import default_rule, recommend_thresholds
+    from calibrate.analysis.agreement import recommended_threshold
 
-    rec = recommend_thresholds(campaign, metric=metric, rule=default_rule(campaign.metrics[metric]),
-                               judges=[scores.name], n_boot=0)["recommendations"]
-    threshold = rec[0]["threshold"] if rec else None
+    threshold = recommended_threshold(campaign, metric, scores.name)
     judge_passes = np.r_[oriented_l, oriented_u] >= scores.sign * threshold if threshold is not None else None
     version_all = np.r_[version_l, version_u]
 

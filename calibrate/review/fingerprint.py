@@ -194,11 +194,9 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
                              f"campaign first (calibrate judge), or ask for fewer anchors")
         source = "given"
         if threshold is None:
-            from calibrate.analysis.agreement import default_rule, recommend_thresholds
+            from calibrate.analysis.agreement import recommended_threshold
 
-            recs = recommend_thresholds(campaign, metric=metric, rule=default_rule(campaign.metrics[metric]),
-                                        judges=[judge], n_boot=0)["recommendations"]
-            threshold = recs[0]["threshold"] if recs else None
+            threshold = recommended_threshold(campaign, metric, judge)
             source = "recommended under the metric's rule"
         if threshold is None or not math.isfinite(threshold):
             raise ValueError(ParameterText("the judge has no threshold under the metric's rule: give {threshold}",

@@ -39,7 +39,8 @@ from calibrate.base.manifest import build_manifest
 from calibrate.base.results import Result
 from calibrate.campaign import CASES_FILE, Campaign
 from calibrate.campaign.reference import computed_once, find_judge, human_reference
-from calibrate.stats.sequential import confidence_sequence, e_detector
+from calibrate.stats.library import separation
+from calibrate.stats.sequential import confidence_sequence, e_detector, rate_increments
 
 __all__ = ["monitor_judge", "case_times", "SEQUENCE_POINTS"]
 
@@ -135,14 +136,12 @@ def _better_than_chance(oriented: np.ndarray, passes: np.ndarray, level: float =
     if not passes.any() or passes.all():
         return {"auc": None, "p_value": None, "better_than_chance": False,
                 "reason": "the baseline holds one class of human label only: the judge's worth is unknown"}
-    from scipy.stats import mannwhitneyu
-
-    test = mannwhitneyu(oriented[passes], oriented[~passes], alternative="greater")
-    auc = float(test.statistic / (passes.sum() * (~passes).sum()))
-    better = bool(test.pvalue < level)
-    return {"auc": auc, "p_value": float(test.pvalue), "better_than_chance": better,
+    found = separation(oriented, passes)   # the test the gate reads, by permutation while a class is small
+    auc, p = found["auc"], found["chance_p"]
+    better = p < level
+    return {"auc": auc, "p_value": p, "better_than_chance": better,
             "reason": None if better else f"on the baseline the judge is not shown better than chance (AUC {auc:.3f}, "
-                                          f"one-sided Mann-Whitney p = {test.pvalue:.3g}, needs p < {level:g}): "
+                                          f"one-sided Mann-Whitney p = {p:.3g}, needs p < {level:g}): "
                                           "watching it for a change says nothing of its worth (calibrate gate)"}
 
 
@@ -268,20 +267,17 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
     label_of = dict(zip(ref.case_ids.tolist(), (ref.values >= spec.human_pass).tolist()))
     sign = scores.sign
     # the baseline: labelled cases the judge scored outside the stream
-    base_ids = [c for c, s in zip(scores.case_ids[~in_stream].tolist(), scores.values[~in_stream]) if c in label_of]
-    base_scores = np.array([s for c, s in zip(scores.case_ids[~in_stream].tolist(), scores.values[~in_stream])
-                            if c in label_of], dtype=float)
+    base = ~in_stream & np.isin(scores.case_ids, ref.case_ids)
+    base_ids, base_scores = scores.case_ids[base].tolist(), scores.values[base]
     base_passes = np.array([label_of[c] for c in base_ids], dtype=bool)
     source = "given"
     if threshold is None:
-        from calibrate.analysis.agreement import default_rule, recommend_thresholds
+        from calibrate.analysis.agreement import recommended_threshold
 
         if not base_ids:
             raise ValueError("no labelled case outside the stream to choose the threshold on: give the threshold "
                              "used in production (--threshold), or when it was chosen (--since)")
-        recs = recommend_thresholds(campaign, metric=metric, rule=default_rule(spec), judges=[scores.name], n_boot=0,
-                                    cases=set(base_ids))["recommendations"]
-        threshold = recs[0]["threshold"] if recs else None
+        threshold = recommended_threshold(campaign, metric, scores.name, cases=set(base_ids))
         if threshold is None:
             raise ValueError(f"the metric's rule gives judge {scores.name} no threshold on the baseline: give the "
                              "threshold used in production (--threshold)")
@@ -322,10 +318,9 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
         if bound >= 1:
             skipped.append({"rate": rate, "reason": f"its accepted range reaches 1 ({basis}): nothing can leave it"})
             return
-        weights = np.where(counted, ipw, 0.0)
-        z = weights * (outcome.astype(float) - bound)
-        watches.append(_Watch(rate, "above", bound, basis, z, np.full(z.size, -bound / floor), outcome.astype(float),
-                              weights, 1 / floor, (0.0, 1.0)))
+        z, lower = rate_increments(outcome, counted, audited, pi, bound, smallest=floor)
+        watches.append(_Watch(rate, "above", bound, basis, z, lower, outcome.astype(float),
+                              np.where(counted, ipw, 0.0), 1 / floor, (0.0, 1.0)))
 
     rate_watch("false_pass_rate", ~human, judge_passes, spec.max_false_pass, base["false_pass_rate"],
                "false-pass rate")

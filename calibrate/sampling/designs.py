@@ -353,16 +353,14 @@ def _draw(pool: list[str], names: np.ndarray, inverse: np.ndarray, counts: np.nd
 
 
 def recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float:
-    from calibrate.analysis.agreement import default_rule, recommend_thresholds
+    from calibrate.analysis.agreement import default_rule, recommended_threshold
 
-    rule = default_rule(campaign.metrics[metric])
-    doc = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[judge], n_boot=0)
-    found = [r["threshold"] for r in doc["recommendations"] if r.get("threshold") is not None]
-    if not found:
+    found = recommended_threshold(campaign, metric, judge)
+    if found is None:
         raise ValueError(ParameterText("{_head}; give one with {threshold}", threshold=NO_VALUE,
                                        _head=f"judge {judge} on {metric}: no recommended threshold yet under "
-                                             f"the rule ({rule.describe()})"))
-    return float(found[0])
+                                             f"the rule ({default_rule(campaign.metrics[metric]).describe()})"))
+    return float(found)
 
 
 def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None, seed: int,

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, roc_auc_score
 
-__all__ = ["point_estimates", "check_engine", "EngineMismatch", "weighted_midranks", "weighted_spearman"]
+__all__ = ["point_estimates", "check_engine", "EngineMismatch", "weighted_midranks", "weighted_spearman", "separation"]
 
 #: krippendorff builds a (values x values) coincidence matrix; past this many distinct values the
 #: engine's moment formula for interval alpha stands alone (it is cross-checked in the tests).
@@ -24,6 +24,25 @@ MAX_ALPHA_VALUES = 500
 
 class EngineMismatch(RuntimeError):
     """The vectorised engine and a reference implementation disagree: a bug, never a result."""
+
+
+def separation(score: np.ndarray, passes: np.ndarray, *, seed: int = 0) -> dict[str, float | int]:
+    """How far scores separate the human passes from the fails: the AUC (``U / (n_pass n_fail)``) and
+    ``chance_p``, the one-sided Mann-Whitney p-value against 0.5 (scipy), by permutation while the smaller
+    class has fewer than 20 cases, where the normal approximation is not to be trusted.
+
+    >>> r = separation(np.array([0.9, 0.8, 0.3, 0.1]), np.array([True, True, False, False]))
+    >>> r["auc"], r["n_pass"], r["chance_p"] < 0.2
+    (1.0, 2, True)
+    """
+    passes = np.asarray(passes, dtype=bool)
+    n_pass, n_fail = int(passes.sum()), int((~passes).sum())
+    smaller = min(n_pass, n_fail)
+    method = ("exact" if smaller < 2 else stats.PermutationMethod(n_resamples=4999, random_state=seed)
+              if smaller < 20 else "asymptotic")
+    test = stats.mannwhitneyu(score[passes], score[~passes], alternative="greater", method=method)
+    return {"auc": float(test.statistic) / (n_pass * n_fail), "chance_p": float(test.pvalue), "n_pass": n_pass,
+            "n_fail": n_fail}
 
 
 def weighted_midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:

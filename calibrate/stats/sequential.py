@@ -170,7 +170,8 @@ def e_detector(increments, lower, *, alpha: float = 0.05, scale: int | None = No
     return Detection(statistic[:alarm + 1], alarm, change, float(tails[change]))
 
 
-def rate_increments(outcome, counted, audited, inclusion, bound: float, *, above: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def rate_increments(outcome, counted, audited, inclusion, bound: float, *, above: bool = True,
+                    smallest: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The increments and their lower bounds that watch a rate ``P(outcome | counted)`` against ``bound``.
 
     Parameters
@@ -187,6 +188,10 @@ def rate_increments(outcome, counted, audited, inclusion, bound: float, *, above
         The edge of the accepted range.
     above : bool
         Watch for the rate rising above ``bound`` (else falling below it).
+    smallest : float, optional
+        The design's smallest inclusion probability, which sizes the bets, when the design knows one
+        smaller than any case of ``inclusion`` has (a stratum none of these cases fell in); by default
+        the smallest of ``inclusion`` (the last axis: a stream).
 
     Returns
     -------
@@ -206,7 +211,8 @@ def rate_increments(outcome, counted, audited, inclusion, bound: float, *, above
     z = np.where(audited & counted, sign * (outcome.astype(float) - bound) / pi, 0.0)
     # one bound for every step, from the smallest inclusion probability of the design: a bet sized by this
     # case's own probability would depend on what the design targets (the judge's verdict), and favour it
-    low = -(bound if above else 1 - bound) / pi.min(axis=-1, keepdims=True)
+    floor = pi.min(axis=-1, keepdims=True) if smallest is None else np.minimum(smallest, pi.min(axis=-1, keepdims=True))
+    low = -(bound if above else 1 - bound) / floor
     return z, np.broadcast_to(low, z.shape).astype(float)
 
 
