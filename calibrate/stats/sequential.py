@@ -276,10 +276,11 @@ def confidence_sequence(values, weights, *, alpha: float = 0.05, max_weight: flo
     down = f / (top * np.maximum(highest - theta, 1e-3))
     low, high = np.full(n, np.nan), np.full(n, np.nan)
     threshold = np.log(1 / alpha)
-    for begin in range(0, n, CHUNK):   # steps x bets x grid at a time, the running sums carried over
+    carry_up, carry_down = np.zeros(up.shape), np.zeros(down.shape)   # the running sums before each chunk
+    for begin in range(0, n, CHUNK):   # steps x bets x grid at a time
         z = (w[begin:begin + CHUNK, None] * (x[begin:begin + CHUNK, None] - theta[None, :]))[:, None, :]
-        log_up = np.cumsum(np.log1p(up[None] * z), axis=0) + (carry_up if begin else 0)
-        log_down = np.cumsum(np.log1p(-down[None] * z), axis=0) + (carry_down if begin else 0)
+        log_up = np.cumsum(np.log1p(up[None] * z), axis=0) + carry_up
+        log_down = np.cumsum(np.log1p(-down[None] * z), axis=0) + carry_down
         carry_up, carry_down = log_up[-1], log_down[-1]
         k = np.logaddexp(_logmean(log_up), _logmean(log_down)) - np.log(2)   # steps x grid
         kept = k < threshold
