@@ -103,7 +103,7 @@ def _stored_scores(campaign: Campaign, judge: str, metric: str) -> dict[str, flo
     return dict(zip(first["case_id"].astype(str), first["value"].astype(float)))
 
 
-def _noise_floor(campaign: Campaign, metric: str, judge: str, verdicts: np.ndarray) -> tuple[float, str]:
+def _noise_floor(campaign: Campaign, metric: str, judge: str, verdicts: list[list[bool]]) -> tuple[float, str]:
     """The share of verdicts that flip between two repeats: the campaign's repeat runs, else these."""
     from calibrate.analysis.repeatability import repeatability
 
@@ -246,13 +246,13 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
     else:
         straddles = [r["case_id"] for r in scored if r["straddles"]]
         flips = [r["case_id"] for r in scored if r["now_pass"] != r["stored_pass"]]
-        floor, floor_source = _noise_floor(campaign, metric, judge, np.array(verdicts, dtype=object))
+        floor, floor_source = _noise_floor(campaign, metric, judge, verdicts)
         from scipy.stats import binomtest, wilcoxon
 
         flip_p = float(binomtest(len(flips), len(scored), max(floor, 1e-9), alternative="greater").pvalue) \
             if flips else 1.0
-        diffs = np.array([np.mean([v for v in r["now"] if v is not None]) - r["stored"] for r in scored])
         values_now = [[x for x in r["now"] if x is not None] for r in scored]
+        diffs = np.array([np.mean(v) - r["stored"] for v, r in zip(values_now, scored)])
         repeat_mad = float(np.mean([abs(a - b) for v in values_now for i, a in enumerate(v) for b in v[i + 1:]]
                                    or [0.0]))
         shift_p = float(wilcoxon(diffs).pvalue) if np.any(diffs != 0) else 1.0

@@ -131,3 +131,13 @@ def test_a_damaged_anchor_set_or_fingerprint_is_named_not_guessed_at(setup):
     anchors.write_text("[1, 2]")
     done = runner.invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt"])
     assert done.exit_code == 2 and "anchors.json" in done.output and "remove it to start again" in done.output
+
+
+def test_a_judge_that_cannot_be_reached_fails_its_fingerprint_saying_why(setup):
+    folder, server = setup
+    fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)
+    server.models = {"another-model"}   # the endpoint no longer serves the judge's model
+    done = CliRunner().invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--json"])
+    doc = json.loads(done.output)
+    assert done.exit_code == 1 and doc["verdict"] == "FAILED"
+    assert "could be scored" in doc["reasons"][0] and doc["errors"]
