@@ -79,7 +79,10 @@ def campaign(rng, *, effect: dict[str, float], n=2400, audit=0.2, judge="good") 
     version = np.where(rng.random(n) < 0.5, "v1", "v2")
     rate = 0.5 + np.array([effect.get(t, 0.0) if v == "v2" else 0.0 for t, v in zip(topics, version)])
     y = rng.random(n) < rate
-    score = np.clip(0.4 * y + rng.normal(0.3, 0.15, n), 0, 1) if judge == "good" else rng.random(n)
+    if judge == "perfect":
+        score = y.astype(float)
+    else:   # (each draw in this order, as the seeds of the tests below were drawn)
+        score = np.clip(0.4 * y + rng.normal(0.3, 0.15, n), 0, 1) if judge == "good" else rng.random(n)
     ids = [f"c{i:05d}" for i in range(n)]
     labelled = rng.random(n) < audit
     rows = pd.concat([
@@ -138,6 +141,15 @@ def test_a_coin_flip_judge_saves_nothing_and_its_interval_still_covers():
     assert overall["a"]["ppi"]["lam"] < 0.3 and overall["b"]["ppi"]["lam"] < 0.3   # power tuning ignores it
     assert overall["difference"]["ci_low"] < 0 < overall["difference"]["ci_high"]
     assert overall["labels"]["with_the_judge"] >= 0.9 * overall["labels"]["humans_only"]
+
+
+def test_a_perfect_judge_leaves_almost_nothing_to_the_labels():
+    rng = np.random.default_rng(8)
+    overall = compare_systems(campaign(rng, effect={"billing": 0.2}, judge="perfect"), metric="helpful", judge="judge",
+                              by="app", a="v1", b="v2")["overall"]
+    assert overall["a"]["ppi"]["lam"] > 0.7 and overall["b"]["ppi"]["lam"] > 0.7   # power tuning trusts it
+    assert overall["difference"]["se"] < 0.5 * overall["humans_only_difference"]["se"]
+    assert overall["labels"]["with_the_judge"] < 0.3 * overall["labels"]["humans_only"]
 
 
 def test_the_command_line_and_its_errors(tmp_path):
