@@ -124,14 +124,14 @@ class CampaignError(ValueError):
 
     max_listed = 50
 
-    def __init__(self, problems: list[Problem]):
+    def __init__(self, problems: list[Problem], *, heading: str = "the campaign"):
         self.problems = list(problems)
         lines = [str(p) for p in self.problems[: self.max_listed]]
         more = len(self.problems) - len(lines)
         if more > 0:
             lines.append(f"... and {more} more problems")
         count = len(self.problems)
-        super().__init__(f"{count} problem{'s' if count != 1 else ''} in the campaign:\n  " + "\n  ".join(lines))
+        super().__init__(f"{count} problem{'s' if count != 1 else ''} in {heading}:\n  " + "\n  ".join(lines))
 
 
 class FileError(RuntimeError):
