@@ -46,6 +46,7 @@ _EXPORTS = {
     "import_langfuse": ("calibrate.imports.langfuse_scores", "import_langfuse"),        # calibrate import langfuse
     "import_langsmith": ("calibrate.imports.langsmith_feedback", "import_langsmith"),   # calibrate import langsmith
     "import_batch": ("calibrate.imports.apply", "import_batch"),
+    "undo_withdrawals": ("calibrate.imports.apply", "undo_withdrawals"),                # calibrate import undo-withdrawals
     # judges
     "run_judges": ("calibrate.judges.runner", "run_judges"),                            # calibrate judge
     "clear_judge_cache": ("calibrate.judges.store", "clear_judge_cache"),               # calibrate cache clear

@@ -15,7 +15,8 @@ judge would give (supported, relevant, useful, attributed, committal) and G-Eval
 (claims, truths, statements) and reasons are the same for every model.
 Faults are injected by marker: a prompt containing a marker gets the fault for the next ``times``
 requests (429 with Retry-After, 500, a reply slower than the timeout, a dropped connection,
-malformed JSON, an answer whose lists are all empty).
+malformed JSON, an answer whose lists are all empty, a 401 whose body quotes the API key sent:
+``echo-key``).
 """
 
 from __future__ import annotations
@@ -388,6 +389,11 @@ class JudgeServer:
                     return self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0.05"})
                 if fault == "500":
                     return self._send(500, {"error": {"message": "internal error"}})
+                if fault == "echo-key":   # a server that quotes the key it was sent in its error, as some do
+                    sent = (self.headers.get("x-api-key") or self.headers.get("Authorization") or "").split()[-1:]
+                    return self._send(401, {"error": {"message": f"Incorrect API key provided: {' '.join(sent)}. "
+                                                                 "You can find your API key in your account.",
+                                                      "type": "invalid_request_error", "code": "invalid_api_key"}})
                 if fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)

@@ -28,7 +28,7 @@ COMMAND_FUNCTIONS = {
     "report": "build_report", "demo": "demo_report", "import deepeval": "import_deepeval_run",
     "import ragas": "import_ragas_result", "import mlflow": "import_mlflow", "export mlflow": "export_to_mlflow",
     "import phoenix": "import_phoenix", "import promptfoo": "import_promptfoo", "import inspect": "import_inspect",
-    "import langfuse": "import_langfuse", "import langsmith": "import_langsmith", "monitor": "monitor_judge", "fingerprint": "fingerprint_judge",
+    "import langfuse": "import_langfuse", "import undo-withdrawals": "undo_withdrawals", "import langsmith": "import_langsmith", "monitor": "monitor_judge", "fingerprint": "fingerprint_judge",
     "compare-systems": "compare_systems",
 }
 

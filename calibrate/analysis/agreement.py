@@ -63,7 +63,8 @@ class Rule:
     max_false_pass : float
         ``constraint``: the ceiling on the false-pass rate; the most lenient threshold under it is chosen.
     confidence : float, optional
-        ``constraint``: keep the one-sided Clopper-Pearson upper bound, not the estimate, under the ceiling.
+        ``constraint``: keep the one-sided Clopper-Pearson upper bound, not the estimate, under the ceiling
+        (from 0.5 to below 1).
     cost_false_pass, cost_false_fail : float
         ``cost``: the costs of the two errors; the threshold of least expected cost is chosen.
     prevalence : float, optional
@@ -119,8 +120,11 @@ class Rule:
                 where = (f"above {low:g}" if open_low else f"from {low:g}") + (f" to {high:g}" if high < math.inf else "")
                 raise ValueError(f"Rule {key} must be a finite number{'' if low == -math.inf else ' ' + where}, "
                                  f"not {value!r}")
-        if self.confidence is not None and self.confidence >= 1:
-            raise ValueError(f"Rule confidence must be below 1, not {self.confidence!r}")
+        if self.confidence is not None and not 0.5 <= self.confidence < 1:
+            # below 0.5 the one-sided "upper" bound lies under the estimate: a rule on it would keep a
+            # threshold whose false-pass rate is past the ceiling
+            raise ValueError(f"Rule confidence must be from 0.5 to below 1 (below 0.5 the one-sided upper bound "
+                             f"lies under the estimate itself), not {self.confidence!r}")
 
     def describe(self) -> str:
         if self.kind == "constraint":
@@ -784,7 +788,9 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
     manifest = build_manifest(campaign, command="stats", seed=seed, n_boot=n_boot, confidence=confidence,
                               by=by, judges=judges, metrics=chosen)
     return Result({"campaign": campaign.name, "metrics": out, "manifest": manifest,
-                   "provenance": rating_provenance(campaign)}), recommendations
+                   "provenance": rating_provenance(campaign),
+                   # the ratings of metrics campaign.toml no longer declares: no metric above to note them under
+                   "set_aside_note": campaign.set_aside_note(why="metric")}), recommendations
 
 
 def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, progress) -> list[dict]:
@@ -975,6 +981,10 @@ def _recommended(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed
                 t = index + int(under[0])
                 rec["defensible_alternative"] = {"threshold": run.threshold_value(t), **at(t),
                                                  "accuracy": run.accuracy_at(t, confidence)}
+        if rule.kind == "constraint" and n_fail > 0:
+            # the fewest false passes short of failing every case: what more labels could defend (the verdict)
+            rec["lowest_false_pass"] = {"rate": float(counts["false_pass"][0, run.paired.m - 1] / n_fail),
+                                        "threshold": run.threshold_value(run.paired.m - 1)}
     else:
         for key in ("false_pass_rate", "false_fail_rate"):
             rec[key] = None

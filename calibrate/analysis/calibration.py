@@ -15,20 +15,23 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
+from pydantic import ConfigDict, Field, FiniteFloat
 from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold
 
 from calibrate.analysis.agreement import MIN_TRUSTED_LABELS
 from calibrate.campaign import Campaign
+from calibrate.base.documents import DocumentError, Schema, read_json, short
+from calibrate.base.errors import Problem
 from calibrate.base.files import replacing
 from calibrate.base.results import FRAME_COLUMNS, Result, typed
 from calibrate.campaign.reference import judge_scores, pair, computed_once
 
-__all__ = ["CalibrationMap", "CalibrationResult", "fit_calibration", "reliability", "expected_calibration_error", "calibration_maps"]
+__all__ = ["CalibrationMap", "MapFile", "CalibrationResult", "fit_calibration", "reliability", "expected_calibration_error", "calibration_maps"]
 
 
 @dataclass(frozen=True)
@@ -75,12 +78,65 @@ class CalibrationMap:
 
     @classmethod
     def load(cls, path: str | Path) -> "CalibrationMap":
-        try:
-            d = json.loads(Path(path).read_text(encoding="utf-8"))
-            return cls(d["metric"], d["judge"], bool(d["higher_is_better"]), tuple(map(float, d["oriented_scores"])),
-                       tuple(map(float, d["probabilities"])))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}: not a calibration map calibrate wrote ({exc})") from None
+        """A map :meth:`save` wrote, read through its declared format (:class:`MapFile`).
+
+        Raises
+        ------
+        DocumentError
+            A file that is not JSON (or too large, or nested too deep), or not a sound map: a field
+            missing or of another type, a probability outside [0, 1], fewer probabilities than scores,
+            scores not rising, probabilities falling; each problem names the file and the field.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "map.json"
+        >>> m = CalibrationMap("faithfulness", "gpt-judge", True, (0.2, 0.6, 0.9), (0.1, 0.5, 0.9))
+        >>> CalibrationMap.load(m.save(path)) == m
+        True
+        >>> _ = path.write_text(json.dumps(m.to_dict() | {"probabilities": [0.1, 0.5, 9]}))
+        >>> CalibrationMap.load(path)                                   # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        calibrate.base.documents.DocumentError: 1 problem in .../map.json:
+          .../map.json, field 'probabilities[2]': Input should be less than or equal to 1 (found 9); expected a calibration map (calibrate calibration --save writes one)
+        """
+        source = str(path)
+        d = read_json(path, MapFile, expected=MAP_EXPECTED, max_bytes=MAP_MAX_BYTES)
+        problems = []
+        if len(d.probabilities) != len(d.oriented_scores):
+            problems.append(Problem(source, f"{len(d.probabilities)} probabilities for {len(d.oriented_scores)} "
+                                    "scores", field="probabilities", expected="one probability per score"))
+        if any(b <= a for a, b in zip(d.oriented_scores, d.oriented_scores[1:])):
+            problems.append(Problem(source, "the scores do not rise", field="oriented_scores",
+                                    value=short(list(d.oriented_scores)), expected="each score larger than the one "
+                                    "before (scikit-learn's X_thresholds_)"))
+        if any(b < a for a, b in zip(d.probabilities, d.probabilities[1:])):
+            problems.append(Problem(source, "the probabilities fall as the score rises", field="probabilities",
+                                    value=short(list(d.probabilities)), expected="each probability at least the "
+                                    "one before (an isotonic map)"))
+        if problems:
+            raise DocumentError(problems, source=source)
+        return cls(d.metric, d.judge, d.higher_is_better, tuple(d.oriented_scores), tuple(d.probabilities))
+
+
+#: what a calibration map file holds
+MAP_EXPECTED = "a calibration map (calibrate calibration --save writes one)"
+#: the largest map file read (a map has at most one point per labelled case)
+MAP_MAX_BYTES = 64 * 2 ** 20
+
+
+class MapFile(Schema):
+    """The file :meth:`CalibrationMap.save` writes: strict types (``"false"`` is no boolean), finite
+    scores, probabilities in [0, 1], at least one point."""
+
+    model_config = ConfigDict(strict=True)
+
+    metric: str
+    judge: str
+    higher_is_better: bool
+    oriented_scores: list[FiniteFloat] = Field(min_length=1)
+    probabilities: list[Annotated[float, Field(ge=0.0, le=1.0)]] = Field(min_length=1)
 
 
 def _bins(probability: np.ndarray, n_bins: int) -> np.ndarray:

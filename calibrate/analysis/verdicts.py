@@ -9,9 +9,11 @@ A judge's recommendation is *defensible* when a reviewer can hold it to the camp
 - a **cost** rule: the judge has a threshold of least expected cost;
 
 and, under either, its scores separate human passes from human fails better than chance (the one-sided
-Mann-Whitney test the CI gate reads, at ``p < (1 - confidence) / 2``) and it rests on at least
-``MIN_TRUSTED_LABELS`` human labels. Otherwise the verdict says why, and when more labels would settle
-it, how many and of which kind: the human fails a ceiling needs (:func:`fails_for_ceiling`), and the
+Mann-Whitney test the CI gate reads, at ``p <`` :func:`chance_level`, ``(1 - confidence) / 2`` and never
+above 0.025) and it rests on at least ``MIN_TRUSTED_LABELS`` human labels. A ceiling of 0 is never
+defensible, whatever the judge: the upper bound of a false-pass rate measured on finitely many human
+fails is above 0, so no number of labels shows it; the verdict says so, and what ceiling to declare.
+Otherwise the verdict says why, and when more labels would settle it, how many and of which kind: the human fails a ceiling needs (:func:`fails_for_ceiling`), and the
 labelled cases that takes at the campaign's share of human fails. A ``fixed`` rule, or a metric that
 declares no rule, gives no verdict to defend: the lines say so (defaults fail closed).
 
@@ -24,10 +26,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from calibrate.stats.thresholds import fails_for_ceiling
+from calibrate.stats.thresholds import MOST_FAILS_SEARCHED, fails_for_ceiling
 
 __all__ = ["DEFENSIBLE", "NEEDS_LABELS", "NOT_DEFENSIBLE", "NO_CRITERION", "STRICTER", "judge_verdict", "metric_verdict",
-           "verdict_lines"]
+           "verdict_lines", "chance_level", "LOOSEST_CHANCE_LEVEL", "zero_ceiling_text"]
 
 #: a reviewer can hold the recommendation to the rule
 DEFENSIBLE = "defensible"
@@ -39,6 +41,40 @@ STRICTER = "defensible if stricter"
 NOT_DEFENSIBLE = "not defensible"
 #: the rule (fixed, or none declared) gives nothing to defend
 NO_CRITERION = "no criterion"
+
+
+#: the chance test never runs looser than this, whatever the confidence asked for: a judge no better than
+#: chance gets through it at most once in 40 samples
+LOOSEST_CHANCE_LEVEL = 0.025
+
+
+def chance_level(confidence: float) -> float:
+    """The level of the one-sided test against chance that a decision at ``confidence`` reads:
+    ``(1 - confidence) / 2``, to 12 significant digits (0.025, not 0.025000000000000022, so that p =
+    0.025 is not below it; and about 5e-13 at a confidence of 1 - 1e-12, not 0), and never above
+    :data:`LOOSEST_CHANCE_LEVEL` (at a confidence of 0.3 a coin-flip judge would get through one time
+    in three).
+
+    Examples
+    --------
+    >>> chance_level(0.95), chance_level(0.999), chance_level(0.3), chance_level(1e-9)
+    (0.025, 0.0005, 0.025, 0.025)
+    """
+    return min(LOOSEST_CHANCE_LEVEL, float(f"{(1 - confidence) / 2:.12g}"))
+
+
+def zero_ceiling_text() -> str:
+    """Why a false-pass ceiling of 0 (``max_false_pass = 0``) can never be shown, and what to give instead.
+
+    Examples
+    --------
+    >>> zero_ceiling_text()[:44]
+    'a false-pass ceiling of 0 can never be shown'
+    """
+    return ("a false-pass ceiling of 0 can never be shown: on any finite number of human fails, even with no false "
+            "pass, the false-pass rate's upper bound is above 0, so no judge and no number of labels meets it; "
+            "give a ceiling above 0 (at 95% confidence, 0.05 takes about 73 human fails with no false pass, "
+            "0.01 about 380)")
 
 
 def _num(x: float | None) -> str:
@@ -82,12 +118,18 @@ def _chance(rec: dict[str, Any], confidence: float) -> str | None:
     sep = rec.get("separation")
     if not sep:
         return None
-    alpha = round((1 - confidence) / 2, 12)   # 0.025, not 0.025000000000000022: p = 0.025 is not below it
+    alpha = chance_level(confidence)
     if sep["chance_p"] < alpha:
         return None
     return (f"its scores separate human passes from fails no better than chance (AUC {sep['auc']:.2f}, one-sided "
             f"Mann-Whitney p = {sep['chance_p']:.2g} on {sep['n_pass']} passes and {sep['n_fail']} fails; "
             f"needs p < {alpha:g})")
+
+
+def _beyond_reach(ceiling: float) -> str:
+    """Why a ceiling above 0, but tiny, cannot be defended in practice."""
+    return (f"a {ceiling:g} ceiling needs more than {MOST_FAILS_SEARCHED:,} human fails even with no false pass; "
+            "declare a ceiling labels can show")
 
 
 def _labels(n_fails_more: float, fail_share: float | None, n_cases_more: int = 0) -> dict[str, Any]:
@@ -108,7 +150,8 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
         ``n_human_fail``, ``false_pass_rate_detail``, ``false_fail_rate_detail`` and ``separation``
         (``auc``, ``chance_p``, ``n_pass``, ``n_fail``).
     confidence : float
-        The level of the rates' intervals; the test against chance is at ``(1 - confidence) / 2``.
+        The level of the rates' intervals; the test against chance is at :func:`chance_level`
+        (``(1 - confidence) / 2``, never above 0.025).
     min_labels : int
         Fewer human labels than this is not yet defensible.
 
@@ -151,6 +194,11 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
         out["reasons"].append(why)
         return done(NO_CRITERION, f"no recommendation to defend: {why}; {at}")
     ceiling = rule.get("max_false_pass")
+    if kind == "constraint" and ceiling == 0:
+        # whatever the judge and the labels: no finite sample shows a rate of 0 (more labels never help)
+        why = zero_ceiling_text()
+        out["reasons"].append(why)
+        return done(NOT_DEFENSIBLE, f"not defensible: {why}; {at}")
     one_sided = kind == "constraint" and rule.get("confidence") is not None
     level = rule.get("confidence") if one_sided else confidence
 
@@ -163,7 +211,11 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
                f"every one of the {n} human labels is a " + ("pass" if n_fail == 0 else "fail"))
         out["reasons"].append(why)
         if kind == "constraint" and n_fail == 0:
-            needed = fails_needed(0.0) or 0
+            needed = fails_needed(0.0)
+            if needed is None:   # a ceiling so low that no count of fails we search reaches it
+                why += f"; {_beyond_reach(ceiling)}"
+                out["reasons"][-1] = why
+                return done(NOT_DEFENSIBLE, f"not defensible: {why}")
             out["labels_needed"] = _labels(needed, None, max(0, min_labels - n))
             return done(NEEDS_LABELS, f"not defensible yet: {why}; a {ceiling:g} ceiling needs at least {needed} "
                                       "human fails (label cases the judge scores low to find them)")
@@ -206,9 +258,21 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
                     text += f"; {keep} {out['labels_needed']['cases']} more labelled cases"
                 out["reasons"].append(f"the rule's threshold has false passes {_rate_text(fp)}, past the ceiling")
                 return done(STRICTER, text + ")")
-            if needed is None:
-                why = (f"at {_at(rec)} false passes {_rate_text(fp)}: the rate sits at the {ceiling:g} ceiling, "
-                       "so no number of labels brings its upper bound under it")
+            lowest = (rec.get("lowest_false_pass") or {}).get("rate")
+            stricter = fails_needed(lowest) if needed is None and lowest is not None else None
+            if needed is None and stricter is not None:
+                # this threshold's rate sits at the ceiling, but a stricter one has fewer false passes: on
+                # more labels its bound comes under the ceiling (a perfect judge on too few labels, say)
+                strictest = _at({**rec, "threshold": rec["lowest_false_pass"]["threshold"]})
+                texts.append(f"at {_at(rec)} false passes {_rate_text(fp)} sit at the {ceiling:g} ceiling; a "
+                             f"stricter threshold (false passes {_num(lowest)} at {strictest}) needs at least "
+                             f"{stricter} human fails, {n_fail} labelled")
+                more_fails = max(stricter - fail_n, 1)
+            elif needed is None:
+                why = (f"at {_at(rec)} false passes {_rate_text(fp)}: " + (
+                    _beyond_reach(ceiling) if fp["estimate"] < ceiling and fails_needed(0.0) is None else
+                    f"the rate sits at the {ceiling:g} ceiling, so no number of labels brings its upper bound "
+                    "under it"))
                 if n >= min_labels:
                     out["reasons"].append(why)
                     return done(NOT_DEFENSIBLE, f"not defensible: {why}")

@@ -32,7 +32,9 @@ calibrate.base.documents.DocumentError: 1 problem in run.json:
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import os
 import re
 from collections.abc import Iterable
@@ -44,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from calibrate.base.errors import CampaignError, Problem
 
 __all__ = ["Schema", "DocumentError", "MAX_DOCUMENT_BYTES", "MAX_DEPTH", "parse_json", "validate", "check",
-           "read_json", "read_json_lines", "read_bytes", "field_path", "short"]
+           "read_json", "read_json_lines", "read_bytes", "read_text", "read_csv_rows", "field_path", "short"]
 
 T = TypeVar("T")
 
@@ -174,11 +176,20 @@ def parse_json(data: bytes | str, schema: Any, *, source: str, expected: str, li
         raise DocumentError([Problem(source, f"{len(data):,} bytes, more than the {limit:,} calibrate reads at once",
                                      row=line, expected=expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)")],
                             source=source)
+    if isinstance(data, (bytes, bytearray)) and data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]   # a UTF-8 byte-order mark (Windows tools write one)
     try:
         return _adapter(schema).validate_json(data)
     except ValidationError as exc:
-        raise DocumentError(_problems(exc, source=source, expected=expected, line=line, prefix=""),
-                            source=source) from None
+        problems = _problems(exc, source=source, expected=expected, line=line, prefix="")
+        if isinstance(data, (bytes, bytearray)) and any(e.get("type") == "json_invalid" for e in exc.errors()):
+            try:
+                bytes(data).decode("utf-8")
+            except UnicodeDecodeError as bad:   # say so, not "expected value"
+                row = data.count(b"\n", 0, bad.start) + (line or 1)
+                problems = [Problem(source, f"not UTF-8 text (byte {data[bad.start]:#04x} at offset {bad.start})",
+                                    row=row, expected=expected + ", saved as UTF-8")]
+        raise DocumentError(problems, source=source) from None
 
 
 def check(value: Any, schema: Any, *, source: str, expected: str, line: int | None = None,
@@ -277,3 +288,75 @@ def read_json_lines(path: str | Path, schema: Any, *, expected: str, max_bytes: 
     if problems:
         raise DocumentError(problems, source=str(path))
     return found
+
+
+def read_text(path: str | Path, *, expected: str, max_bytes: int | None = None) -> str:
+    """A text file's text: UTF-8 (a byte-order mark, as spreadsheets write one, dropped), within the size
+    limit; a byte that is not UTF-8 is a :class:`DocumentError` naming the file, its line and offset.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
+    >>> _ = path.write_bytes(b"\\xef\\xbb\\xbfcase_id\\nc1\\n")
+    >>> read_text(path, expected="a table")
+    'case_id\\nc1\\n'
+    >>> _ = path.write_bytes(b"case_id\\ncaf\\xe9\\n")
+    >>> read_text(path, expected="a table")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calibrate.base.documents.DocumentError: 1 problem in ...a.csv:
+      ...a.csv, line 2: not UTF-8 text (byte 0xe9 at offset 11); expected a file saved as UTF-8
+    """
+    data = read_bytes(path, expected=expected, max_bytes=max_bytes)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentError([Problem(str(path), f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+                                     row=data.count(b"\n", 0, exc.start) + 1, expected="a file saved as UTF-8")],
+                            source=str(path)) from None
+
+
+def read_csv_rows(path: str | Path, *, expected: str,
+                  max_bytes: int | None = None) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """A CSV file's header and rows, each row with the physical line it starts on (a quoted field may
+    span lines, and blank rows are skipped, so a row's line is not its index). What is checked here is
+    what every table shares: text (:func:`read_text`), a header, each column once, each row as wide as
+    the header; the caller checks the columns and the values.
+
+    Raises
+    ------
+    DocumentError
+        Every problem found, each naming the file and the line.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
+    >>> _ = path.write_text('case_id,reason\\nc1,"two\\nlines"\\n\\nc2,x\\n')
+    >>> read_csv_rows(path, expected="a table")
+    (['case_id', 'reason'], [(2, ['c1', 'two\\nlines']), (5, ['c2', 'x'])])
+    """
+    reader = csv.reader(io.StringIO(read_text(path, expected=expected, max_bytes=max_bytes), newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise DocumentError([Problem(str(path), "the file is empty", row=1, expected=expected)], source=str(path))
+        problems = [Problem(str(path), "duplicate column (a second column of this name would be ignored)", row=1,
+                            field=name, expected="each column once")
+                    for name in sorted({n for n in header if header.count(n) > 1})]
+        rows, start = [], reader.line_num + 1
+        for record in reader:
+            if any(value != "" for value in record):
+                if len(record) != len(header):
+                    problems.append(Problem(str(path), f"{len(record)} field(s) where the header has {len(header)}",
+                                            row=start, expected="one field per column"))
+                else:
+                    rows.append((start, record))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise DocumentError([Problem(str(path), f"not a readable CSV file: {exc}", row=reader.line_num)],
+                            source=str(path)) from None
+    if problems:
+        raise DocumentError(problems, source=str(path))
+    return header, rows

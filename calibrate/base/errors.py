@@ -154,4 +154,5 @@ class StoreError(FileError):
 
 
 class FolderInUse(FileError):
-    """A campaign folder that another calibrate process is working on (one judge run at a time)."""
+    """A campaign folder that another writer still holds after the wait (one writer at a time: see
+    :func:`calibrate.base.files.holding`)."""

@@ -31,15 +31,17 @@ REDACTED = "[redacted]"
 MIN_SECRET = 8
 
 _SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)", re.I)
-_SCHEME = re.compile(r"(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=:-]{8,})")
+_SCHEME = re.compile(r"(?i)\b(bearer|basic|token)(\s+)([A-Za-z0-9._~+/=:-]{8,})")
+# API keys of known formats, and JSON Web Tokens (the access tokens Label Studio's SDK and others exchange)
 _KEY_FORMATS = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|\blsv2_[A-Za-z0-9_]{16,}|\bhf_[A-Za-z0-9]{16,}"
-                          r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}")
+                          r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}"
+                          r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
 # key: value pairs in JSON, headers, query strings and reprs; a name that always holds a credential...
 _PAIR = re.compile(r"""(?ix)
     (["']?(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token
                   |id[_-]?token|authorization|password|passwd|client[_-]?secret|private[_-]?key|secret[_-]?key)
      ["']?\s*[:=]\s*["']?)
-    (?!\[redacted\])(?!bearer\s|basic\s)([^"'\s,;&}{)]{4,})""")
+    (?!\[redacted\])(?!bearer\s|basic\s|token\s)([^"'\s,;&}{)]{4,})""")
 # ... and one that may be a word in a sentence ("secret: ..."), whose value must look like a credential
 _LOOSE_PAIR = re.compile(r"""(?ix)(["']?(?:secret|token|key)["']?\s*[:=]\s*["']?)(?!\[redacted\])([^"'\s,;&}{)]{8,})""")
 
@@ -63,7 +65,13 @@ def _credential_or_word(match: re.Match, group: int) -> str:
 
 _lock = threading.Lock()
 _remembered: set[str] = set()
-_pattern: tuple[frozenset[str], re.Pattern | None] = (frozenset(), None)
+#: (the environment and the remembered values it was computed from, the known values longest first)
+_known_values: tuple[tuple, tuple[str, ...]] = ((), ())
+# words one of which every pattern below needs: a text without any is not searched (redact runs on every
+# judge's reason, so it must cost little)
+_SCHEME_HINTS = ("bearer", "basic", "token")
+_KEY_HINTS = ("sk-", "pk-", "rk-", "lsv2_", "hf_", "gh", "AKIA", "AIza", "eyJ")
+_PAIR_HINTS = ("key", "token", "authorization", "passw", "secret")
 
 
 def secret_env_name(name: str) -> bool:
@@ -83,16 +91,19 @@ def remember(value: str | None) -> None:
             _remembered.add(value.strip())
 
 
-def _known() -> re.Pattern | None:
-    global _pattern
-    values = set(_remembered)
-    values |= {v.strip() for k, v in os.environ.items() if secret_env_name(k) and len(v.strip()) >= MIN_SECRET}
-    frozen = frozenset(values)
-    if frozen != _pattern[0]:
-        compiled = (re.compile("|".join(re.escape(v) for v in sorted(frozen, key=len, reverse=True)))
-                    if frozen else None)
-        _pattern = (frozen, compiled)
-    return _pattern[1]
+def _known() -> tuple[str, ...]:
+    """Every known credential, longest first (recomputed only when the environment or the remembered
+    values changed)."""
+    global _known_values
+    data = getattr(os.environ, "_data", None)   # CPython's raw environment: compared without decoding it
+    environment = tuple(data.items()) if isinstance(data, dict) else tuple(os.environ.items())
+    state = (environment, len(_remembered))
+    if state != _known_values[0]:
+        with _lock:
+            values = set(_remembered)
+        values |= {v.strip() for k, v in os.environ.items() if secret_env_name(k) and len(v.strip()) >= MIN_SECRET}
+        _known_values = (state, tuple(sorted(values, key=len, reverse=True)))
+    return _known_values[1]
 
 
 def redact(text: str) -> str:
@@ -103,13 +114,18 @@ def redact(text: str) -> str:
     """
     if not text:
         return text
-    known = _known()
-    if known is not None:
-        text = known.sub(REDACTED, text)
-    text = _SCHEME.sub(lambda m: _credential_or_word(m, 3), text)
-    text = _KEY_FORMATS.sub(REDACTED, text)
-    text = _PAIR.sub(lambda m: m.group(1) + REDACTED, text)
-    return _LOOSE_PAIR.sub(lambda m: _credential_or_word(m, 2), text)
+    for value in _known():
+        if value in text:
+            text = text.replace(value, REDACTED)
+    lower = text.lower()
+    if any(hint in lower for hint in _SCHEME_HINTS):
+        text = _SCHEME.sub(lambda m: _credential_or_word(m, 3), text)
+    if any(hint in text for hint in _KEY_HINTS):
+        text = _KEY_FORMATS.sub(REDACTED, text)
+    if any(hint in lower for hint in _PAIR_HINTS):
+        text = _PAIR.sub(lambda m: m.group(1) + REDACTED, text)
+        text = _LOOSE_PAIR.sub(lambda m: _credential_or_word(m, 2), text)
+    return text
 
 
 def redact_any(value: Any) -> Any:

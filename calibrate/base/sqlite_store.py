@@ -8,6 +8,7 @@ never deleted or rewritten to get past one.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,12 @@ def open_store(path: str | Path, migrations: list[str], *, read_only: bool = Fal
     2
     """
     path = Path(path)
+    links = [p for p in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal")))
+             if p.is_symlink()]
+    if links and not read_only:   # a store is a file of its folder: a link would take its writes elsewhere
+        raise StoreError(links[0], "damaged", f"is a symbolic link (to {os.readlink(links[0])}): calibrate writes no "
+                         "store through a link, which could lead out of the campaign folder",
+                         "remove the link, and put the store itself there if it is yours")
     try:
         if read_only:
             return _open_read_only(path, damaged_todo)

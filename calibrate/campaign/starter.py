@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from calibrate.base.errors import NO_VALUE, CampaignError, ParameterText, Problem
-from calibrate.base.files import replacing
+from calibrate.base.files import holding, replacing
 from calibrate.campaign.folder import RATING_COLUMNS, load_campaign
 
 __all__ = ["init_campaign", "parse_metric"]
@@ -139,24 +140,27 @@ def init_campaign(folder: str | Path, metrics: Mapping[str, Mapping] | Sequence[
     ('support-bot', ['faithfulness', 'relevance'], 2.0, 0.1)
     """
     folder = Path(folder)
+    taken = CampaignError([Problem(str(folder), "exists already: a new campaign gets a new folder",
+                                   expected="a folder name not yet taken (nothing in this one was changed)")])
     if folder.exists():
-        raise CampaignError([Problem(str(folder), "exists already: a new campaign gets a new folder",
-                                     expected="a folder name not yet taken (nothing in this one was changed)")])
+        raise taken
     tables = dict(parse_metric(m) for m in metrics) if not isinstance(metrics, Mapping) else dict(metrics)
     if not tables:
         raise ValueError(ParameterText("a campaign needs at least one metric: give {metrics}", metrics=NO_VALUE))
     text = campaign_toml(name or folder.name, tables)
-    folder.mkdir(parents=True)
-    path = folder / "campaign.toml"
-    with replacing(path) as handle:
-        handle.write(text)
-    with replacing(folder / "ratings.csv") as handle:
-        handle.write(",".join(RATING_COLUMNS) + "\n")
     try:
-        load_campaign(folder)
-    except CampaignError:   # a name the format cannot hold: leave nothing behind
-        for written in folder.iterdir():
-            written.unlink()
-        folder.rmdir()
+        folder.mkdir(parents=True)   # one of two inits at once makes it; the other is refused here
+    except FileExistsError:
+        raise taken from None
+    path = folder / "campaign.toml"
+    try:
+        with holding(folder, "calibrate init"):
+            with replacing(folder / "ratings.csv") as handle:
+                handle.write(",".join(RATING_COLUMNS) + "\n")
+            with replacing(path) as handle:   # the campaign last: a folder without it is no campaign yet
+                handle.write(text)
+            load_campaign(folder)
+    except BaseException:   # a name the format cannot hold, a full disk: leave nothing behind
+        shutil.rmtree(folder, ignore_errors=True)
         raise
     return path

@@ -9,6 +9,11 @@ again, in a new run, keeping the earlier replies. Calls go out concurrently unde
 retries and backoff on 429, 5xx, timeouts and dropped connections (honouring ``Retry-After``). A reply
 that is not JSON, lacks the answer, or has contexts of the wrong type is that golden's error: the run
 goes on and the summary counts them.
+
+The requests go through :mod:`calibrate.base.http`: a redirect to another server is refused (the
+service's headers, which may carry a token, and the goldens go only to the URL declared), each request
+has a total deadline (``timeout_s``, the whole reply included) and a size cap. The values of the
+``${VAR}`` headers are registered as secrets, and every error stored or shown is redacted.
 """
 
 from __future__ import annotations
@@ -23,13 +28,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from calibrate.campaign import CASES_FILE
 from calibrate.cases.datasets import case_content
 from calibrate.campaign.service import ContractError, ServiceContract
+from calibrate.base.documents import Schema, check, read_json_lines
 from calibrate.base.errors import CampaignError, Problem
-from calibrate.base.files import replacing
+from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.sqlite_store import now, open_store
 from calibrate.base.results import Result, records_frame
+from calibrate.base.secrets import redact, remember
 
 __all__ = ["collect", "dry_run", "CollectStore", "STORE_NAME", "ServiceFunction"]
 
@@ -56,7 +65,8 @@ class CollectStore:
                         "context_ids, error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (run_id, golden["case_id"], json.dumps(golden, ensure_ascii=False), status, latency_s, reply,
                          answer, None if contexts is None else json.dumps(contexts, ensure_ascii=False),
-                         None if context_ids is None else json.dumps(context_ids), error, now()))
+                         None if context_ids is None else json.dumps(context_ids),
+                         None if error is None else redact(error), now()))
 
     def collected(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT DISTINCT case_id FROM replies WHERE error IS NULL")}
@@ -91,11 +101,36 @@ def _case(golden: dict, reply: dict) -> dict[str, Any]:
     return {**case, "actual_output": reply["answer"], "retrieval_context": reply["contexts"], "metadata": metadata}
 
 
+class _Service(Schema):
+    run_id: str | None = None
+
+
+class _Metadata(Schema):
+    service: _Service | None = None
+
+
+class KeptCase(Schema):
+    """What collect reads of a case already in ``cases.jsonl``: its id, and the collection run that
+    wrote it (``metadata.service.run_id``; none for a case from elsewhere). The case is kept whole."""
+
+    case_id: str | int | None = None
+    metadata: _Metadata | None = None
+
+
 def _existing(folder: Path) -> list[dict]:
+    """The cases of ``cases.jsonl``, each line read through :func:`~calibrate.base.documents.read_json_lines`
+    (a line ends at ``\n`` only) and checked as a :class:`KeptCase`; every line that is not is listed in
+    one error naming the file, the line and the field."""
     path = folder / CASES_FILE
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    expected = "a case of cases.jsonl: a JSON object with case_id"
+    rows = read_json_lines(path, dict[str, JsonValue], expected=expected)
+    problems = [p for line, case in rows for p in check(case, KeptCase, source=str(path), expected=expected,
+                                                          line=line)[1]]
+    if problems:
+        raise CampaignError(problems)
+    return [case for _, case in rows]
 
 
 def _foreign(cases: list[dict], ids: set[str], store: CollectStore) -> list[Problem]:
@@ -108,6 +143,7 @@ def _foreign(cases: list[dict], ids: set[str], store: CollectStore) -> list[Prob
             and (c["case_id"], ((c.get("metadata") or {}).get("service") or {}).get("run_id")) not in runs]
 
 
+@writes_campaign("calibrate collect")
 def write_cases(folder: Path, store: CollectStore) -> int:
     """``cases.jsonl`` from each golden's latest successful reply, beside the cases from elsewhere."""
     collected = {c: _case(r["golden"], r) for c, r in store.latest_successes().items()}
@@ -124,33 +160,57 @@ def write_cases(folder: Path, store: CollectStore) -> int:
     return len(collected)
 
 
-async def _http_call(session, contract: ServiceContract, headers: dict[str, str], golden: dict) -> tuple[int, str, float]:
-    from calibrate.judges.calls import HTTPStatusFailure
+def _header_values(contract: ServiceContract) -> dict[str, str]:
+    """The service's headers with ``${VAR}`` expanded, each expanded value registered as a secret."""
+    values = contract.header_values()
+    for name, declared in contract.masked_headers().items():
+        if "${" in declared:
+            remember(values[name])
+    return values
 
+
+def _service_http(contract: ServiceContract, connections: int = 0):
+    from calibrate.base.http import AsyncHttp, HttpPolicy
+
+    return AsyncHttp(name="the service", policy=HttpPolicy(timeout_s=contract.timeout_s), connections=connections,
+                     secret_headers=tuple(n for n, v in contract.masked_headers().items() if "${" in v))
+
+
+async def _http_call(http, contract: ServiceContract, headers: dict[str, str], golden: dict):
+    """One request to the service: the reply (any status below 500 but 429; those raise to be retried)
+    and its latency."""
     payload = contract.render(golden)
     start = time.perf_counter()
     if contract.method == "GET":
         params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in (payload or {}).items()}
-        request = session.get(contract.url, params=params, headers=headers)
+        reply = await http.request("GET", contract.url, params=params, headers=headers)
     else:
-        request = session.post(contract.url, data=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
-                               headers={**headers, "Content-Type": "application/json"})
-    async with request as response:
-        text = await response.text()
-        if response.status == 429 or response.status >= 500:
-            raise HTTPStatusFailure(response.status, response.headers.get("retry-after"), text)
-        return response.status, text, time.perf_counter() - start
+        reply = await http.request("POST", contract.url, headers={**headers, "Content-Type": "application/json"},
+                                   data=json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    if reply.status == 429 or reply.status >= 500:
+        raise reply.status_error()
+    return reply, time.perf_counter() - start
+
+
+def _reply_json(reply) -> Any:
+    """The service's reply as JSON (read with the depth and size limits of every document)."""
+    from pydantic import JsonValue
+
+    from calibrate.base.http import HttpError
+
+    try:
+        return reply.json(JsonValue, expected="the service's JSON reply")
+    except HttpError as exc:
+        why = "" if exc.kind == "encoding" else f" ({exc.problems[0].message})" if exc.problems else ""
+        raise ContractError(f"the reply is not JSON: {reply.excerpt()!r}{why}") from None
 
 
 async def _run(goldens: list[dict], contract: ServiceContract | None, function: ServiceFunction | None,
                store: CollectStore, run_id: str, policy, progress) -> None:
-    import aiohttp
-
     from calibrate.judges.calls import JudgeCallError
 
-    headers = contract.header_values() if contract else {}
-    session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None),
-                                    connector=aiohttp.TCPConnector(limit=0)) if contract else None
+    headers = _header_values(contract) if contract else {}
+    http = _service_http(contract) if contract else None
     done = 0
 
     async def one(golden: dict) -> None:
@@ -165,15 +225,11 @@ async def _run(goldens: list[dict], contract: ServiceContract | None, function: 
                 store.add(run_id, golden, status=None, latency_s=latency, reply=None, answer=answer,
                           contexts=contexts, context_ids=ids)
             else:
-                status, text, latency = await policy.call(contract.url, lambda: _http_call(session, contract, headers,
-                                                                                          golden))
+                reply, latency = await policy.call(contract.url, lambda: _http_call(http, contract, headers, golden))
+                status, text = reply.status, reply.excerpt(limit=len(reply.body))
                 if status >= 400:
                     raise ContractError(f"HTTP {status} from the service: {text[:200]}")
-                try:
-                    reply = json.loads(text)
-                except ValueError:
-                    raise ContractError(f"the reply is not JSON: {text[:200]!r}") from None
-                answer, contexts, ids = contract.extract(reply)
+                answer, contexts, ids = contract.extract(_reply_json(reply))
                 store.add(run_id, golden, status=status, latency_s=latency, reply=text, answer=answer,
                           contexts=contexts, context_ids=ids)
         except (ContractError, JudgeCallError) as exc:
@@ -186,8 +242,8 @@ async def _run(goldens: list[dict], contract: ServiceContract | None, function: 
     try:
         await asyncio.gather(*(one(g) for g in goldens))
     finally:
-        if session is not None:
-            await session.close()
+        if http is not None:
+            await http.close()
 
 
 async def _call_function(function: ServiceFunction, question: str) -> Any:
@@ -209,6 +265,7 @@ def _function_result(result: Any) -> tuple[str, list[str], list[str] | None]:
     return answer, contexts, ids
 
 
+@writes_campaign("calibrate collect")
 def collect(folder: str | Path, goldens: list[dict], *, contract: ServiceContract | None = None,
             function: ServiceFunction | None = None, refresh: bool = False, policy=None,
             progress=None) -> Result:
@@ -269,24 +326,29 @@ def collect(folder: str | Path, goldens: list[dict], *, contract: ServiceContrac
 def dry_run(contract: ServiceContract, golden: dict) -> dict[str, Any]:
     """The rendered request for ``golden`` (headers as declared, secrets unexpanded) and, after one call,
     the reply and what the contract extracts from it (or the error). Stores nothing."""
-    import aiohttp
+    from calibrate.base.http import HttpError
 
     request = {"method": contract.method, "url": contract.url, "headers": contract.masked_headers(),
                "body": contract.render(golden)}
 
-    async def call() -> tuple[int, str, float]:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=contract.timeout_s)) as session:
-            return await _http_call(session, contract, contract.header_values(), golden)
+    async def call():
+        http = _service_http(contract)
+        try:
+            return await _http_call(http, contract, _header_values(contract), golden)
+        finally:
+            await http.close()
 
     out: dict[str, Any] = {"golden": golden["case_id"], "request": request}
     try:
-        status, text, latency = asyncio.run(call())
+        reply, latency = asyncio.run(call())
+    except HttpError as exc:
+        return out | {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - shown to the user, who is checking the contract
-        return out | {"error": f"{type(exc).__name__}: {exc}"}
-    out |= {"status": status, "latency_s": latency, "reply": text[:4000]}
+        return out | {"error": redact(f"{type(exc).__name__}: {exc}")}
+    out |= {"status": reply.status, "latency_s": latency, "reply": redact(reply.excerpt(limit=4000))}
     try:
-        answer, contexts, ids = contract.extract(json.loads(text))
+        answer, contexts, ids = contract.extract(_reply_json(reply))
         out["extracted"] = {"answer": answer, "contexts": contexts, "context_ids": ids}
-    except (ValueError, ContractError) as exc:
-        out["error"] = str(exc) if isinstance(exc, ContractError) else f"the reply is not JSON: {text[:200]!r}"
+    except ContractError as exc:
+        out["error"] = redact(str(exc))
     return out

@@ -10,19 +10,22 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pandas as pd
+from pydantic import BeforeValidator, ConfigDict, JsonValue
 
 from calibrate.campaign import CASES_FILE
+from calibrate.base.documents import DocumentError, Schema, check, parse_json, read_bytes, read_json_lines, short
 from calibrate.base.errors import CampaignError, Problem
-from calibrate.base.files import replacing
+from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.results import Result, single_row
 
 __all__ = ["import_cases", "read_external_cases", "merge_cases", "read_cases_file", "plan_merge", "content_id", "case_content",
-           "external_case", "RAGAS_TO_DEEPEVAL"]
+           "external_case", "RAGAS_TO_DEEPEVAL", "CaseRecord", "jsonl_line"]
 
 RAGAS_TO_DEEPEVAL = {"user_input": "input", "response": "actual_output", "reference": "expected_output",
                      "retrieved_contexts": "retrieval_context", "reference_contexts": "context"}
@@ -31,60 +34,136 @@ TEXT_FIELDS = ("input", "actual_output", "expected_output")
 Source = Literal["auto", "deepeval", "ragas"]
 
 
-def _rows(path: Path) -> list[tuple[int, dict]]:
-    """(line or row number, record) of a JSON list, JSONL or CSV file."""
-    text = path.read_text(encoding="utf-8")
+class _Dataset(Schema):
+    """A JSON dataset that is an object: its cases under ``goldens``, ``test_cases`` or ``samples``."""
+
+    goldens: JsonValue = None
+    test_cases: JsonValue = None
+    samples: JsonValue = None
+
+
+def _rows(path: Path) -> list[tuple[int, Any]]:
+    """(line or row number, record) of a JSON list, JSONL or CSV file (records as JSON values, or a CSV
+    row's texts), read within the limits of every document."""
+    expected = "a DeepEval or RAGAS dataset: a JSON list of cases, JSON Lines, or CSV"
     if path.suffix == ".csv":
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        data = read_bytes(path, expected=expected)
+        try:
+            frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8")
+        except Exception as exc:  # noqa: BLE001 - pandas raises many kinds for a file that is not CSV
+            raise DocumentError([Problem(str(path), f"not a readable CSV file ({type(exc).__name__}: "
+                                         f"{str(exc)[:200]})", expected=expected)], source=str(path)) from None
         return [(i + 2, record) for i, record in enumerate(frame.to_dict("records"))]
     if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CampaignError([Problem(str(path), f"not valid JSON: {exc.msg}", row=exc.lineno)]) from None
-        if isinstance(data, dict):  # {"goldens": [...]} or {"test_cases": [...]} or {"samples": [...]}
-            data = next((v for k, v in data.items() if k in ("goldens", "test_cases", "samples")), data)
+        data = parse_json(read_bytes(path, expected=expected), JsonValue, source=str(path), expected=expected)
+        dataset = check(data, _Dataset, source=str(path), expected=expected)[0] if isinstance(data, dict) else None
+        if dataset is not None:  # {"goldens": [...]} or {"test_cases": [...]} or {"samples": [...]}
+            data = next((v for v in (dataset.goldens, dataset.test_cases, dataset.samples) if v is not None), data)
         if not isinstance(data, list):
-            raise CampaignError([Problem(str(path), "expected a list of cases", value=type(data).__name__)])
+            raise DocumentError([Problem(str(path), "expected a list of cases", value=type(data).__name__,
+                                         expected=expected)], source=str(path))
         return [(i + 1, record) for i, record in enumerate(data)]
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise CampaignError([Problem(str(path), f"not valid JSON: {exc.msg}", row=number)]) from None
-    return rows
+    return read_json_lines(path, JsonValue, expected=expected)
+
+
+def _chunks_of(text: str) -> list[Any]:
+    """A list RAGAS's CSV holds as text (Python's repr of a list of strings, or JSON)."""
+    try:
+        return parse_json(text, list[JsonValue], source="", expected="")
+    except DocumentError:
+        pass
+    try:   # the parser refuses nesting past 200 levels (a SyntaxError), never exhausting the stack
+        found = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise ValueError("not a list of chunks") from None
+    if not isinstance(found, list):
+        raise ValueError("not a list of chunks")
+    return found
 
 
 def _as_list(value: Any, source: str, separator: str) -> list[str] | None:
     if value is None or value == "":
         return None
+    if isinstance(value, str) and value.startswith("[") and source == "ragas":
+        value = _chunks_of(value)
     if isinstance(value, list):
         if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
             raise ValueError("a chunk that is not text")
         return [str(v) for v in value]
-    if isinstance(value, (dict, bool)):
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
         raise ValueError("not a list of chunks")
     text = str(value)
-    if text.startswith("[") and source == "ragas":
-        parsed = ast.literal_eval(text)
-        return [str(v) for v in parsed]
     return [part for part in text.split(separator)] if separator else [text]
+
+
+def _text(value: Any) -> Any:
+    """A text field as text: a string as it is (every character kept: text is data), a number as its
+    digits; anything else refused."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"not text: {'a boolean' if isinstance(value, bool) else type(value).__name__}")
+    return str(value)
+
+
+def _identifier(value: Any) -> Any:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError("an id is a text or an integer")
+    return str(value)
+
+
+CaseText = Annotated[str | None, BeforeValidator(_text)]
+CaseId = Annotated[str | None, BeforeValidator(_identifier)]
+
+
+class CaseRecord(Schema):
+    """One case of a dataset (or of another tool's export), in DeepEval's field names (RAGAS's are
+    mapped to them first): the text fields as text, the context lists as lists of chunks or chunks
+    joined by a separator (read by the caller, which knows the separator), the metadata an object
+    (or its JSON text), the id text or an integer."""
+
+    model_config = ConfigDict(strict=True)
+    input: CaseText = None
+    actual_output: CaseText = None
+    expected_output: CaseText = None
+    retrieval_context: JsonValue = None
+    context: JsonValue = None
+    metadata: JsonValue = None
+    additional_metadata: JsonValue = None
+    case_id: CaseId = None
+    id: CaseId = None
+    name: CaseId = None
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    """A record's metadata: an object, or the JSON text of one; other text kept under
+    ``additional_metadata``."""
+    if isinstance(value, str):
+        try:
+            return parse_json(value, dict[str, JsonValue], source="metadata", expected="an object")
+        except DocumentError:
+            return {"additional_metadata": value}
+    return value if isinstance(value, dict) else {}
 
 
 def external_case(record: Any, *, source: Source = "auto", list_separator: str = "|", where: str = "",
                   row: int | None = None) -> tuple[dict | None, list[Problem]]:
     """One record of a DeepEval or RAGAS dataset (or of another tool's export, in either's field names)
-    as a case of the campaign: ``(case, [])``, or ``(None, problems)`` naming ``where`` and ``row``.
+    as a case of the campaign: ``(case, [])``, or ``(None, problems)`` naming ``where``, ``row`` and
+    the field (the record is read as a :class:`CaseRecord`).
 
     The case's ``metadata`` holds the record's own and ``source`` (the library); its id is the record's
-    ``case_id``, ``id`` or ``name``, else :func:`content_id`.
+    ``case_id``, ``id`` or ``name``, else :func:`content_id`. Text is kept as it is: a ``\\r``, a NUL
+    or an escape sequence in a text field is data.
 
     >>> external_case({"user_input": "q?", "response": "a.", "reference_contexts": ["c"]})[0]["context"]
     ['c']
     >>> external_case({"response": "a."}, where="f.jsonl", row=3)[1][0].message
     'a case without input'
+    >>> external_case({"input": "q?\\r", "actual_output": {"a": 1}}, where="f.jsonl")[1][0].field
+    'actual_output'
     """
     if not isinstance(record, dict):
         return None, [Problem(where, "a case must be an object", row=row, value=type(record).__name__)]
@@ -93,31 +172,27 @@ def external_case(record: Any, *, source: Source = "auto", list_separator: str =
         kind = "ragas" if any(k in record for k in ("user_input", "response", "retrieved_contexts")) else "deepeval"
     if kind == "ragas":
         record = {RAGAS_TO_DEEPEVAL.get(k, k): v for k, v in record.items()}
-    if not record.get("input"):
+    fields, problems = check(record, CaseRecord, source=where, line=row, expected="a case: text fields, lists of "
+                             "chunks, a metadata object")
+    if fields is not None and not fields.input:
         return None, [Problem(where, "a case without input", row=row, field="user_input" if kind == "ragas" else "input",
                               expected="the question or prompt of the case")]
-    problems = [Problem(where, "not text", row=row, field=f, value=type(record[f]).__name__, expected="a string")
-                for f in TEXT_FIELDS if not isinstance(record.get(f), (str, int, float, type(None)))
-                or isinstance(record.get(f), bool)]
-    case: dict[str, Any] = {f: str(record[f]) for f in TEXT_FIELDS if record.get(f) not in (None, "")}
+    if fields is None:
+        return None, problems
+    case: dict[str, Any] = {f: getattr(fields, f) for f in TEXT_FIELDS if getattr(fields, f) not in (None, "")}
     for field in LIST_FIELDS:
         try:
-            values = _as_list(record.get(field), kind, list_separator)
-        except (ValueError, SyntaxError):
-            problems.append(Problem(where, "not a list of chunks", row=row, field=field, value=record.get(field),
+            values = _as_list(getattr(fields, field), kind, list_separator)
+        except ValueError:
+            problems.append(Problem(where, "not a list of chunks", row=row, field=field,
+                                    value=short(getattr(fields, field)),
                                     expected="a list, or chunks joined by " + repr(list_separator)))
             continue
         if values is not None:
             case[field] = values
-    metadata = record.get("additional_metadata") or record.get("metadata") or {}
-    if isinstance(metadata, str):
-        try:
-            metadata = json.loads(metadata)
-        except json.JSONDecodeError:
-            metadata = {"additional_metadata": metadata}
-    case["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), "source": kind}
-    identifier = record.get("case_id") or record.get("id") or record.get("name")
-    case["case_id"] = str(identifier) if identifier else content_id(case)
+    case["metadata"] = {**_metadata(fields.additional_metadata or fields.metadata or {}), "source": kind}
+    identifier = fields.case_id or fields.id or fields.name
+    case["case_id"] = identifier if identifier else content_id(case)
     return (None, problems) if problems else (case, [])
 
 
@@ -174,11 +249,28 @@ def read_cases_file(campaign_folder: str | Path) -> dict[str, dict]:
     path = Path(campaign_folder) / CASES_FILE
     existing: dict[str, dict] = {}
     if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                existing[str(record.get("case_id"))] = record
+        for _, record in read_json_lines(path, dict[str, JsonValue], expected="the campaign's cases: a JSON object "
+                                         "a line"):
+            existing[str(record.get("case_id"))] = record
     return existing
+
+
+#: characters JSON leaves as they are that some readers take for a line break (Python's
+#: ``str.splitlines``, JavaScript): escaped in a JSON Lines file, so that each record stays on its line
+LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+
+
+def jsonl_line(record: dict) -> str:
+    """A record as one line of a JSON Lines file: its text kept whole (non-ASCII as it is, control
+    characters and the characters some readers take for line breaks escaped).
+
+    >>> jsonl_line({"input": "a\\u2028b\\rc é"})
+    '{"input": "a\\\\u2028b\\\\rc é"}\\n'
+    """
+    text = json.dumps(record, ensure_ascii=False)
+    for character, escaped in LINE_BREAKS.items():
+        text = text.replace(character, escaped)
+    return text + "\n"
 
 
 def plan_merge(campaign_folder: str | Path, cases: list[dict], *,
@@ -208,9 +300,10 @@ def plan_merge(campaign_folder: str | Path, cases: list[dict], *,
     if not (added or completed or not path.is_file()):
         return None, counts
     rows = [completed.get(case_id, case) for case_id, case in existing.items()] + list(added.values())
-    return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in rows), counts
+    return "".join(jsonl_line(c) for c in rows), counts
 
 
+@writes_campaign("calibrate cases import")
 def merge_cases(campaign_folder: str | Path, cases: list[dict], *, complete: bool = False,
                 dry_run: bool = False) -> dict[str, int]:
     """Add ``cases`` to the campaign's ``cases.jsonl`` (created if missing), atomically.
@@ -227,6 +320,7 @@ def merge_cases(campaign_folder: str | Path, cases: list[dict], *, complete: boo
     return counts
 
 
+@writes_campaign("calibrate cases import")
 def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source: Source = "auto",
                  list_separator: str = "|") -> Result:
     """The ``calibrate cases import`` command: the cases of a DeepEval or RAGAS dataset file added to

@@ -9,6 +9,8 @@ each listing its ``COMMANDS``, and what they share in :mod:`.console`.
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from calibrate.base.errors import FileError
@@ -23,17 +25,31 @@ from calibrate.cli import (
     review,
     sampling,
 )
-from calibrate.cli.console import fail
+from calibrate.cli.console import err, fail, usage_error
 
 
 class _Commands(click.Group):
-    """The command group; a file that cannot be read or written ends a command with its message."""
+    """The command group; a file that cannot be read or written ends a command with its message, and
+    click's own errors are shown through the console (escaped, as every message is)."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except FileError as exc:
             fail(exc)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            usage_error(exc)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            err.print("Aborted!")
+            sys.exit(1)
+        sys.exit(code if type(code) is int else 0)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

@@ -3,6 +3,7 @@ bias."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from calibrate.cli.console import (
     FiniteRange,
     confidence_option,
     fail,
+    hold,
     json_option,
     load,
     n_boot_option,
@@ -64,7 +66,7 @@ def print_verdict(verdict: dict) -> None:
         name = f"{v['judge']}:"
         indented(styled(VERDICT_STYLES.get(v["status"], ""), name, line[len(name) + 2:]))
     indented(styled("bold", best.strip()))
-    indented(Text(ceiling.strip()))
+    indented(styled("", ceiling.strip()))   # styled: shown, not rich's Text, which drops a \r silently
 
 
 def _figure(stat: dict) -> str:
@@ -163,6 +165,8 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
         for s in metric.get("slices", []):
             print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"},
                          doc["manifest"])
+    if doc.get("set_aside_note"):
+        out.print("note: " + doc["set_aside_note"], soft_wrap=True)
 
 
 def _rate_lines(stat: dict | None) -> str:
@@ -203,8 +207,9 @@ def print_recommendations(recs: list[dict], manifest: dict) -> None:
 @click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable; default: every metric).")
 @click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
 @click.option("--max-false-pass", type=FiniteRange(0, 1), help="Constraint rule: ceiling on the false-pass rate.")
-@click.option("--confidence", type=FiniteRange(0, 1, min_open=True, max_open=True),
-              help="With --max-false-pass: the one-sided upper confidence bound must stay under the ceiling.")
+@click.option("--confidence", type=FiniteRange(0.5, 1, max_open=True),
+              help="With --max-false-pass: the one-sided upper confidence bound must stay under the ceiling "
+                   "(from 0.5: below it the bound lies under the estimate).")
 @click.option("--cost-false-pass", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false pass.")
 @click.option("--cost-false-fail", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false fail.")
 @click.option("--prevalence", type=FiniteRange(0, 1), help="Cost rule: expected production share of human passes.")
@@ -401,14 +406,26 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
                 as_json) -> None:
     """Map a judge's score to the probability that a human passes the case (isotonic regression), with
     its cross-validated Brier score and calibration error."""
+    from calibrate.base.names import is_inside
+
+    if scores_file and not out_file:
+        fail("--scores needs --out: the file to write the probabilities to")
+
+    # a file written into the campaign folder is a write of it: held, like every other
+    with hold(campaign, "calibrate calibration") if any(p and is_inside(p, campaign) for p in (save, out_file)) \
+            else nullcontext():
+        _calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale,
+                     as_json)
+
+
+def _calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale,
+                 as_json) -> None:
     import numpy as np
     import pandas as pd
 
     from calibrate.analysis.calibration import fit_calibration
 
     c = load(campaign, out_of_scale)
-    if scores_file and not out_file:
-        fail("--scores needs --out: the file to write the probabilities to")
     if out_file and Path(out_file).exists():
         fail(f"--out {out_file} exists: choose another file (nothing is overwritten)")
     try:

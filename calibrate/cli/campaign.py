@@ -39,7 +39,15 @@ def validate(campaign: str, out_of_scale: str, as_json: bool) -> None:
         out.print(f"{a['action']}: {a['file']} line {a['line']}: {a['rater']} rated case {a['case_id']} "
                   f"{a['value']:g}" + (f" -> {a['new_value']:g}" if a["new_value"] is not None else ""))
     if doc["set_aside_note"]:
-        out.print("note: " + doc["set_aside_note"])
+        out.print("note: " + doc["set_aside_note"], soft_wrap=True)
+    groups: dict[tuple, int] = {}
+    for s in doc["set_aside"]:   # every rating set aside, counted by file, reason, metric and rater
+        key = (s["file"].rsplit("/", 1)[-1], s["why"], s["metric"], s["rater"])
+        groups[key] = groups.get(key, 0) + 1
+    whys = {"case": "its case left cases.jsonl", "metric": "metric no longer declared",
+            "judge": "judge no longer declared"}
+    for (file, why, metric, rater), count in sorted(groups.items()):
+        out.print(f"set aside: {file}: {count} rating(s) of metric {metric} by {rater} ({whys[why]})", soft_wrap=True)
 
 
 @click.command()

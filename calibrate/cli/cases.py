@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import click
@@ -12,6 +13,7 @@ from calibrate.cli.console import (
     FiniteRange,
     err,
     fail,
+    hold,
     json_option,
     out,
     print_json,
@@ -68,24 +70,25 @@ def collect_command(campaign, goldens, refresh, dry_run, concurrency, retries, r
     from calibrate.cases.datasets import read_external_cases
     from calibrate.judges.calls import CallPolicy
 
-    try:
-        contract = load_contract(campaign)
-        golden_cases = read_external_cases(goldens)
-    except CampaignError as exc:
-        err.print(str(exc))
-        sys.exit(2)
-    if not golden_cases:
-        fail(f"{goldens}: no golden")
-    try:
-        if dry_run:
-            doc = check_contract(contract, golden_cases[0])
-        else:
-            with progress(not as_json) as bar:
-                doc = collect(campaign, golden_cases, contract=contract, refresh=refresh,
-                              policy=CallPolicy(concurrency=concurrency, timeout_s=contract.timeout_s,
-                                                retries=retries, requests_per_minute=rpm), progress=bar)
-    except (ValueError, CampaignError) as exc:
-        fail(exc)
+    with nullcontext() if dry_run else hold(campaign, "calibrate collect"):   # the contract read under it too
+        try:
+            contract = load_contract(campaign)
+            golden_cases = read_external_cases(goldens)
+        except CampaignError as exc:
+            err.print(str(exc))
+            sys.exit(2)
+        if not golden_cases:
+            fail(f"{goldens}: no golden")
+        try:
+            if dry_run:
+                doc = check_contract(contract, golden_cases[0])
+            else:
+                with progress(not as_json) as bar:
+                    doc = collect(campaign, golden_cases, contract=contract, refresh=refresh,
+                                  policy=CallPolicy(concurrency=concurrency, timeout_s=contract.timeout_s,
+                                                    retries=retries, requests_per_minute=rpm), progress=bar)
+        except (ValueError, CampaignError) as exc:
+            fail(exc)
     if as_json or dry_run:
         print_json(doc)
         if dry_run and "error" in doc:

@@ -1,16 +1,31 @@
-"""What every command shares: the consoles (user text shown as it is), the common options, loading a
-campaign, progress bars, errors and JSON output."""
+"""What every command shares: the consoles (user text shown as it is, its control characters escaped),
+the common options, loading a campaign, progress bars, errors and JSON output.
+
+**Terminal safety.** Text that comes from data (case ids, case texts, reasons, rater and metric names,
+file names, a server's messages) can hold control characters: an escape sequence that clears the
+screen, rewrites the window title, plants a hyperlink (OSC 8) or writes the clipboard (OSC 52); a
+carriage return or backspaces that overwrite what was printed; a right-to-left override that shows a
+name reversed. The terminal must never receive them raw. One place sees to it: both consoles are
+:class:`SafeConsole`, which passes every piece of text it is given through :func:`shown` before rich
+lays it out (a string, a table cell, a title, a :class:`rich.text.Text` with its styles, a progress
+label), and any segment a renderable made itself on the way out. Rich's own styling escapes are not
+text and are untouched. JSON output (``--json``) escapes them by itself (``\\u001b``), and files keep
+text as it is.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
+from rich.segment import Segment
+from rich.text import Span, Text
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -29,18 +44,82 @@ if TYPE_CHECKING:
 # The statistics (scipy, scikit-learn, numba) and pandas are imported inside the commands that use
 # them, so that `calibrate --help` answers at once.
 
+#: The characters never sent to the terminal raw: the C0 controls but the newline (NUL, BEL, BS, TAB,
+#: CR, ESC, ...), DEL and the C1 controls (U+009B is a one-character CSI to some terminals), the bidi
+#: embeddings, overrides, isolates and marks (U+202E shows a name reversed), and the line and paragraph
+#: separators.
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(found: re.Match) -> str:
+    return repr(found.group())[1:-1]   # as Python writes it: \x1b, \r, \t, \x00, \u202e
+
+
+def shown(text: str) -> str:
+    r"""``text`` as the terminal may show it: each character of :data:`UNSAFE` written as Python escapes
+    it, everything else (newlines, brackets, any script, emoji) as it is.
+
+    Examples
+    --------
+    >>> shown("case\x1b[2J") == r"case\x1b[2J"
+    True
+    >>> print(shown("a\rb\u202ec\x00 [red]ok[/]\n日本"))
+    a\rb\u202ec\x00 [red]ok[/]
+    日本
+    """
+    return UNSAFE.sub(_escape, text)
+
+
+def shown_text(text: Text) -> Text:
+    """A :class:`rich.text.Text` with :func:`shown` text, its styles kept on the same characters."""
+    plain = text.plain
+    if not UNSAFE.search(plain):
+        return text
+    pieces = [shown(c) for c in plain]
+    starts = [0]
+    for piece in pieces:
+        starts.append(starts[-1] + len(piece))
+    safe = Text("".join(pieces), style=text.style, justify=text.justify, overflow=text.overflow,
+                no_wrap=text.no_wrap, end=text.end, tab_size=text.tab_size)
+    safe.spans = [Span(starts[span.start], starts[span.end], span.style) for span in text.spans]
+    return safe
+
+
+class SafeConsole(Console):
+    """A rich console that never sends the terminal a control character from data (:func:`shown`).
+
+    Strings are escaped before rich reads them (rich itself would silently drop a carriage return or
+    a backspace, and pass an ESC through), :class:`rich.text.Text` objects are rebuilt with their
+    styles, and every text segment a renderable produced on its own is checked on the way out.
+    Markup and emoji codes are off: text is shown as it is.
+    """
+
+    def __init__(self, **options) -> None:
+        super().__init__(**{"markup": False, "emoji": False, "highlight": False, **options})
+
+    def render_str(self, text: str, **options) -> Text:
+        return super().render_str(shown(text), **options)
+
+    def render(self, renderable, options=None):
+        if isinstance(renderable, Text):
+            renderable = shown_text(renderable)
+        for segment in super().render(renderable, options):
+            if segment.control or not UNSAFE.search(segment.text):
+                yield segment
+            else:
+                yield Segment(shown(segment.text), segment.style)
+
+
 # a pipe or a file gets a wide table rather than rich's 80 columns, and lines unbroken (for grep)
 # (markup off: every piece of user text, in a table or a line, is shown as it is; styles go through Text)
-out = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 160,
-              soft_wrap=not sys.stdout.isatty())
-err = Console(stderr=True, highlight=False)
+out = SafeConsole(width=None if sys.stdout.isatty() else 160, soft_wrap=not sys.stdout.isatty())
+err = SafeConsole(stderr=True)
 
 
-def styled(style: str, label: str, text: str = ""):
-    """``label`` in ``style``, then ``text`` as it is (the way to colour a line that holds user text)."""
-    from rich.text import Text
-
-    return Text.assemble((label, style), text)
+def styled(style: str, label: str, text: str = "") -> Text:
+    """``label`` in ``style``, then ``text`` as it is (the way to colour a line that holds user text);
+    both :func:`shown` (rich would drop a carriage return from a Text silently)."""
+    return Text.assemble((shown(label), style), shown(text))
 
 class FiniteRange(click.FloatRange):
     """A number in a range, and finite: ``nan`` and ``inf`` compare false with every bound, so a plain
@@ -76,6 +155,51 @@ def load(path: str, out_of_scale: str | None) -> Campaign:
         fail(exc)
 
 
+def hold(path: str, command: str):
+    """Hold the campaign at ``path`` for ``command`` (:func:`~calibrate.base.files.holding`); where there
+    is no campaign, nothing is held (and no lock file made): the command says what is wrong."""
+    from contextlib import nullcontext
+    from pathlib import Path
+
+    from calibrate.base.files import holding
+
+    return holding(path, command) if (Path(path) / "campaign.toml").is_file() else nullcontext()
+
+
+@contextmanager
+def writing(path: str, command: str, out_of_scale: str | None = None):
+    """The campaign at ``path``, loaded and held for the block (no other writer at once: a command that
+    writes the campaign reads it under the same lock)."""
+    with hold(path, command):
+        yield load(path, out_of_scale)
+
+
+def file_name(value: str | None, what: str) -> str | None:
+    """An option's value that becomes a file name, checked (a usage error naming the rule otherwise)."""
+    from calibrate.base.names import UnsafeName, path_component
+
+    try:
+        return None if value is None else path_component(value, what=what)
+    except UnsafeName as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _waiting(folder: str, holder: str, timeout: float) -> None:
+    from rich.text import Text
+
+    err.print(Text(f"waiting for {folder}: in use by {holder} (up to {timeout:g} s; CALIBRATE_LOCK_TIMEOUT "
+                   "changes it)"), soft_wrap=True)
+
+
+def _register_waiting() -> None:
+    from calibrate.base.files import on_wait
+
+    on_wait(_waiting)
+
+
+_register_waiting()
+
+
 @contextmanager
 def progress(enabled: bool = True):
     """A rich progress bar on stderr, fed by the library's ``progress(done, total, label)`` callback."""
@@ -87,8 +211,8 @@ def progress(enabled: bool = True):
         tasks: dict[str, int] = {}
 
         def update(done: int, total: int, label: str) -> None:
-            if label not in tasks:   # a bar per label: per metric and slice, per judge
-                tasks[label] = bar.add_task(label, total=total)
+            if label not in tasks:   # a bar per label: per metric and slice, per judge (names from data: shown)
+                tasks[label] = bar.add_task(shown(label), total=total)
             bar.update(tasks[label], completed=done)
 
         update.bar = bar   # the bars shown
@@ -115,11 +239,23 @@ def command_line_text(message: object) -> str:
 def fail(message: object, code: int = 2) -> None:
     """Print ``message`` (a text or an exception) as an error, its parameters named as flags, and exit.
 
-    The text is shown as it is: brackets in it are not markup."""
-    from rich.text import Text
-
-    err.print(Text.assemble(("error: ", "bold red"), command_line_text(message)), soft_wrap=True)
+    The text is shown as it is: brackets in it are not markup, control characters are escaped."""
+    err.print(styled("bold red", "error: ", command_line_text(message)), soft_wrap=True)
     sys.exit(code)
+
+
+def usage_error(exc: click.ClickException) -> None:
+    """Show one of click's errors (an unknown option, a bad value, a missing argument) as click shows it,
+    through the console: the values it quotes came from the command line, or from names in data. (The
+    text is click's ``ClickException.show``'s; click's echo would strip some escape sequences silently and
+    pass the others.)"""
+    text = ""
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        hint = (f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n"
+                if ctx.command.get_help_option(ctx) is not None else "")
+        text = f"{ctx.get_usage()}\n{hint}\n"
+    err.print(f"{text}Error: {exc.format_message()}", soft_wrap=True)
 
 
 def with_progress(compute, show: bool, *args, **kwargs) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import click
@@ -17,6 +18,7 @@ from calibrate.cli.console import (
     out_of_scale_option,
     print_json,
     styled,
+    writing,
 )
 
 if TYPE_CHECKING:
@@ -36,11 +38,12 @@ def adjudicate(campaign, metric, template, decisions, out_of_scale, as_json) -> 
     """List the cases annotators disagree on; record an adjudicator's decisions (history kept)."""
     from calibrate.humans.adjudication import adjudicate as adjudicate_cases
 
-    c = load(campaign, out_of_scale)
-    try:
-        doc = adjudicate_cases(c, metric=metric, template=template, decisions=decisions)
-    except (CampaignError, ValueError, FileExistsError) as exc:
-        fail(exc)
+    with writing(campaign, "calibrate adjudicate", out_of_scale) if decisions else nullcontext(
+            load(campaign, out_of_scale)) as c:
+        try:
+            doc = adjudicate_cases(c, metric=metric, template=template, decisions=decisions)
+        except (CampaignError, ValueError, FileExistsError) as exc:
+            fail(exc)
     if as_json:
         print_json(doc)
         return
@@ -98,14 +101,14 @@ def labelstudio_push(campaign, url, api_key, metrics, overlap, annotators, sampl
     from calibrate.humans.labelstudio.interface import InterfaceError
     from calibrate.sampling.designs import read_sample_ids
 
-    c = load(campaign, out_of_scale)
-    try:
-        case_ids = read_sample_ids(sample_file, c) if sample_file else None
-        doc = push(c, url=url, api_key=api_key, metrics=list(metrics) or None, overlap=overlap,
-                   annotators_per_overlap=annotators, show_judge=show_judge, show_threshold=show_threshold,
-                   case_ids=case_ids)
-    except (LabelStudioError, InterfaceError, ValueError) as exc:
-        fail(exc)
+    with writing(campaign, "calibrate labelstudio push", out_of_scale) as c:
+        try:
+            case_ids = read_sample_ids(sample_file, c) if sample_file else None
+            doc = push(c, url=url, api_key=api_key, metrics=list(metrics) or None, overlap=overlap,
+                       annotators_per_overlap=annotators, show_judge=show_judge, show_threshold=show_threshold,
+                       case_ids=case_ids)
+        except (LabelStudioError, InterfaceError, ValueError) as exc:
+            fail(exc)
     if as_json:
         print_json(doc)
         return
@@ -135,12 +138,12 @@ def labelstudio_pull(campaign, url, api_key, export_file, adjudicators, out_of_s
     from calibrate.humans.labelstudio.interface import InterfaceError
     from calibrate.humans.labelstudio.labels import LabelError
 
-    c = load(campaign, out_of_scale)
-    try:
-        doc = (pull_file(c, export_file, url=url, adjudicators=list(adjudicators)) if export_file
-               else pull(c, url=url, api_key=api_key, adjudicators=list(adjudicators)))
-    except (LabelStudioError, InterfaceError, LabelError) as exc:
-        fail(exc)
+    with writing(campaign, "calibrate labelstudio pull", out_of_scale) as c:
+        try:
+            doc = (pull_file(c, export_file, url=url, adjudicators=list(adjudicators)) if export_file
+                   else pull(c, url=url, api_key=api_key, adjudicators=list(adjudicators)))
+        except (LabelStudioError, InterfaceError, LabelError, CampaignError) as exc:   # a damaged store too
+            fail(exc)
     if as_json:
         print_json(doc)
         return
@@ -159,6 +162,10 @@ def labelstudio_pull(campaign, url, api_key, export_file, adjudicators, out_of_s
         out.print(f"kept: {doc['absent_kept']} label(s) pulled before are not in this export file; a file may hold "
                   "part of a project, so they stay (a pull through the API withdraws labels deleted in Label "
                   "Studio)")
+    if doc["set_aside"]["labels"]:
+        out.print(f"set aside: {doc['set_aside']['labels']} label(s) of {', '.join(doc['set_aside']['metrics'])}, "
+                  "no longer declared in campaign.toml: stored and in labelstudio_ratings.csv, left out of the "
+                  "statistics until it is declared again")
     if doc["decisions"]:
         d = doc["decisions"]
         out.print(f"adjudicators' decisions: {d['new']} new, {d['changed']} changed, {d['unchanged']} unchanged "

@@ -69,7 +69,20 @@ def print_import(doc: dict) -> None:
         out.print(f"    {rater['kind']} {name}{model}: {rater['ratings']} rating(s) of {', '.join(rater['metrics'])}")
     if r["withdrawn"]:
         out.print(f"  withdrawn: {r['withdrawn']} rating(s) imported before are no longer in the source (deleted "
-                  "there): out of the statistics, kept in the history")
+                  "there): out of the statistics, kept in the history; calibrate import undo-withdrawals "
+                  f"{doc['import_id']} brings them back")
+        for w in doc.get("withdrawn", [])[:SHOWN * 3]:
+            out.print(f"    {w['rater']} on {w['metric']} of case {w['case_id']} ({w['source_id']})")
+        if len(doc.get("withdrawn", [])) > SHOWN * 3:
+            out.print(f"    ... and {len(doc['withdrawn']) - SHOWN * 3} more (--json lists them all)")
+    if r.get("absent_held"):
+        out.print(styled("yellow", "  kept: ", f"{r['absent_held']} rating(s) imported before are not in this read "
+                         f"of the source: more than the {doc.get('withdraw_limit')} a read withdraws on its own (a "
+                         "partial reply?), so none was withdrawn; if they were deleted there, import again with "
+                         "--allow-withdraw"))
+    if doc.get("set_aside", {}).get("ratings"):
+        out.print(f"  set aside: {doc['set_aside']['ratings']} rating(s) of {', '.join(doc['set_aside']['metrics'])}, "
+                  "no longer declared in campaign.toml: stored, left out of the statistics until it is declared again")
     if r["absent_kept"]:
         out.print(f"  kept: {r['absent_kept']} rating(s) imported before from this tool are not in this source; a "
                   "file may hold part of what the tool has, so they stay")
@@ -79,6 +92,25 @@ def print_import(doc: dict) -> None:
         for group in skipped:
             examples = ", ".join(group["examples"][:SHOWN]) + (" ..." if group["count"] > SHOWN else "")
             out.print(f"    {group['count']} × {group['reason']} ({examples})")
+
+
+@import_group.command("undo-withdrawals")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@click.argument("import_id")
+@json_option
+def import_undo_withdrawals(campaign, import_id, as_json) -> None:
+    """Bring back the ratings the import IMPORT_ID withdrew as deleted in their source (each appended
+    again as it was; the withdrawal stays in the history)."""
+    from calibrate.imports.apply import undo_withdrawals
+
+    try:
+        doc = undo_withdrawals(campaign, import_id)
+    except (CampaignError, ValueError) as exc:
+        fail(exc)
+    if as_json:
+        print_json(doc)
+        return
+    out.print(f"brought back {doc['reinstated']} rating(s) that import {import_id} withdrew")
 
 
 @import_group.command("deepeval")
@@ -113,14 +145,18 @@ def import_ragas(campaign, result, rater, model, maps, dry_run, as_json) -> None
 @click.option("--tracking-uri", envvar="MLFLOW_TRACKING_URI", required=True,
               help="The MLflow tracking server (default: $MLFLOW_TRACKING_URI).")
 @click.option("--experiment", required=True, help="The experiment whose traces to import.")
+@click.option("--allow-withdraw", is_flag=True, help="Withdraw every rating the experiment no longer holds, however "
+                                                     "many (without it, at most 5 or a tenth: a partial reply is no "
+                                                     "deletion).")
 @import_options
-def import_mlflow(campaign, tracking_uri, experiment, maps, dry_run, as_json) -> None:
+def import_mlflow(campaign, tracking_uri, experiment, allow_withdraw, maps, dry_run, as_json) -> None:
     """An MLflow experiment: each trace a case (request, response, retrieved documents, expected response),
     each HUMAN feedback a human rating, each LLM_JUDGE or CODE feedback a judge rating."""
     from calibrate.imports.mlflow_traces import MlflowError, read_mlflow_experiment
 
     try:
-        run_import(campaign, maps, as_json, lambda: read_mlflow_experiment(tracking_uri, experiment), dry_run=dry_run)
+        run_import(campaign, maps, as_json, lambda: read_mlflow_experiment(tracking_uri, experiment), dry_run=dry_run,
+                   allow_withdraw=allow_withdraw)
     except MlflowError as exc:
         fail(exc)
 
@@ -130,14 +166,18 @@ def import_mlflow(campaign, tracking_uri, experiment, maps, dry_run, as_json) ->
 @click.option("--endpoint", envvar="PHOENIX_COLLECTOR_ENDPOINT", required=True,
               help="The Phoenix server (default: $PHOENIX_COLLECTOR_ENDPOINT).")
 @click.option("--project", required=True, help="The project whose traces to import.")
+@click.option("--allow-withdraw", is_flag=True, help="Withdraw every rating the project no longer holds, however "
+                                                     "many (without it, at most 5 or a tenth: a partial reply is no "
+                                                     "deletion).")
 @import_options
-def import_phoenix(campaign, endpoint, project, maps, dry_run, as_json) -> None:
+def import_phoenix(campaign, endpoint, project, allow_withdraw, maps, dry_run, as_json) -> None:
     """A Phoenix project: each trace a case (its root span's input and output, its retriever's documents),
     each HUMAN annotation a human rating, each LLM or CODE annotation a judge rating."""
     from calibrate.imports.phoenix_spans import PhoenixError, read_phoenix_project
 
     try:
-        run_import(campaign, maps, as_json, lambda: read_phoenix_project(endpoint, project), dry_run=dry_run)
+        run_import(campaign, maps, as_json, lambda: read_phoenix_project(endpoint, project), dry_run=dry_run,
+                   allow_withdraw=allow_withdraw)
     except PhoenixError as exc:
         fail(exc)
 

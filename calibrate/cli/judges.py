@@ -11,13 +11,13 @@ from calibrate.cli.console import (
     FiniteRange,
     fail,
     json_option,
-    load,
     out,
     out_of_scale_option,
     print_json,
     progress,
     seed_option,
     styled,
+    writing,
 )
 
 if TYPE_CHECKING:
@@ -54,16 +54,17 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, re
     from calibrate.judges.calls import CallPolicy
     from calibrate.judges.runner import JudgeSetupError, run_judges
 
-    c = load(campaign, out_of_scale)
     policy = CallPolicy(concurrency=concurrency, per_provider=per_provider, requests_per_minute=rpm,
                         timeout_s=timeout, retries=retries)
-    try:
-        with progress() as bar:
-            doc = run_judges(c, judges=list(judges) or None, policy=policy, repeats=repeats, use_cache=not no_cache,
-                             skip_incomplete=skip_incomplete, forbid_self_eval=forbid_self_eval, strict=strict,
-                             stop_after=stop_after, progress=bar)
-    except JudgeSetupError as exc:
-        fail(exc)
+    with writing(campaign, "calibrate judge", out_of_scale) as c:
+        try:
+            with progress() as bar:
+                doc = run_judges(c, judges=list(judges) or None, policy=policy, repeats=repeats,
+                                 use_cache=not no_cache, skip_incomplete=skip_incomplete,
+                                 forbid_self_eval=forbid_self_eval, strict=strict, stop_after=stop_after,
+                                 progress=bar)
+        except JudgeSetupError as exc:
+            fail(exc)
     failed_all = [j for j in doc["judges"] if j["failed"] and not j["scored"]]
     if as_json:
         print_json(doc)
@@ -109,13 +110,27 @@ def cache() -> None:
 
 @cache.command("clear")
 @click.argument("campaign", type=click.Path(file_okay=False, exists=True))
-def cache_clear(campaign) -> None:
-    """Delete every stored judge attempt of the campaign (the next run scores everything again).
+@click.option("--yes", is_flag=True, help="Delete the stored attempts (they were paid for): without it, nothing is "
+                                          "deleted and the command lists what would be.")
+def cache_clear(campaign, yes) -> None:
+    """Delete every stored judge attempt of the campaign (the next run scores everything again), with
+    --yes; without it, list what would be deleted and delete nothing (exit code 1).
 
-    A damaged store is moved aside (kept beside it, renamed), not deleted."""
+    To remove a judge or a metric, there is no need: take it out of campaign.toml, and its ratings are
+    set aside, kept for when it comes back. A damaged store is moved aside (kept beside it, renamed),
+    not deleted."""
     from calibrate.judges.store import clear_judge_cache
 
-    doc = clear_judge_cache(campaign)
+    doc = clear_judge_cache(campaign, confirm=yes)
+    if doc["refused"]:
+        would = doc["would_delete"]
+        cost = f", which cost {would['cost']:.4f}" if would["cost"] else ""
+        out.print(f"{doc['store']} holds {would['attempts']} stored attempt(s){cost}:")
+        for j in would["judges"]:
+            out.print(f"  {j['judge']}: {j['attempts']} attempt(s) ({j['scored']} scored, {j['failed']} failed) in "
+                      f"{j['runs']} run(s)" + (f", cost {j['cost']:.4f}" if j["cost"] else ""), soft_wrap=True)
+        fail("nothing was deleted: give --yes to delete these paid attempts (to remove a judge or a metric, take it "
+             "out of campaign.toml instead: its ratings are set aside and kept)", code=1)
     if doc["moved_to"]:
         out.print(f"the store {doc['store']} is damaged ({doc['problem']}): moved it to {doc['moved_to']} (kept, not "
                   "deleted); the next judge run starts a new store")
@@ -145,13 +160,13 @@ def probe(campaign, probe, judges, n, seed, concurrency, timeout, out_of_scale, 
     from calibrate.judges.probes import run_probe
     from calibrate.judges.runner import JudgeSetupError
 
-    c = load(campaign, out_of_scale)
-    try:
-        with progress(not as_json) as bar:
-            doc = run_probe(c, probe=probe, judges=list(judges) or None, n=n, seed=seed,
-                            policy=CallPolicy(concurrency=concurrency, timeout_s=timeout), progress=bar)
-    except (ValueError, JudgeSetupError) as exc:
-        fail(exc)
+    with writing(campaign, "calibrate probe", out_of_scale) as c:
+        try:
+            with progress(not as_json) as bar:
+                doc = run_probe(c, probe=probe, judges=list(judges) or None, n=n, seed=seed,
+                                policy=CallPolicy(concurrency=concurrency, timeout_s=timeout), progress=bar)
+        except (ValueError, JudgeSetupError) as exc:
+            fail(exc)
     if as_json:
         print_json(doc)
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from calibrate.cli.analysis import print_recommendations, print_stats, print_ver
 from calibrate.cli.console import (
     err,
     fail,
+    hold,
     json_option,
     load,
     n_boot_option,
@@ -60,11 +62,15 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
 @out_of_scale_option
 def report(campaign, out_dir, by, audits, seed, n_boot, out_of_scale) -> None:
     """Write the threshold-selection report: report.html, report.md and report.json."""
-    c = load(campaign, out_of_scale)
-    try:
-        _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits)
-    except ValueError as exc:
-        fail(exc)
+    from calibrate.base.names import is_inside
+
+    # a report written into the campaign folder is a write of it: held, like every other
+    with hold(campaign, "calibrate report") if is_inside(out_dir, campaign) else nullcontext():
+        c = load(campaign, out_of_scale)
+        try:
+            _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits)
+        except ValueError as exc:
+            fail(exc)
 
 
 @click.command()

@@ -21,6 +21,7 @@ from calibrate.cli.console import (
     seed_option,
     styled,
     with_progress,
+    writing,
 )
 from calibrate.report.format import RATE_NAMES, fmt_interval, fmt_number
 
@@ -124,10 +125,13 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
     """Exit non-zero, listing every reason, when a judge's agreement with humans is not established."""
     from calibrate.review.gate import GateRules, run_gate
 
+    try:   # a setting no judge could meet (a ceiling of 0, a floor of 1) is refused, naming the option
+        rules = GateRules(min_labels=min_labels, min_spearman=min_spearman, min_kappa=min_kappa,
+                          max_false_pass=max_false_pass, forbid_self_eval=forbid_self_eval,
+                          require_fingerprint=require_fingerprint)
+    except ValueError as exc:
+        fail(exc)
     c = load(campaign, out_of_scale)
-    rules = GateRules(min_labels=min_labels, min_spearman=min_spearman, min_kappa=min_kappa,
-                      max_false_pass=max_false_pass, forbid_self_eval=forbid_self_eval,
-                      require_fingerprint=require_fingerprint)
     doc = with_progress(run_gate, not as_json, c, rules, metrics=list(metrics) or None, judges=list(judges) or None,
                          seed=seed, n_boot=n_boot, confidence=confidence)
     if as_json:
@@ -206,8 +210,9 @@ def print_monitor(doc: dict) -> None:
                              f"({rate['basis']}) at {alarm['time']} (case {alarm['case_id']}): it changed around "
                              f"{alarm['change_time']} (case {alarm['change_case_id']}); {alarm['cases_since_change']} "
                              f"cases and {alarm['audited_since_change']} audited labels since, evidence "
-                             + (f"{alarm['evidence']:.3g}" if alarm["evidence"] is not None else "beyond 1e308")
-                             + " against the range"))
+                             + ("certain (its range allows no such case)" if alarm.get("certain") else
+                                (f"{alarm['evidence']:.3g}" if alarm["evidence"] is not None else "beyond 1e308")
+                                + " against the range")))
     if doc["passed"]:
         out.print(styled("green", "no alarm"))
     elif doc["alarmed"]:
@@ -235,12 +240,12 @@ def fingerprint(campaign, judge, anchors, repeats, threshold, out_of_scale, as_j
 
     from calibrate.base.errors import CampaignError
 
-    c = load(campaign, out_of_scale)
-    try:
-        doc = with_progress(fingerprint_judge, not as_json, c, judge=judge, anchors=anchors, repeats=repeats,
-                            threshold=threshold)
-    except (JudgeSetupError, CampaignError) as exc:
-        fail(exc)
+    with writing(campaign, "calibrate fingerprint", out_of_scale) as c:
+        try:
+            doc = with_progress(fingerprint_judge, not as_json, c, judge=judge, anchors=anchors, repeats=repeats,
+                                threshold=threshold)
+        except (JudgeSetupError, CampaignError) as exc:
+            fail(exc)
     if as_json:
         print_json(doc)
     else:

@@ -11,11 +11,13 @@ from calibrate.cli.console import (
     FiniteRange,
     confidence_option,
     fail,
+    file_name,
     json_option,
     load,
     out,
     out_of_scale_option,
     print_json,
+    writing,
 )
 
 if TYPE_CHECKING:
@@ -45,7 +47,9 @@ if TYPE_CHECKING:
 @click.option("--strata", "n_strata", type=click.IntRange(min=2), default=5, show_default=True,
               help="neyman: strata by quantile of the judge's score.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
-@click.option("--name", help="The sample's name: samples/NAME.csv (default: STRATEGY-SEED).")
+@click.option("--name", callback=lambda ctx, param, value: file_name(value, "sample name"),
+              help="The sample's name: samples/NAME.csv (default: STRATEGY-SEED); letters, digits, . _ - @ + : "
+                   "and spaces between them.")
 @click.option("--include-labelled", is_flag=True, help="Also sample cases humans already labelled.")
 @out_of_scale_option
 @json_option
@@ -55,16 +59,16 @@ def sample(campaign, n, strategy, by, allocation, metric, judges, threshold, foc
     statistics weight by."""
     from calibrate.sampling.designs import sample_cases
 
-    c = load(campaign, out_of_scale)
     if strategy != "disagreement" and len(judges) > 1:
         fail(f"--strategy {strategy} reads one judge: --judge was given {len(judges)} times")
-    try:
-        drawn = sample_cases(c, n, name=name, strategy=strategy, by=by, seed=seed, include_labelled=include_labelled,
-                             allocation=allocation, metric=metric, judge=judges[0] if judges else None,
-                             judges=list(judges) or None, threshold=threshold, focus=focus, band=band,
-                             n_strata=n_strata)
-    except (ValueError, FileExistsError) as exc:
-        fail(exc)
+    with writing(campaign, "calibrate sample", out_of_scale) as c:
+        try:
+            drawn = sample_cases(c, n, name=name, strategy=strategy, by=by, seed=seed,
+                                 include_labelled=include_labelled, allocation=allocation, metric=metric,
+                                 judge=judges[0] if judges else None, judges=list(judges) or None,
+                                 threshold=threshold, focus=focus, band=band, n_strata=n_strata)
+        except (ValueError, FileExistsError) as exc:
+            fail(exc)
     path = drawn["file"]
     if as_json:
         print_json(drawn)

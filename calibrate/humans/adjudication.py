@@ -11,14 +11,16 @@ adjudicated case is then the decision, not the annotators' majority.
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from calibrate.campaign import ADJUDICATIONS_FILE, Campaign
+from calibrate.base.documents import read_text
 from calibrate.base.errors import CampaignError, ParameterText, Problem
-from calibrate.base.files import replacing
+from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.results import Result, records_frame, single_row
 from calibrate.base.sqlite_store import now, open_store
 
@@ -39,6 +41,7 @@ MIGRATIONS = ["""CREATE TABLE decisions (
 TEMPLATE_COLUMNS = ["case_id", "metric", "labels", "input", "actual_output", "decision", "adjudicator", "note"]
 
 
+@writes_campaign("calibrate adjudicate", when=lambda bound: bound.arguments.get("decisions") is not None)
 def adjudicate(campaign: Campaign, *, metric: str | None = None, template: str | Path | None = None,
                decisions: str | Path | None = None) -> Result:
     """The ``calibrate adjudicate`` command: the cases annotators disagree on (and, with ``template``,
@@ -122,7 +125,7 @@ def _read_decisions(campaign: Campaign, path: Path) -> tuple[list[dict[str, Any]
     problems: list[Problem] = []
     decisions, blank = [], 0
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
+        with io.StringIO(read_text(path, expected="a decisions file (CSV)"), newline="") as handle:
             reader = csv.DictReader(handle)
             missing = {"case_id", "metric", "decision", "adjudicator"} - set(reader.fieldnames or [])
             if missing:
@@ -164,6 +167,7 @@ def _read_decisions(campaign: Campaign, path: Path) -> tuple[list[dict[str, Any]
     return decisions, blank
 
 
+@writes_campaign("calibrate adjudicate")
 def record_decisions(campaign: Campaign, path: str | Path) -> dict[str, int]:
     """Append the decisions of a filled template (new or changed ones) and export the current ones.
     Every row is checked first; a problem anywhere records nothing."""
@@ -173,6 +177,7 @@ def record_decisions(campaign: Campaign, path: str | Path) -> dict[str, int]:
     return append_decisions(campaign.path, decisions, source=str(path)) | {"blank": blank}
 
 
+@writes_campaign("calibrate adjudicate")
 def append_decisions(folder: Path, decisions: list[dict[str, Any]], *, source: str) -> dict[str, int]:
     """Append each new or changed decision (``case_id, metric, value, adjudicator, note``) to the
     store, keeping the earlier ones, and write the current ones to ``adjudications.csv``."""

@@ -8,7 +8,7 @@ human and judge ratings, and the things it skipped with why: :mod:`~calibrate.im
 :mod:`~calibrate.imports.langfuse_scores` and :mod:`~calibrate.imports.langsmith_feedback` (what their
 APIs give, saved to files), and :mod:`~calibrate.imports.mlflow_traces` (an MLflow experiment's traces
 and assessments) and :mod:`~calibrate.imports.phoenix_spans` (a Phoenix project's traces and
-annotations), the last two over HTTP through :mod:`~calibrate.imports.http`; what they share is in
+annotations), the last two over HTTP through :mod:`~calibrate.base.http`; what they share is in
 :mod:`~calibrate.imports.texts`.
 :func:`~calibrate.imports.apply.import_batch` brings a batch into the campaign, keeping every
 revision in :mod:`~calibrate.imports.store`.

@@ -5,6 +5,13 @@ asked, refuses a rating another file or source already gives under the same rate
 and changed ratings as revisions (:class:`~calibrate.imports.store.ImportStore`), and checks the
 campaign the import would leave by loading it in a scratch folder. Only a campaign that loads is
 written; a ``dry_run`` writes nothing and says what the import would do.
+
+A metric removed from campaign.toml does not strand an import: the source's ratings of a metric the
+store already holds (imported while it was declared) are stored as any other and set aside with it;
+its ratings are never withdrawn while it is away. A whole read (an MLflow experiment, a Phoenix
+project) withdraws what the source no longer holds — every withdrawal listed in the result, and undone
+by :func:`undo_withdrawals` — but never more than :func:`~calibrate.imports.store.withdraw_limit` of
+what the origin held without ``allow_withdraw``: a partial reply must not pass for deletions.
 """
 
 from __future__ import annotations
@@ -21,14 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from calibrate.base.errors import CampaignError, Problem
-from calibrate.base.files import write_all
+from calibrate.base.files import write_all, writes_campaign
 from calibrate.base.results import Result, single_row
 from calibrate.campaign import CASES_FILE, IMPORTED_META_FILE, IMPORTED_RATINGS_FILE, load_campaign
 from calibrate.cases.datasets import plan_merge
 from calibrate.imports.records import ImportedRating, SourceBatch, Skip, match_metric
-from calibrate.imports.store import STORE_NAME, ImportStore
+from calibrate.imports.store import STORE_NAME, ImportStore, withdraw_limit
 
-__all__ = ["import_batch", "grouped_skips"]
+__all__ = ["import_batch", "grouped_skips", "undo_withdrawals"]
 
 #: the files an import writes; a scratch copy of the campaign gets these, and links to the rest
 WRITTEN = (CASES_FILE, IMPORTED_RATINGS_FILE, IMPORTED_META_FILE)
@@ -63,14 +70,30 @@ def _named(batch: SourceBatch, rater: str | None, skipped: list[Skip]) -> list[I
         if unnamed and len(unnamed) == len(batch.ratings):
             raise ValueError(f"rater: {batch.source} names no judge for its ratings: name it (--rater NAME)")
         skipped += [Skip(r.source_id, "the source names no judge for it: import with --rater NAME") for r in unnamed]
-        return [r for r in batch.ratings if r.rater]
+        return _apart([r for r in batch.ratings if r.rater], batch, rater)
     judges = sorted({r.rater for r in batch.ratings if r.rater_kind == "judge"})
     if len(judges) > 1:
         raise ValueError(f"rater={rater!r}: {batch.source} holds the ratings of {len(judges)} judges "
                          f"({', '.join(judges[:LISTED])}{' ...' if len(judges) > LISTED else ''}); a rater name "
                          "replaces one judge's (import without it: the judges keep their own names)")
-    return [replace(r, rater=rater, facts={**r.facts, "named_in_source": r.rater} if r.rater else r.facts)
-            if r.rater_kind == "judge" else r for r in batch.ratings]
+    return _apart([replace(r, rater=rater, facts={**r.facts, "named_in_source": r.rater} if r.rater else r.facts)
+                   if r.rater_kind == "judge" else r for r in batch.ratings], batch, rater)
+
+
+def _apart(ratings: list[ImportedRating], batch: SourceBatch, rater: str | None) -> list[ImportedRating]:
+    """The ratings, when no name is both a judge's and a human's: one rater of two kinds would keep
+    only one of their ratings of a case (the other silently dropped), so the import is refused."""
+    humans = {r.rater for r in ratings if r.rater_kind == "human"}
+    both = sorted(humans & {r.rater for r in ratings if r.rater_kind == "judge"})
+    if not both:
+        return ratings
+    if rater is not None:
+        raise ValueError(f"rater={rater!r}: {batch.source} holds human ratings by {rater!r} too; a judge and a "
+                         "human of one name would be one rater, and one's ratings would replace the other's: give "
+                         "the judge another name")
+    raise ValueError(f"{batch.source} names a judge and a human alike ({', '.join(both[:LISTED])}): one rater of "
+                     "two kinds would keep only one of their ratings of a case: give the judge another name (--rater "
+                     "NAME)")
 
 
 def _latest(ratings: list[tuple[str, ImportedRating]], skipped: list[Skip]) -> list[tuple[str, ImportedRating]]:
@@ -91,11 +114,14 @@ def _latest(ratings: list[tuple[str, ImportedRating]], skipped: list[Skip]) -> l
 
 
 def _matched(ratings: list[ImportedRating], metrics: list[str], mapping: Mapping[str, str],
-             skipped: list[Skip]) -> list[tuple[str, ImportedRating]]:
-    """(campaign metric, rating) for each rating whose metric the campaign has; the others skipped."""
+             skipped: list[Skip], removed: list[str] = ()) -> list[tuple[str, ImportedRating]]:
+    """(campaign metric, rating) for each rating whose metric the campaign has, or had (``removed``: the
+    metrics the store holds that campaign.toml no longer declares, kept and set aside); the others skipped."""
     found = []
     for rating in ratings:
         metric = match_metric(rating.metric, metrics, mapping)
+        if metric is None and removed:
+            metric = match_metric(rating.metric, list(removed), {})
         if metric is None:
             skipped.append(Skip(f"{rating.source_id} ({rating.metric!r} by {rating.rater})",
                                 f"its metric {rating.metric!r} is none of the campaign's ({', '.join(metrics)}): "
@@ -159,12 +185,17 @@ def _move_store(scratch: Path, target: Path) -> None:
     finally:
         db.close()
     partial = target.with_name(target.name + ".tmp")
-    shutil.copyfile(scratch, partial)
-    os.replace(partial, target)
+    partial.unlink(missing_ok=True)   # a leftover, or a link planted to lead the copy elsewhere: never followed
+    try:
+        shutil.copyfile(scratch, partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
+@writes_campaign("calibrate import")
 def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map: Mapping[str, str] | None = None,
-                 rater: str | None = None, dry_run: bool = False) -> Result:
+                 rater: str | None = None, dry_run: bool = False, allow_withdraw: bool = False) -> Result:
     """Bring a source's cases and ratings into a campaign (the common end of every ``calibrate import``).
 
     Parameters
@@ -181,13 +212,20 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
         RAGAS result names none); refused when the source holds several judges.
     dry_run : bool
         Check everything and say what the import would do; write nothing.
+    allow_withdraw : bool
+        Let a whole read withdraw more than :func:`~calibrate.imports.store.withdraw_limit` of the
+        ratings the origin held (they were deleted there, not lost in a partial reply).
 
     Returns
     -------
     Result
         ``{"kind", "origin", "source", "import_id", "dry_run", "cases": {"added", "unchanged",
         "completed"}, "ratings": {"new", "changed", "unchanged", "restored", "withdrawn",
-        "absent_kept"}, "by_metric", "raters", "skipped", "skipped_by_reason", "files"}``.
+        "absent_kept", "absent_held"}, "withdrawn": [{"origin", "case_id", "metric", "rater", "value",
+        "source_id"}], "withdraw_limit", "set_aside": {"ratings", "metrics"}, "by_metric", "raters",
+        "skipped", "skipped_by_reason", "files"}``: ``absent_held`` counts the ratings a whole read no
+        longer holds that were kept for being more than ``withdraw_limit``; ``set_aside`` the ratings of
+        metrics campaign.toml no longer declares (stored, left out of the statistics).
 
     Raises
     ------
@@ -220,7 +258,14 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
             raise ValueError(f"metric_map: {name!r} maps to {metric!r}, which the campaign does not declare "
                              f"({', '.join(metrics)})")
     skipped = list(batch.skipped)
-    ratings = _latest(_matched(_named(batch, rater, skipped), metrics, mapping, skipped), skipped)
+    removed = []
+    if (folder / STORE_NAME).is_file():   # the metrics this origin's store holds that campaign.toml no longer declares
+        held = ImportStore(folder)
+        try:
+            removed = sorted({r["metric"] for r in held.current()} - set(metrics))
+        finally:
+            held.close()
+    ratings = _latest(_matched(_named(batch, rater, skipped), metrics, mapping, skipped, removed), skipped)
     known = {c["case_id"] for c in batch.cases} | set(campaign.cases or {})
     kept = []
     for metric, rating in ratings:
@@ -244,7 +289,10 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
         if problems:
             raise CampaignError(problems)
         with store.transaction(keep=not dry_run):
-            counts = store.add(import_id, batch, kept, metrics=metrics, skipped=skip_records)
+            counts = store.add(import_id, batch, kept, metrics=metrics, skipped=skip_records,
+                               allow_withdraw=allow_withdraw)
+            withdrawn = store.withdrawn_by(import_id)
+            limit = withdraw_limit(sum(1 for r in store.current(batch.origin) if r["metric"] in metrics))
             texts = store.export_texts()
             if cases_text is not None:
                 texts[CASES_FILE] = cases_text
@@ -259,6 +307,8 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
         store.close()
         if scratch is not None:
             scratch.cleanup()
+    aside = [(metric, rating) for metric, rating in kept if metric not in campaign.metrics]
+    kept = [(metric, rating) for metric, rating in kept if metric in campaign.metrics]
     by_metric: dict[str, dict[str, int]] = {}
     for metric, rating in kept:
         entry = by_metric.setdefault(metric, {"human": 0, "judge": 0})
@@ -270,8 +320,71 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
         entry["ratings"] += 1
         entry["metrics"].add(metric)
     doc = {"kind": batch.kind, "origin": batch.origin, "source": batch.source, "import_id": import_id,
-           "dry_run": dry_run, "cases": case_counts, "ratings": counts, "by_metric": by_metric,
+           "dry_run": dry_run, "cases": case_counts, "ratings": counts, "withdrawn": withdrawn,
+           "withdraw_limit": limit,
+           "set_aside": {"ratings": len(aside), "metrics": sorted({m for m, _ in aside})}, "by_metric": by_metric,
            "raters": {name: {**e, "metrics": sorted(e["metrics"])} for name, e in sorted(raters.items())},
            "skipped": skip_records, "skipped_by_reason": grouped_skips(skipped),
            "files": [] if dry_run else sorted(texts)}
     return Result(doc, single_row)
+
+
+@writes_campaign("calibrate import undo-withdrawals")
+def undo_withdrawals(campaign_folder: str | Path, import_id: str) -> Result:
+    """Bring back the ratings an import withdrew (each appended again as it was: the withdrawal stays
+    in the history), and write ``imported_ratings.csv`` again.
+
+    Parameters
+    ----------
+    campaign_folder : str or Path
+    import_id : str
+        The import whose withdrawals to undo (``import_id`` of its result, or of
+        :meth:`~calibrate.imports.store.ImportStore.imports`).
+
+    Returns
+    -------
+    Result
+        ``{"import_id", "reinstated", "ratings": [{"origin", "case_id", "metric", "rater", "value",
+        "source_id"}], "files"}``.
+
+    Raises
+    ------
+    CampaignError
+        No import store, or no import of that id.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, calibrate
+    >>> from calibrate.imports.records import ImportedRating
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "c"
+    >>> _ = calibrate.init_campaign(folder, ["faithfulness"])
+    >>> cases = [{"case_id": "c1", "input": "q?"}, {"case_id": "c2", "input": "r?"}]
+    >>> rating = lambda c: ImportedRating(c, "faithfulness", "ann", "human", 1.0, f"r-{c}")
+    >>> _ = import_batch(folder, SourceBatch("tool", "tool:x", "x", cases, [rating("c1"), rating("c2")], whole=True))
+    >>> later = import_batch(folder, SourceBatch("tool", "tool:x", "x", cases, [rating("c1")], whole=True))
+    >>> later["ratings"]["withdrawn"], len(calibrate.load_campaign(folder).ratings)
+    (1, 1)
+    >>> undo_withdrawals(folder, later["import_id"])["reinstated"], len(calibrate.load_campaign(folder).ratings)
+    (1, 2)
+    """
+    folder = Path(campaign_folder)
+    _campaign_folder(folder)
+    if not (folder / STORE_NAME).is_file():
+        raise CampaignError([Problem(str(folder / STORE_NAME), "no import store: nothing was ever imported",
+                                     expected="a campaign calibrate import wrote to")])
+    store = ImportStore(folder)
+    try:
+        if import_id not in {i["import_id"] for i in store.imports()}:
+            known = [i["import_id"] for i in store.imports() if i["counts"].get("withdrawn")]
+            raise CampaignError([Problem(str(folder / STORE_NAME), "no import of this id", value=import_id,
+                                         expected="an import that withdrew ratings: " + (", ".join(known) or "none"))])
+        ratings = store.withdrawn_by(import_id)
+        by = f"undo-{import_id}-{secrets.token_hex(3)}"
+        with store.transaction(keep=True):
+            reinstated = store.reinstate(import_id, by)
+            texts = store.export_texts()
+            write_all({folder / name: text for name, text in texts.items()})
+    finally:
+        store.close()
+    return Result({"import_id": import_id, "reinstated": reinstated, "ratings": ratings, "files": sorted(texts)},
+                  single_row)

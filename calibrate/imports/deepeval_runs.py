@@ -8,51 +8,94 @@ its fields (``input``, ``actualOutput``, ``expectedOutput``, ``context``, ``retr
 mode, reason, error and ``evaluationModel``, the judge's model. Each scored metric becomes a judge
 rating by the judge named after that model; a metric that erred is a failed rating with DeepEval's
 error.
+
+The format is declared below (:class:`TestRun`, :class:`TestCase`, :class:`MetricData`), as DeepEval's
+own models declare it. A test run is DeepEval's own dump, so anything in it that does not fit (a score
+that is no number, a model that is no name) refuses the file, every problem named with its field.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from calibrate.base.errors import CampaignError, Problem
-from calibrate.cases.datasets import content_id, external_case
+from pydantic import Field, JsonValue
+
+from calibrate.base.documents import DocumentError, check, parse_json, read_bytes
+from calibrate.base.errors import Problem
 from calibrate.base.results import Result
+from calibrate.cases.datasets import content_id, external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
+from calibrate.imports.texts import Record, fits
 
-__all__ = ["import_deepeval_run", "read_deepeval_run"]
+__all__ = ["import_deepeval_run", "read_deepeval_run", "TestRun", "DeepEvalTestCase", "MetricData"]
 
 #: the name DeepEval gives a test case that has none (its place in the run): not an id across runs
 DEFAULT_NAME = re.compile(r"^(conversational_)?test_case_\d+$")
+EXPECTED = ("the JSON DeepEval saves: an object with testCases (test_run_*.json, .deepeval/.latest_run_full.json "
+            "or .latest_test_run.json)")
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise CampaignError([Problem(str(path), "not UTF-8 text", expected="a DeepEval test run (JSON)")]) from None
-    except json.JSONDecodeError as exc:
-        raise CampaignError([Problem(str(path), f"not valid JSON: {exc.msg}", row=exc.lineno,
-                                     expected="a DeepEval test run (JSON)")]) from None
-    if isinstance(data, dict) and isinstance(data.get("testRunData"), dict):
-        data = data["testRunData"]   # .deepeval/.latest_test_run.json
+class MetricData(Record):
+    """One metric's result on a test case (DeepEval's ``MetricData``)."""
+
+    name: str
+    score: float | None = None
+    threshold: float | None = None
+    success: bool | None = None
+    reason: str | None = None
+    strict_mode: bool | None = Field(None, alias="strictMode")
+    evaluation_model: str | None = Field(None, alias="evaluationModel")
+    error: str | None = None
+
+
+class DeepEvalTestCase(Record):
+    """A single-turn test case (DeepEval's ``LLMApiTestCase``): its fields, as text and lists of text,
+    and its metrics' results."""
+
+    name: str | None = None
+    input: JsonValue = None
+    actual_output: JsonValue = Field(None, alias="actualOutput")
+    expected_output: JsonValue = Field(None, alias="expectedOutput")
+    context: JsonValue = None
+    retrieval_context: JsonValue = Field(None, alias="retrievalContext")
+    metadata: JsonValue = None
+    metrics_data: list[MetricData] | None = Field(None, alias="metricsData")
+
+
+class TestRun(Record):
+    """A test run: its test cases (each read on its own) and conversational test cases (skipped)."""
+
+    __test__ = False   # not a test class for pytest
+    test_cases: list[JsonValue] | None = Field(None, alias="testCases")
+    conversational_test_cases: list[JsonValue] | None = Field(None, alias="conversationalTestCases")
+
+
+class _Latest(Record):
+    test_run_data: JsonValue = Field(alias="testRunData")
+
+
+class _Named(Record):
+    name: str
+
+
+def _load(path: Path) -> TestRun:
+    data = parse_json(read_bytes(path, expected=EXPECTED), JsonValue, source=str(path), expected=EXPECTED)
+    latest = fits(data, _Latest)
+    if latest is not None and isinstance(latest.test_run_data, dict):
+        data = latest.test_run_data   # .deepeval/.latest_test_run.json
     if not isinstance(data, dict) or not ("testCases" in data or "conversationalTestCases" in data):
-        raise CampaignError([Problem(str(path), "not a DeepEval test run", value=type(data).__name__,
-                                     expected="the JSON DeepEval saves: an object with testCases (test_run_*.json, "
-                                              ".deepeval/.latest_run_full.json or .latest_test_run.json)")])
-    wrong = [key for key in ("testCases", "conversationalTestCases") if not isinstance(data.get(key) or [], list)]
-    wrong += [] if wrong else [f"testCases[{i}]" for i, tc in enumerate(data.get("testCases") or []) if not isinstance(tc, dict)]
-    wrong += [] if wrong else [f"testCases[{i}].metricsData" for i, tc in enumerate(data.get("testCases") or [])
-              if isinstance(tc, dict) and not isinstance(tc.get("metricsData") or [], list)]
-    if wrong:
-        raise CampaignError([Problem(str(path), "not the shape of a DeepEval test run", field=key,
-                                     expected="a list (of objects, for test cases)") for key in wrong])
-    return data
+        raise DocumentError([Problem(str(path), "not a DeepEval test run", value=type(data).__name__,
+                                     expected=EXPECTED)], source=str(path))
+    run, problems = check(data, TestRun, source=str(path), expected="the shape of a DeepEval test run: a list")
+    if run is None:
+        raise DocumentError([Problem(p.file, "not the shape of a DeepEval test run: " + p.message, field=p.field,
+                                     value=p.value, expected=p.expected) for p in problems], source=str(path))
+    return run
 
 
 def read_deepeval_run(path: str | Path) -> SourceBatch:
@@ -73,8 +116,10 @@ def read_deepeval_run(path: str | Path) -> SourceBatch:
 
     Raises
     ------
-    CampaignError
-        A file that is not a test run, or a test case without its fields, named with its place.
+    DocumentError
+        A file that is not a test run (not JSON, nested too deep, no ``testCases``), or a test case
+        that does not fit DeepEval's format (no input, a score that is no number, ...), every problem
+        named with its place and field.
 
     Examples
     --------
@@ -86,58 +131,64 @@ def read_deepeval_run(path: str | Path) -> SourceBatch:
     >>> r = batch.ratings[0]
     >>> r.metric, r.rater, r.value, r.facts["threshold"], r.case_id == batch.cases[0]["case_id"]
     ('Faithfulness', 'gpt-4o', 0.5, 0.7, True)
+    >>> _ = path.write_text(json.dumps({"testCases": [{"input": "q?", "metricsData": [{"name": "F", "score": "high"}]}]}))
+    >>> read_deepeval_run(path)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calibrate.base.documents.DocumentError: 1 problem in ...test_run.json:
+      ...test_run.json, field 'testCases[0].metricsData[0].score': Input should be a valid number (found 'high'); expected DeepEval's test case: ...
     """
     path = Path(path)
-    data = _load(path)
+    run = _load(path)
     batch = SourceBatch(kind="deepeval", origin="deepeval", source=str(path))
-    for i, conversation in enumerate(data.get("conversationalTestCases") or []):
-        name = conversation.get("name") if isinstance(conversation, dict) else None
-        name = name if isinstance(name, str) else f"conversational_test_case_{i}"
+    for i, item in enumerate(run.conversational_test_cases or []):
+        named = fits(item, _Named)
+        name = named.name if named is not None else f"conversational_test_case_{i}"
         batch.skipped.append(Skip(f"{path.name}#{name}", "a conversational test case: calibrate rates single-turn "
                                                          "cases"))
-    test_cases = data.get("testCases") or []
-    names = Counter(tc.get("name") for tc in test_cases if isinstance(tc.get("name"), str))
     problems: list[Problem] = []
-    for i, tc in enumerate(test_cases):
+    test_cases: list[tuple[str, DeepEvalTestCase]] = []
+    for i, item in enumerate(run.test_cases or []):
         where = f"testCases[{i}]"
-        record = {"input": tc.get("input"), "actual_output": tc.get("actualOutput"),
-                  "expected_output": tc.get("expectedOutput"), "context": tc.get("context"),
-                  "retrieval_context": tc.get("retrievalContext"), "metadata": tc.get("metadata")}
+        test_case, found = check(item, DeepEvalTestCase, source=str(path), field=where,
+                                 expected="DeepEval's test case: input, actualOutput, ... and metricsData (name, "
+                                          "score, threshold, evaluationModel, ...)")
+        problems += found
+        for j, metric in enumerate(test_case.metrics_data or [] if test_case is not None else []):
+            if metric.score is not None and not math.isfinite(metric.score):
+                problems.append(Problem(str(path), f"{where}: the score of {metric.name!r} is not a number",
+                                        field=f"{where}.metricsData[{j}].score", value=metric.score,
+                                        expected="a finite number, or an error"))
+        if test_case is not None:
+            test_cases.append((where, test_case))
+    names = Counter(tc.name for _, tc in test_cases if tc.name is not None)
+    for where, tc in test_cases:
+        record = {"input": tc.input, "actual_output": tc.actual_output, "expected_output": tc.expected_output,
+                  "context": tc.context, "retrieval_context": tc.retrieval_context, "metadata": tc.metadata}
         case, found = external_case(record, source="deepeval", where=str(path), row=None)
         if case is None:
             problems += [Problem(p.file, f"{where}: {p.message}", field=p.field, value=p.value, expected=p.expected)
                          for p in found]
             continue
-        name = tc.get("name")
-        own = (case["metadata"].get("case_id") if isinstance(case["metadata"].get("case_id"), str) else None)
-        if own is None and isinstance(name, str) and name and not DEFAULT_NAME.match(name) and names[name] == 1:
-            own = name
+        own = case["metadata"].get("case_id") if isinstance(case["metadata"].get("case_id"), str) else None
+        if own is None and tc.name and not DEFAULT_NAME.match(tc.name) and names[tc.name] == 1:
+            own = tc.name
         case["case_id"] = own or content_id(case)
         case["metadata"]["source"] = f"deepeval:{path.name}"
         batch.cases.append(case)
-        for metric in tc.get("metricsData") or []:
-            if not isinstance(metric, dict) or not isinstance(metric.get("name"), str):
-                problems.append(Problem(str(path), f"{where}: a metricsData item without a name", field="metricsData",
-                                        expected="DeepEval's metric data: name, score, threshold, ..."))
-                continue
-            source_id = f"{path.name}#{name or where}/{metric['name']}"
-            score, error = metric.get("score"), metric.get("error")
-            if score is None and not error:
+        for metric in tc.metrics_data or []:
+            source_id = f"{path.name}#{tc.name or where}/{metric.name}"
+            if metric.score is None and not metric.error:
                 batch.skipped.append(Skip(source_id, "not scored (DeepEval skipped the metric)"))
                 continue
-            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-                problems.append(Problem(str(path), f"{where}: the score of {metric['name']!r} is not a number",
-                                        field="score", value=score, expected="a number, or an error"))
-                continue
-            facts = {"library": "deepeval", "model": metric.get("evaluationModel"), "threshold": metric.get("threshold"),
-                     "strict_mode": metric.get("strictMode"), "success": metric.get("success")}
+            facts = {"library": "deepeval", "model": metric.evaluation_model, "threshold": metric.threshold,
+                     "strict_mode": metric.strict_mode, "success": metric.success}
             batch.ratings.append(ImportedRating(
-                case_id=case["case_id"], metric=metric["name"], rater=str(metric.get("evaluationModel") or ""),
-                rater_kind="judge", value=None if error else float(score), error=str(error) if error else None,
-                reason=metric.get("reason") if isinstance(metric.get("reason"), str) else None, source_id=source_id,
-                facts={k: v for k, v in facts.items() if v is not None}))
+                case_id=case["case_id"], metric=metric.name, rater=metric.evaluation_model or "", rater_kind="judge",
+                value=None if metric.error else metric.score, error=metric.error or None, reason=metric.reason,
+                source_id=source_id, facts={k: v for k, v in facts.items() if v is not None}))
     if problems:
-        raise CampaignError(problems)
+        raise DocumentError(problems, source=str(path))
     return batch
 
 

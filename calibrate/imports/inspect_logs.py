@@ -19,34 +19,129 @@ dict-valued score gives one rating per key):
 
 A ``.eval`` log is a ZIP archive whose entries Inspect compresses with Zstandard; reading one needs
 the ``zstandard`` package (``pip install 'calibrate-judges[imports]'``). A ``.json`` log needs nothing.
+ A
+``.eval`` archive is read within limits (:class:`~calibrate.imports.archives.BoundedZip`: a ZIP or
+Zstandard bomb, a damaged entry, an absurd size are refused naming the file and the entry).
+
+The log's format is declared below (:class:`EvalLog`, :class:`Sample`, :class:`Score`, ...): a log
+whose eval spec does not fit is refused, naming the field; a sample, score or score edit that does not
+fit is skipped, with where it is and why.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import math
-import struct
-import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from calibrate.base.errors import CampaignError, Problem
+from pydantic import JsonValue
+
+from calibrate.base.documents import DocumentError, check, parse_json, read_bytes
+from calibrate.base.errors import Problem
 from calibrate.base.results import Result
 from calibrate.cases.datasets import content_id, external_case
 from calibrate.imports.apply import import_batch
+from calibrate.imports.archives import BoundedZip
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
-from calibrate.imports.texts import CONTEXT_KEYS, documents_of, problem_text, text_of
+from calibrate.imports.texts import (CONTEXT_KEYS, OptionalId, Record, documents_of, fits, problem_text,
+                                     text_of)
 
-__all__ = ["read_inspect_log", "import_inspect", "inspect_value"]
+__all__ = ["read_inspect_log", "import_inspect", "inspect_value", "EvalLog", "EvalSpec", "Sample", "Score",
+           "ScoreEdit"]
 
 #: Inspect's letter grades, as its ``value_to_float`` reads them
 GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 #: unscored reasons Inspect puts on the model under test, not on the grader: skipped, not failures
 UNDER_TEST = {"invalid_response_format", "refusal", "no_response"}
-ZSTANDARD = 93   # the ZIP compression method Inspect writes
 EXPECTED = "an Inspect AI eval log: a .eval archive or a .json log, as inspect eval writes it"
+UNCHANGED = "UNCHANGED"
+
+
+# ------------------------------------------------------------------------------------ the format
+class Scorer(Record):
+    """A scorer of the eval spec: its name and options (a grader ``model``, or a ``model_role``)."""
+
+    name: str
+    options: dict[str, JsonValue] | None = None
+
+
+class EvalSpec(Record):
+    """The eval spec (``eval``): what ran, and its scorers (each read on its own)."""
+
+    task: str | None = None
+    eval_id: str | None = None
+    model: str | None = None
+    model_roles: dict[str, JsonValue] | None = None
+    scorers: list[JsonValue] | None = None
+
+
+class EvalLog(Record):
+    """A log's header (``header.json`` of a ``.eval`` archive, or the ``.json`` log with its samples)."""
+
+    eval: EvalSpec
+    status: str | None = None
+    samples: list[JsonValue] | None = None
+
+
+class Output(Record):
+    completion: str | None = None
+
+
+class Sample(Record):
+    """One sample of one epoch: its input (a string or chat messages), target, output and scores (each
+    score read on its own)."""
+
+    id: OptionalId = None
+    epoch: int | None = None
+    input: JsonValue = None
+    target: str | list[str] | None = None
+    metadata: dict[str, JsonValue] | None = None
+    output: Output | None = None
+    error: JsonValue = None
+    scores: dict[str, JsonValue] | None = None
+
+
+class Provenance(Record):
+    author: str | None = None
+    reason: str | None = None
+    timestamp: str | None = None
+
+
+class ScoreEdit(Record):
+    """An edit of a score (``history``): by someone (``provenance``), or the scorer's own value."""
+
+    value: JsonValue = UNCHANGED
+    provenance: Provenance | None = None
+
+
+class Score(Record):
+    """A score: its value (a letter, a number, a boolean, or a dict of them), explanation, and the
+    edits made to it (each read on its own)."""
+
+    value: JsonValue = None
+    explanation: str | None = None
+    reason: str | None = None
+    metadata: dict[str, JsonValue] | None = None
+    history: list[JsonValue] | None = None
+
+
+class _Error(Record):
+    message: str
+
+
+class _Message(Record):
+    role: JsonValue = None
+    model: JsonValue = None
+    content: JsonValue = None
+
+
+class _ModelConfig(Record):
+    model: JsonValue = None
+
+
+class _TextPart(Record):
+    text: str
 
 
 def inspect_value(value: Any) -> float | None:
@@ -63,63 +158,26 @@ def inspect_value(value: Any) -> float | None:
     return rating_value(value)
 
 
-def _member(archive: zipfile.ZipFile, raw: io.BufferedReader, info: zipfile.ZipInfo) -> bytes:
-    """One entry of an ``.eval`` archive: read by :mod:`zipfile`, or, for Zstandard (which Python's
-    :mod:`zipfile` reads only from 3.14), its compressed bytes decompressed with ``zstandard``."""
-    if info.compress_type != ZSTANDARD:
-        return archive.read(info)
-    try:
-        import zstandard
-    except ImportError:
-        raise CampaignError([Problem(str(raw.name), "a .eval log compressed with Zstandard, and the zstandard "
-                                       "package is not installed", expected="pip install 'calibrate-judges[imports]' "
-                                       "(or a .json log: inspect log convert --to json)")]) from None
-    raw.seek(info.header_offset)
-    header = raw.read(30)
-    if header[:4] != b"PK\x03\x04":
-        raise zipfile.BadZipFile(f"no local header for {info.filename}")
-    name_length, extra_length = struct.unpack("<HH", header[26:30])
-    raw.seek(info.header_offset + 30 + name_length + extra_length)
-    data = raw.read(info.compress_size)
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
-        return reader.read()
-
-
-def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
-    """The log's header (eval spec, results) and its samples, each with its place in the file."""
+# ------------------------------------------------------------------------------------ reading
+def _load(path: Path) -> tuple[EvalLog, list[tuple[str, Any]]]:
+    """The log's header and its samples (JSON values, each with its place in the file)."""
     if path.suffix == ".eval":
-        try:
-            with path.open("rb") as raw, zipfile.ZipFile(raw) as archive:
-                names = archive.namelist()
-                if "header.json" in names:
-                    header = json.loads(_member(archive, raw, archive.getinfo("header.json")))
-                elif "_journal/start.json" in names:   # a log still being written
-                    header = json.loads(_member(archive, raw, archive.getinfo("_journal/start.json")))
-                else:
-                    raise CampaignError([Problem(str(path), "a ZIP archive without header.json", expected=EXPECTED)])
-                samples = [(name, json.loads(_member(archive, raw, archive.getinfo(name)))) for name in names
-                           if name.startswith("samples/") and name.endswith(".json")]
-        except (zipfile.BadZipFile, OSError, EOFError, struct.error) as exc:
-            raise CampaignError([Problem(str(path), f"not a readable .eval archive ({exc})", expected=EXPECTED)]) from None
-        except (ValueError, UnicodeDecodeError) as exc:   # JSON, or zstandard's own errors
-            raise CampaignError([Problem(str(path), f"an entry of the archive is not readable JSON ({exc})",
-                                           expected=EXPECTED)]) from None
-        except RuntimeError as exc:   # zipfile: an encrypted entry
-            raise CampaignError([Problem(str(path), str(exc), expected=EXPECTED)]) from None
-    else:
-        try:
-            header = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            raise CampaignError([Problem(str(path), "not UTF-8 text", expected=EXPECTED)]) from None
-        except json.JSONDecodeError as exc:
-            raise CampaignError([Problem(str(path), f"not valid JSON: {exc.msg}", row=exc.lineno,
-                                           expected=EXPECTED)]) from None
-        samples = [(f"samples[{i}]", s) for i, s in enumerate(header.get("samples") or [])] \
-            if isinstance(header, dict) and isinstance(header.get("samples") or [], list) else []
-    if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
-        raise CampaignError([Problem(str(path), "not an Inspect eval log (no eval spec)",
-                                       value=type(header).__name__, expected=EXPECTED)])
-    return header, samples
+        with BoundedZip(path, expected=EXPECTED) as archive:
+            names = archive.names
+            entry = next((n for n in ("header.json", "_journal/start.json") if n in names), None)  # or still written
+            if entry is None:
+                raise DocumentError([Problem(str(path), "a ZIP archive without header.json", expected=EXPECTED)],
+                                    source=str(path))
+            header = parse_json(archive.read(entry), EvalLog, source=f"{path} (entry {entry})", expected=EXPECTED)
+            samples = []
+            for name in names:
+                if name.startswith("samples/") and name.endswith(".json"):
+                    samples.append((name, parse_json(archive.read(name), JsonValue, source=f"{path} (entry {name})",
+                                                     expected="an Inspect sample")))
+        return header, samples
+    data = read_bytes(path, expected=EXPECTED)
+    header = parse_json(data, EvalLog, source=str(path), expected=EXPECTED)
+    return header, [(f"samples[{i}]", s) for i, s in enumerate(header.samples or [])]
 
 
 def _model_name(value: Any) -> str | None:
@@ -127,36 +185,39 @@ def _model_name(value: Any) -> str | None:
     first)."""
     if isinstance(value, list):
         return _model_name(value[0]) if value else None
-    if isinstance(value, dict):
-        return _model_name(value.get("model"))
+    config = fits(value, _ModelConfig)
+    if config is not None:
+        return _model_name(config.model)
     return value if isinstance(value, str) and value else None
 
 
-def _graders(spec: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+def _graders(spec: EvalSpec) -> dict[str, tuple[str, str | None]]:
     """Each score name in the samples -> (its scorer's name, the grader model its options name): the
     scorers in order, named as Inspect's ``unique_scorer_name`` names them."""
-    roles = spec.get("model_roles") if isinstance(spec.get("model_roles"), dict) else {}
+    roles = spec.model_roles or {}
     found: dict[str, tuple[str, str | None]] = {}
-    for scorer in spec.get("scorers") if isinstance(spec.get("scorers"), list) else []:
-        if not isinstance(scorer, dict) or not isinstance(scorer.get("name"), str):
+    for item in spec.scorers or []:
+        scorer = fits(item, Scorer)
+        if scorer is None:
             continue
-        base = scorer["name"].rsplit("/", 1)[-1]
+        base = scorer.name.rsplit("/", 1)[-1]
         name, count = base, 1
         while name in found:
             name, count = f"{base}{count}", count + 1
-        options = scorer.get("options") if isinstance(scorer.get("options"), dict) else {}
+        options = scorer.options or {}
         model = _model_name(options.get("model"))
-        if model is None and isinstance(options.get("model_role"), str):
-            model = _model_name(roles.get(options["model_role"]))
+        role = options.get("model_role")
+        if model is None and isinstance(role, str):
+            model = _model_name(roles.get(role))
         found[name] = (base, model)
     return found
 
 
-def _transcript_model(score: dict[str, Any]) -> str | None:
+def _transcript_model(score: Score) -> str | None:
     """The model that answered in a model-graded score's grading transcript (``metadata.grading``)."""
-    grading = (score.get("metadata") or {}).get("grading") if isinstance(score.get("metadata"), dict) else None
+    grading = (score.metadata or {}).get("grading")
     if isinstance(grading, list):
-        said = [m.get("model") for m in grading if isinstance(m, dict) and m.get("role") == "assistant"]
+        said = [m.model for m in (fits(g, _Message) for g in grading) if m is not None and m.role == "assistant"]
         if said and isinstance(said[-1], str) and said[-1]:
             return said[-1]
     return None
@@ -167,32 +228,33 @@ def _message_text(value: Any) -> Any:
     if not isinstance(value, list):
         return value
     messages = []
-    for message in value:
-        if isinstance(message, dict) and isinstance(message.get("content"), list):
-            texts = [p.get("text") for p in message["content"] if isinstance(p, dict) and isinstance(p.get("text"), str)]
-            message = {**message, "content": "\n".join(texts)}
-        messages.append(message)
+    for item in value:
+        message = fits(item, _Message)
+        if message is not None and isinstance(message.content, list):
+            texts = [part.text for part in (fits(p, _TextPart) for p in message.content) if part is not None]
+            item = {"role": message.role, "content": "\n".join(texts)}
+        messages.append(item)
     return messages
 
 
-def _case(sample: dict[str, Any], spec: dict[str, Any], where: str, context_key: str | None) -> tuple[dict | None, str | None]:
-    if sample.get("error"):
-        error = sample["error"].get("message") if isinstance(sample["error"], dict) else sample["error"]
-        return None, f"the sample failed in Inspect ({str(error)[:200]}): no output to rate"
-    output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
-    metadata = dict(sample.get("metadata")) if isinstance(sample.get("metadata"), dict) else {}
-    target = sample.get("target")
+def _case(sample: Sample, spec: EvalSpec, where: str, context_key: str | None) -> tuple[dict | None, str | None]:
+    if sample.error:
+        error = fits(sample.error, _Error)
+        return None, (f"the sample failed in Inspect ({str(error.message if error else sample.error)[:200]}): no "
+                      "output to rate")
+    metadata = dict(sample.metadata or {})
+    target = sample.target
     record: dict[str, Any] = {
-        "input": text_of(_message_text(sample.get("input")), (), chat_role="user"),
-        "actual_output": output.get("completion") if isinstance(output.get("completion"), str) else None,
-        "expected_output": "\n".join(map(str, target)) if isinstance(target, list) else target or None}
+        "input": text_of(_message_text(sample.input), (), chat_role="user"),
+        "actual_output": sample.output.completion if sample.output is not None else None,
+        "expected_output": "\n".join(target) if isinstance(target, list) else target or None}
     key = context_key if context_key else next((k for k in CONTEXT_KEYS if k in metadata), None)
     if key is not None and key in metadata:
         context = metadata.pop(key)
         record["retrieval_context"] = [context] if isinstance(context, str) else documents_of(context)
     record["metadata"] = {k: v for k, v in {
-        **metadata, "sample_id": sample.get("id"), "epoch": sample.get("epoch"), "task": spec.get("task"),
-        "eval_id": spec.get("eval_id"), "model": spec.get("model")}.items() if v is not None}
+        **metadata, "sample_id": sample.id, "epoch": sample.epoch, "task": spec.task,
+        "eval_id": spec.eval_id, "model": spec.model}.items() if v is not None}
     record["metadata"].pop("case_id", None)
     case, problems = external_case({k: v for k, v in record.items() if v is not None}, source="deepeval", where=where)
     if case is None:
@@ -200,65 +262,74 @@ def _case(sample: dict[str, Any], spec: dict[str, Any], where: str, context_key:
     return case, None
 
 
-def _ratings(name: str, score: dict[str, Any], case_id: str, source_id: str,
-             graders: dict[str, tuple[str, str | None]]) -> tuple[list[ImportedRating], list[Skip]]:
+def _edits(history: list[Any], source_id: str, path: str, skipped: list[Skip]) -> list[tuple[int, ScoreEdit]]:
+    """The score's edits that fit their format, each with its place; the others skipped."""
+    edits = []
+    for i, item in enumerate(history):
+        edit, problems = check(item, ScoreEdit, source=path, expected="an Inspect score edit")
+        if edit is None:
+            skipped.append(Skip(f"{source_id}/edit{i}", "not an Inspect score edit: " + problem_text(problems)))
+        else:
+            edits.append((i, edit))
+    return edits
+
+
+def _ratings(name: str, score: Score, case_id: str, source_id: str, graders: dict[str, tuple[str, str | None]],
+             path: str) -> tuple[list[ImportedRating], list[Skip]]:
     base, model = graders.get(name, (name, None))
     model = model or _transcript_model(score)
     rater = model or f"inspect:{base}"
     facts = {"library": "inspect_ai", "scorer": base, "model": model, "source_type": "LLM" if model else "CODE"}
     facts = {k: v for k, v in facts.items() if v is not None}
-    history = [h for h in score.get("history") if isinstance(h, dict)] if isinstance(score.get("history"), list) else []
-    original = next((h for h in history if not h.get("provenance")), None)
-    value = original["value"] if original is not None and original.get("value", "UNCHANGED") != "UNCHANGED" \
-        else score.get("value")
-    explanation = score.get("explanation") if isinstance(score.get("explanation"), str) else None
     ratings: list[ImportedRating] = []
     skipped: list[Skip] = []
+    history = _edits(score.history or [], source_id, path, skipped)
+    original = next((edit for _, edit in history if edit.provenance is None), None)
+    value = original.value if original is not None and original.value != UNCHANGED else score.value
+    unscored_reason = (score.metadata or {}).get("unscored_reason")
+    reason = score.reason or (unscored_reason if isinstance(unscored_reason, str) else None)
     values = value if isinstance(value, dict) else {None: value}
     for key, item in values.items():
         metric, where = (base, source_id) if key is None else (str(key), f"{source_id}/{key}")
         number = inspect_value(item)
         unscored = isinstance(item, float) and math.isnan(item)
-        reason = score.get("reason") or ((score.get("metadata") or {}).get("unscored_reason")
-                                         if isinstance(score.get("metadata"), dict) else None)
         if unscored and reason in UNDER_TEST:
             skipped.append(Skip(where, f"unscored by {base}: {reason} (Inspect puts it on the model under test, "
                                        "not on the grader)"))
         elif unscored:
             ratings.append(ImportedRating(case_id=case_id, metric=metric, rater=rater, rater_kind="judge", value=None,
                                           error=f"unscored: {reason or 'the scorer gave no value'}"
-                                                + (f" ({explanation[:300]})" if explanation else ""),
+                                                + (f" ({score.explanation[:300]})" if score.explanation else ""),
                                           source_id=where, facts=facts))
         elif number is None:
-            skipped.append(Skip(where, f"its value {item!r} reads as no number (C / I / P / N, yes / no, a number)"))
+            skipped.append(Skip(where, f"its value {item!r:.200} reads as no number (C / I / P / N, yes / no, a "
+                                       "number)"))
         else:
             ratings.append(ImportedRating(case_id=case_id, metric=metric, rater=rater, rater_kind="judge",
-                                          value=number, reason=explanation, source_id=where, facts=facts))
-    for i, edit in enumerate(history):
-        provenance = edit.get("provenance")
-        if not isinstance(provenance, dict):
+                                          value=number, reason=score.explanation, source_id=where, facts=facts))
+    for i, edit in history:
+        if edit.provenance is None:
             continue
-        author = provenance.get("author")
+        author = edit.provenance.author
         what = f"{source_id}/edit{i}"
-        if not isinstance(author, str) or not author.strip():
+        if not author or not author.strip():
             skipped.append(Skip(what, "a score edit without an author"))
             continue
-        if edit.get("value", "UNCHANGED") == "UNCHANGED":
+        if edit.value == UNCHANGED:
             skipped.append(Skip(what, "a score edit that changed no value (an explanation or metadata)"))
             continue
-        edited = edit["value"] if isinstance(edit["value"], dict) else {None: edit["value"]}
+        edited = edit.value if isinstance(edit.value, dict) else {None: edit.value}
         for key, item in edited.items():
             number = inspect_value(item)
             metric = base if key is None else str(key)
             if number is None:
-                skipped.append(Skip(what, f"its value {item!r} reads as no number"))
+                skipped.append(Skip(what, f"its value {item!r:.200} reads as no number"))
                 continue
             ratings.append(ImportedRating(
                 case_id=case_id, metric=metric, rater=author.strip(), rater_kind="human", value=number,
-                source_id=f"{what}" + ("" if key is None else f"/{key}"),
-                reason=provenance.get("reason") if isinstance(provenance.get("reason"), str) else None,
+                source_id=f"{what}" + ("" if key is None else f"/{key}"), reason=edit.provenance.reason,
                 facts={"library": "inspect_ai", "scorer": base, "source_type": "HUMAN"},
-                updated=provenance.get("timestamp") if isinstance(provenance.get("timestamp"), str) else None))
+                updated=edit.provenance.timestamp))
     return ratings, skipped
 
 
@@ -278,12 +349,14 @@ def read_inspect_log(path: str | Path, *, context_key: str | None = None) -> Sou
     SourceBatch
         Origin ``inspect``: a later log's score of the same case by the same grader is a new revision.
         A case's id is its sample's ``metadata.case_id`` when the log holds that sample once, else a
-        hash of its content (sample ids repeat across tasks and epochs).
+        hash of its content (sample ids repeat across tasks and epochs). A sample, score or edit that
+        does not fit its format is skipped, saying where and why.
 
     Raises
     ------
-    CampaignError
-        A file that is not an Inspect log, named with the problem.
+    DocumentError
+        A file that is not an Inspect log (not JSON, no eval spec, an eval spec of the wrong shape), a
+        damaged archive or entry, or one larger than the limits, named with the problem.
 
     Examples
     --------
@@ -298,39 +371,43 @@ def read_inspect_log(path: str | Path, *, context_key: str | None = None) -> Sou
     [('model_graded_qa', 'openai/gpt-4o', 'judge', 1.0), ('model_graded_qa', 'alice', 'human', 0.0)]
     """
     path = Path(path)
-    header, samples = _load(path)
-    spec = header["eval"]
+    header, items = _load(path)
+    spec = header.eval
     graders = _graders(spec)
-    eval_id = str(spec.get("eval_id") or path.stem)
+    eval_id = spec.eval_id or path.stem
     batch = SourceBatch(kind="inspect", origin="inspect", source=str(path))
-    if header.get("status") not in (None, "success"):
-        batch.skipped.append(Skip(f"{eval_id} (status {header.get('status')!r})",
+    if header.status not in (None, "success"):
+        batch.skipped.append(Skip(f"{eval_id} (status {header.status!r})",
                                   "the eval did not finish: its samples are imported as they are"))
+    samples: list[tuple[str, Sample]] = []
+    for place, item in items:
+        sample, problems = check(item, Sample, source=str(path), expected="an Inspect sample")
+        if sample is None:
+            batch.skipped.append(Skip(f"{eval_id}#{place}", "not an Inspect sample: " + problem_text(problems)))
+        else:
+            samples.append((place, sample))
     seen: dict[Any, int] = {}
     for _, sample in samples:
-        if isinstance(sample, dict):
-            own = (sample.get("metadata") or {}).get("case_id") if isinstance(sample.get("metadata"), dict) else None
-            seen[own] = seen.get(own, 0) + 1
+        own = (sample.metadata or {}).get("case_id")
+        key = own if isinstance(own, (str, int)) and not isinstance(own, bool) else None
+        seen[key] = seen.get(key, 0) + 1
     for place, sample in samples:
-        if not isinstance(sample, dict):
-            batch.skipped.append(Skip(f"{eval_id}#{place}", "not a sample (an object)"))
-            continue
-        label = f"{eval_id}#{sample.get('id')}/epoch{sample.get('epoch', 1)}"
+        label = f"{eval_id}#{sample.id}/epoch{sample.epoch if sample.epoch is not None else 1}"
         case, why = _case(sample, spec, str(path), context_key)
         if case is None:
             batch.skipped.append(Skip(label, why))
             continue
-        own = (sample.get("metadata") or {}).get("case_id") if isinstance(sample.get("metadata"), dict) else None
+        own = (sample.metadata or {}).get("case_id")
         usable = isinstance(own, (str, int)) and not isinstance(own, bool) and str(own) and seen.get(own) == 1
         case["case_id"] = str(own) if usable else content_id(case)
         case["metadata"] = {**case["metadata"], "source": f"inspect:{eval_id}"}
         batch.cases.append(case)
-        scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
-        for name, score in scores.items():
-            if not isinstance(score, dict):
-                batch.skipped.append(Skip(f"{label}/{name}", "a score that is not an object"))
+        for name, item in (sample.scores or {}).items():
+            score, problems = check(item, Score, source=str(path), expected="an Inspect score")
+            if score is None:
+                batch.skipped.append(Skip(f"{label}/{name}", "not an Inspect score: " + problem_text(problems)))
                 continue
-            ratings, skipped = _ratings(str(name), score, case["case_id"], f"{label}/{name}", graders)
+            ratings, skipped = _ratings(str(name), score, case["case_id"], f"{label}/{name}", graders, str(path))
             batch.ratings += ratings
             batch.skipped += skipped
     return batch
@@ -352,7 +429,8 @@ def import_inspect(campaign_folder: str | Path, path: str | Path, *, context_key
     metric_map : mapping, optional
         Scorer name -> campaign metric (``{"model_graded_qa": "correctness"}``).
     rater : str, optional
-        The judge's name in the campaign, for a log of one grader.
+        The judge's name in the campaign, for a log of one grader (refused when a person who edited a
+        score has that name).
     dry_run : bool
         Say what the import would do; write nothing.
 

@@ -20,6 +20,10 @@ No Langfuse server can run here, so calibrate reads what the API returns, saved 
   feedback, or its own evaluations), so it is imported only as the kind ``api_scores`` says. The
   value is the number, the boolean, or a category that reads as pass / fail; text and correction
   scores, and scores of sessions, experiments or inner observations, are skipped saying why.
+
+The API's formats are declared below (:class:`Observation`, :class:`LangfuseScore`), each field by
+its API name (camelCase) or the SDK's (snake_case): a file that is not JSON (or JSON Lines) is refused,
+naming it and the line; a record that does not fit is skipped, with where it is and why.
 """
 
 from __future__ import annotations
@@ -29,14 +33,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import AliasChoices, Field, JsonValue
+
+from calibrate.base.documents import check
 from calibrate.base.results import Result
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
-from calibrate.imports.texts import (EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, documents_of, parsed,
-                                     id_text, problem_text, read_records, text_of)
+from calibrate.imports.texts import (EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, Id, OptionalId, Record,
+                                     documents_of, parsed, problem_text, read_records, text_of)
 
-__all__ = ["read_langfuse_export", "import_langfuse", "SOURCE_KINDS"]
+__all__ = ["read_langfuse_export", "import_langfuse", "SOURCE_KINDS", "Observation", "LangfuseScore"]
 
 #: each score source, and the kind of rater it makes (API: as the user says)
 SOURCE_KINDS = {"ANNOTATION": "human", "EVAL": "judge"}
@@ -44,58 +51,102 @@ MODEL_KEYS = ("model", "judge_model", "model_name", "evaluator", "evaluator_name
 ApiKind = Literal["human", "judge"]
 
 
-def _get(record: dict[str, Any], *names: str) -> Any:
-    """A field by its API name (camelCase) or the SDK's (snake_case)."""
-    return next((record[n] for n in names if record.get(n) is not None), None)
+def _named(*names: str) -> Any:
+    """A field read by its API name or the SDK's."""
+    return Field(None, validation_alias=AliasChoices(*names))
 
 
-def _is_observation(record: dict[str, Any]) -> bool:
-    return _get(record, "traceId", "trace_id") is not None and "type" in record
+class Observation(Record):
+    """A trace (``/api/public/traces``), or an observation of one (the v2 observations API: it has a
+    ``traceId`` and a ``type``); input and output as the application gave them (often JSON text)."""
+
+    id: Id
+    trace_id: OptionalId = _named("traceId", "trace_id")
+    type: str | None = None
+    parent_observation_id: OptionalId = _named("parentObservationId", "parent_observation_id")
+    is_root_observation: bool | None = _named("isRootObservation", "is_root_observation")
+    start_time: str | None = _named("startTime", "start_time")
+    timestamp: str | None = None
+    input: JsonValue = None
+    output: JsonValue = None
+    metadata: JsonValue = None
+    name: str | None = _named("name", "traceName")
+    environment: str | None = None
+    tags: list[str] | None = None
+    scores: list[JsonValue] | None = None
+
+    @property
+    def is_observation(self) -> bool:
+        return self.trace_id is not None and "type" in self.model_fields_set
 
 
-def _cases(records: list[tuple[int, Any]], where: str, batch: SourceBatch) -> dict[str, str]:
-    """The cases of the traces file, into ``batch``; returns root observation id -> trace id."""
-    traces: dict[str, dict[str, Any]] = {}
-    observations: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for line, record in records:
-        if not isinstance(record, dict) or id_text(record.get("id")) is None:
-            batch.skipped.append(Skip(f"{Path(where).name}#{line}", "not a Langfuse trace or observation (an object "
-                                                                   "with an id)"))
-        elif _is_observation(record):
-            trace_id = id_text(_get(record, "traceId", "trace_id"))
-            if trace_id is None:
-                batch.skipped.append(Skip(f"{Path(where).name}#{line}", "an observation whose traceId is no id"))
-                continue
-            observations[trace_id].append(record)
+class ScoreSubject(Record):
+    kind: str | None = None
+    id: OptionalId = None
+
+
+class LangfuseScore(Record):
+    """A score (the v3 API, with its ``subject``, or the v2 API, with ``traceId``)."""
+
+    id: OptionalId = None
+    name: str
+    subject: ScoreSubject | None = None
+    trace_id: OptionalId = _named("traceId", "trace_id")
+    observation_id: OptionalId = _named("observationId", "observation_id")
+    session_id: OptionalId = _named("sessionId", "session_id")
+    dataset_run_id: OptionalId = _named("datasetRunId", "dataset_run_id")
+    source: str | None = None
+    data_type: str | None = _named("dataType", "data_type")
+    value: JsonValue = None
+    string_value: str | None = _named("stringValue", "string_value")
+    author_user_id: OptionalId = _named("authorUserId", "author_user_id")
+    metadata: JsonValue = None
+    comment: str | None = None
+    queue_id: OptionalId = _named("queueId", "queue_id")
+    config_id: OptionalId = _named("configId", "config_id")
+    updated_at: str | None = _named("updatedAt", "updated_at")
+    timestamp: str | None = None
+
+
+def _cases(records: list[tuple[int, Any]], where: str, batch: SourceBatch) -> tuple[dict[str, str], list[Observation]]:
+    """The cases of the traces file, into ``batch``; returns root observation id -> trace id, and the
+    traces read."""
+    traces: dict[str, Observation] = {}
+    observations: dict[str, list[Observation]] = defaultdict(list)
+    for line, item in records:
+        record, problems = check(item, Observation, source=where, line=line, expected="a Langfuse trace or observation")
+        if record is None:
+            batch.skipped.append(Skip(f"{Path(where).name}#{line}", "not a Langfuse trace or observation: "
+                                                                   + problem_text(problems)))
+        elif record.is_observation:
+            observations[record.trace_id].append(record)
         else:
-            traces[id_text(record["id"])] = record
+            traces[record.id] = record
     roots: dict[str, str] = {}
     for trace_id in list(dict.fromkeys([*traces, *observations])):
-        spans = sorted(observations.get(trace_id, []), key=lambda o: str(_get(o, "startTime", "start_time") or ""))
-        root = next((o for o in spans if _get(o, "isRootObservation", "is_root_observation") is True), None) \
-            or next((o for o in spans if not _get(o, "parentObservationId", "parent_observation_id")), None)
+        spans = sorted(observations.get(trace_id, []), key=lambda o: o.start_time or "")
+        root = next((o for o in spans if o.is_root_observation is True), None) \
+            or next((o for o in spans if not o.parent_observation_id), None)
         head = traces.get(trace_id) or root
         if head is None:
             batch.skipped.append(Skip(trace_id, "a trace whose root observation is not in the file"))
             continue
         if root is not None:
-            roots[id_text(root["id"])] = trace_id
-        metadata = _get(head, "metadata") if isinstance(_get(head, "metadata"), dict) else {}
+            roots[root.id] = trace_id
+        metadata = head.metadata if isinstance(head.metadata, dict) else {}
         record: dict[str, Any] = {
             "case_id": trace_id,
-            "input": text_of(parsed(_get(head, "input")), INPUT_KEYS, chat_role="user"),
-            "actual_output": text_of(parsed(_get(head, "output")), OUTPUT_KEYS, chat_role=None)}
-        chunks = [text for o in spans if str(o.get("type")).upper() == "RETRIEVER"
-                  for text in documents_of(parsed(_get(o, "output")))]
+            "input": text_of(parsed(head.input), INPUT_KEYS, chat_role="user"),
+            "actual_output": text_of(parsed(head.output), OUTPUT_KEYS, chat_role=None)}
+        chunks = [text for o in spans if str(o.type).upper() == "RETRIEVER" for text in documents_of(parsed(o.output))]
         if chunks:
             record["retrieval_context"] = chunks
         expected = next((metadata[k] for k in EXPECTED_OUTPUT_NAMES if isinstance(metadata.get(k), str)), None)
         if expected:
             record["expected_output"] = expected
         record["metadata"] = {k: v for k, v in {
-            **metadata, "trace_id": trace_id, "time": _get(head, "timestamp", "startTime", "start_time"),
-            "name": _get(head, "name", "traceName"), "environment": _get(head, "environment"),
-            "tags": _get(head, "tags") or None}.items() if v is not None}
+            **metadata, "trace_id": trace_id, "time": head.timestamp or head.start_time, "name": head.name,
+            "environment": head.environment, "tags": head.tags or None}.items() if v is not None}
         case, problems = external_case({k: v for k, v in record.items() if v is not None}, source="deepeval",
                                        where=where)
         if case is None:
@@ -103,72 +154,66 @@ def _cases(records: list[tuple[int, Any]], where: str, batch: SourceBatch) -> di
             continue
         case["metadata"]["source"] = "langfuse"
         batch.cases.append(case)
-    return roots
+    return roots, list(traces.values())
 
 
-def _target(score: dict[str, Any], roots: dict[str, str]) -> tuple[str | None, str | None]:
+def _target(score: LangfuseScore, roots: dict[str, str]) -> tuple[str | None, str | None]:
     """The trace a score rates, or why it rates none."""
-    subject = score.get("subject")
-    if isinstance(subject, dict):   # v3
-        kind = subject.get("kind")
-        if kind == "trace" and id_text(subject.get("id")):
-            return id_text(subject.get("id")), None
-        if kind == "observation":
-            trace = roots.get(id_text(subject.get("id")) or "")
+    subject = score.subject
+    if subject is not None:   # v3
+        if subject.kind == "trace" and subject.id:
+            return subject.id, None
+        if subject.kind == "observation":
+            trace = roots.get(subject.id or "")
             return (trace, None) if trace else (None, "a score of an observation inside the trace, not of the trace")
-        return None, f"a score of a {kind}, not of a trace" if isinstance(kind, str) else "a score whose subject is no trace"
-    observation = id_text(_get(score, "observationId", "observation_id"))
-    trace = id_text(_get(score, "traceId", "trace_id"))
-    if observation is not None:
-        return (roots[observation], None) if observation in roots else (
+        return None, (f"a score of a {subject.kind}, not of a trace" if subject.kind is not None
+                      else "a score whose subject is no trace")
+    if score.observation_id is not None:
+        return (roots[score.observation_id], None) if score.observation_id in roots else (
             None, "a score of an observation inside the trace, not of the trace")
-    if trace is not None:
-        return trace, None
-    if _get(score, "sessionId", "session_id") is not None:
+    if score.trace_id is not None:
+        return score.trace_id, None
+    if score.session_id is not None:
         return None, "a score of a session, not of a trace"
-    if _get(score, "datasetRunId", "dataset_run_id") is not None:
+    if score.dataset_run_id is not None:
         return None, "a score of a dataset run, not of a trace"
     return None, "a score without its subject (export the v3 scores with fields=subject, or the v2 scores)"
 
 
-def _rating(score: dict[str, Any], roots: dict[str, str], api_scores: ApiKind | None) -> ImportedRating | Skip:
-    what = f"{score.get('id')} ({score.get('name')!r})"
+def _rating(score: LangfuseScore, roots: dict[str, str], api_scores: ApiKind | None) -> ImportedRating | Skip:
+    what = f"{score.id} ({score.name!r})"
     trace, why = _target(score, roots)
     if trace is None:
         return Skip(what, why)
-    source = str(score.get("source") or "").upper()
+    source = (score.source or "").upper()
     kind = SOURCE_KINDS.get(source) or (api_scores if source == "API" else None)
     if kind is None:
         return Skip(what, "source API holds whatever an application sent (user feedback or its own evaluations): "
                           "say which with --api-scores human or --api-scores judge" if source == "API"
-                    else f"its source {score.get('source')!r} is none of ANNOTATION, EVAL, API")
-    data_type = str(_get(score, "dataType", "data_type") or "NUMERIC").upper()
+                    else f"its source {score.source!r} is none of ANNOTATION, EVAL, API")
+    data_type = (score.data_type or "NUMERIC").upper()
     if data_type in ("TEXT", "CORRECTION"):
         return Skip(what, f"a {data_type.lower()} score, not a rating")
-    value = score.get("value")
     if data_type == "CATEGORICAL":
-        value = rating_value(_get(score, "stringValue", "string_value") if _get(score, "stringValue", "string_value")
-                             is not None else value)
+        value = rating_value(score.string_value if score.string_value is not None else score.value)
         if value is None:
-            return Skip(what, f"its category {_get(score, 'stringValue', 'string_value') or score.get('value')!r} "
-                              "reads as neither pass nor fail")
+            return Skip(what, f"its category {score.string_value or score.value!r:.200} reads as neither pass nor fail")
     else:
-        value = rating_value(value)
+        value = rating_value(score.value)
         if value is None:
-            return Skip(what, f"its value {score.get('value')!r} is not a number or a boolean")
-    metadata = score.get("metadata") if isinstance(score.get("metadata"), dict) else {}
-    model = next((str(metadata[k]) for k in MODEL_KEYS if isinstance(metadata.get(k), str) and metadata[k]), None)
+            return Skip(what, f"its value {score.value!r:.200} is not a number or a boolean")
+    metadata = score.metadata if isinstance(score.metadata, dict) else {}
+    model = next((metadata[k] for k in MODEL_KEYS if isinstance(metadata.get(k), str) and metadata[k]), None)
     if kind == "human":
-        rater = id_text(_get(score, "authorUserId", "author_user_id")) or f"langfuse-{source.lower()}"
+        rater = score.author_user_id or f"langfuse-{source.lower()}"
     else:
         rater = model or f"langfuse-{source.lower()}"
     facts = {"library": "langfuse", "source_type": source, "model": model if kind == "judge" else None,
-             "queue": _get(score, "queueId", "queue_id"), "config": _get(score, "configId", "config_id")}
-    comment = score.get("comment")
-    return ImportedRating(case_id=trace, metric=str(score.get("name")), rater=rater, rater_kind=kind, value=value,
-                          source_id=str(score.get("id")), reason=comment if isinstance(comment, str) else None,
+             "queue": score.queue_id, "config": score.config_id}
+    return ImportedRating(case_id=trace, metric=score.name, rater=rater, rater_kind=kind, value=value,
+                          source_id=str(score.id), reason=score.comment,
                           facts={k: v for k, v in facts.items() if v is not None},
-                          updated=str(_get(score, "updatedAt", "updated_at", "timestamp") or "") or None)
+                          updated=score.updated_at or score.timestamp or None)
 
 
 def read_langfuse_export(traces: str | Path, scores: str | Path | None = None, *,
@@ -187,12 +232,14 @@ def read_langfuse_export(traces: str | Path, scores: str | Path | None = None, *
     Returns
     -------
     SourceBatch
-        Origin ``langfuse``; files may hold part of a project, so ratings they lack stay.
+        Origin ``langfuse``; files may hold part of a project, so ratings they lack stay. A record that
+        does not fit its format is skipped, saying where and why.
 
     Raises
     ------
-    CampaignError
-        A file that is not JSON, naming the file and line.
+    DocumentError
+        A file that is not JSON or JSON Lines (or too large, or nested too deep), naming the file and
+        line.
 
     Examples
     --------
@@ -214,16 +261,14 @@ def read_langfuse_export(traces: str | Path, scores: str | Path | None = None, *
     traces = Path(traces)
     batch = SourceBatch(kind="langfuse", origin="langfuse",
                         source=str(traces) + (f" + {scores}" if scores is not None else ""))
-    records = read_records(traces, what="Langfuse traces or observations")
-    roots = _cases(records, str(traces), batch)
+    roots, heads = _cases(read_records(traces, what="Langfuse traces or observations"), str(traces), batch)
     # a trace's own scores, when the API gave its full details (ids alone are no ratings)
-    embedded = [s for _, r in records if isinstance(r, dict) and not _is_observation(r)
-                and isinstance(r.get("scores"), list) for s in r["scores"] if isinstance(s, dict)]
-    given = [r for _, r in read_records(scores, what="Langfuse scores")] if scores is not None else []
-    score_records = given + embedded
-    for line, score in enumerate(score_records, 1):
-        if not isinstance(score, dict) or score.get("name") is None:
-            batch.skipped.append(Skip(f"score #{line}", "not a Langfuse score (an object with a name)"))
+    embedded = [(str(traces), s) for head in heads for s in head.scores or [] if isinstance(s, dict)]
+    given = [(str(scores), r) for _, r in read_records(scores, what="Langfuse scores")] if scores is not None else []
+    for line, (where, item) in enumerate(given + embedded, 1):
+        score, problems = check(item, LangfuseScore, source=where, expected="a Langfuse score")
+        if score is None:
+            batch.skipped.append(Skip(f"score #{line}", "not a Langfuse score: " + problem_text(problems)))
             continue
         found = _rating(score, roots, api_scores)
         (batch.skipped if isinstance(found, Skip) else batch.ratings).append(found)

@@ -17,6 +17,10 @@ optionally the dataset's examples (``Client.list_examples``) for the expected an
   application's own evaluation) is imported only as the kind ``api_feedback`` says. The value is the
   ``score``, else the ``value`` read as a number or pass / fail; a correction, or feedback on a run
   inside a trace or on no run, is skipped saying why.
+
+The SDK's formats are declared below (:class:`Run`, :class:`Feedback`, :class:`Example`): a file that
+is not JSON (or JSON Lines) is refused, naming it and the line; a record that does not fit is skipped,
+with where it is and why.
 """
 
 from __future__ import annotations
@@ -26,14 +30,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
+from calibrate.base.documents import check
 from calibrate.base.results import Result
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
-from calibrate.imports.texts import (EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, documents_of, id_text, problem_text,
-                                     read_records, text_of)
+from calibrate.imports.texts import (EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, Id, OptionalId, Record,
+                                     documents_of, fits, problem_text, read_records, text_of)
 
-__all__ = ["read_langsmith_export", "import_langsmith", "SOURCE_KINDS"]
+__all__ = ["read_langsmith_export", "import_langsmith", "SOURCE_KINDS", "Run", "Feedback", "Example"]
 
 #: each feedback source type, and the kind of rater it makes (api: as the user says)
 SOURCE_KINDS = {"app": "human", "model": "judge", "auto_eval": "judge"}
@@ -41,54 +48,103 @@ MODEL_KEYS = ("ls_model_name", "model", "model_name", "evaluator", "evaluator_na
 ApiKind = Literal["human", "judge"]
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+class Run(Record):
+    """A run (``Client.list_runs``): a root run (no ``parent_run_id``) is a case; its inputs and
+    outputs as the application gave them."""
+
+    id: Id
+    trace_id: OptionalId = None
+    parent_run_id: OptionalId = None
+    run_type: str | None = None
+    name: str | None = None
+    inputs: JsonValue = None
+    outputs: JsonValue = None
+    error: str | None = None
+    extra: dict[str, JsonValue] | None = None
+    reference_example_id: OptionalId = None
+    session_id: OptionalId = None
+    start_time: str | None = None
+    tags: list[str] | None = None
+
+
+class FeedbackSource(Record):
+    type: str | None = None
+    metadata: dict[str, JsonValue] | None = None
+    user_id: OptionalId = None
+    user_name: str | None = None
+
+
+class Feedback(Record):
+    """A feedback (``Client.list_feedback``): a rating of the metric its ``key`` names."""
+
+    id: OptionalId = None
+    run_id: OptionalId = None
+    key: str
+    score: JsonValue = None
+    value: JsonValue = None
+    correction: JsonValue = None
+    comment: str | None = None
+    feedback_source: FeedbackSource | None = None
+    modified_at: str | None = None
+    created_at: str | None = None
+
+
+class Example(Record):
+    """A dataset example (``Client.list_examples``): its outputs are the expected output."""
+
+    id: Id
+    outputs: JsonValue = None
+
+
+class _Generation(Record):
+    text: str
+
+
+class _Generations(Record):
+    generations: list[JsonValue]
 
 
 def _output_text(outputs: Any) -> str | None:
     """A run's outputs as text: a LangChain chat model's ``generations`` first, else the usual key."""
-    generations = _mapping(outputs).get("generations")
-    if isinstance(generations, list) and generations:
-        first = generations[0][0] if isinstance(generations[0], list) and generations[0] else generations[0]
-        if isinstance(first, dict) and isinstance(first.get("text"), str):
-            return first["text"]
+    found = fits(outputs, _Generations)
+    if found is not None and found.generations:
+        first = found.generations[0]
+        first = first[0] if isinstance(first, list) and first else first
+        generation = fits(first, _Generation)
+        if generation is not None:
+            return generation.text
     return text_of(outputs, OUTPUT_KEYS, chat_role=None)
 
 
-def _cases(runs: list[tuple[int, Any]], examples: dict[str, Any], where: str, batch: SourceBatch) -> dict[str, str]:
+def _cases(runs: list[Run], examples: dict[str, Example], where: str, batch: SourceBatch) -> dict[str, str]:
     """The cases of the runs file, into ``batch``; returns root run id -> trace id."""
-    by_trace: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for line, run in runs:
-        if not isinstance(run, dict) or id_text(run.get("id")) is None:
-            batch.skipped.append(Skip(f"{Path(where).name}#{line}", "not a LangSmith run (an object with an id)"))
-            continue
-        by_trace[id_text(run.get("trace_id")) or id_text(run["id"])].append(run)
+    by_trace: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_trace[run.trace_id or run.id].append(run)
     roots: dict[str, str] = {}
     for trace_id, trace in by_trace.items():
-        root = next((r for r in trace if not r.get("parent_run_id")), None)
+        root = next((r for r in trace if not r.parent_run_id), None)
         if root is None:
             batch.skipped.append(Skip(trace_id, "a trace whose root run is not in the file"))
             continue
-        if root.get("error") and not root.get("outputs"):
-            batch.skipped.append(Skip(trace_id, f"the run failed ({str(root['error'])[:200]}): no output to rate"))
+        if root.error and not root.outputs:
+            batch.skipped.append(Skip(trace_id, f"the run failed ({root.error[:200]}): no output to rate"))
             continue
         record: dict[str, Any] = {"case_id": trace_id,
-                                  "input": text_of(root.get("inputs"), INPUT_KEYS, chat_role="user"),
-                                  "actual_output": _output_text(root.get("outputs"))}
-        chunks = [text for r in sorted(trace, key=lambda r: str(r.get("start_time") or ""))
-                  if r.get("run_type") == "retriever" for text in documents_of(r.get("outputs"))]
+                                  "input": text_of(root.inputs, INPUT_KEYS, chat_role="user"),
+                                  "actual_output": _output_text(root.outputs)}
+        chunks = [text for r in sorted(trace, key=lambda r: r.start_time or "")
+                  if r.run_type == "retriever" for text in documents_of(r.outputs)]
         if chunks:
             record["retrieval_context"] = chunks
-        example = examples.get(id_text(root.get("reference_example_id")) or "")
-        if isinstance(example, dict) and example.get("outputs") is not None:
-            record["expected_output"] = text_of(example["outputs"], EXPECTED_OUTPUT_NAMES + OUTPUT_KEYS, chat_role=None)
-        extra = _mapping(root.get("extra"))
+        example = examples.get(root.reference_example_id or "")
+        if example is not None and example.outputs is not None:
+            record["expected_output"] = text_of(example.outputs, EXPECTED_OUTPUT_NAMES + OUTPUT_KEYS, chat_role=None)
+        metadata = (root.extra or {}).get("metadata")
         record["metadata"] = {k: v for k, v in {
-            **_mapping(extra.get("metadata")), "trace_id": trace_id, "run_id": id_text(root["id"]),
-            "time": root.get("start_time"), "name": root.get("name"), "tags": root.get("tags") or None,
-            "project_id": str(root["session_id"]) if root.get("session_id") else None,
-            "example_id": str(root["reference_example_id"]) if root.get("reference_example_id") else None}.items()
-            if v is not None}
+            **(metadata if isinstance(metadata, dict) else {}), "trace_id": trace_id, "run_id": root.id,
+            "time": root.start_time, "name": root.name, "tags": root.tags or None, "project_id": root.session_id,
+            "example_id": root.reference_example_id}.items() if v is not None}
         case, problems = external_case({k: v for k, v in record.items() if v is not None}, source="deepeval",
                                        where=where)
         if case is None:
@@ -96,14 +152,14 @@ def _cases(runs: list[tuple[int, Any]], examples: dict[str, Any], where: str, ba
             continue
         case["metadata"]["source"] = "langsmith"
         batch.cases.append(case)
-        roots[id_text(root["id"])] = trace_id
+        roots[root.id] = trace_id
     return roots
 
 
-def _rating(feedback: dict[str, Any], roots: dict[str, str], held_runs: dict[str, str],
+def _rating(feedback: Feedback, roots: dict[str, str], held_runs: dict[str, str],
             api_feedback: ApiKind | None) -> ImportedRating | Skip:
-    what = f"{feedback.get('id')} ({feedback.get('key')!r})"
-    run_id = id_text(feedback.get("run_id"))
+    what = f"{feedback.id} ({feedback.key!r})"
+    run_id = feedback.run_id
     if run_id is None:
         return Skip(what, "feedback on no run (a project's or an experiment's summary)")
     if run_id not in roots:
@@ -111,32 +167,42 @@ def _rating(feedback: dict[str, Any], roots: dict[str, str], held_runs: dict[str
         return Skip(what, "feedback on a run the runs file does not hold" if held is None else
                     "feedback on a run inside the trace, not on its root run" if held == "inner" else
                     "feedback on a root run that is no case (skipped above)")
-    source = _mapping(feedback.get("feedback_source"))
-    kind_name = str(source.get("type") or "")
+    source = feedback.feedback_source or FeedbackSource()
+    kind_name = source.type or ""
     kind = SOURCE_KINDS.get(kind_name) or (api_feedback if kind_name == "api" else None)
     if kind is None:
         return Skip(what, "source api holds whatever an application sent (user feedback or its own evaluations): say "
                           "which with --api-feedback human or --api-feedback judge" if kind_name == "api"
                     else f"its source type {kind_name or None!r} is none of app, model, auto_eval, api")
-    score = feedback.get("score")
-    value = rating_value(score) if score is not None else rating_value(feedback.get("value"))
+    value = rating_value(feedback.score) if feedback.score is not None else rating_value(feedback.value)
     if value is None:
-        if feedback.get("correction") is not None:
+        if feedback.correction is not None:
             return Skip(what, "a correction of the output, not a rating")
-        return Skip(what, f"its score {score!r} and value {feedback.get('value')!r} read as no number or pass / fail")
-    metadata = _mapping(source.get("metadata"))
-    model = next((str(metadata[k]) for k in MODEL_KEYS if isinstance(metadata.get(k), str) and metadata[k]), None)
+        return Skip(what, f"its score {feedback.score!r:.100} and value {feedback.value!r:.100} read as no number or "
+                          "pass / fail")
+    metadata = source.metadata or {}
+    model = next((metadata[k] for k in MODEL_KEYS if isinstance(metadata.get(k), str) and metadata[k]), None)
     if kind == "human":
-        rater = id_text(source.get("user_name")) or id_text(source.get("user_id")) or f"langsmith-{kind_name}"
+        rater = source.user_name or source.user_id or f"langsmith-{kind_name}"
     else:
         rater = model or f"langsmith-{kind_name}"
     facts = {"library": "langsmith", "source_type": kind_name, "model": model if kind == "judge" else None}
-    comment = feedback.get("comment")
-    return ImportedRating(case_id=roots[run_id], metric=str(feedback.get("key")), rater=rater, rater_kind=kind,
-                          value=value, source_id=str(feedback.get("id")),
-                          reason=comment if isinstance(comment, str) else None,
+    return ImportedRating(case_id=roots[run_id], metric=feedback.key, rater=rater, rater_kind=kind,
+                          value=value, source_id=str(feedback.id), reason=feedback.comment,
                           facts={k: v for k, v in facts.items() if v is not None},
-                          updated=str(feedback.get("modified_at") or feedback.get("created_at") or "") or None)
+                          updated=feedback.modified_at or feedback.created_at or None)
+
+
+def _read(path: Path, schema: Any, what: str, batch: SourceBatch) -> list[Any]:
+    """The records of a file that fit ``schema``; the others skipped, saying where and why."""
+    found = []
+    for line, item in read_records(path, what=what):
+        record, problems = check(item, schema, source=str(path), line=line, expected=what)
+        if record is None:
+            batch.skipped.append(Skip(f"{path.name}#{line}", f"not {what}: " + problem_text(problems)))
+        else:
+            found.append(record)
+    return found
 
 
 def read_langsmith_export(runs: str | Path, feedback: str | Path, *, examples: str | Path | None = None,
@@ -157,12 +223,14 @@ def read_langsmith_export(runs: str | Path, feedback: str | Path, *, examples: s
     Returns
     -------
     SourceBatch
-        Origin ``langsmith``; files may hold part of a project, so ratings they lack stay.
+        Origin ``langsmith``; files may hold part of a project, so ratings they lack stay. A record that
+        does not fit its format is skipped, saying where and why.
 
     Raises
     ------
-    CampaignError
-        A file that is not JSON, naming the file and line.
+    DocumentError
+        A file that is not JSON or JSON Lines (or too large, or nested too deep), naming the file and
+        line.
 
     Examples
     --------
@@ -182,18 +250,13 @@ def read_langsmith_export(runs: str | Path, feedback: str | Path, *, examples: s
         raise ValueError(f"api_feedback={api_feedback!r}: expected 'human' or 'judge' (or none, to skip it)")
     runs, feedback = Path(runs), Path(feedback)
     batch = SourceBatch(kind="langsmith", origin="langsmith", source=f"{runs} + {feedback}")
-    by_id = {}
+    by_id: dict[str, Example] = {}
     if examples is not None:
-        by_id = {id_text(e["id"]): e for _, e in read_records(examples, what="LangSmith examples")
-                 if isinstance(e, dict) and id_text(e.get("id")) is not None}
-    run_records = read_records(runs, what="LangSmith runs")
+        by_id = {e.id: e for e in _read(Path(examples), Example, "a LangSmith example", batch)}
+    run_records = _read(runs, Run, "a LangSmith run", batch)
     roots = _cases(run_records, by_id, str(runs), batch)
-    held_runs = {id_text(r["id"]): "inner" if r.get("parent_run_id") else "root" for _, r in run_records
-                 if isinstance(r, dict) and id_text(r.get("id")) is not None}
-    for line, item in read_records(feedback, what="LangSmith feedback"):
-        if not isinstance(item, dict) or item.get("key") is None:
-            batch.skipped.append(Skip(f"{feedback.name}#{line}", "not LangSmith feedback (an object with a key)"))
-            continue
+    held_runs = {r.id: "inner" if r.parent_run_id else "root" for r in run_records}
+    for item in _read(feedback, Feedback, "LangSmith feedback", batch):
         found = _rating(item, roots, held_runs, api_feedback)
         (batch.skipped if isinstance(found, Skip) else batch.ratings).append(found)
     return batch

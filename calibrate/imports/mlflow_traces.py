@@ -10,40 +10,173 @@ is ``HUMAN``, by a judge when it is ``LLM_JUDGE`` or ``CODE``, the rater named b
 feedback that erred is a failed judge rating with MLflow's error; one overridden by a later one, one on
 a span rather than the trace, or one whose value is no number or yes / no is skipped, saying why.
 
-Only the standard library talks to the server (no MLflow client is needed): ``MLFLOW_TRACKING_TOKEN``,
-or ``MLFLOW_TRACKING_USERNAME`` and ``MLFLOW_TRACKING_PASSWORD``, authenticate as MLflow's own client
-does.
+calibrate's own HTTP client (:mod:`calibrate.base.http`) talks to the server, so no MLflow client is
+needed: ``MLFLOW_TRACKING_TOKEN``, or ``MLFLOW_TRACKING_USERNAME`` and ``MLFLOW_TRACKING_PASSWORD``,
+authenticate as MLflow's own client does; a redirect to another server is refused, so they never leave
+the server given. Every reply is read through the schemas below: a malformed one is an
+:class:`MlflowError` naming the request and the field. The read is whole (a rating imported before and
+no longer there is withdrawn) only when every page of the search and every trace asked for came back;
+a trace the server did not return is listed as skipped, and that import withdraws nothing.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
+from calibrate.base.documents import DocumentError, Schema, parse_json
+from calibrate.base.http import HttpClient, HttpError, HttpPolicy
 from calibrate.base.results import Result
+from calibrate.base.secrets import remember
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
-from calibrate.imports.http import JsonClient, ServerError
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
-from calibrate.imports.texts import EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, documents_of, problem_text, text_of
+from calibrate.imports.texts import (EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, Id, OptionalId, documents_of,
+                                     problem_text, text_of)
 
-__all__ = ["MlflowError", "MlflowClient", "read_mlflow_experiment", "import_mlflow", "any_value"]
+__all__ = ["MlflowError", "MlflowClient", "read_mlflow_experiment", "import_mlflow", "any_value", "AnyValue",
+           "Trace", "TraceInfo", "Assessment", "Span"]
 
 JUDGE_SOURCES = {"LLM_JUDGE", "CODE"}
 PAGE = 500     # the most traces a search returns at once
 BATCH = 50     # traces fetched with their spans at once
+SEARCH = "/api/3.0/mlflow/traces/search"
+BATCH_GET = "/api/3.0/mlflow/traces/batchGet"
 
 
-class MlflowError(ServerError):
-    """The MLflow tracking server cannot be reached, refuses a request, or lacks the experiment."""
+class MlflowError(HttpError):
+    """The MLflow tracking server cannot be reached, refuses a request, sends a reply that is not what
+    its API declares, or lacks the experiment (``kind="missing"``)."""
 
 
-class MlflowClient(JsonClient):
-    """The few REST calls calibrate makes to an MLflow tracking server (``tracking_uri``: ``http(s)://``).
+# ------------------------------------------------------------------ the replies calibrate reads
+class _Experiment(Schema):
+    experiment_id: Id
+    name: str | None = None
+
+
+class _ExperimentReply(Schema):
+    experiment: _Experiment
+
+
+class _ExperimentList(Schema):
+    experiments: list[_Experiment] = []
+
+
+class _Created(Schema):
+    experiment_id: Id
+
+
+class _TraceRef(Schema):
+    trace_id: Id
+
+
+class _TraceSearch(Schema):
+    traces: list[_TraceRef] = []
+    next_page_token: str | None = None
+
+
+class AnyValue(Schema):
+    """An OpenTelemetry ``AnyValue``, as MLflow's JSON gives a span attribute's value."""
+
+    string_value: str | None = None
+    int_value: int | None = None
+    double_value: float | None = None
+    bool_value: bool | None = None
+    array_value: _ArrayValue | None = None
+    kvlist_value: _KeyValueList | None = None
+    bytes_value: str | None = None
+
+
+class _ArrayValue(Schema):
+    values: list[AnyValue] = []
+
+
+class _KeyValue(Schema):
+    key: str | None = None
+    value: AnyValue | None = None
+
+
+class _KeyValueList(Schema):
+    values: list[_KeyValue] = []
+
+
+class Span(Schema):
+    """A span of a trace (OpenTelemetry's JSON, as ``batchGet`` gives it)."""
+
+    span_id: OptionalId = None
+    parent_span_id: str | None = None
+    start_time_unix_nano: int | None = None
+    attributes: list[_KeyValue] = []
+
+
+class _Source(Schema):
+    source_type: str | None = None
+    source_id: str | None = None
+
+
+class _AssessmentError(Schema):
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+class _Feedback(Schema):
+    value: JsonValue = None
+    error: _AssessmentError | None = None
+
+
+class _Expectation(Schema):
+    value: JsonValue = None
+    serialized_value: JsonValue = None
+
+
+class Assessment(Schema):
+    """A feedback or an expectation on a trace."""
+
+    assessment_id: OptionalId = None
+    assessment_name: str | None = None
+    source: _Source | None = None
+    valid: bool | None = None
+    span_id: str | None = None
+    feedback: _Feedback | None = None
+    expectation: _Expectation | None = None
+    rationale: JsonValue = None
+    last_update_time: str | None = None
+
+
+class TraceInfo(Schema):
+    """A trace's info: its id, request time, state, tags and assessments."""
+
+    trace_id: Id
+    request_time: str | None = None
+    state: str | None = None
+    tags: dict[str, JsonValue] | None = None
+    assessments: list[Assessment] = []
+
+
+class Trace(Schema):
+    """A trace whole: its info and its spans."""
+
+    trace_info: TraceInfo
+    spans: list[Span] = []
+
+
+class _TraceBatch(Schema):
+    traces: list[Trace] = []
+
+
+for _model in (AnyValue, _ArrayValue, _KeyValue, _KeyValueList):
+    _model.model_rebuild()
+
+
+class MlflowClient(HttpClient):
+    """The few REST calls calibrate makes to an MLflow tracking server (``tracking_uri``: ``http(s)://``),
+    under the rules of :mod:`calibrate.base.http`.
 
     Examples
     --------
@@ -53,98 +186,113 @@ class MlflowClient(JsonClient):
     calibrate.imports.mlflow_traces.MlflowError: tracking_uri 'file:///tmp/mlruns': calibrate talks to an MLflow tracking server over HTTP; start one (mlflow server --backend-store-uri ...) and give its http:// address
     """
 
-    def __init__(self, tracking_uri: str):
-        if not tracking_uri.startswith(("http://", "https://")):
+    def __init__(self, tracking_uri: str, *, policy: HttpPolicy | None = None):
+        if not str(tracking_uri).startswith(("http://", "https://")):
             raise MlflowError(f"tracking_uri {tracking_uri!r}: calibrate talks to an MLflow tracking server over "
                               "HTTP; start one (mlflow server --backend-store-uri ...) and give its http:// address")
         headers = {}
-        if os.environ.get("MLFLOW_TRACKING_TOKEN"):
-            headers["Authorization"] = "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"]
-        elif os.environ.get("MLFLOW_TRACKING_USERNAME"):
-            pair = f"{os.environ['MLFLOW_TRACKING_USERNAME']}:{os.environ.get('MLFLOW_TRACKING_PASSWORD', '')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-        super().__init__(tracking_uri, name="MLflow", headers=headers, error=MlflowError)
+        token, user = os.environ.get("MLFLOW_TRACKING_TOKEN"), os.environ.get("MLFLOW_TRACKING_USERNAME")
+        if token:
+            remember(token)
+            headers["Authorization"] = "Bearer " + token
+        elif user:
+            password = os.environ.get("MLFLOW_TRACKING_PASSWORD", "")
+            remember(password)
+            headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+        super().__init__(tracking_uri, name="MLflow", headers=headers, error=MlflowError, policy=policy)
 
-    def experiment(self, name: str) -> dict[str, Any]:
-        """The experiment of that name (its id, name, artifact location)."""
+    def experiment(self, name: str) -> _Experiment:
+        """The experiment of that name (its id and name); ``MlflowError`` (``kind="missing"``) listing
+        the experiments there are when it has none of that name."""
         try:
-            return self.call("GET", "/api/2.0/mlflow/experiments/get-by-name", query=[("experiment_name", name)])[
-                "experiment"]
+            return self.call("GET", "/api/2.0/mlflow/experiments/get-by-name", _ExperimentReply,
+                             expected="an MLflow experiment", query=[("experiment_name", name)]).experiment
         except MlflowError as exc:
-            if "HTTP 404" not in str(exc):
+            if exc.status != 404:
                 raise
-        found = self.call("POST", "/api/2.0/mlflow/experiments/search", {"max_results": 50}) or {}
-        names = sorted(e["name"] for e in found.get("experiments", []))
+        found = self.call("POST", "/api/2.0/mlflow/experiments/search", _ExperimentList,
+                          expected="a list of MLflow experiments", body={"max_results": 50})
+        names = sorted(e.name for e in found.experiments if e.name is not None)
         raise MlflowError(f"experiment {name!r}: MLflow at {self.uri} has no experiment of that name (it has "
-                          + (", ".join(repr(n) for n in names[:20]) or "none") + ")")
+                          + (", ".join(repr(n) for n in names[:20]) or "none") + ")", kind="missing")
+
+    def create_experiment(self, name: str) -> str:
+        """A new experiment's id."""
+        return self.call("POST", "/api/2.0/mlflow/experiments/create", _Created, expected="a new experiment's id",
+                         body={"name": name}).experiment_id
 
     def trace_ids(self, experiment_id: str) -> list[str]:
-        """The id of every trace of the experiment, oldest first."""
-        ids, token = [], None
-        while True:
-            body = {"locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": experiment_id}}],
-                    "max_results": PAGE, "order_by": ["timestamp_ms ASC"]}
+        """The id of every trace of the experiment, oldest first (each once), over every page of the
+        search; a page token given twice, or pages without end, is an error."""
+        def fetch(token: str | None) -> tuple[list[str], str | None]:
+            body: dict[str, Any] = {"locations": [{"type": "MLFLOW_EXPERIMENT",
+                                                   "mlflow_experiment": {"experiment_id": experiment_id}}],
+                                    "max_results": PAGE, "order_by": ["timestamp_ms ASC"]}
             if token:
                 body["page_token"] = token
-            page = self.call("POST", "/api/3.0/mlflow/traces/search", body) or {}
-            ids += [t["trace_id"] for t in page.get("traces", [])]
-            token = page.get("next_page_token")
-            if not token:
-                return ids
+            page = self.call("POST", SEARCH, _TraceSearch, expected="an MLflow trace search reply", body=body)
+            return [t.trace_id for t in page.traces], page.next_page_token
 
-    def traces(self, trace_ids: list[str]) -> list[dict[str, Any]]:
-        """Each trace whole: its info (with its assessments) and its spans."""
-        found = []
+        ids: dict[str, None] = {}
+        for page in self.pages(fetch, request=f"POST {SEARCH}"):
+            ids.update(dict.fromkeys(page))
+        return list(ids)
+
+    def traces(self, trace_ids: list[str]) -> tuple[list[Trace], list[str]]:
+        """Each trace whole (its info with its assessments, and its spans), in the order asked, and the
+        ids the server did not return."""
+        found: dict[str, Trace] = {}
         for start in range(0, len(trace_ids), BATCH):
             chunk = trace_ids[start:start + BATCH]
-            reply = self.call("GET", "/api/3.0/mlflow/traces/batchGet", query=[("trace_ids", t) for t in chunk]) or {}
-            found += reply.get("traces", [])
-        return found
+            reply = self.call("GET", BATCH_GET, _TraceBatch, expected="MLflow traces",
+                              query=[("trace_ids", t) for t in chunk])
+            asked = set(chunk)
+            for trace in reply.traces:
+                if trace.trace_info.trace_id in asked:
+                    found.setdefault(trace.trace_info.trace_id, trace)
+        return [found[t] for t in trace_ids if t in found], [t for t in trace_ids if t not in found]
 
 
-def any_value(value: Any) -> Any:
+def any_value(value: AnyValue | None) -> Any:
     """An OpenTelemetry ``AnyValue`` (as MLflow's JSON gives span attributes) as the Python value.
 
-    >>> any_value({"kvlist_value": {"values": [{"key": "q", "value": {"string_value": "hi"}}, {"key": "id"}]}})
+    >>> any_value(AnyValue.model_validate({"kvlist_value": {"values": [{"key": "q", "value": {"string_value": "hi"}},
+    ...                                                                {"key": "id"}]}}))
     {'q': 'hi', 'id': None}
-    >>> any_value({"array_value": {"values": [{"int_value": "3"}, {"double_value": 0.5}, {"bool_value": True}]}})
+    >>> any_value(AnyValue.model_validate({"array_value": {"values": [{"int_value": "3"}, {"double_value": 0.5},
+    ...                                                               {"bool_value": True}]}}))
     [3, 0.5, True]
     """
-    if not isinstance(value, dict) or not value:
+    if value is None:
         return None
-    if "string_value" in value:
-        return value["string_value"]
-    if "int_value" in value:
-        return int(value["int_value"])
-    if "double_value" in value:
-        return float(value["double_value"])
-    if "bool_value" in value:
-        return bool(value["bool_value"])
-    if "array_value" in value:
-        return [any_value(v) for v in value["array_value"].get("values", [])]
-    if "kvlist_value" in value:
-        return {item["key"]: any_value(item.get("value")) for item in value["kvlist_value"].get("values", [])}
-    if "bytes_value" in value:
-        return value["bytes_value"]
-    return None
+    if value.string_value is not None:
+        return value.string_value
+    for found in (value.int_value, value.double_value, value.bool_value):
+        if found is not None:
+            return found
+    if value.array_value is not None:
+        return [any_value(v) for v in value.array_value.values]
+    if value.kvlist_value is not None:
+        return {item.key: any_value(item.value) for item in value.kvlist_value.values if item.key is not None}
+    return value.bytes_value
 
 
-def _attributes(span: dict[str, Any]) -> dict[str, Any]:
-    values = {a["key"]: any_value(a.get("value")) for a in span.get("attributes", []) if "key" in a}
+def _attributes(span: Span) -> dict[str, Any]:
+    values = {a.key: any_value(a.value) for a in span.attributes if a.key is not None}
     for key in ("mlflow.spanInputs", "mlflow.spanOutputs"):   # older servers keep them as JSON text
         if isinstance(values.get(key), str):
-            try:
-                values[key] = json.loads(values[key])
-            except ValueError:
+            try:   # within the depth and size limits of every document; text that is not JSON stays text
+                values[key] = parse_json(values[key], JsonValue, source=f"span {span.span_id}", expected=key)
+            except DocumentError:
                 pass
     return values
 
 
-def _case(trace: dict[str, Any], where: str) -> tuple[dict | None, list[Skip]]:
-    info = trace.get("trace_info") or {}
-    trace_id = info.get("trace_id", "")
-    spans = sorted(trace.get("spans") or [], key=lambda s: int(s.get("start_time_unix_nano") or 0))
-    root = next((s for s in spans if not s.get("parent_span_id")), spans[0] if spans else None)
+def _case(trace: Trace, where: str) -> tuple[dict | None, list[Skip]]:
+    info = trace.trace_info
+    trace_id = info.trace_id
+    spans = sorted(trace.spans, key=lambda s: s.start_time_unix_nano or 0)
+    root = next((s for s in spans if not s.parent_span_id), spans[0] if spans else None)
     if root is None:
         return None, [Skip(trace_id, "a trace without spans: no request or response to rate")]
     attributes = _attributes(root)
@@ -159,19 +307,20 @@ def _case(trace: dict[str, Any], where: str) -> tuple[dict | None, list[Skip]]:
             chunks += documents_of(span_attributes.get("mlflow.spanOutputs"))
     if chunks:
         record["retrieval_context"] = chunks
-    expectations = {}
-    for a in info.get("assessments", []):
-        if "expectation" in a and a.get("valid", True) is not False:
-            expectations[a.get("assessment_name")] = (a["expectation"].get("value")
-                                                      if "value" in a["expectation"] else a["expectation"])
+    expectations: dict[str | None, Any] = {}
+    for a in info.assessments:
+        if a.expectation is not None and a.valid is not False:
+            expectations[a.assessment_name] = (a.expectation.value if "value" in a.expectation.model_fields_set
+                                               else a.expectation.model_dump(exclude_none=True))
     for name in EXPECTED_OUTPUT_NAMES:
         if isinstance(expectations.get(name), str):
             record["expected_output"] = expectations.pop(name)
             break
-    tags = {k: v for k, v in (info.get("tags") or {}).items() if not k.startswith("mlflow.")}
-    record["metadata"] = {k: v for k, v in {"trace_id": trace_id, "time": info.get("request_time"),
-                                            "state": info.get("state"), "tags": tags or None,
-                                            "expectations": expectations or None}.items() if v is not None}
+    tags = {k: v for k, v in (info.tags or {}).items() if not k.startswith("mlflow.")}
+    record["metadata"] = {k: v for k, v in {"trace_id": trace_id, "time": info.request_time, "state": info.state,
+                                            "tags": tags or None,
+                                            "expectations": {str(k): v for k, v in expectations.items()} or None
+                                            }.items() if v is not None}
     case, problems = external_case(record, source="deepeval", where=where)
     if case is None:
         return None, [Skip(trace_id, problem_text(problems))]
@@ -184,46 +333,45 @@ def _model(source_id: str) -> str:
     return source_id.split(":/", 1)[1] if ":/" in source_id else source_id
 
 
-def _ratings(info: dict[str, Any], case_id: str) -> tuple[list[ImportedRating], list[Skip]]:
+def _ratings(info: TraceInfo, case_id: str) -> tuple[list[ImportedRating], list[Skip]]:
     ratings, skipped = [], []
-    for a in info.get("assessments", []):
-        if "feedback" not in a:
+    for a in info.assessments:
+        if a.feedback is None:
             continue
-        what = f"{a.get('assessment_id')} ({a.get('assessment_name')!r} on {case_id})"
-        source = a.get("source") or {}
-        kind = source.get("source_type")
-        rater = source.get("source_id") or ""
-        if a.get("valid") is False:
+        what = f"{a.assessment_id} ({a.assessment_name!r} on {case_id})"
+        kind = a.source.source_type if a.source is not None else None
+        rater = (a.source.source_id if a.source is not None else None) or ""
+        if a.valid is False:
             skipped.append(Skip(what, "overridden by a later assessment (MLflow marks it invalid)"))
-        elif a.get("span_id"):
+        elif a.span_id:
             skipped.append(Skip(what, "an assessment of one span, not of the trace"))
         elif kind not in JUDGE_SOURCES | {"HUMAN"}:
             skipped.append(Skip(what, f"its source type {kind!r} is neither HUMAN nor LLM_JUDGE / CODE"))
         elif not rater:
             skipped.append(Skip(what, "its source has no id to name its rater by"))
+        elif a.assessment_id is None or a.assessment_name is None:
+            skipped.append(Skip(what, "it has no id or no name (MLflow gives both)"))
         else:
-            feedback = a["feedback"]
-            error = feedback.get("error")
-            value = rating_value(feedback.get("value"))
-            if error and kind in JUDGE_SOURCES:
-                message = error.get("error_message") or error.get("error_code") or "failed"
-                code = error.get("error_code")
-                value, error = None, f"{code}: {message}" if code and code not in message else str(message)
+            failure = a.feedback.error
+            value = rating_value(a.feedback.value)
+            error = None
+            if failure is not None and kind in JUDGE_SOURCES:
+                message = failure.error_message or failure.error_code or "failed"
+                code = failure.error_code
+                value, error = None, f"{code}: {message}" if code and code not in message else message
             elif value is None:
-                skipped.append(Skip(what, f"its value {feedback.get('value')!r} is not a number, true / false, "
+                skipped.append(Skip(what, f"its value {a.feedback.value!r} is not a number, true / false, "
                                           "yes / no or pass / fail"))
                 continue
-            else:
-                error = None
             facts = {"source_type": kind, "library": "mlflow"}
             if kind in JUDGE_SOURCES:
                 facts["model"] = _model(rater)
             ratings.append(ImportedRating(
-                case_id=case_id, metric=str(a.get("assessment_name")), rater=rater,
+                case_id=case_id, metric=a.assessment_name, rater=rater,
                 rater_kind="judge" if kind in JUDGE_SOURCES else "human", value=value,
-                source_id=str(a.get("assessment_id")), error=error,
-                reason=a.get("rationale") if isinstance(a.get("rationale"), str) else None, facts=facts,
-                updated=a.get("last_update_time")))
+                source_id=a.assessment_id, error=error,
+                reason=a.rationale if isinstance(a.rationale, str) else None, facts=facts,
+                updated=a.last_update_time))
     return ratings, skipped
 
 
@@ -236,17 +384,23 @@ def read_mlflow_experiment(tracking_uri: str, experiment: str, *, client: Mlflow
         The tracking server's address (``http://127.0.0.1:5000``).
     experiment : str
         The experiment's name.
+    client : MlflowClient, optional
+        The client to use (one with another :class:`~calibrate.base.http.HttpPolicy`).
 
     Returns
     -------
     SourceBatch
-        Origin ``mlflow:URI#EXPERIMENT_ID``, read whole: a rating imported before whose assessment is
-        gone (deleted, or overridden by another rater) is withdrawn.
+        Origin ``mlflow:URI#EXPERIMENT_ID``. Read whole when every page of the search and every trace
+        asked for came back: a rating imported before whose assessment is gone (deleted, or overridden
+        by another rater) is then withdrawn. A trace the server did not return (deleted meanwhile, or a
+        partial reply) is skipped, saying so, and the batch is not whole: nothing is withdrawn.
 
     Raises
     ------
     MlflowError
-        The server cannot be reached, or has no such experiment.
+        The server cannot be reached, refuses a request, redirects to another server, sends a reply that
+        is not what its API declares (naming the request and the field), pages without end, or has no
+        such experiment.
 
     Examples
     --------
@@ -256,15 +410,17 @@ def read_mlflow_experiment(tracking_uri: str, experiment: str, *, client: Mlflow
     calibrate.imports.mlflow_traces.MlflowError: cannot reach MLflow at http://127.0.0.1:9 (...
     """
     client = client or MlflowClient(tracking_uri)
-    found = client.experiment(experiment)
-    experiment_id = str(found["experiment_id"])
-    batch = SourceBatch(kind="mlflow", origin=f"mlflow:{client.uri}#{experiment_id}",
-                        source=f"{client.uri} experiment {experiment!r}", whole=True)
-    for trace in client.traces(client.trace_ids(experiment_id)):
-        case, skipped = _case(trace, f"{client.uri} experiment {experiment!r}")
+    experiment_id = client.experiment(experiment).experiment_id
+    where = f"{client.uri} experiment {experiment!r}"
+    batch = SourceBatch(kind="mlflow", origin=f"mlflow:{client.uri}#{experiment_id}", source=where)
+    traces, missing = client.traces(client.trace_ids(experiment_id))
+    batch.whole = not missing
+    batch.skipped += [Skip(t, "the search listed this trace but MLflow did not return it (deleted meanwhile, or a "
+                              "partial reply): this import withdraws nothing") for t in missing]
+    for trace in traces:
+        case, skipped = _case(trace, where)
         batch.skipped += skipped
-        info = trace.get("trace_info") or {}
-        ratings, skipped = _ratings(info, info.get("trace_id", ""))
+        ratings, skipped = _ratings(trace.trace_info, trace.trace_info.trace_id)
         if case is None:
             batch.skipped += [Skip(r.source_id, "its trace is not a case (see the trace's own skip)") for r in ratings]
             continue
@@ -275,7 +431,8 @@ def read_mlflow_experiment(tracking_uri: str, experiment: str, *, client: Mlflow
 
 
 def import_mlflow(campaign_folder: str | Path, tracking_uri: str, experiment: str, *,
-                  metric_map: Mapping[str, str] | None = None, dry_run: bool = False) -> Result:
+                  metric_map: Mapping[str, str] | None = None, dry_run: bool = False,
+                  allow_withdraw: bool = False) -> Result:
     """The ``calibrate import mlflow`` command: an MLflow experiment's traces and feedback read by
     :func:`read_mlflow_experiment`, brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -290,6 +447,9 @@ def import_mlflow(campaign_folder: str | Path, tracking_uri: str, experiment: st
         Feedback name -> campaign metric, for names that do not match the campaign's.
     dry_run : bool
         Say what the import would do; write nothing.
+    allow_withdraw : bool
+        Withdraw every rating the experiment no longer holds, however many (see
+        :func:`~calibrate.imports.apply.import_batch`).
 
     Returns
     -------
@@ -307,4 +467,4 @@ def import_mlflow(campaign_folder: str | Path, tracking_uri: str, experiment: st
     calibrate.imports.mlflow_traces.MlflowError: cannot reach MLflow at http://127.0.0.1:9 (...
     """
     return import_batch(campaign_folder, read_mlflow_experiment(tracking_uri, experiment), metric_map=metric_map,
-                        dry_run=dry_run)
+                        dry_run=dry_run, allow_withdraw=allow_withdraw)

@@ -18,6 +18,11 @@ of those names. Each graded assertion is a rating of the metric its ``metric`` n
   record who rated;
 - any other assertion (``contains``, ``javascript``, ``similar``, ...) is a judge rating by code,
   named ``promptfoo:TYPE``.
+
+The output's format is declared below (:class:`PromptfooOutput`, :class:`EvalResult`,
+:class:`GradedAssertion`, ...): a file that is not JSON (or JSON Lines) or has no ``results.results``
+list is refused, naming it; a result or graded assertion that does not fit is skipped, with where it is
+and why.
 """
 
 from __future__ import annotations
@@ -28,15 +33,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from calibrate.base.errors import CampaignError, Problem
+from pydantic import Field, JsonValue
+
+from calibrate.base.documents import DocumentError, check
+from calibrate.base.errors import Problem
 from calibrate.base.results import Result
 from calibrate.cases.datasets import content_id, external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
-from calibrate.imports.texts import (CONTEXT_KEYS, EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, documents_of,
-                                     problem_text, text_of)
+from calibrate.imports.texts import (CONTEXT_KEYS, EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, OptionalId, Record,
+                                     documents_of, fits, json_documents, problem_text, text_of)
 
-__all__ = ["read_promptfoo_results", "import_promptfoo", "MODEL_GRADED", "HUMAN_METRIC"]
+__all__ = ["read_promptfoo_results", "import_promptfoo", "MODEL_GRADED", "HUMAN_METRIC", "PromptfooOutput",
+           "EvalResult", "GradedAssertion"]
 
 #: promptfoo's assertion types graded by a model (``not-`` variants included)
 MODEL_GRADED = {"llm-rubric", "g-eval", "factuality", "model-graded-factuality", "model-graded-closedqa",
@@ -47,38 +56,115 @@ HUMAN_METRIC = "human"
 EXPECTED = "promptfoo's JSON output: promptfoo eval -o results.json, or promptfoo export eval ID -o file.json"
 
 
-def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The file's eval (id, config) and its results; a JSON Lines output is results alone."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise CampaignError([Problem(str(path), "not UTF-8 text", expected=EXPECTED)]) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as whole:
-        results = []
-        for number, line in enumerate(text.splitlines(), 1):   # -o results.jsonl: a result a line
-            if line.strip():
-                try:
-                    results.append(json.loads(line))
-                except json.JSONDecodeError:
-                    raise CampaignError([Problem(str(path), f"not valid JSON: {whole.msg}", row=whole.lineno,
-                                                 expected=EXPECTED)]) from None
-        data = {"results": {"results": results}}
-    inner = data.get("results") if isinstance(data, dict) else None
-    results = inner.get("results") if isinstance(inner, dict) else None
-    if not isinstance(results, list):
-        raise CampaignError([Problem(str(path), "not a promptfoo eval output (no results.results list)",
-                                     value=type(data).__name__, expected=EXPECTED)])
-    wrong = [f"results.results[{i}]" for i, r in enumerate(results) if not isinstance(r, dict)]
-    if wrong:
-        raise CampaignError([Problem(str(path), "not a promptfoo result", field=w, expected="an object")
-                             for w in wrong[:10]])
-    return data, results
+# ------------------------------------------------------------------------------------ the format
+class ResultsBlock(Record):
+    results: list[JsonValue]
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+class PromptfooOutput(Record):
+    """The output file: its eval id, config (the user's, read leniently: only the default grader), and
+    ``results.results``, each result read on its own."""
+
+    evalId: str | None = None
+    results: ResultsBlock
+    config: JsonValue = None
+
+
+class PromptfooTest(Record):
+    vars: dict[str, JsonValue] | None = None
+    metadata: dict[str, JsonValue] | None = None
+    options: JsonValue = None
+    description: str | None = None
+
+
+class Response(Record):
+    """The provider's response: ``output`` (anything the provider gave), or an ``error``."""
+
+    output: JsonValue = None
+    error: JsonValue = None
+
+
+class Prompt(Record):
+    raw: JsonValue = None
+    label: str | None = None
+
+
+class Provider(Record):
+    id: str | None = None
+    label: str | None = None
+
+
+class Grading(Record):
+    componentResults: list[JsonValue] | None = None
+
+
+class EvalResult(Record):
+    """One result: a test's vars run through one prompt and provider, and its graded assertions (each
+    read on its own)."""
+
+    id: OptionalId = None
+    testIdx: int | None = None
+    promptIdx: int | None = None
+    vars: dict[str, JsonValue] | None = None
+    testCase: PromptfooTest | None = None
+    prompt: Prompt | None = None
+    provider: Provider | None = None
+    response: Response | None = None
+    error: JsonValue = None
+    gradingResult: Grading | None = None
+
+
+class Assertion(Record):
+    type: str | None = None
+    metric: str | None = None
+    provider: JsonValue = None
+    threshold: float | None = None
+
+
+class GradedAssertion(Record):
+    """One graded assertion (``componentResults``): pass / fail, score, reason, the viewer's comment,
+    and its assertion (an ``assert-set`` holds its own ``componentResults``)."""
+
+    passed: bool | None = Field(None, alias="pass")
+    score: float | None = None
+    reason: str | None = None
+    comment: str | None = None
+    assertion: Assertion | None = None
+    metadata: dict[str, JsonValue] | None = None
+    componentResults: list[JsonValue] | None = None
+
+
+class _ProviderRef(Record):
+    id: JsonValue = None
+    text: JsonValue = None
+    chat: JsonValue = None
+    classification: JsonValue = None
+
+
+class _Options(Record):
+    provider: JsonValue = None
+
+
+class _Test(Record):
+    options: JsonValue = None
+
+
+class _Config(Record):
+    defaultTest: JsonValue = None
+
+
+# ------------------------------------------------------------------------------------ reading
+def _load(path: Path) -> tuple[PromptfooOutput, list[tuple[str, Any]]]:
+    """The file's eval (id, config) and its results, each with its place; a JSON Lines output is results
+    alone."""
+    documents = json_documents(path, expected=EXPECTED)
+    if len(documents) > 1:   # -o results.jsonl: a result a line
+        return PromptfooOutput(results=ResultsBlock(results=[])), [(f"line {n}", r) for n, r in documents]
+    output, problems = check(documents[0][1], PromptfooOutput, source=str(path), expected=EXPECTED)
+    if output is None:
+        raise DocumentError([Problem(str(path), "not a promptfoo eval output (no results.results list)",
+                                     expected=EXPECTED)] + problems, source=str(path))
+    return output, [(f"results.results[{i}]", r) for i, r in enumerate(output.results.results)]
 
 
 def _provider_id(provider: Any) -> str | None:
@@ -86,13 +172,21 @@ def _provider_id(provider: Any) -> str | None:
     providers by purpose (``{"text": ..., "embedding": ...}``: the text one grades)."""
     if isinstance(provider, str):
         return provider or None
-    if isinstance(provider, dict):
-        if isinstance(provider.get("id"), str):
-            return provider["id"] or None
-        for purpose in ("text", "chat", "classification"):
-            if purpose in provider:
-                return _provider_id(provider[purpose])
+    ref = fits(provider, _ProviderRef)
+    if ref is None:
+        return None
+    if isinstance(ref.id, str):
+        return ref.id or None
+    for purpose in ("text", "chat", "classification"):
+        if purpose in ref.model_fields_set:
+            return _provider_id(getattr(ref, purpose))
     return None
+
+
+def _grader_of(options: Any) -> str | None:
+    """The grader a test's (or the default test's) ``options`` name."""
+    found = fits(options, _Options)
+    return _provider_id(found.provider) if found is not None else None
 
 
 def _var(vars_: dict[str, Any], chosen: str | None, usual: tuple[str, ...]) -> tuple[str | None, Any]:
@@ -103,28 +197,33 @@ def _var(vars_: dict[str, Any], chosen: str | None, usual: tuple[str, ...]) -> t
     return (key, vars_[key]) if key is not None else (None, None)
 
 
-def _components(grading: dict[str, Any]) -> list[dict[str, Any]]:
-    """The graded assertions of a result, those inside an ``assert-set`` included."""
+def _components(grading: Grading | GradedAssertion, where: str, path: str,
+                skipped: list[Skip]) -> list[tuple[str, GradedAssertion]]:
+    """The graded assertions of a result, those inside an ``assert-set`` included, each with its place;
+    those that do not fit skipped."""
     found = []
-    for component in grading.get("componentResults") or []:
-        if not isinstance(component, dict):
-            continue
-        nested = component.get("componentResults")
-        if _mapping(component.get("assertion")).get("type") == "assert-set" and isinstance(nested, list):
-            found += _components(component)
+    for j, item in enumerate(grading.componentResults or []):
+        place = f"{where}/{j}"
+        component, problems = check(item, GradedAssertion, source=path, expected="a promptfoo graded assertion")
+        if component is None:
+            skipped.append(Skip(place, "not a promptfoo graded assertion: " + problem_text(problems)))
+        elif component.assertion is not None and component.assertion.type == "assert-set" \
+                and component.componentResults is not None:
+            found += _components(component, place, path, skipped)
         else:
-            found.append(component)
+            found.append((place, component))
     return found
 
 
-def _case(result: dict[str, Any], where: str, *, input_var: str | None, context_var: str | None,
+def _case(result: EvalResult, where: str, *, input_var: str | None, context_var: str | None,
           expected_var: str | None) -> tuple[dict | None, str | None]:
     """The case a result is, or why it is none."""
-    test = _mapping(result.get("testCase"))
-    vars_ = _mapping(test.get("vars")) or _mapping(result.get("vars"))
-    response = _mapping(result.get("response"))
-    if response.get("error") or ("output" not in response):
-        return None, f"the provider gave no output ({str(response.get('error') or result.get('error'))[:200]})"
+    test = result.testCase or PromptfooTest()
+    vars_ = dict(test.vars or result.vars or {})
+    response = result.response
+    if response is None or response.error or "output" not in response.model_fields_set:
+        error = response.error if response is not None and response.error else result.error
+        return None, f"the provider gave no output ({str(error)[:200]})"
     used = set()
     key, value = _var(vars_, input_var, INPUT_KEYS)
     if key is None and input_var is None:
@@ -133,10 +232,10 @@ def _case(result: dict[str, Any], where: str, *, input_var: str | None, context_
     if key is None:
         if input_var is not None:
             return None, f"no var {input_var!r} (its vars: {', '.join(map(str, vars_)) or 'none'})"
-        value = _mapping(result.get("prompt")).get("raw")
+        value = result.prompt.raw if result.prompt is not None else None
     used.add(key)
     record: dict[str, Any] = {"input": text_of(value, INPUT_KEYS, chat_role="user"),
-                              "actual_output": text_of(response.get("output"), OUTPUT_KEYS, chat_role=None)}
+                              "actual_output": text_of(response.output, OUTPUT_KEYS, chat_role=None)}
     key, value = _var(vars_, context_var, CONTEXT_KEYS)
     if key is not None:
         used.add(key)
@@ -145,11 +244,11 @@ def _case(result: dict[str, Any], where: str, *, input_var: str | None, context_
     if key is not None:
         used.add(key)
         record["expected_output"] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    provider = _mapping(result.get("provider"))
+    provider = result.provider or Provider()
     record["metadata"] = {k: v for k, v in {
-        **_mapping(test.get("metadata")), "description": test.get("description"),
-        "provider": provider.get("label") or provider.get("id"), "prompt": _mapping(result.get("prompt")).get("label"),
-        "test_index": result.get("testIdx"), "prompt_index": result.get("promptIdx"), "result_id": result.get("id"),
+        **(test.metadata or {}), "description": test.description, "provider": provider.label or provider.id,
+        "prompt": result.prompt.label if result.prompt is not None else None, "test_index": result.testIdx,
+        "prompt_index": result.promptIdx, "result_id": result.id,
         "vars": {k: v for k, v in vars_.items() if k not in used} or None}.items() if v is not None}
     record["metadata"].pop("case_id", None)
     case, problems = external_case(record, source="deepeval", where=where)
@@ -158,37 +257,33 @@ def _case(result: dict[str, Any], where: str, *, input_var: str | None, context_
     return case, None
 
 
-def _rating(component: dict[str, Any], case_id: str, source_id: str, grader: str | None,
+def _rating(component: GradedAssertion, case_id: str, source_id: str, grader: str | None,
             human_rater: str) -> ImportedRating | Skip:
-    assertion = _mapping(component.get("assertion"))
-    kind = assertion.get("type")
-    if not isinstance(kind, str) or not kind:
+    assertion = component.assertion
+    kind = assertion.type if assertion is not None else None
+    if not kind:
         return Skip(source_id, "a graded result without its assertion (promptfoo names none)")
-    metric = assertion.get("metric") if isinstance(assertion.get("metric"), str) and assertion["metric"] else kind
-    score, passed = component.get("score"), component.get("pass")
-    value = (float(score) if isinstance(score, (int, float)) and not isinstance(score, bool)
-             else float(passed) if isinstance(passed, bool) else None)
-    failed = bool(_mapping(component.get("metadata")).get("graderError"))
-    reason = component.get("reason") if isinstance(component.get("reason"), str) else None
+    metric = assertion.metric or kind
+    passed = component.passed
+    value = component.score if component.score is not None else float(passed) if passed is not None else None
+    failed = bool((component.metadata or {}).get("graderError"))
     if value is None and not failed:
         return Skip(source_id, f"its {kind} assertion has neither a score nor pass / fail")
-    facts = {"library": "promptfoo", "assertion": kind, "threshold": assertion.get("threshold"),
-             "success": passed if isinstance(passed, bool) else None}
+    facts = {"library": "promptfoo", "assertion": kind, "threshold": assertion.threshold, "success": passed}
     if kind == "human":
         return ImportedRating(case_id=case_id, metric=HUMAN_METRIC, rater=human_rater, rater_kind="human",
-                              value=value, source_id=source_id,
-                              reason=component.get("comment") if isinstance(component.get("comment"), str) else None,
-                              facts={"library": "promptfoo", "success": facts["success"]})
-    base = kind.removeprefix("not-")
-    if base in MODEL_GRADED:
-        rater = _provider_id(assertion.get("provider")) or grader or ""
+                              value=value, source_id=source_id, reason=component.comment,
+                              facts={"library": "promptfoo", "success": passed})
+    if kind.removeprefix("not-") in MODEL_GRADED:
+        rater = _provider_id(assertion.provider) or grader or ""
         facts |= {"model": rater.rsplit(":", 1)[-1] if rater else None, "source_type": "LLM"}
     else:
         rater = f"promptfoo:{kind}"
         facts["source_type"] = "CODE"
     return ImportedRating(case_id=case_id, metric=metric, rater=rater, rater_kind="judge",
-                          value=None if failed else value, error=(reason or "the grader failed") if failed else None,
-                          reason=None if failed else reason, source_id=source_id,
+                          value=None if failed else value,
+                          error=(component.reason or "the grader failed") if failed else None,
+                          reason=None if failed else component.reason, source_id=source_id,
                           facts={k: v for k, v in facts.items() if v is not None})
 
 
@@ -212,12 +307,14 @@ def read_promptfoo_results(path: str | Path, *, input_var: str | None = None, co
     SourceBatch
         Origin ``promptfoo``: a later eval's rating of the same case by the same grader is a new
         revision. A case's id is its test's ``metadata.case_id`` when the test has one result in the
-        file, else a hash of its content (the same answer to the same question is the same case).
+        file, else a hash of its content (the same answer to the same question is the same case). A
+        result or graded assertion that does not fit its format is skipped, saying where and why.
 
     Raises
     ------
-    CampaignError
-        A file that is not promptfoo's output, named with the problem.
+    DocumentError
+        A file that is not promptfoo's output (not JSON, no ``results.results`` list), named with the
+        problem.
 
     Examples
     --------
@@ -235,27 +332,36 @@ def read_promptfoo_results(path: str | Path, *, input_var: str | None = None, co
     path = Path(path)
     if not str(human_rater).strip():
         raise ValueError("human_rater: name whoever rated in promptfoo's viewer (--human-rater NAME)")
-    data, results = _load(path)
-    eval_id = str(data.get("evalId") or path.name)
-    default_grader = _provider_id(_mapping(_mapping(_mapping(data.get("config")).get("defaultTest")).get("options"))
-                                  .get("provider"))
+    output, items = _load(path)
+    eval_id = output.evalId or path.name
+    config = fits(output.config, _Config)
+    default = fits(config.defaultTest, _Test) if config is not None else None
+    default_grader = _grader_of(default.options) if default is not None else None
     batch = SourceBatch(kind="promptfoo", origin="promptfoo", source=str(path))
-    tests = Counter(json.dumps(r.get("testIdx"), default=str) for r in results)   # results of each test
-    for i, result in enumerate(results):
-        place = result.get("id") or f"test{result.get('testIdx', i)}-prompt{result.get('promptIdx', 0)}"
+    results: list[tuple[int, EvalResult]] = []
+    for i, (place, item) in enumerate(items):
+        result, problems = check(item, EvalResult, source=str(path), expected="a promptfoo result")
+        if result is None:
+            batch.skipped.append(Skip(f"{eval_id}#{place}", "not a promptfoo result: " + problem_text(problems)))
+        else:
+            results.append((i, result))
+    tests = Counter(result.testIdx for _, result in results)   # results of each test
+    for i, result in results:
+        place = result.id or f"test{result.testIdx if result.testIdx is not None else i}-prompt{result.promptIdx or 0}"
         label = f"{eval_id}#{place}"
         case, why = _case(result, str(path), input_var=input_var, context_var=context_var, expected_var=expected_var)
         if case is None:
             batch.skipped.append(Skip(label, why))
             continue
-        own = _mapping(_mapping(result.get("testCase")).get("metadata")).get("case_id")
+        test = result.testCase or PromptfooTest()
+        own = (test.metadata or {}).get("case_id")
         case["case_id"] = (str(own) if isinstance(own, (str, int)) and not isinstance(own, bool) and str(own)
-                           and tests[json.dumps(result.get("testIdx"), default=str)] == 1 else content_id(case))
+                           and tests[result.testIdx] == 1 else content_id(case))
         case["metadata"] = {**case["metadata"], "source": f"promptfoo:{eval_id}"}
         batch.cases.append(case)
-        grader = _provider_id(_mapping(_mapping(result.get("testCase")).get("options")).get("provider")) or default_grader
-        for j, component in enumerate(_components(_mapping(result.get("gradingResult")))):
-            found = _rating(component, case["case_id"], f"{label}/{j}", grader, str(human_rater))
+        grader = _grader_of(test.options) or default_grader
+        for source_id, component in _components(result.gradingResult or Grading(), label, str(path), batch.skipped):
+            found = _rating(component, case["case_id"], source_id, grader, str(human_rater))
             (batch.skipped if isinstance(found, Skip) else batch.ratings).append(found)
     return batch
 
@@ -277,7 +383,8 @@ def import_promptfoo(campaign_folder: str | Path, path: str | Path, *, input_var
     metric_map : mapping, optional
         Assertion metric (or type) -> campaign metric; ``{"human": METRIC}`` imports the viewer's ratings.
     rater : str, optional
-        The judge's name in the campaign, for a file whose grader promptfoo chose by itself.
+        The judge's name in the campaign, for a file whose grader promptfoo chose by itself; it must
+        differ from ``human_rater`` (a judge and a human are two raters).
     dry_run : bool
         Say what the import would do; write nothing.
 
@@ -285,6 +392,11 @@ def import_promptfoo(campaign_folder: str | Path, path: str | Path, *, input_var
     -------
     Result
         As :func:`~calibrate.imports.apply.import_batch` returns it.
+
+    Raises
+    ------
+    ValueError
+        ``rater`` equal to ``human_rater``: the judge's ratings would replace the viewer's.
 
     Examples
     --------
@@ -296,7 +408,15 @@ def import_promptfoo(campaign_folder: str | Path, path: str | Path, *, input_var
     >>> _ = (tmp / "r.json").write_text(json.dumps({"results": {"results": [result]}}))
     >>> import_promptfoo(tmp / "c", tmp / "r.json", metric_map={"human": "correctness"})["by_metric"]
     {'correctness': {'human': 1, 'judge': 0}}
+    >>> import_promptfoo(tmp / "c", tmp / "r.json", rater="promptfoo-viewer")
+    Traceback (most recent call last):
+    ...
+    ValueError: rater='promptfoo-viewer' is also the human_rater: the judge and whoever rated in promptfoo's viewer would be one rater, and the judge's ratings would replace the human labels; give them different names (--rater, --human-rater)
     """
+    if rater is not None and rater == human_rater:
+        raise ValueError(f"rater={rater!r} is also the human_rater: the judge and whoever rated in promptfoo's viewer "
+                         "would be one rater, and the judge's ratings would replace the human labels; give them "
+                         "different names (--rater, --human-rater)")
     batch = read_promptfoo_results(path, input_var=input_var, context_var=context_var, expected_var=expected_var,
                                    human_rater=human_rater)
     return import_batch(campaign_folder, batch, metric_map=metric_map, rater=rater, dry_run=dry_run)

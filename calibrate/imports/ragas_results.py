@@ -11,6 +11,7 @@ is named by the user (``rater``, with its ``model``).
 from __future__ import annotations
 
 import ast
+import io
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,14 +19,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import JsonValue
 
+from calibrate.base.documents import DocumentError, check, read_bytes
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.cases.datasets import external_case
 from calibrate.base.results import Result
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
+from calibrate.imports.texts import Record
 
-__all__ = ["import_ragas_result", "read_ragas_result", "SAMPLE_COLUMNS"]
+__all__ = ["import_ragas_result", "read_ragas_result", "SAMPLE_COLUMNS", "RagasSample"]
 
 #: the columns of a sample (single- and multi-turn) that RAGAS's table holds beside the scores
 SAMPLE_COLUMNS = {"user_input", "response", "reference", "retrieved_contexts", "reference_contexts",
@@ -34,29 +38,44 @@ SAMPLE_COLUMNS = {"user_input", "response", "reference", "retrieved_contexts", "
 NAN_ERROR = "RAGAS recorded no score (NaN): the metric failed on this sample, and RAGAS keeps no reason"
 
 
+EXPECTED = "EvaluationResult.to_pandas() saved as CSV or Parquet"
+
+
+class RagasSample(Record):
+    """The sample columns of a row of RAGAS's table: a single-turn sample's user input is text (a
+    multi-turn sample's is a list of messages); the other columns are read as a case
+    (:func:`~calibrate.cases.datasets.external_case`); each metric column holds a number (NaN where
+    the metric failed)."""
+
+    user_input: JsonValue = None
+
+
 def _table(path: Path) -> pd.DataFrame:
+    if path.suffix not in (".csv", ".parquet"):
+        raise DocumentError([Problem(str(path), "not a .csv or .parquet file", value=path.suffix,
+                                     expected="EvaluationResult.to_pandas() saved with to_csv or to_parquet")],
+                            source=str(path))
+    data = io.BytesIO(read_bytes(path, expected=EXPECTED))
     try:
-        if path.suffix == ".parquet":
-            return pd.read_parquet(path)
-        if path.suffix == ".csv":
-            return pd.read_csv(path, keep_default_na=True)
+        return pd.read_parquet(data) if path.suffix == ".parquet" else pd.read_csv(data, keep_default_na=True)
     except Exception as exc:  # noqa: BLE001 - pandas and pyarrow raise many kinds for an unreadable file
-        raise CampaignError([Problem(str(path), f"not a readable table ({type(exc).__name__}: {str(exc)[:200]})",
-                                     expected="EvaluationResult.to_pandas() saved as CSV or Parquet")]) from None
-    raise CampaignError([Problem(str(path), "not a .csv or .parquet file", value=path.suffix,
-                                 expected="EvaluationResult.to_pandas() saved with to_csv or to_parquet")])
+        raise DocumentError([Problem(str(path), f"not a readable table ({type(exc).__name__}: {str(exc)[:200]})",
+                                     expected=EXPECTED)], source=str(path)) from None
 
 
 def _cell(value: Any) -> Any:
-    """A cell as RAGAS had it: None for a missing value, a list for an array or a list's text."""
+    """A cell as RAGAS had it: None for a missing value, a list for an array or a list's text, a Python
+    number for numpy's."""
     if isinstance(value, np.ndarray):
         return [str(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
-        try:
+        try:   # Python's parser refuses nesting past 200 levels (a SyntaxError): no stack exhausted
             parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return value
         return parsed if isinstance(parsed, list) else value
     return value
@@ -115,7 +134,11 @@ def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None)
     for i, row in enumerate(table.to_dict("records")):
         line = i + 2 if path.suffix == ".csv" else i + 1
         record = {c: _cell(row[c]) for c in table.columns if c in SAMPLE_COLUMNS}
-        if isinstance(record.get("user_input"), list):
+        sample, found = check(record, RagasSample, source=str(path), line=line, expected=EXPECTED)
+        if sample is None:
+            problems += found
+            continue
+        if isinstance(sample.user_input, list):
             batch.skipped.append(Skip(f"{path.name}#row{line}", "a multi-turn sample: calibrate rates single-turn "
                                                                "cases"))
             continue
@@ -127,14 +150,15 @@ def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None)
         case["metadata"]["source"] = f"ragas:{path.name}"
         batch.cases.append(case)
         for metric in metrics:
-            value = row[metric]
-            if isinstance(value, (bool, np.bool_)):
-                value = float(value)
-            if not isinstance(value, (int, float, np.integer, np.floating)):
-                problems.append(Problem(str(path), f"the score of {metric!r} is not a number", row=line, field=metric,
-                                        value=value, expected="a number, or empty where the metric failed"))
+            value = _cell(row[metric])
+            score, found = check(float(value) if isinstance(value, bool) else value, float | None, source=str(path),
+                                 line=line, field=str(metric), expected="a number, or empty where the metric failed")
+            if found:
+                problems += [Problem(p.file, f"the score of {metric!r} is not a number", row=p.row, field=p.field,
+                                     value=p.value, expected=p.expected) for p in found]
                 continue
-            failed = not math.isfinite(float(value))
+            failed = score is None or not math.isfinite(score)
+            value = score
             batch.ratings.append(ImportedRating(
                 case_id=case["case_id"], metric=str(metric), rater=str(rater), rater_kind="judge",
                 value=None if failed else float(value), error=NAN_ERROR if failed else None,

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from calibrate.base.secrets import redact
+
 __all__ = ["ImportedRating", "Skip", "SourceBatch", "match_metric", "parse_map", "rating_value"]
 
 RaterKind = Literal["human", "judge"]
@@ -53,6 +55,13 @@ class ImportedRating:
     facts: Mapping[str, Any] = field(default_factory=dict)
     updated: str | None = None
 
+    def __post_init__(self) -> None:
+        # a credential a source echoed into an error or a rationale is never stored (calibrate.base.secrets)
+        for name in ("error", "reason"):
+            text = getattr(self, name)
+            if isinstance(text, str):
+                object.__setattr__(self, name, redact(text))
+
 
 @dataclass(frozen=True)
 class Skip:
@@ -60,6 +69,10 @@ class Skip:
 
     what: str
     reason: str
+
+    def __post_init__(self) -> None:
+        # a reason quotes what the source held: a credential in it is never stored or shown
+        object.__setattr__(self, "reason", redact(self.reason) if isinstance(self.reason, str) else self.reason)
 
 
 @dataclass

@@ -6,7 +6,14 @@ an MLflow experiment; for files, the tool), case, metric and rater are. An impor
 new, or differs from the current revision (value, error, reason or what the source says of it), is
 appended as a new revision; nothing is updated or deleted. A rating an import does not bring is not a
 deletion, unless the import read the whole origin (a whole MLflow experiment): then it is withdrawn,
-by a row of its own, and comes back if the source has it again.
+by a row of its own, and comes back if the source has it again, or when the withdrawal is undone
+(:meth:`ImportStore.reinstate`: the rating appended again as it was). A whole read withdraws on its own
+at most :data:`WITHDRAW_LIMIT` of what the origin held: more looks like a partial reply (a page lost, a
+list cut short), and is kept until an import is told to withdraw it (``allow_withdraw``).
+
+A rating of a metric no longer declared in campaign.toml stays in the store and in the exported file
+(``load_campaign`` sets it aside), and an import that still brings it stores it as any other: nothing
+is lost while the metric is away, and nothing of it is withdrawn.
 
 :meth:`ImportStore.export_texts` gives the current rating of every (origin, case, metric, rater) as
 ``imported_ratings.csv`` (read by ``load_campaign`` beside the user's own ratings; its ``source`` and
@@ -29,7 +36,7 @@ from calibrate.campaign import IMPORTED_META_FILE, IMPORTED_RATINGS_FILE
 from calibrate.campaign.judge_settings import infer_family
 from calibrate.imports.records import ImportedRating, SourceBatch
 
-__all__ = ["ImportStore", "STORE_NAME", "EXPORT_COLUMNS"]
+__all__ = ["ImportStore", "STORE_NAME", "EXPORT_COLUMNS", "WITHDRAW_LIMIT", "withdraw_limit"]
 
 STORE_NAME = "imports.sqlite"
 EXPORT_COLUMNS = ["case_id", "metric", "rater", "rater_kind", "value", "error", "reason", "source", "source_id"]
@@ -69,8 +76,20 @@ MIGRATIONS = [
     )""",
     "CREATE INDEX withdrawals_rating ON withdrawals (rating_id)",
 ]
+#: a whole read withdraws on its own at most this many ratings, or this share of those the origin held
+#: (the larger); more is kept, and said, until an import is given ``allow_withdraw``
+WITHDRAW_LIMIT = (5, 0.10)
 _CURRENT_COLUMNS = ("id", "origin", "case_id", "metric", "rater", "rater_kind", "value", "error", "reason",
                     "source_id", "facts", "withdrawn")
+
+
+def withdraw_limit(held: int) -> int:
+    """How many of the ``held`` ratings of an origin a whole read withdraws on its own (:data:`WITHDRAW_LIMIT`).
+
+    >>> withdraw_limit(20), withdraw_limit(1000)
+    (5, 100)
+    """
+    return max(WITHDRAW_LIMIT[0], int(held * WITHDRAW_LIMIT[1]))
 
 
 class ImportStore:
@@ -106,12 +125,14 @@ class ImportStore:
         return [dict(zip(_CURRENT_COLUMNS, row)) for row in rows]
 
     def add(self, import_id: str, batch: SourceBatch, ratings: list[tuple[str, ImportedRating]], *,
-            metrics: list[str], skipped: list[dict[str, str]]) -> dict[str, int]:
+            metrics: list[str], skipped: list[dict[str, str]], allow_withdraw: bool = False) -> dict[str, int]:
         """Append what is new or changed in ``ratings`` (campaign metric, rating) since the origin's
-        last import; withdraw what a ``whole`` read no longer holds among ``metrics``. Call it inside
-        :meth:`transaction`."""
+        last import; withdraw what a ``whole`` read no longer holds among ``metrics`` (the declared
+        ones), unless that is more than :func:`withdraw_limit` and not ``allow_withdraw``: then they are
+        kept and counted as ``absent_held``. Call it inside :meth:`transaction`."""
         current = {(r["case_id"], r["metric"], r["rater"]): r for r in self.current(batch.origin)}
-        counts = Counter({"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 0, "absent_kept": 0})
+        counts = Counter({"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 0, "absent_kept": 0,
+                          "absent_held": 0})
         stamp = now()
         seen = set()
         for metric, rating in ratings:
@@ -133,16 +154,44 @@ class ImportStore:
                  rating.error, rating.reason, rating.source_id, facts, rating.updated, stamp))
         absent = [r["id"] for key, r in current.items() if key not in seen and not r["withdrawn"]
                   and r["metric"] in metrics]
-        if batch.whole:
+        held = sum(1 for r in current.values() if not r["withdrawn"] and r["metric"] in metrics)
+        withdraw = batch.whole and (allow_withdraw or len(absent) <= withdraw_limit(held))
+        if withdraw:
             for rating_id in absent:
                 self._db.execute("INSERT INTO withdrawals (import_id, rating_id, withdrawn) VALUES (?, ?, ?)",
                                  (import_id, rating_id, stamp))
-        counts["withdrawn" if batch.whole else "absent_kept"] = len(absent)
+        counts["withdrawn" if withdraw else "absent_held" if batch.whole else "absent_kept"] = len(absent)
         self._db.execute("INSERT INTO imports (import_id, kind, origin, source, whole, imported, counts, skipped) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          (import_id, batch.kind, batch.origin, batch.source, int(batch.whole), stamp,
                           json.dumps(dict(counts)), json.dumps(skipped)))
         return dict(counts)
+
+    def withdrawn_by(self, import_id: str) -> list[dict[str, Any]]:
+        """The ratings an import withdrew: (origin, case_id, metric, rater, value, source_id), in order."""
+        keys = ("origin", "case_id", "metric", "rater", "value", "source_id")
+        rows = self._db.execute(
+            f"SELECT {', '.join('r.' + k for k in keys)} FROM withdrawals w JOIN ratings r ON r.id = w.rating_id "
+            "WHERE w.import_id = ? ORDER BY r.case_id, r.metric, r.rater, r.origin", (import_id,))
+        return [dict(zip(keys, row)) for row in rows]
+
+    def reinstate(self, import_id: str, by: str) -> int:
+        """Undo the withdrawals of ``import_id``: each rating it withdrew that is still the current one
+        of its (origin, case, metric, rater), and still withdrawn, is appended again as it was, under the
+        import ``by`` (nothing is deleted: the withdrawal stays in the history). Returns how many came
+        back. Call it inside :meth:`transaction`."""
+        rows = self._db.execute(
+            "SELECT r.id FROM withdrawals w JOIN ratings r ON r.id = w.rating_id WHERE w.import_id = ? AND r.id IN "
+            "(SELECT MAX(id) FROM ratings GROUP BY origin, case_id, metric, rater) ORDER BY r.id",
+            (import_id,)).fetchall()
+        stamp = now()
+        for (rating_id,) in rows:
+            self._db.execute(
+                "INSERT INTO ratings (import_id, origin, case_id, metric, rater, rater_kind, value, error, reason, "
+                "source_id, facts, source_updated, imported) SELECT ?, origin, case_id, metric, rater, rater_kind, "
+                "value, error, reason, source_id, facts, source_updated, ? FROM ratings WHERE id = ?",
+                (by, stamp, rating_id))
+        return len(rows)
 
     def history(self, case_id: str | None = None) -> list[dict[str, Any]]:
         """Every stored revision, oldest first, with the import that brought it."""
@@ -165,11 +214,15 @@ class ImportStore:
         rows = [r for r in self.current() if not r["withdrawn"]]
         table = io.StringIO()
         writer = csv.writer(table, lineterminator="\n")
+        # text is data: a bare \r in a reason is kept, in a quoted field (the writer quotes only what its
+        # line terminator holds, so a row with a \r is quoted whole)
+        quoting = csv.writer(table, lineterminator="\n", quoting=csv.QUOTE_ALL)
         writer.writerow(EXPORT_COLUMNS)
         for r in sorted(rows, key=lambda r: (r["case_id"], r["metric"], r["rater"], r["origin"])):
-            writer.writerow([r["case_id"], r["metric"], r["rater"], r["rater_kind"],
-                             "" if r["value"] is None else repr(r["value"]), r["error"] or "", r["reason"] or "",
-                             r["origin"], r["source_id"]])
+            row = [r["case_id"], r["metric"], r["rater"], r["rater_kind"],
+                   "" if r["value"] is None else repr(r["value"]), r["error"] or "", r["reason"] or "",
+                   r["origin"], r["source_id"]]
+            (quoting if any("\r" in str(v) for v in row) else writer).writerow(row)
         raters: dict[str, dict[str, Any]] = {}
         for r in rows:
             facts = json.loads(r["facts"])

@@ -1,5 +1,11 @@
-"""What the import readers share: the text a tool's inputs and outputs stand for, the documents a
-retriever returned, and records read from the JSON or JSONL files tools export.
+"""What the import readers share: the declared shape of a record, ids, the text a tool's inputs and
+outputs stand for, the documents a retriever returned, and records read from the JSON or JSONL files
+tools export.
+
+Every reader declares the format it reads as :class:`~calibrate.base.documents.Schema` classes and
+reads the fields of typed models; no reader indexes raw JSON. A :class:`Record` is strict (a number is
+no text, text no number, a boolean no id) and ignores the fields it does not name. Text fields are
+data: a bare ``\\r``, a NUL, an escape sequence are kept as they are; only ids have rules (:data:`Id`).
 
 Tracing tools (MLflow, Langfuse, LangSmith) record a request and a response as whatever the
 application passed: a string, a dict of named inputs, a chat request. :func:`text_of` turns each
@@ -12,12 +18,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from calibrate.base.errors import CampaignError, Problem
+from pydantic import BeforeValidator, ConfigDict, JsonValue
 
-__all__ = ["INPUT_KEYS", "OUTPUT_KEYS", "EXPECTED_OUTPUT_NAMES", "CONTEXT_KEYS", "text_of", "documents_of",
-           "parsed", "read_records", "problem_text", "id_text"]
+from calibrate.base.documents import DocumentError, Schema, check, parse_json, read_bytes
+from calibrate.base.errors import Problem
+
+__all__ = ["INPUT_KEYS", "OUTPUT_KEYS", "EXPECTED_OUTPUT_NAMES", "CONTEXT_KEYS", "Record", "Id", "OptionalId",
+           "text_of", "documents_of", "parsed", "read_records", "json_documents", "problem_text", "id_text", "fits"]
 
 EXPECTED_OUTPUT_NAMES = ("expected_response", "expected_output", "expected_answer", "reference", "ground_truth",
                          "expected")
@@ -26,6 +35,97 @@ OUTPUT_KEYS = ("answer", "output", "response", "content", "text", "result")
 CONTEXT_KEYS = ("retrieval_context", "retrieved_contexts", "contexts", "context", "documents")
 #: the keys an API page holds its records under (Langfuse's and Phoenix's ``data``, LangSmith's lists)
 PAGE_KEYS = ("data", "items", "results", "runs", "feedback", "scores", "observations", "traces")
+
+
+class Record(Schema):
+    """A record of another tool's export, as its format declares it: strict types (a number is no
+    text, text no number, a boolean no number), fields it does not name ignored, never changed.
+
+    Examples
+    --------
+    >>> class Score(Record):
+    ...     name: str
+    ...     value: float | None = None
+    >>> check({"name": "f", "value": 1}, Score, source="s.json", expected="a score")[0].value
+    1.0
+    >>> check({"name": 3}, Score, source="s.json", expected="a score")[1][0].message
+    'Input should be a valid string'
+    """
+
+    model_config = ConfigDict(strict=True)
+
+
+def id_text(value: Any) -> str | None:
+    """An id as text: a string or an integer; None for anything else (a malformed record's list, object
+    or boolean, or an empty string).
+
+    >>> id_text("t1"), id_text(3), id_text(True), id_text(["t1"]), id_text("")
+    ('t1', '3', None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        return None
+    return str(value)
+
+
+def _id(value: Any) -> str:
+    text = id_text(value)
+    if text is None:
+        raise ValueError("an id is a non-empty text or an integer"
+                         + (f", not {type(value).__name__}" if not isinstance(value, str) else ""))
+    return text
+
+
+def _optional_id(value: Any) -> str | None:
+    return None if value is None else _id(value)
+
+
+#: an id a tool gives (a trace's, a run's, a test's): text or an integer, read as text; never a
+#: boolean, a number with a fraction, a list or an object, never empty
+Id = Annotated[str, BeforeValidator(_id)]
+#: an :data:`Id`, or null / absent
+OptionalId = Annotated[str | None, BeforeValidator(_optional_id)]
+
+
+def fits(value: Any, schema: Any) -> Any:
+    """``value`` read as ``schema`` when it fits, else None (for free-form values an application
+    passed, read in whichever of the usual shapes they have).
+
+    >>> class Named(Schema):
+    ...     name: str
+    >>> fits({"name": "x", "k": 1}, Named).name, fits(["x"], Named)
+    ('x', None)
+    """
+    return check(value, schema, source="", expected="")[0]
+
+
+class _Message(Schema):
+    role: JsonValue = None
+    content: JsonValue = None
+
+
+class _Chat(Schema):
+    messages: list[JsonValue]
+
+
+class _Choice(Schema):
+    message: JsonValue = None
+
+
+class _Completion(Schema):
+    choices: list[JsonValue]
+
+
+class _Documents(Schema):
+    documents: list[JsonValue]
+
+
+class _Document(Schema):
+    page_content: JsonValue = None
+    content: JsonValue = None
+    text: JsonValue = None
+
+
+_Mapping = dict[str, JsonValue]
 
 
 def text_of(value: Any, keys: tuple[str, ...], *, chat_role: str | None) -> str | None:
@@ -46,22 +146,27 @@ def text_of(value: Any, keys: tuple[str, ...], *, chat_role: str | None) -> str 
         return None
     if isinstance(value, str):
         return value
-    if isinstance(value, list) and chat_role and value and all(isinstance(m, dict) for m in value):
+    if isinstance(value, list) and chat_role and value and all(fits(m, _Mapping) is not None for m in value):
         value = {"messages": value}   # a bare list of chat messages
-    if isinstance(value, dict):
-        if chat_role and isinstance(value.get("messages"), list):
-            said = [m.get("content") for m in value["messages"] if isinstance(m, dict) and m.get("role") == chat_role]
+    named = fits(value, _Mapping)
+    if named is not None:
+        chat = fits(named, _Chat) if chat_role else None
+        if chat is not None:
+            messages = (fits(m, _Message) for m in chat.messages)
+            said = [m.content for m in messages if m is not None and m.role == chat_role]
             if said and isinstance(said[-1], str):
                 return said[-1]
-        if isinstance(value.get("choices"), list) and value["choices"]:
-            message = value["choices"][0].get("message") if isinstance(value["choices"][0], dict) else None
-            if isinstance(message, dict) and isinstance(message.get("content"), str):
-                return message["content"]
+        completion = fits(named, _Completion)
+        if completion is not None and completion.choices:
+            choice = fits(completion.choices[0], _Choice)
+            message = fits(choice.message, _Message) if choice is not None else None
+            if message is not None and isinstance(message.content, str):
+                return message.content
         for key in keys:
-            if isinstance(value.get(key), str):
-                return value[key]
-        strings = [v for v in value.values() if isinstance(v, str)]
-        if len(strings) == 1 and len(value) == 1:
+            if isinstance(named.get(key), str):
+                return named[key]
+        strings = [v for v in named.values() if isinstance(v, str)]
+        if len(strings) == 1 and len(named) == 1:
             return strings[0]
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
@@ -73,54 +178,99 @@ def documents_of(output: Any) -> list[str]:
     >>> documents_of({"documents": [{"page_content": "a"}, "b", {"id": 3}]})
     ['a', 'b']
     """
-    if isinstance(output, dict) and isinstance(output.get("documents"), list):
-        output = output["documents"]
-    items = output if isinstance(output, list) else [output]
+    wrapped = fits(output, _Documents)
+    items = wrapped.documents if wrapped is not None else output if isinstance(output, list) else [output]
     texts = []
     for item in items:
         if isinstance(item, str):
             texts.append(item)
-        elif isinstance(item, dict):
-            text = next((item[k] for k in ("page_content", "content", "text") if isinstance(item.get(k), str)), None)
+            continue
+        document = fits(item, _Document)
+        if document is not None:
+            text = next((t for t in (document.page_content, document.content, document.text) if isinstance(t, str)),
+                        None)
             if text is not None:
                 texts.append(text)
     return texts
 
 
 def parsed(value: Any) -> Any:
-    """A value an API gives as raw JSON text (Langfuse's observation input and output) as the value; any
-    other value, or text that is not JSON of an object or list, as it is.
+    """A value an API gives as raw JSON text (Langfuse's observation input and output) as the value
+    (read with the depth and size limits of every document); any other value, or text that is not
+    JSON, as it is.
 
-    >>> parsed('{"question": "Why?"}'), parsed("Why?"), parsed('"quoted"')
-    ({'question': 'Why?'}, 'Why?', 'quoted')
+    >>> parsed('{"question": "Why?"}'), parsed("Why?"), parsed('"quoted"'), parsed("[" * 300)[:3]
+    ({'question': 'Why?'}, 'Why?', 'quoted', '[[[')
     """
     if isinstance(value, str) and value[:1] in ("{", "[", '"'):
         try:
-            return json.loads(value)
-        except ValueError:
+            return parse_json(value, JsonValue, source="a value", expected="JSON")
+        except DocumentError:
             return value
     return value
 
 
-def id_text(value: Any) -> str | None:
-    """An id as text: a string or an integer; None for anything else (a malformed record's list, object
-    or boolean).
-
-    >>> id_text("t1"), id_text(3), id_text(True), id_text(["t1"]), id_text("")
-    ('t1', '3', None, None, None)
-    """
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        return None
-    return str(value)
-
-
 def problem_text(problems: list[Problem]) -> str:
-    """Problems found in one record, in a line (for the skip report)."""
-    return "; ".join(p.message + (f" ({p.field})" if p.field else "") for p in problems)
+    """Problems found in one record, in a line (for the skip report): each message with its field.
+
+    >>> problem_text([Problem("f.json", "Input should be a valid string", field="reason", value=3)])
+    'reason: Input should be a valid string (found 3)'
+    """
+    return "; ".join((f"{p.field}: " if p.field else "") + p.message
+                     + (f" (found {p.value!r})" if p.value is not None else "") for p in problems)
+
+
+class _Page(Schema):
+    data: JsonValue = None
+    items: JsonValue = None
+    results: JsonValue = None
+    runs: JsonValue = None
+    feedback: JsonValue = None
+    scores: JsonValue = None
+    observations: JsonValue = None
+    traces: JsonValue = None
+
+
+def json_documents(path: str | Path, *, expected: str) -> list[tuple[int, Any]]:
+    """The JSON documents of a file, each with its line: the whole file, else one a line (JSON Lines;
+    every line that is not JSON listed in one error).
+
+    Raises
+    ------
+    DocumentError
+        A file that is too large, not UTF-8, not JSON nor JSON Lines, or nested too deep.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> _ = path.write_text('{"a": 1}\\n\\n{"a": 2}\\n')
+    >>> json_documents(path, expected="results")
+    [(1, {'a': 1}), (3, {'a': 2})]
+    """
+    path = Path(path)
+    data = read_bytes(path, expected=expected)
+    try:
+        return [(1, parse_json(data, JsonValue, source=str(path), expected=expected))]
+    except DocumentError as whole:
+        lines = [(n, line) for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+        if len(lines) < 2 or data.lstrip()[:1] == b"[" or not all(p.row is not None for p in whole.problems):
+            raise
+        documents, problems = [], []
+        for number, line in lines:
+            try:
+                documents.append((number, parse_json(line, JsonValue, source=str(path), expected=expected,
+                                                     line=number)))
+            except DocumentError as exc:
+                problems += exc.problems
+        if problems:
+            raise DocumentError(problems, source=str(path)) from None
+        return documents
 
 
 def read_records(path: str | Path, *, what: str) -> list[tuple[int, Any]]:
-    """The records of an export file, each with its line (JSON Lines) or its place in the list (JSON).
+    """The records of an export file, each with its line (JSON Lines) or its place in the list (JSON),
+    as JSON values for the reader's :class:`Record` schema.
 
     Parameters
     ----------
@@ -132,8 +282,9 @@ def read_records(path: str | Path, *, what: str) -> list[tuple[int, Any]]:
 
     Raises
     ------
-    CampaignError
-        A file that is not UTF-8 or not JSON, naming the file and line.
+    DocumentError
+        A file that is too large, not UTF-8 JSON (or JSON Lines), nested too deep, or that holds
+        neither records nor pages of them, naming the file and line.
 
     Examples
     --------
@@ -142,38 +293,27 @@ def read_records(path: str | Path, *, what: str) -> list[tuple[int, Any]]:
     >>> _ = path.write_text('{"data": [{"id": "a"}, {"id": "b"}]}\\n{"id": "c"}\\n')
     >>> read_records(path, what="Langfuse scores")
     [(1, {'id': 'a'}), (1, {'id': 'b'}), (2, {'id': 'c'})]
+    >>> _ = path.write_text('{"id": "a"}\\n{"id": \\n')
+    >>> read_records(path, what="Langfuse scores")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calibrate.base.documents.DocumentError: 1 problem in ...scores.jsonl:
+      ...scores.jsonl, line 2: not valid JSON: EOF while parsing a value (column 7); expected Langfuse scores (JSON or JSON Lines)
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise CampaignError([Problem(str(path), "not UTF-8 text", expected=f"{what} (JSON or JSON Lines)")]) from None
-    except OSError as exc:
-        raise CampaignError([Problem(str(path), f"cannot be read ({exc.strerror or exc})",
-                                     expected=f"{what} (JSON or JSON Lines)")]) from None
-    try:
-        documents = [(1, json.loads(text))]
-    except json.JSONDecodeError as whole:
-        documents = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                documents.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                one_document = len(text.strip().splitlines()) == 1 or text.lstrip()[:1] == "["
-                raise CampaignError([Problem(str(path), f"not valid JSON: {(whole if one_document else exc).msg}",
-                                             row=whole.lineno if one_document else number,
-                                             expected=f"{what} (JSON or JSON Lines)")]) from None
+    expected = f"{what} (JSON or JSON Lines)"
+    documents = json_documents(path, expected=expected)
     records: list[tuple[int, Any]] = []
     for number, document in documents:
-        if isinstance(document, dict):
-            key = next((k for k in PAGE_KEYS if isinstance(document.get(k), list)), None)
-            items = document[key] if key else [document]
-        elif isinstance(document, list):
+        if isinstance(document, list):
             items = document
+        elif isinstance(document, dict):
+            page = fits(document, _Page)
+            items = next((v for v in (getattr(page, k) for k in PAGE_KEYS) if isinstance(v, list)), [document])
         else:
-            raise CampaignError([Problem(str(path), f"holds a {type(document).__name__}, not records", row=number,
-                                         expected=f"{what}: a list of objects, an API page, or JSON Lines")])
+            raise DocumentError([Problem(str(path), f"holds a {type(document).__name__}, not records", row=number,
+                                         value=document if isinstance(document, (str, int, float)) else None,
+                                         expected=f"{what}: a list of objects, an API page, or JSON Lines")],
+                                source=str(path))
         records += [(number if len(documents) > 1 else i + 1, item) for i, item in enumerate(items)]
     return records

@@ -5,6 +5,12 @@ provider endpoint, an optional requests-per-minute pace, a timeout per call, and
 exponential backoff and jitter on 429, 5xx, timeouts and dropped connections (honouring
 ``Retry-After``). What each rating spent (calls, tokens, cost) is accumulated in a context variable,
 so concurrent ratings never mix their counts.
+
+The requests go through :mod:`calibrate.base.http` (aiohttp): an API key never follows a redirect to
+another server, each call has a total deadline (the policy's timeout, the whole reply included), replies
+have a size cap, and every reply is read through the schemas below. API keys are registered with
+:func:`calibrate.base.secrets.remember` where they are read, and every error text is redacted, so that a
+server echoing the key in its error body cannot put it into a store, a file or the terminal.
 """
 
 from __future__ import annotations
@@ -12,12 +18,18 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import math
 import os
 import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import JsonValue
+
+from calibrate.base.documents import DocumentError, Schema, validate
+from calibrate.base.http import AsyncHttp, HttpError, Reply
+from calibrate.base.secrets import redact, remember
 from calibrate.campaign.judge_settings import ModelSpec
 
 __all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "ClientPool", "JudgeCallError",
@@ -33,8 +45,10 @@ class JudgeCallError(RuntimeError):
 
     def __init__(self, message: str, *, summary: str | None = None, connection: bool = False,
                  endpoint: str | None = None):
+        message = redact(str(message))
         super().__init__(message)
-        self.summary, self.connection, self.endpoint = summary or message, connection, endpoint
+        self.summary = redact(summary) if summary else message
+        self.connection, self.endpoint = connection, endpoint
 
 
 @dataclass
@@ -119,7 +133,7 @@ class CallPolicy:
                     retryable, retry_after, what = classify(exc, self.timeout_s)
                     if not retryable or attempt > self.retries:
                         suffix = f" after {attempt} attempts" if retryable else ""
-                        status = exc.status if isinstance(exc, HTTPStatusFailure) else None
+                        status = exc.status if isinstance(exc, HttpError) and exc.kind == "status" else None
                         raise JudgeCallError(f"{what}{suffix}", summary=(
                             f"HTTP {status} from the server{suffix}" if status else None),
                             connection=_unreachable(exc), endpoint=endpoint) from exc
@@ -129,51 +143,83 @@ class CallPolicy:
             await asyncio.sleep(self.delay(attempt, retry_after))
 
 
-class HTTPStatusFailure(Exception):
-    """A server's reply with an error status (a model server, or a RAG service)."""
-
-    def __init__(self, status: int, retry_after: str | None, body: str):
-        super().__init__(f"HTTP {status} from the server: {body[:200]}")
-        self.status, self.retry_after = status, retry_after
-
-
 def classify(exc: BaseException, timeout_s: float) -> tuple[bool, float | None, str]:
-    """(retryable, Retry-After seconds, description) of a failed call."""
-    import aiohttp
+    """(retryable, Retry-After seconds, description) of a failed call.
 
-    if isinstance(exc, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
+    >>> classify(HttpError("HTTP 503 from the server: busy", kind="status", status=503, retry_after=2.0), 60)
+    (True, 2.0, 'HTTP 503 from the server: busy')
+    >>> classify(HttpError("x", kind="redirect"), 60)
+    (False, None, 'x')
+    """
+    if isinstance(exc, asyncio.TimeoutError):
         return True, None, f"no reply within {timeout_s:g} s"
-    if isinstance(exc, aiohttp.ClientConnectorError):  # the host could not be reached at all
-        error = exc.os_error
-        why = (os.strerror(error.errno) if isinstance(error.errno, int) and error.errno > 0
-               else error.strerror or str(error) or type(error).__name__)
-        return True, None, f"connection failed: {type(exc).__name__} to {exc.host}:{exc.port} ({why})"
-    if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)):
-        return True, None, f"connection failed: {type(exc).__name__} {exc}".strip()
-    if isinstance(exc, HTTPStatusFailure):
-        retry_after = None
-        if exc.retry_after:
-            try:
-                retry_after = max(0.0, float(exc.retry_after))
-            except ValueError:
-                retry_after = None
-        return exc.status == 429 or exc.status >= 500, retry_after, str(exc)
+    if isinstance(exc, HttpError):
+        if exc.kind == "timeout":
+            return True, None, f"no reply within {timeout_s:g} s"
+        if exc.kind in ("connect", "connection"):
+            return True, None, f"connection failed: {exc.reason}"
+        return exc.retryable, exc.retry_after if exc.kind == "status" else None, str(exc)
     return False, None, f"{type(exc).__name__}: {exc}"
 
 
 def _unreachable(exc: BaseException) -> bool:
     """Whether a failed call never reached the server (refused, unknown host, unreachable network)."""
-    import aiohttp
-
-    return isinstance(exc, aiohttp.ClientConnectorError)
+    return isinstance(exc, HttpError) and exc.kind == "connect"
 
 
-def _cost(spec: ModelSpec, reply: dict[str, Any], prompt_tokens: int | None,
-          completion_tokens: int | None) -> float | None:
+# ------------------------------------------------------------------ the replies calibrate reads
+class _Usage(Schema):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+
+
+class _Message(Schema):
+    content: str | None = None
+
+
+class _Choice(Schema):
+    message: _Message | None = None
+
+
+class ChatReply(Schema):
+    """An OpenAI chat completion, as far as calibrate reads it (the first choice's text, the usage)."""
+
+    choices: list[_Choice] = []
+    usage: _Usage | None = None
+
+
+class _Block(Schema):
+    type: str | None = None
+    text: str | None = None
+
+
+class MessagesReply(Schema):
+    """An Anthropic Messages reply, as far as calibrate reads it (the text blocks, the usage)."""
+
+    content: list[_Block] = []
+    usage: _Usage | None = None
+
+
+class _Embedding(Schema):
+    index: int
+    embedding: list[float]
+
+
+class EmbeddingsReply(Schema):
+    """An OpenAI embeddings reply."""
+
+    data: list[_Embedding]
+    usage: _Usage | None = None
+
+
+def _cost(spec: ModelSpec, reply: Any, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
     """A call's cost: what the reply reports (``usage.cost``, as OpenRouter and LiteLLM proxies do), else
     its tokens at the model's declared price, else unknown (None)."""
-    reported = (reply.get("usage") or {}).get("cost") if isinstance(reply, dict) else None
-    if isinstance(reported, (int, float)) and not isinstance(reported, bool):
+    reported = reply.usage.cost if reply.usage is not None else None
+    if reported is not None and math.isfinite(reported):
         return float(reported)
     return spec.cost(prompt_tokens, completion_tokens)
 
@@ -184,6 +230,7 @@ def _api_key(spec: ModelSpec) -> str | None:
     key = os.environ.get(spec.api_key_env)
     if not key:
         raise JudgeCallError(f"the environment variable {spec.api_key_env} (model {spec.name}) is not set")
+    remember(key)
     return key
 
 
@@ -194,19 +241,10 @@ class _Session:
 
     def __init__(self, headers: dict[str, str]):
         self.headers = headers
-        self._session = None
-
-    def get(self):
-        import aiohttp
-
-        if self._session is None:
-            self._session = aiohttp.ClientSession(headers=self.headers, timeout=aiohttp.ClientTimeout(total=None),
-                                                  connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30))
-        return self._session
+        self.http = AsyncHttp(name="the model server", headers=headers, keepalive_s=30)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        await self.http.close()
 
 
 class _HTTPClient:
@@ -240,40 +278,55 @@ class _HTTPClient:
     def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
         raise NotImplementedError
 
-    def read(self, reply: dict[str, Any]) -> tuple[Any, int | None, int | None]:
-        """(content, prompt tokens, completion tokens) of a reply."""
+    #: the reply's declared shape, and what it is (for messages)
+    schema: Any = None
+    what = ""
+
+    def read(self, reply: Any) -> tuple[Any, int | None, int | None]:
+        """(content, prompt tokens, completion tokens) of a reply read into :attr:`schema`."""
         raise NotImplementedError
 
-    async def _post(self, body: dict[str, Any], path: str | None = None) -> dict[str, Any]:
-        async with self._session.get().post(self.base_url + (path or self.path), data=json.dumps(body)) as response:
-            text = await response.text()
-            if response.status >= 400:
-                raise HTTPStatusFailure(response.status, response.headers.get("retry-after"), text)
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise JudgeCallError(f"the model server's reply is not JSON: {text[:200]!r}",
-                                 summary="the model server's reply is not JSON") from None
+    async def _post(self, body: dict[str, Any], timeout_s: float, path: str | None = None) -> Reply:
+        """One request; the reply, or :class:`~calibrate.base.http.HttpError` (an error status included)."""
+        reply = await self._session.http.request("POST", self.base_url + (path or self.path), data=json.dumps(body),
+                                                 timeout_s=timeout_s)
+        if reply.status >= 400:
+            raise reply.status_error()
+        return reply
 
-    async def _ask(self, body: dict[str, Any], policy: CallPolicy) -> tuple[dict[str, Any], str]:
-        """One call; returns the reply and its text, counts tokens into the current rating's usage."""
-        reply = await policy.call(self.endpoint, lambda: self._post(body))
+    def _read_reply(self, reply: Reply, schema: Any, what: str) -> Any:
+        """The reply read into ``schema``, or a :class:`JudgeCallError` naming what is wrong in it."""
         try:
-            content, prompt_tokens, completion_tokens = self.read(reply)
-        except (KeyError, IndexError, TypeError):
-            content, prompt_tokens, completion_tokens = None, None, None
+            return reply.json(schema, expected=what)
+        except HttpError as exc:
+            problem = ("is not UTF-8 text" if exc.kind == "encoding" else
+                       "is not JSON" if any("JSON" in p.message for p in exc.problems)
+                       else f"is not {what}")
+            raise JudgeCallError(str(exc) if exc.kind == "encoding" else
+                                 f"the model server's reply {problem}: {exc.problems[0] if exc.problems else exc}; "
+                                 f"it began {reply.excerpt()!r}",
+                                 summary=f"the model server's reply {problem}", endpoint=self.endpoint) from None
+
+    def _spent(self, reply: Any) -> tuple[Any, int | None, int | None]:
+        """(content, prompt tokens, completion tokens) of a reply read, counted into the current rating's usage."""
+        content, prompt_tokens, completion_tokens = self.read(reply)
         current = usage.get(None)
         if current is not None:
             current.add_tokens(prompt_tokens, completion_tokens, _cost(self.spec, reply, prompt_tokens,
                                                                        completion_tokens))
         if not isinstance(content, str):
-            raise JudgeCallError(f"the model server's reply holds no message content: {str(reply)[:200]}",
+            raise JudgeCallError("the model server's reply holds no message content",
                                  summary="the model server's reply holds no message content")
-        return reply, content
+        return content, prompt_tokens, completion_tokens
+
+    async def _ask(self, body: dict[str, Any], policy: CallPolicy) -> str:
+        """One call; the reply's text, its tokens counted into the current rating's usage."""
+        reply = await policy.call(self.endpoint, lambda: self._post(body, policy.timeout_s))
+        return self._spent(self._read_reply(reply, self.schema, self.what))[0]
 
     async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
         """One completion's text."""
-        return (await self._ask(self.body(prompt, json_mode), policy))[1]
+        return await self._ask(self.body(prompt, json_mode), policy)
 
 
 class OpenAICompatibleClient(_HTTPClient):
@@ -289,6 +342,8 @@ class OpenAICompatibleClient(_HTTPClient):
     default_base_url = "https://api.openai.com/v1"
     path = "chat/completions"
     supports_logprobs = True
+    schema = ChatReply
+    what = "an OpenAI chat completion"
 
     @staticmethod
     def headers(key: str | None) -> dict[str, str]:
@@ -304,33 +359,39 @@ class OpenAICompatibleClient(_HTTPClient):
             body["response_format"] = {"type": "json_object"}
         return body
 
-    def read(self, reply: dict[str, Any]) -> tuple[Any, int | None, int | None]:
-        reported = reply.get("usage") or {}
-        return (reply["choices"][0]["message"]["content"], reported.get("prompt_tokens"),
-                reported.get("completion_tokens"))
+    def read(self, reply: ChatReply) -> tuple[Any, int | None, int | None]:
+        reported = reply.usage or _Usage()
+        message = reply.choices[0].message if reply.choices else None
+        return (message.content if message is not None else None, reported.prompt_tokens,
+                reported.completion_tokens)
 
     async def complete_with_logprobs(self, prompt: str, policy: CallPolicy, *, top_logprobs: int) -> dict[str, Any]:
-        """One completion asking for each token's ``top_logprobs`` alternatives; returns the whole reply."""
+        """One completion asking for each token's ``top_logprobs`` alternatives; returns the whole reply
+        (as JSON values, checked to be a chat completion with a message)."""
         body = {**self.body(prompt, json_mode=False), "logprobs": True, "top_logprobs": top_logprobs}
-        return (await self._ask(body, policy))[0]
+        reply = await policy.call(self.endpoint, lambda: self._post(body, policy.timeout_s))
+        whole = self._read_reply(reply, dict[str, JsonValue], self.what)
+        try:
+            self._spent(validate(whole, ChatReply, source=f"{reply.server}: {reply.request}", expected=self.what))
+        except DocumentError as exc:
+            raise JudgeCallError(f"the model server's reply is not {self.what}: {exc.problems[0]}",
+                                 summary=f"the model server's reply is not {self.what}") from None
+        return whole
 
     async def embed(self, texts: list[str], policy: CallPolicy) -> list[list[float]]:
         """Embeddings of ``texts`` from the OpenAI-compatible ``/embeddings`` endpoint, in order."""
         body = {"model": self.spec.name, "input": texts}
-        response = await policy.call(self.endpoint, lambda: self._post(body, "embeddings"))
-        try:
-            rows = sorted(response["data"], key=lambda row: row["index"])
-            vectors = [[float(x) for x in row["embedding"]] for row in rows]
-        except (KeyError, TypeError, ValueError):
-            raise JudgeCallError(f"the embeddings reply is not the OpenAI format: {str(response)[:200]}",
-                                 summary="the embeddings reply is not the OpenAI format") from None
-        if len(vectors) != len(texts):
-            raise JudgeCallError(f"asked for {len(texts)} embeddings, the server returned {len(vectors)}")
+        reply = await policy.call(self.endpoint, lambda: self._post(body, policy.timeout_s, "embeddings"))
+        response = self._read_reply(reply, EmbeddingsReply, "an OpenAI embeddings reply")
+        rows = sorted(response.data, key=lambda row: row.index)
+        if len(rows) != len(texts) or [row.index for row in rows] != list(range(len(texts))):
+            raise JudgeCallError(f"asked for {len(texts)} embeddings, the server returned "
+                                 f"{len(rows)} (indices {[row.index for row in rows][:10]})")
         current = usage.get(None)
         if current is not None:
-            tokens = (response.get("usage") or {}).get("prompt_tokens")
+            tokens = response.usage.prompt_tokens if response.usage is not None else None
             current.add_tokens(tokens, None, _cost(self.spec, response, tokens, None))
-        return vectors
+        return [row.embedding for row in rows]
 
 
 class AnthropicClient(_HTTPClient):
@@ -340,6 +401,8 @@ class AnthropicClient(_HTTPClient):
     default_base_url = "https://api.anthropic.com"
     path = "v1/messages"
     supports_logprobs = False
+    schema = MessagesReply
+    what = "an Anthropic Messages reply"
 
     @staticmethod
     def headers(key: str | None) -> dict[str, str]:
@@ -352,10 +415,10 @@ class AnthropicClient(_HTTPClient):
             body["temperature"] = self.spec.temperature
         return body
 
-    def read(self, reply: dict[str, Any]) -> tuple[Any, int | None, int | None]:
-        reported = reply.get("usage") or {}
-        text = "".join(block.get("text", "") for block in reply["content"] if block.get("type") == "text")
-        return text or None, reported.get("input_tokens"), reported.get("output_tokens")
+    def read(self, reply: MessagesReply) -> tuple[Any, int | None, int | None]:
+        reported = reply.usage or _Usage()
+        text = "".join(block.text or "" for block in reply.content if block.type == "text")
+        return text or None, reported.input_tokens, reported.output_tokens
 
 
 ANTHROPIC_VERSION = "2023-06-01"

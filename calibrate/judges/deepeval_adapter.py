@@ -9,12 +9,15 @@ metric, so a shared one would mix ratings.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 from importlib import metadata
 from typing import Any
 
+from pydantic import ConfigDict, Field, JsonValue
+
+from calibrate.base.documents import DocumentError, Schema, parse_json
+from calibrate.base.documents import check as check_document
 from calibrate.judges.calls import CallPolicy
 from calibrate.campaign.judge_settings import CASE_FIELDS, JudgeSpec
 from calibrate.judges.replies import JudgeReplyError, json_text, notes, parse_reply
@@ -65,19 +68,65 @@ def check(spec: JudgeSpec) -> list[str]:
     return []
 
 
+class _Message(Schema):
+    content: str
+
+
+class _Choice(Schema):
+    message: _Message
+    logprobs: JsonValue = None
+
+
+class LogprobReply(Schema):
+    """The parts of an OpenAI chat completion that tell whether a score can be weighted by its logprobs."""
+
+    choices: list[_Choice] = Field(min_length=1)
+
+
+class _Logprobs(Schema):
+    content: list[JsonValue]
+
+
+class TokenLogprob(Schema):
+    """One token of a reply's ``logprobs.content``, with its ``top_logprobs`` alternatives."""
+
+    model_config = ConfigDict(strict=True)
+    token: str
+    logprob: float | None = None
+    top_logprobs: list[JsonValue] | None = None
+
+
+class _Scored(Schema):
+    score: JsonValue
+
+
+def _read(value: Any, schema: Any) -> Any:
+    """``value`` as ``schema``, or None when it is not one (a part DeepEval cannot use)."""
+    return check_document(value, schema, source="the judge's reply", expected="an OpenAI chat completion")[0]
+
+
 def _weighted_by_logprobs(reply: dict[str, Any]) -> str | None:
     """Why DeepEval cannot weight this G-Eval reply's score by its token probabilities, or None when
     it can (the same conditions as ``calculate_weighted_summed_score``: the last token equal to the
-    score has alternatives that are integers with a probability of at least 1%)."""
-    try:
-        score = json.loads(json_text(reply["choices"][0]["message"]["content"]))["score"]
-        tokens = (reply["choices"][0].get("logprobs") or {}).get("content") or []
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+    score has alternatives that are integers with a probability of at least 1%). The reply is read
+    through its declared parts (:class:`LogprobReply`, :class:`TokenLogprob`): a part of another shape
+    is a reason, never an exception."""
+    whole = _read(reply, LogprobReply)
+    if whole is None:
         return "the reply holds no score"
+    try:
+        score = parse_json(json_text(whole.choices[0].message.content), _Scored, source="the judge's reply",
+                           expected="a JSON object with a score").score
+    except DocumentError:
+        return "the reply holds no score"
+    probabilities = _read(whole.choices[0].logprobs, _Logprobs)
+    tokens = [t for t in (_read(item, TokenLogprob) for item in probabilities.content) if t is not None] \
+        if probabilities is not None else []
     for token in reversed(tokens):
-        if token.get("token") == str(score):
-            usable = [t for t in token.get("top_logprobs") or [] if str(t.get("token", "")).isdecimal()
-                      and t.get("logprob", -math.inf) >= math.log(0.01)]
+        if token.token == str(score):
+            alternatives = [t for t in (_read(item, TokenLogprob) for item in token.top_logprobs or []) if t]
+            usable = [t for t in alternatives if t.token.isdecimal() and t.logprob is not None
+                      and t.logprob >= math.log(0.01)]
             return None if usable else "the score token has no usable alternatives"
     return "the server returned no logprobs for the score token"
 
@@ -118,9 +167,15 @@ def make_model(spec: JudgeSpec, client_for, policy: CallPolicy):
         async def a_generate_raw_response(self, prompt: str, top_logprobs: int = 20, **kwargs: Any):
             reply = await self._client.complete_with_logprobs(prompt, policy, top_logprobs=top_logprobs)
             why_not = _weighted_by_logprobs(reply)
+            try:
+                completion = ChatCompletion.model_validate(reply)
+            except ValueError as exc:   # pydantic's ValidationError: DeepEval reads the reply as this model
+                raise JudgeReplyError(f"the model server's reply is not an OpenAI chat completion: "
+                                      f"{str(exc).splitlines()[0][:200]}", summary="the model server's reply is not "
+                                      "an OpenAI chat completion") from None
             notes.get({}).update(logprob_weighted=why_not is None,
                                  **({"logprob_fallback": why_not} if why_not else {}))
-            return ChatCompletion.model_validate(reply), 0.0
+            return completion, 0.0
 
     wants_logprobs = spec.metric == "g_eval" and spec.settings.get("logprobs", True) and not spec.settings.get(
         "strict_mode", False)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,8 @@ from scipy import stats
 
 from calibrate.campaign import Campaign
 from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD
+from calibrate.base.files import writes_campaign
+from calibrate.base.names import inside, path_component
 from calibrate.base.results import Result
 
 __all__ = ["PROBES", "perturb", "run_probe", "EXPECTED", "PROBES_FOLDER"]
@@ -89,6 +90,7 @@ def _verdict(expected: str | None, change: dict[str, Any], n_changed: int) -> st
     return "as expected: the score dropped" if change["ci_high"] < 0 else "unexpected: no clear drop"
 
 
+@writes_campaign("calibrate probe")
 def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None, n: int = 50, seed: int = 0,
               policy=None, progress=None) -> Result:
     """Score ``n`` sampled cases and their perturbed copies with the campaign's judges; see the module
@@ -142,7 +144,7 @@ def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None
         copy = perturb(campaign.cases[case_id], probe, rng)
         cases[case_id] = campaign.cases[case_id]
         cases[copy["case_id"]] = copy
-    folder = Path(campaign.path) / PROBES_FOLDER / probe
+    folder = inside(campaign.path, PROBES_FOLDER, path_component(probe, what="probe"))
     folder.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(json.dumps(cases, sort_keys=True, default=str).encode()).hexdigest()
     probe_campaign = dataclasses.replace(

@@ -3,6 +3,8 @@
 Before any call every judge checks that each case has the fields its metric reads, and flags cases
 whose generator is of the judge's own family. Ratings already in the store under an unchanged cache
 key cost no call; the others are scored concurrently, each attempt committed to the store at once.
+Cases that share their content share a key: one call rates them all, and each is listed (``"ratings"``)
+and exported under its own id.
 Every judge calls its own model: judges on one endpoint share its HTTP session, never a request body.
 
 One run at a time holds the campaign folder (a second one refuses, naming the first). A run stops
@@ -28,21 +30,25 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from importlib import metadata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibrate.campaign import JUDGE_RATINGS_FILE, Campaign
-from calibrate.base.files import holding, replacing
+from calibrate.base.files import holding, replacing, writes_campaign
+from calibrate.base.names import inside, path_component
 from calibrate.base.manifest import package_version
 from calibrate.judges.calls import CallPolicy, ClientPool, JudgeCallError, Usage, endpoint_name, usage
 from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
 from calibrate.judges.replies import JudgeReplyError, notes
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
 from calibrate.base.errors import ParameterText
-from calibrate.base.results import Result, records_frame
+from calibrate.base.results import Result
 
-__all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE", "STOP_AFTER"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE", "STOP_AFTER", "ratings_frame", "RATING_COLUMNS"]
 
 ProgressCallback = Callable[[int, int, str], None]
 #: consecutive ratings that could not reach an endpoint after which a run stops calling it
@@ -308,7 +314,9 @@ def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int
     fields give. ``repeats`` (judge -> count) adds the repeats a run just asked for to those the store
     holds. A judge scored with repeats gets one ``run_id`` per repeat (``repeat-0``, ``repeat-1``,
     ...), so each repeat is analysed as a run. A judge whose library is not installed here keeps the
-    rows the file had. Returns the rows written per judge."""
+    rows the file had, and so does a judge no longer declared in campaign.toml (its ratings are set
+    aside while it is away, and back when it is declared again). Returns the rows written per declared
+    judge."""
     path = campaign.path / JUDGE_RATINGS_FILE
     counts = {**store.repeats()}
     for judge, n in (repeats or {}).items():
@@ -326,7 +334,7 @@ def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int
         if counts[name] > 1:
             repeated.add(name)
     previous = []
-    if kept and path.is_file():
+    if path.is_file():
         with path.open(newline="", encoding="utf-8") as handle:
             previous = [row for row in csv.reader(handle)][1:]
     latest = store.latest(sorted(set(keys.values())))
@@ -339,13 +347,14 @@ def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int
             if attempt is None:
                 continue
             writer.writerow([case_id, metric, judge, "judge", "" if attempt.value is None else repr(attempt.value),
-                             attempt.error or "", (attempt.reason or "").replace("\r", " "),
+                             attempt.error or "", attempt.reason or "",
                              f"repeat-{repeat}" if judge in repeated else ""])
             written[judge] += 1
         for row in previous:
-            if len(row) > 2 and row[2] in kept:
+            if len(row) > 2 and (row[2] in kept or row[2] not in campaign.judges):   # kept, or set aside
                 writer.writerow(row)
-                written[row[2]] += 1
+                if row[2] in kept:
+                    written[row[2]] += 1
     return dict(written)
 
 
@@ -354,7 +363,7 @@ MANIFEST_FOLDER = "judge_runs"
 
 def write_manifest(folder: Path, run: dict[str, Any]) -> Path:
     """The run's manifest as ``judge_runs/RUN_ID.json`` beside the ratings (atomically)."""
-    path = folder / MANIFEST_FOLDER / f"{run['run_id']}.json"
+    path = inside(folder, MANIFEST_FOLDER, path_component(run["run_id"], what="run id") + ".json")
     path.parent.mkdir(exist_ok=True)
     with replacing(path) as handle:
         handle.write(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
@@ -367,6 +376,66 @@ def _errors(attempts: list[Attempt]) -> list[dict[str, Any]]:
     return [{"error": error, "count": count} for error, count in sorted(groups.items(), key=lambda g: (-g[1], g[0]))]
 
 
+@dataclass
+class _Rated:
+    """One rating of a run (a case, judge and repeat), the attempt that gives it, and whether the cache did."""
+
+    task: _Task
+    attempt: Attempt
+    from_cache: bool
+
+
+def _ratings(tasks: list[_Task], attempts: list[Attempt], cached: dict[str, Attempt]) -> list[_Rated]:
+    """Every rating of the run that was scored now or served from the cache, once, in the order of the
+    plan (judge, case, repeat). Each case gets the attempt of its key, whichever case it was made for:
+    cases that share their content share it, as they share their row's value in the exported file."""
+    fresh = {a.cache_key: a for a in attempts}
+    rated = []
+    for task in tasks:
+        attempt = fresh.get(task.key) or cached.get(task.key)
+        if attempt is not None:
+            rated.append(_Rated(task, replace(attempt, judge=task.spec.name, metric=task.spec.into,
+                                              case_id=task.case_id, repeat=task.repeat),
+                                task.key not in fresh))
+    return rated
+
+
+def _count_unscored(tasks: list[_Task], rated: set[str], stopped: dict[str, _Stop]) -> None:
+    """Count, under the first stopped endpoint of its judge, every rating the run left unscored (each case
+    of a key it did not score, not just the key)."""
+    for stop in stopped.values():
+        stop.unscored.clear()
+    for task in tasks:
+        stop = next((stopped[e] for e in sorted(_endpoints(task.spec)) if e in stopped), None)
+        if task.key not in rated and stop is not None:
+            stop.unscored[task.spec.name] += 1
+
+
+#: the columns of a judge run's ``.to_frame()``: one row per rating, as ``"ratings"`` lists them
+RATING_COLUMNS = ("case_id", "metric", "judge", "repeat", "value", "error", "reason", "details", "from_cache")
+
+
+def ratings_frame(document: dict[str, Any]) -> "pd.DataFrame":
+    """A judge run's ratings as a table (:meth:`Result.to_frame` of :func:`run_judges`): one row per
+    (case, metric, judge, repeat), ``value`` NaN where the rating failed (its ``error`` says why).
+
+    Examples
+    --------
+    >>> ratings_frame({"ratings": [{"case_id": "c1", "metric": "faithfulness", "judge": "j", "repeat": 0,
+    ...     "value": 0.5, "error": None, "reason": None, "details": None, "from_cache": True}]}).values.tolist()
+    [['c1', 'faithfulness', 'j', 0, 0.5, None, None, None, True]]
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(list(document.get("ratings") or []), columns=list(RATING_COLUMNS))
+    frame["value"] = frame["value"].astype(float)
+    frame["repeat"] = frame["repeat"].astype(int)
+    for column in ("error", "reason", "details"):
+        frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame
+
+
+@writes_campaign("calibrate judge")
 def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: CallPolicy | None = None,
                repeats: int = 1, use_cache: bool = True, skip_incomplete: bool = False,
                forbid_self_eval: bool = False, strict: bool = False, stop_after: int = STOP_AFTER,
@@ -394,18 +463,24 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
 
     Returns
     -------
-    dict
+    Result
         The ``calibrate judge --json`` document: ``{"run_id", "seconds", "judges": [{"judge",
         "scored", "failed", "from_cache", "skipped", "unscored", "rescored_suspect", "errors", "calls",
         "tokens", "cost", "seconds"}], "stopped": [{"endpoint", "after", "error", "unscored"}],
-        "exported": {judge: rows}, "ratings": [...]}``.
+        "exported": {judge: rows}, "ratings": [{"case_id", "metric", "judge", "repeat", "value", "error",
+        "reason", "details", "from_cache"}]}``. ``"ratings"`` holds every (case, metric, judge, repeat)
+        of the run scored now or served from the cache, once, as ``judge_ratings.csv`` has it — cases
+        that share their content too (one call rates them all: they share a cache key); ``scored``,
+        ``failed``, ``from_cache`` and ``unscored`` count those ratings, ``calls``, ``tokens`` and
+        ``cost`` what was paid. ``.to_frame()`` is ``"ratings"`` as a table (:func:`ratings_frame`).
 
     Raises
     ------
     JudgeSetupError
         What to fix before any call.
     calibrate.base.errors.FolderInUse
-        Another run holds the campaign folder.
+        Another writer (a run, an import, ...) still holds the campaign folder after the wait
+        (``CALIBRATE_LOCK_TIMEOUT``, 60 s by default).
     calibrate.base.errors.StoreError
         The store is damaged, locked, read-only or on a full disk.
 
@@ -413,7 +488,9 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     --------
     >>> import calibrate
     >>> c = calibrate.load_campaign("my-campaign")     # [judges] and [models] in its campaign.toml  # doctest: +SKIP
-    >>> calibrate.run_judges(c).to_frame()[["judge", "scored", "failed"]]                          # doctest: +SKIP
+    >>> run = calibrate.run_judges(c)                                                  # doctest: +SKIP
+    >>> run.to_frame()[["case_id", "judge", "value", "error"]]                         # doctest: +SKIP
+    >>> [(j["judge"], j["scored"], j["failed"], j["from_cache"]) for j in run["judges"]]  # doctest: +SKIP
     """
     if campaign.path is None:
         raise JudgeSetupError("judging needs a campaign folder (load_campaign), where the ratings are stored")
@@ -427,7 +504,8 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     tasks, skipped = plan(campaign, specs, repeats=repeats, skip_incomplete=skip_incomplete,
                           forbid_self_eval=forbid_self_eval)
     policy = policy or CallPolicy()
-    with holding(campaign.path, "a judge run"):
+    inside(campaign.path, MANIFEST_FOLDER)   # a link that leads the manifest out is refused before any call
+    with holding(campaign.path, "calibrate judge"):
         store = JudgeStore(campaign.path / STORE_NAME)
         try:
             return _judge(store, campaign, specs, tasks, skipped, policy=policy, repeats=repeats,
@@ -449,8 +527,17 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
                                 "policy": {k: v for k, v in policy.__dict__.items() if not k.startswith("_")}}
     store.start_run(run_id, manifest)
     start = time.perf_counter()
-    cached = store.successes([t.key for t in tasks]) if use_cache else {}
-    to_score = [t for t in tasks if t.key not in cached]
+    # the cache: a key whose latest attempt is a success (the attempt the file exports; a failure since is
+    # tried again, as every failed rating is)
+    cached = ({key: a for key, a in store.latest([t.key for t in tasks]).items() if a.error is None}
+              if use_cache else {})
+    pending = [t for t in tasks if t.key not in cached]
+    # cases that share their content share a key: one call rates them all (the file gives them all the
+    # key's latest attempt, so a second call would be paid for and never shown)
+    first: dict[str, _Task] = {}
+    for task in pending:
+        first.setdefault(task.key, task)
+    to_score = list(first.values())
     suspect = store.suspect_keys([t.key for t in to_score]) if use_cache else set()
     attempts, stopped = [], {}
     try:
@@ -460,21 +547,24 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     finally:
         exported = export_ratings(campaign, store, {spec.name: repeats for spec in specs})
     seconds = time.perf_counter() - start
+    ratings = _ratings(tasks, attempts, cached)
+    _count_unscored(tasks, {r.attempt.cache_key for r in ratings}, stopped)
     summary = []
     for spec in specs:
-        mine = [a for a in attempts if a.judge == spec.name]
+        mine = [r.attempt for r in ratings if r.task.spec.name == spec.name and not r.from_cache]
+        spent = [a for a in attempts if a.judge == spec.name]   # the calls its model made (once per key)
         summary.append({"judge": spec.name, "model": spec.model.name, "scored": sum(a.error is None for a in mine),
                         "failed": sum(a.error is not None for a in mine),
-                        "from_cache": sum(t.key in cached for t in tasks if t.spec.name == spec.name),
+                        "from_cache": sum(r.from_cache for r in ratings if r.task.spec.name == spec.name),
                         "skipped": len(skipped[spec.name]),
                         "unscored": sum(stop.unscored[spec.name] for stop in stopped.values()),
-                        "rescored_suspect": sum(t.key in suspect for t in to_score if t.spec.name == spec.name),
+                        "rescored_suspect": sum(t.key in suspect for t in pending if t.spec.name == spec.name),
                         "self_eval": sum(t.self_eval for t in tasks if t.spec.name == spec.name),
-                        "errors": _errors(mine), "calls": sum(a.calls for a in mine),
-                        "tokens": sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in mine),
-                        "cost": (sum(a.cost for a in mine if a.cost is not None)
-                                 if any(a.cost is not None for a in mine) else None),
-                        "seconds": round(sum(a.latency_s or 0 for a in mine), 3)})
+                        "errors": _errors(mine), "calls": sum(a.calls for a in spent),
+                        "tokens": sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in spent),
+                        "cost": (sum(a.cost for a in spent if a.cost is not None)
+                                 if any(a.cost is not None for a in spent) else None),
+                        "seconds": round(sum(a.latency_s or 0 for a in spent), 3)})
         if spec.metric == "g_eval":  # weighting by logprobs changes the number: say how many were
             summary[-1]["logprob_weighted"] = sum(bool((a.details or {}).get("logprob_weighted")) for a in mine)
     stops = [{"endpoint": s.endpoint, "after": s.after, "error": s.error, "unscored": dict(s.unscored)}
@@ -484,8 +574,8 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
                             "cache_hits": sum(j["from_cache"] for j in summary)}}
     store.finish_run(run_id, manifest)
     write_manifest(campaign.path, store.run(run_id))
-    ratings = [{"case_id": a.case_id, "metric": a.metric, "judge": a.judge, "repeat": a.repeat, "value": a.value,
-                "error": a.error, "reason": a.reason, "details": a.details, "from_cache": from_cache}
-               for from_cache, found in ((False, attempts), (True, cached.values())) for a in found]
+    listed = [{"case_id": r.task.case_id, "metric": r.task.spec.into, "judge": r.task.spec.name,
+               "repeat": r.task.repeat, "value": r.attempt.value, "error": r.attempt.error, "reason": r.attempt.reason,
+               "details": r.attempt.details, "from_cache": r.from_cache} for r in ratings]
     return Result({"run_id": run_id, "seconds": seconds, "judges": summary, "stopped": stops, "exported": exported,
-                   "ratings": ratings}, records_frame("judges"))
+                   "ratings": listed}, ratings_frame)

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from calibrate.base.files import writes_campaign
 from calibrate.base.results import Result, single_row
+from calibrate.base.secrets import redact, redact_any
 from calibrate.base.sqlite_store import now, open_store
 
 __all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key", "move_aside", "clear_judge_cache"]
@@ -103,6 +105,16 @@ class Attempt:
     details: dict[str, Any] | None = None
     #: what went wrong, without what differs from case to case (for grouping a run's failures; not stored)
     error_summary: str | None = None
+
+    def __post_init__(self) -> None:
+        # a credential a server echoed into an error, or a model into its reason, is never written or
+        # shown: judge_ratings.sqlite and judge_ratings.csv are written from attempts (calibrate.base.secrets)
+        for name in ("error", "reason", "error_summary"):
+            text = getattr(self, name)
+            if isinstance(text, str):
+                object.__setattr__(self, name, redact(text))
+        if self.details:
+            object.__setattr__(self, "details", redact_any(self.details))
 
 
 def _shared_endpoint_judges(manifest: dict[str, Any]) -> set[str]:
@@ -257,32 +269,52 @@ def move_aside(path: str | Path) -> Path:
     return target
 
 
-def clear_judge_cache(campaign_folder: str | Path) -> Result:
+@writes_campaign("calibrate cache clear")
+def clear_judge_cache(campaign_folder: str | Path, *, confirm: bool = False) -> Result:
     """The ``calibrate cache clear`` command: delete every stored judge attempt of the campaign, so the
-    next run scores everything again. A damaged store is moved aside (kept beside it, renamed), not
-    deleted.
+    next run scores everything again — only when ``confirm``: the attempts were paid for, so without it
+    nothing is deleted and the result lists what would be. A damaged store is moved aside (kept beside
+    it, renamed), not deleted, confirmed or not.
+
+    There is no need to clear the store to remove a judge or a metric: take it out of campaign.toml,
+    and its ratings are set aside (:class:`~calibrate.campaign.folder.SetAside`), kept for when it
+    comes back.
 
     Parameters
     ----------
     campaign_folder : str or Path
+    confirm : bool, keyword-only
+        Delete the attempts listed in ``would_delete`` (``--yes``).
 
     Returns
     -------
     Result
-        ``{"store", "deleted", "moved_to", "problem"}``: ``deleted`` is None when there was no store or
-        it was moved aside (``moved_to``, with the ``problem`` found).
+        ``{"store", "deleted", "moved_to", "problem", "would_delete", "refused"}``: ``deleted`` is None
+        when there was no store, it was moved aside (``moved_to``, with the ``problem`` found), or
+        nothing was deleted for want of ``confirm`` (``refused``); ``would_delete`` is
+        ``{"attempts", "cost", "judges": [{"judge", "attempts", "scored", "failed", "cost", "runs", ...}]}``.
 
     Examples
     --------
     >>> import tempfile
-    >>> clear_judge_cache(tempfile.mkdtemp())["deleted"] is None
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> clear_judge_cache(folder)["deleted"] is None
     True
+    >>> store = JudgeStore(folder / STORE_NAME)
+    >>> store.add(Attempt("k1", "j", "faithfulness", "c1", 0, value=0.5, cost=0.02), run_id="r1")
+    >>> store.close()
+    >>> doc = clear_judge_cache(folder)
+    >>> doc["refused"], doc["deleted"], doc["would_delete"]["attempts"], doc["would_delete"]["cost"]
+    (True, None, 1, 0.02)
+    >>> clear_judge_cache(folder, confirm=True)["deleted"]
+    1
     """
     from calibrate.base.errors import StoreError
     from calibrate.base.files import holding
 
     path = Path(campaign_folder) / STORE_NAME
-    doc: dict[str, Any] = {"store": str(path), "deleted": None, "moved_to": None, "problem": None}
+    doc: dict[str, Any] = {"store": str(path), "deleted": None, "moved_to": None, "problem": None,
+                           "would_delete": None, "refused": False}
     if not path.is_file():
         return Result(doc, single_row)
     with holding(campaign_folder, "calibrate cache clear"):
@@ -293,7 +325,15 @@ def clear_judge_cache(campaign_folder: str | Path) -> Result:
                 raise
             return Result(doc | {"moved_to": str(move_aside(path)), "problem": exc.problem}, single_row)
         try:
-            doc["deleted"] = store.clear()
+            judges = store.summary()
+            costs = [j["cost"] for j in judges if j["cost"] is not None]
+            doc["would_delete"] = {"attempts": sum(j["attempts"] for j in judges),
+                                   "cost": round(sum(costs), 6) if costs else None, "judges": judges}
+            if confirm:
+                doc["deleted"] = store.clear()
+            else:
+                doc["refused"] = doc["would_delete"]["attempts"] > 0
+                doc["deleted"] = None if doc["refused"] else 0
         finally:
             store.close()
     return Result(doc, single_row)

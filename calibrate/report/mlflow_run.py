@@ -8,6 +8,9 @@ accuracy, balanced accuracy; then the recommended ``threshold``, ``false_pass_ra
 metric's threshold rule; its tags each judge's verdict (``METRIC/JUDGE/verdict``) and the best judge by
 the rule (``METRIC/best``). ``report.html``, ``report.md`` and ``report.json`` go under the artifact
 path ``calibrate-report`` when the server proxies artifacts (``mlflow server`` does by default).
+
+The requests go through :mod:`calibrate.base.http` (credentials never follow a redirect to another
+server, a deadline per request and for the export, replies read through the schemas below).
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from calibrate.base.documents import Schema
+from calibrate.base.http import path_segment
 from calibrate.base.results import Result, single_row
 from calibrate.campaign import Campaign
 from calibrate.imports.mlflow_traces import MlflowClient, MlflowError
+from calibrate.imports.texts import Id
 from calibrate.report.build import report_documents, write_documents
 from calibrate.stats import N_BOOT
 
@@ -84,12 +90,36 @@ def _figures(documents: dict[str, Any]) -> tuple[dict[str, float], dict[str, str
     return metrics, params, tags
 
 
-def _artifact_url(client: MlflowClient, artifact_uri: str, name: str) -> str | None:
-    """Where the server takes an artifact of the run over HTTP (None when it does not proxy artifacts)."""
+class _RunInfo(Schema):
+    run_id: Id
+    artifact_uri: str = ""
+
+
+class _Run(Schema):
+    info: _RunInfo
+
+
+class _RunCreated(Schema):
+    run: _Run
+
+
+def _artifact_url(artifact_uri: str, name: str) -> str | None:
+    """Where the server takes an artifact of the run over HTTP (None when it does not proxy artifacts),
+    each segment of the server's artifact path encoded (a segment ``..`` is refused).
+
+    >>> _artifact_url("mlflow-artifacts:/1/abc 1/artifacts", "report.md")
+    '/api/2.0/mlflow-artifacts/artifacts/1/abc%201/artifacts/calibrate-report/report.md'
+    >>> _artifact_url("s3://bucket/1/abc/artifacts", "report.md") is None
+    True
+    """
     if not artifact_uri.startswith("mlflow-artifacts:"):
         return None
-    path = urllib.parse.urlparse(artifact_uri).path.lstrip("/")
-    return f"/api/2.0/mlflow-artifacts/artifacts/{path}/{ARTIFACT_PATH}/{name}"
+    segments = [urllib.parse.unquote(part) for part in urllib.parse.urlparse(artifact_uri).path.split("/") if part]
+    if any(part in (".", "..") for part in segments):
+        raise MlflowError(f"MLflow gave the run the artifact location {artifact_uri!r}, which walks up its folders: "
+                          "calibrate does not write there")
+    return "/api/2.0/mlflow-artifacts/artifacts/" + "/".join(path_segment(part) for part in segments
+                                                              + [ARTIFACT_PATH, name])
 
 
 def export_to_mlflow(campaign: Campaign, tracking_uri: str, experiment: str, *, run_name: str | None = None,
@@ -131,19 +161,18 @@ def export_to_mlflow(campaign: Campaign, tracking_uri: str, experiment: str, *, 
     """
     client = MlflowClient(tracking_uri)
     try:
-        experiment_id = str(client.experiment(experiment)["experiment_id"])
+        experiment_id = client.experiment(experiment).experiment_id
     except MlflowError as exc:
-        if "has no experiment of that name" not in str(exc):
+        if exc.kind != "missing":
             raise
-        experiment_id = str(client.call("POST", "/api/2.0/mlflow/experiments/create", {"name": experiment})[
-            "experiment_id"])
+        experiment_id = client.create_experiment(experiment)
     documents = report_documents(campaign, by=by, seed=seed, n_boot=n_boot)
     metrics, params, tags = _figures(documents)
     now_ms = int(time.time() * 1000)
-    run = client.call("POST", "/api/2.0/mlflow/runs/create", {
+    run = client.call("POST", "/api/2.0/mlflow/runs/create", _RunCreated, expected="a new MLflow run", body={
         "experiment_id": experiment_id, "run_name": run_name or f"calibrate {campaign.name}", "start_time": now_ms,
-        "tags": [{"key": "calibrate.campaign", "value": campaign.name}]})["run"]["info"]
-    run_id = run["run_id"]
+        "tags": [{"key": "calibrate.campaign", "value": campaign.name}]}).run.info
+    run_id = run.run_id
     artifacts: list[str] = []
     note = None
     try:
@@ -152,25 +181,28 @@ def export_to_mlflow(campaign: Campaign, tracking_uri: str, experiment: str, *, 
                  "tags": [{"key": k, "value": v} for k, v in sorted(tags.items())]}
         for kind, rows in items.items():
             for start in range(0, len(rows), BATCH[kind]):
-                client.call("POST", "/api/2.0/mlflow/runs/log-batch", {"run_id": run_id,
-                                                                        kind: rows[start:start + BATCH[kind]]})
+                client.call("POST", "/api/2.0/mlflow/runs/log-batch", body={"run_id": run_id,
+                                                                             kind: rows[start:start + BATCH[kind]]})
         with tempfile.TemporaryDirectory(prefix="calibrate-mlflow-") as scratch:
             paths = write_documents(documents, scratch)
             for path in sorted(paths.values()):
-                url = _artifact_url(client, run.get("artifact_uri", ""), Path(path).name)
+                url = _artifact_url(run.artifact_uri, Path(path).name)
                 if url is None:
-                    note = (f"the server keeps this run's artifacts at {run.get('artifact_uri')!r}, which it does not "
+                    note = (f"the server keeps this run's artifacts at {run.artifact_uri!r}, which it does not "
                             "take over HTTP: the report was not logged (start mlflow server with --serve-artifacts, "
                             "the default, to log it)")
                     break
                 client.call("PUT", url, data=Path(path).read_bytes(), content_type="application/octet-stream")
                 artifacts.append(f"{ARTIFACT_PATH}/{Path(path).name}")
     except BaseException:
-        client.call("POST", "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FAILED",
-                                                             "end_time": int(time.time() * 1000)})
+        try:
+            client.call("POST", "/api/2.0/mlflow/runs/update", body={"run_id": run_id, "status": "FAILED",
+                                                                      "end_time": int(time.time() * 1000)})
+        except MlflowError:
+            pass   # the first failure is the one to tell
         raise
-    client.call("POST", "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED",
-                                                         "end_time": int(time.time() * 1000)})
+    client.call("POST", "/api/2.0/mlflow/runs/update", body={"run_id": run_id, "status": "FINISHED",
+                                                              "end_time": int(time.time() * 1000)})
     return Result({"run_id": run_id, "experiment_id": experiment_id, "tracking_uri": client.uri,
                    "metrics": len(metrics), "params": len(params), "tags": len(tags), "artifacts": artifacts,
                    "artifacts_note": note}, single_row)

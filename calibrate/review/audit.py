@@ -11,7 +11,14 @@ every case both scored), so a gate set on the old judge can be re-mapped instead
 The decision rests on one statistic (``spearman`` unless chosen) and a margin: *non-inferior* when the
 whole interval of the change lies above ``-margin`` (below ``+margin`` for an error rate), *inferior*
 when it lies wholly beyond the margin, *inconclusive* otherwise, or when fewer than
-``MIN_TRUSTED_LABELS`` cases were labelled.
+``MIN_TRUSTED_LABELS`` cases were labelled. An upgrade passes (exit code 0) only when it is non-inferior
+*and* the new judge's scores separate human passes from fails better than chance (the gate's one-sided
+Mann-Whitney test, :func:`calibrate.analysis.verdicts.chance_level`): a coin flip that replaces a coin flip
+is no worse, and still no judge (*not better than chance*).
+
+Every setting can decide both ways: a margin of 0 asks for an interval wholly on the good side of no
+change; a margin as wide as the statistic's whole range (2 for a correlation or a kappa, 1 for a rate or
+the AUC), which no change could lie beyond, is refused, naming ``margin`` and the values allowed.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from scipy import stats
 from calibrate.analysis.agreement import (MIN_TRUSTED_LABELS, JudgeRun, ProgressCallback, bootstrap_runs,
                                           default_rule)
 from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.analysis.verdicts import chance_level
 from calibrate.campaign import Campaign
 from calibrate.campaign.weights import design_weights
 from calibrate.base.manifest import build_manifest
@@ -34,11 +42,15 @@ from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result
 
-__all__ = ["audit_judges", "AUDIT_STATISTICS", "find_judge"]
+__all__ = ["audit_judges", "AUDIT_STATISTICS", "STATISTIC_SPANS", "find_judge"]
 
 #: The statistics an audit compares, and whether higher is better (+1) or worse (-1).
 AUDIT_STATISTICS = {"spearman": 1, "kendall": 1, "auc": 1, "kappa": 1, "kappa_quadratic": 1, "alpha": 1,
                     "pass_kappa": 1, "balanced_accuracy": 1, "false_pass_rate": -1, "false_fail_rate": -1}
+#: How far each statistic can move from one judge to another (its range's width): a margin this wide
+#: leaves no change beyond it, so the audit could never say inferior.
+STATISTIC_SPANS = {"spearman": 2.0, "kendall": 2.0, "auc": 1.0, "kappa": 2.0, "kappa_quadratic": 2.0, "alpha": 2.0,
+                   "pass_kappa": 2.0, "balanced_accuracy": 1.0, "false_pass_rate": 1.0, "false_fail_rate": 1.0}
 TEXT_CHARS = 300
 
 
@@ -69,7 +81,8 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
         Judge names: a rater, or ``rater@run_id`` for one run of a rater scored several times (two
         versions of one judge stored in one campaign).
     margin : float
-        The largest loss in ``statistic`` that still counts as "at least as close to humans".
+        The largest loss in ``statistic`` that still counts as "at least as close to humans": from 0 to
+        below the statistic's span (:data:`STATISTIC_SPANS`).
     statistic : str
         One of :data:`AUDIT_STATISTICS`.
     seed, n_boot, confidence
@@ -94,8 +107,14 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     if statistic not in AUDIT_STATISTICS:
         raise ValueError(ParameterText("{statistic}: one of {_known}", statistic=statistic,
                                        _known=", ".join(AUDIT_STATISTICS)))
-    if not margin >= 0:
-        raise ValueError(ParameterText("{margin}: expected a non-negative number", margin=margin))
+    span = STATISTIC_SPANS[statistic]
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < span:
+        raise ValueError(ParameterText("{margin}: expected a number from 0 to below {_span} (at {_span} or more no "
+                                       "change in {_statistic} lies beyond the margin, so the audit could never say "
+                                       "inferior)", margin=margin, _span=f"{span:g}", _statistic=statistic))
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ValueError(ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)",
+                                       confidence=confidence))
     campaign.metric_names([metric])
     old_scores, new_scores = find_judge(campaign, metric, old), find_judge(campaign, metric, new)
     if old_scores.name == new_scores.name:
@@ -124,6 +143,8 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     doc["mcnemar"], doc["flips"] = _flips(runs, ref, campaign, n_listed)
     doc["drift"] = _drift(runs, old_scores, new_scores)
     doc["decision"] = _decide(doc["changes"].get(statistic), statistic, margin, int(universe.size))
+    if doc["decision"]["exit_code"] == 0:
+        doc["decision"] = _worth(doc["decision"], runs[1], seed, confidence)
     doc["manifest"] = build_manifest(campaign, command="audit", metric=metric, old=old_scores.name,
                                      new=new_scores.name, margin=margin, statistic=statistic, seed=seed,
                                      n_boot=n_boot, confidence=confidence)
@@ -178,7 +199,7 @@ def _decide(change: dict | None, statistic: str, margin: float, n: int) -> dict[
         return out | {"decision": "inconclusive", "exit_code": 1,
                       "reason": f"only {n} labelled cases both judges rated (under {MIN_TRUSTED_LABELS}, no "
                                 f"comparison is trustworthy); {shown}"}
-    limit = f"{'-' if direction > 0 else '+'}{margin:g}"
+    limit = f"{'-' if direction > 0 else '+'}{margin:g}" if margin else "0"
     if worst > -margin:
         return out | {"decision": "non-inferior", "exit_code": 0,
                       "reason": f"{shown}: the whole interval is on the good side of the margin {limit}"}
@@ -188,6 +209,23 @@ def _decide(change: dict | None, statistic: str, margin: float, n: int) -> dict[
     return out | {"decision": "inconclusive", "exit_code": 1,
                   "reason": f"{shown} straddles the margin {limit}: these labels cannot tell whether the "
                             "change is within it"}
+
+
+def _worth(decision: dict[str, Any], new: JudgeRun, seed: int, confidence: float) -> dict[str, Any]:
+    """A non-inferior decision, kept only when the new judge separates human passes from fails better
+    than chance (the gate's test): otherwise *not better than chance*, exit code 1."""
+    passes = new.human >= new.ref.metric.human_pass
+    level = chance_level(confidence)
+    if passes.all() or not passes.any():
+        why = "every labelled case has the same human verdict: its worth against chance is unknown"
+    else:
+        found = new.separation(seed)
+        if found["chance_p"] < level:
+            return decision
+        why = (f"its scores separate human passes from fails no better than chance (AUC {found['auc']:.3f}, "
+               f"one-sided Mann-Whitney p = {found['chance_p']:.3g}, needs p < {level:g})")
+    return decision | {"decision": "not better than chance", "exit_code": 1,
+                       "reason": f"{decision['reason']}; but the new judge is no judge: {why} (calibrate gate)"}
 
 
 def _flips(runs: list[JudgeRun], ref, campaign: Campaign, n_listed: int) -> tuple[dict, dict]:

@@ -20,8 +20,11 @@ when the anchors were chosen:
   the anchors' mean new minus stored score) larger than the mean difference between repeats.
 - **SAME** otherwise.
 
-The result is written to ``fingerprints/JUDGE/STAMP.json``; ``calibrate gate --require-fingerprint``
-refuses a judge whose latest fingerprint is not SAME.
+The result is written to ``fingerprints/JUDGE/STAMP.json``, and its hash to ``index.json`` beside it;
+``calibrate gate --require-fingerprint`` refuses a judge whose latest fingerprint (by the time recorded
+in it) is not SAME, or any file of whose folder is not one calibrate wrote as it wrote it
+(:mod:`calibrate.review.fingerprint_files`). Everything a fingerprint reads (the folder, the anchor
+set, the judge, the cases) is checked before its first paid call.
 """
 
 from __future__ import annotations
@@ -30,20 +33,31 @@ import datetime as _dt
 import json
 import math
 import os
-from pathlib import Path
+import shutil
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
 
-from calibrate.base.errors import CampaignError, ParameterText, Problem
-from calibrate.base.files import write_all
+from calibrate.base.errors import CampaignError, FileError, ParameterText, Problem
+from calibrate.base.files import write_all, writes_campaign
+from calibrate.base.names import inside, name_problem, path_component
 from calibrate.base.results import Result
 from calibrate.campaign import CASES_FILE, Campaign, load_campaign
+from calibrate.judges.store import STORE_NAME
+from calibrate.review.fingerprint_files import (
+    ANCHORS_FILE,
+    FINGERPRINTS_FOLDER,
+    AnchorSet,
+    Fingerprints,
+    read_folder,
+    store_anchors,
+    store_fingerprint,
+)
 
-__all__ = ["fingerprint_judge", "latest_fingerprint", "choose_anchors", "FINGERPRINTS_FOLDER", "LEVEL"]
+__all__ = ["fingerprint_judge", "latest_fingerprint", "fingerprint_reasons", "read_fingerprints", "choose_anchors",
+           "FINGERPRINTS_FOLDER", "LEVEL"]
 
-FINGERPRINTS_FOLDER = "fingerprints"
-ANCHORS_FILE = "anchors.json"
 #: the level of the tests that call a judge CHANGED
 LEVEL = 0.05
 
@@ -63,36 +77,88 @@ def choose_anchors(case_ids: np.ndarray, oriented: np.ndarray, threshold: float,
 
 
 def _folder(campaign: Campaign, judge: str) -> Path:
-    return campaign.path / FINGERPRINTS_FOLDER / judge
+    """``fingerprints/JUDGE/``, checked to be one folder inside the campaign (never a path elsewhere)."""
+    return inside(campaign.path, FINGERPRINTS_FOLDER, path_component(judge, what="judge name"))
 
 
-def _read(path: Path, what: str) -> dict[str, Any]:
-    """A file calibrate wrote, or a CampaignError naming it (a damaged file is never guessed at)."""
+def read_fingerprints(campaign: Campaign, judge: str) -> Fingerprints:
+    """What the judge's fingerprint folder holds that a decision may trust, and every file it refuses
+    (see :mod:`calibrate.review.fingerprint_files`). A name that cannot be a folder, or a judge not of
+    ``[judges]``, has no fingerprint; a folder that leads outside the campaign is refused."""
+    if campaign.path is None or name_problem(judge) or judge not in campaign.judges:
+        return Fingerprints(Path(FINGERPRINTS_FOLDER) / "-")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
-        raise CampaignError([Problem(str(path), f"cannot be read ({type(exc).__name__}: {str(exc)[:120]})",
-                                     expected=f"{what}, as calibrate fingerprint wrote it: remove it to start again")]) \
-            from None
-    needed = ("anchors", "threshold", "created") if what == "the anchor set" else ("verdict", "created")
-    if not isinstance(document, dict) or any(k not in document for k in needed):
-        raise CampaignError([Problem(str(path), "not what calibrate fingerprint writes", field=", ".join(needed),
-                                     expected=f"{what}: remove it to start again")])
-    return document
+        folder = _folder(campaign, judge)
+    except (FileError, ValueError) as exc:   # a link planted in fingerprints/ that leads elsewhere
+        where = campaign.path / FINGERPRINTS_FOLDER / judge
+        return Fingerprints(where, refused=(Problem(str(where), f"refused: {exc}", expected="remove it"),))
+    return read_folder(folder, judge)
 
 
 def latest_fingerprint(campaign: Campaign, judge: str) -> dict[str, Any] | None:
-    """The judge's latest fingerprint document, or None.
+    """The judge's latest trusted fingerprint (by the time recorded in it), or None.
+
+    Returns
+    -------
+    dict or None
+        ``{"judge", "metric", "verdict", "created", "reasons", "threshold", "anchors_sha256", "file"}``.
 
     Raises
     ------
     CampaignError
-        The latest fingerprint file is damaged (named, with what to do).
+        A file of the judge's fingerprint folder is refused (each named, with what to do).
     """
-    if campaign.path is None:
+    found = read_fingerprints(campaign, judge)
+    if found.refused:
+        raise CampaignError(list(found.refused), heading=f"the fingerprints of judge {judge}")
+    if found.latest is None:
         return None
-    found = sorted(p for p in _folder(campaign, judge).glob("*.json") if p.name != ANCHORS_FILE)
-    return _read(found[-1], "a fingerprint") if found else None
+    return found.latest.model_dump(mode="json") | {"file": str(found.latest_file)}
+
+
+def fingerprint_reasons(campaign: Campaign, judge: str, metric: str) -> list[str]:
+    """Why the gate may not take the judge as unchanged on ``metric``: none when its latest trusted
+    fingerprint says SAME and no file of its fingerprint folder is refused.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> fingerprint_reasons(c, "Olz-gpt4o", "relevance")[0][:45]
+    'no fingerprint of the judge: run calibrate fi'
+    """
+    found = read_fingerprints(campaign, judge)
+    reasons = [f"a file of its fingerprints is refused: {problem}" for problem in found.refused]
+    latest = found.latest
+    if latest is None:
+        if not reasons:
+            reasons.append(f"no fingerprint of the judge: run calibrate fingerprint CAMPAIGN --judge {judge} (a judge "
+                           "of [judges])")
+    elif latest.metric != metric:
+        reasons.append(f"its latest fingerprint ({found.latest_file}) is of metric {latest.metric}, not {metric}: "
+                       f"take a new one (calibrate fingerprint CAMPAIGN --judge {judge})")
+    elif latest.verdict != "SAME":
+        reasons.append(f"its latest fingerprint ({latest.created.isoformat()[:19]}, {found.latest_file.name}) says "
+                       f"{latest.verdict}: " + "; ".join(latest.reasons)[:300])
+    return reasons
+
+
+def _check_anchors(stored: AnchorSet, campaign: Campaign, judge: str, metric: str, path: Path) -> None:
+    """The anchor set against the campaign as it is now: the judge, its metric and every case (before any call)."""
+    again = f"remove {path} to choose anchors anew (calibrate fingerprint)"
+    problems = []
+    if stored.judge != judge:
+        problems.append(Problem(str(path), "the anchor set of another judge", field="judge", value=stored.judge,
+                                expected=f"{judge}; {again}"))
+    if stored.metric != metric:
+        problems.append(Problem(str(path), f"the anchor set of metric {stored.metric}, while judge {judge} scores "
+                                f"{metric} in campaign.toml", field="metric", value=stored.metric,
+                                expected=f"{metric}; {again}"))
+    missing = [(i, a.case_id) for i, a in enumerate(stored.anchors) if a.case_id not in (campaign.cases or {})]
+    problems += [Problem(str(path), "an anchor case no longer in cases.jsonl", field=f"anchors[{i}].case_id",
+                         value=case, expected=f"a case of cases.jsonl; {again}") for i, case in missing[:20]]
+    if problems:
+        raise CampaignError(problems, heading=f"the anchor set of judge {judge} (nothing was scored)")
 
 
 def _stored_scores(campaign: Campaign, judge: str, metric: str) -> dict[str, float]:
@@ -122,15 +188,19 @@ def _scratch(campaign: Campaign, judge: str, anchors: list[str], where: Path) ->
     """A campaign folder holding the judge's settings and the anchor cases alone."""
     where.mkdir(parents=True)
     os.symlink((campaign.path / "campaign.toml").resolve(), where / "campaign.toml")
-    for spec in campaign.judges.values():   # the files a judge's settings name (a DAG)
+    for spec in campaign.judges.values():   # the files a judge's settings name (a DAG), inside the campaign
         name = spec.settings.get("dag")
-        if isinstance(name, str) and (campaign.path / name).is_file() and not (where / name).exists():
-            os.symlink((campaign.path / name).resolve(), where / name)
+        if isinstance(name, str) and inside(campaign.path, *PurePath(name).parts).is_file():
+            link = inside(where, *PurePath(name).parts)
+            if not link.exists():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                os.symlink((campaign.path / name).resolve(), link)
     write_all({where / CASES_FILE: "".join(json.dumps(campaign.cases[c]) + "\n" for c in anchors),
                where / "ratings.csv": "case_id,metric,rater,rater_kind,value\n"})
     return load_campaign(where)
 
 
+@writes_campaign("calibrate fingerprint")
 def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repeats: int = 3,
                       threshold: float | None = None, policy: Any = None, progress: Any = None) -> Result:
     """The ``calibrate fingerprint`` command: re-score the judge's anchor cases and say SAME, CHANGED or
@@ -184,8 +254,13 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
     folder = _folder(campaign, judge)
     stored_file = folder / ANCHORS_FILE
     sign = 1.0 if campaign.rater(judge).higher_is_better else -1.0
-    if stored_file.is_file():
-        stored = _read(stored_file, "the anchor set")
+    # everything the fingerprint reads is checked here, before the first paid call
+    found = read_fingerprints(campaign, judge)
+    if found.refused:
+        raise CampaignError(list(found.refused), heading=f"the fingerprints of judge {judge} (nothing was scored)")
+    index = found.index
+    if found.anchors is not None:
+        stored, anchors_sha256 = found.anchors, found.anchors_sha256
     else:
         scores = _stored_scores(campaign, judge, metric)
         scores = {c: s for c, s in scores.items() if c in (campaign.cases or {})}
@@ -203,20 +278,21 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
                                            threshold=threshold))
         ids = np.array(sorted(scores))
         chosen = choose_anchors(ids, sign * np.array([scores[c] for c in ids]), sign * threshold, anchors)
-        stored = {"judge": judge, "metric": metric, "threshold": float(threshold), "threshold_source": source,
-                  "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                  "settings": spec.public(), "anchors": [{"case_id": c, "score": scores[c]} for c in chosen]}
-        folder.mkdir(parents=True, exist_ok=True)
-        write_all({stored_file: json.dumps(stored, indent=2) + "\n"})
-    threshold = float(stored["threshold"])
-    anchor_ids = [a["case_id"] for a in stored["anchors"]]
-    missing = [c for c in anchor_ids if c not in (campaign.cases or {})]
-    if missing:
-        raise ValueError(f"{len(missing)} anchor case(s) are no longer in cases.jsonl ({', '.join(missing[:5])}): "
-                         f"remove {stored_file} to choose new anchors")
+        stored, anchors_sha256, index = store_anchors(folder, judge, index, {
+            "judge": judge, "metric": metric, "threshold": float(threshold), "threshold_source": source,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "settings": spec.public(), "anchors": [{"case_id": c, "score": scores[c]} for c in chosen]})
+    _check_anchors(stored, campaign, judge, metric, stored_file)
+    threshold = stored.threshold
+    anchor_ids = [a.case_id for a in stored.anchors]
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    scratch = _scratch(campaign, judge, anchor_ids, folder / stamp)
-    run = run_judges(scratch, judges=[judge], repeats=repeats, use_cache=False, policy=policy, progress=progress)
+    try:
+        scratch = _scratch(campaign, judge, anchor_ids, folder / stamp)
+        run = run_judges(scratch, judges=[judge], repeats=repeats, use_cache=False, policy=policy, progress=progress)
+    except BaseException:   # the scratch folder goes, unless it keeps paid attempts (its store)
+        if not (folder / stamp / STORE_NAME).is_file():
+            shutil.rmtree(folder / stamp, ignore_errors=True)
+        raise
     now: dict[str, list[float | None]] = {c: [None] * repeats for c in anchor_ids}
     errors = []
     for r in run["ratings"]:
@@ -224,21 +300,22 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
         if r["error"]:
             errors.append(f"{r['case_id']} (repeat {r['repeat']}): {r['error']}")
     rows, verdicts = [], []
-    for anchor in stored["anchors"]:
-        values = [v for v in now[anchor["case_id"]] if v is not None]
+    for anchor in stored.anchors:
+        values = [v for v in now[anchor.case_id] if v is not None]
         passes = [bool(sign * v >= sign * threshold) for v in values]
-        stored_pass = bool(sign * anchor["score"] >= sign * threshold)
+        stored_pass = bool(sign * anchor.score >= sign * threshold)
         majority = (sum(passes) * 2 > len(passes)) if passes else None
-        rows.append({"case_id": anchor["case_id"], "stored": anchor["score"], "now": now[anchor["case_id"]],
+        rows.append({"case_id": anchor.case_id, "stored": anchor.score, "now": now[anchor.case_id],
                      "stored_pass": stored_pass, "now_pass": majority, "straddles": len(set(passes)) > 1})
         if passes:
             verdicts.append(passes)
     scored = [r for r in rows if r["now_pass"] is not None]
     doc: dict[str, Any] = {"judge": judge, "metric": metric, "threshold": threshold,
-                           "threshold_source": stored["threshold_source"], "anchors_chosen": stored["created"],
-                           "settings_then": stored["settings"], "settings_now": spec.public(),
+                           "threshold_source": stored.threshold_source,
+                           "anchors_chosen": stored.created.isoformat(), "anchors_sha256": anchors_sha256,
+                           "settings_then": stored.settings, "settings_now": spec.public(),
                            "repeats": repeats, "anchors": rows, "run": run["run_id"], "errors": errors,
-                           "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+                           "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
     reasons = []
     if len(scored) < max(4, len(rows) // 2):
         doc |= {"verdict": "FAILED", "reasons": [f"only {len(scored)} of {len(rows)} anchors could be scored: "
@@ -271,7 +348,7 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
         else:
             if flip_p < LEVEL:
                 reasons.append(f"{len(flips)} of {len(scored)} anchors changed verdict since "
-                               f"{stored['created'][:10]} ({', '.join(flips[:5])}); its own noise flips "
+                               f"{stored.created.date().isoformat()} ({', '.join(flips[:5])}); its own noise flips "
                                f"{floor:.1%} (binomial p = {flip_p:.2g})")
             if shift_p < LEVEL and abs(shift) > repeat_mad:
                 reasons.append(f"its scores moved by a median {shift:+.3g} (Wilcoxon p = {shift_p:.2g}), more than "
@@ -283,5 +360,5 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
         doc["reasons"] = reasons
     out = folder / f"{stamp}.json"
     doc["file"] = str(out)
-    write_all({out: json.dumps(doc, indent=2, default=str) + "\n"})
+    store_fingerprint(folder, judge, index, out.name, doc)
     return Result(doc)

@@ -5,23 +5,31 @@ Each (metric, judge) is checked, and every reason it fails is listed:
 - fewer human labels than ``min_labels`` (50 unless set);
 - always, agreement no better than chance: the judge's scores must rank the human passes above the
   human fails (AUC above 0.5), shown by a one-sided Mann-Whitney test at level ``(1 - confidence) / 2``
-  (by permutation while the smaller class has fewer than 20 cases, so it holds at any sample size). A coin-flip judge fails here
-  whatever floors were given;
+  and never looser than 2.5% (:func:`calibrate.analysis.verdicts.chance_level`; by permutation while the
+  smaller class has fewer than 20 cases, so it holds at any sample size). A coin-flip judge fails here
+  whatever floors were given, and whatever the confidence;
 - a false-pass rate above a ceiling (the one given, else the ``max_false_pass`` the metric declares
   in ``campaign.toml``): the gate needs a threshold whose one-sided Clopper-Pearson upper bound of
   the false-pass rate, at level ``(1 + confidence) / 2``, is at most the ceiling — the bound it
-  shows is the bound it used;
+  shows is the bound it used. A ceiling of 0 is refused (a ``ValueError``, naming the parameter or the
+  metric that declares it): no finite number of labels bounds a rate at 0, so no judge could pass;
 - Spearman's rho or kappa below a floor, judged on a one-sided lower bound that keeps its level at
   small n: the lower of the bootstrap interval's end and a bound that holds where the bootstrap
   collapses (Fisher's z for rho; for kappa ``1 - D / (1 - p_e)`` with D the Clopper-Pearson bound on
   the disagreement rate, which holds at zero disagreements). ``tests/review/test_gate_level.py`` measures
   how often a judge exactly at the floor passes, at n = 10 to 100;
 - a judge of the generator's own model family, when self-evaluation is forbidden;
-- a judge whose latest fingerprint is not SAME (or that has none), when a fingerprint is required;
+- a judge whose latest fingerprint is not SAME (or that has none), when a fingerprint is required: the
+  latest by the time recorded in it, among the files ``index.json`` vouches for; any other file in the
+  judge's fingerprint folder (unknown, edited, damaged, deleted from the index) is a reason naming it
+  (:mod:`calibrate.review.fingerprint_files`);
 - no bottom-decile figures: a gate is never passed on averages alone.
 
 What the gate applied by default (the label minimum, the chance check, a ceiling from the campaign,
-the absence of any floor) is listed in ``defaults``.
+the absence of any floor) is listed in ``defaults``. Every rule can pass and fail: a floor of 1 (no
+finite sample bounds rho or kappa at 1 from below) and a ceiling of 0 are refused where they enter;
+``tests/review/test_rules_fire.py`` runs every decision at its boundary settings with a coin-flip and a
+perfect judge.
 """
 
 from __future__ import annotations
@@ -30,13 +38,16 @@ import math
 from dataclasses import dataclass
 
 from calibrate.analysis.agreement import ProgressCallback, Rule, compute_stats, recommend_thresholds
+from calibrate.analysis.verdicts import chance_level, zero_ceiling_text
+from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.campaign import Campaign
 from calibrate.base.manifest import build_manifest
 from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
+from calibrate.stats.thresholds import MOST_FAILS_SEARCHED, fails_for_ceiling
 from calibrate.base.results import Result
 from calibrate.campaign.reference import computed_once
-from calibrate.review.fingerprint import latest_fingerprint
+from calibrate.review.fingerprint import fingerprint_reasons
 
 __all__ = ["GateRules", "run_gate", "DEFAULT_MIN_LABELS"]
 
@@ -48,27 +59,35 @@ class GateRules:
     """The floors and ceilings of :func:`run_gate` (``None``: not checked, or the campaign's own).
 
     Every value is checked where it enters: a NaN, an infinity or a value out of its range is a
-    ``ValueError`` naming the parameter.
+    ``ValueError`` naming the parameter and the values allowed. A setting no judge could ever meet is
+    out of range: a floor of 1, a ceiling of 0.
 
     Parameters
     ----------
     min_labels : int
         Human labels a judge needs on a metric.
     min_spearman, min_kappa : float, optional
-        Floors on the one-sided lower bounds of Spearman's rho and of the pass/fail kappa.
+        Floors on the one-sided lower bounds of Spearman's rho and of the pass/fail kappa, from -1 to
+        below 1.
     max_false_pass : float, optional
-        Ceiling on the false-pass rate at the rule's threshold (default: the metric's own ceiling).
+        Ceiling on the false-pass rate at the rule's threshold, above 0 and at most 1 (default: the
+        metric's own ceiling).
     forbid_self_eval : bool
         Refuse a judge of the generator's own model family.
     require_fingerprint : bool
-        Refuse a judge whose latest fingerprint (``calibrate fingerprint``) is not SAME, or that has none.
+        Refuse a judge whose latest fingerprint (``calibrate fingerprint``) is not SAME, or that has none,
+        or whose fingerprint folder holds a file calibrate did not write as it is.
 
     Examples
     --------
     >>> GateRules(min_kappa=float("nan"))
     Traceback (most recent call last):
     ...
-    ValueError: min_kappa must be a finite number from -1 to 1, not nan
+    ValueError: min_kappa=nan: expected a finite number from -1 to below 1
+    >>> GateRules(max_false_pass=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_false_pass=0: a false-pass ceiling of 0 can never be shown: on any finite number of human ...
     """
 
     min_labels: int = DEFAULT_MIN_LABELS
@@ -80,14 +99,26 @@ class GateRules:
 
     def __post_init__(self) -> None:
         if isinstance(self.min_labels, bool) or not isinstance(self.min_labels, int) or self.min_labels < 1:
-            raise ValueError(f"min_labels must be a whole number of at least 1, not {self.min_labels!r}")
-        for name, low, high in (("min_spearman", -1, 1), ("min_kappa", -1, 1), ("max_false_pass", 0, 1)):
+            raise ValueError(ParameterText("{min_labels}: expected a whole number of at least 1",
+                                           min_labels=self.min_labels))
+        # (parameter, allowed range as text, test); a floor of 1 and a ceiling of 0 can never be shown
+        checks = (("min_spearman", "from -1 to below 1", lambda v: -1 <= v < 1),
+                  ("min_kappa", "from -1 to below 1", lambda v: -1 <= v < 1),
+                  ("max_false_pass", "above 0 and at most 1", lambda v: 0 < v <= 1))
+        for name, allowed, ok in checks:
             value = getattr(self, name)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or not low <= value <= high:
-                raise ValueError(f"{name} must be a finite number from {low:g} to {high:g}, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(ParameterText("{%s}: expected a finite number %s" % (name, allowed), **{name: value}))
+            if name == "max_false_pass" and value == 0:
+                raise ValueError(ParameterText("{%s}: %s" % (name, zero_ceiling_text()), **{name: value}))
+            if name != "max_false_pass" and value == 1:
+                raise ValueError(ParameterText(
+                    "{%s}: a floor of 1 can never be shown: on any finite number of labels the one-sided lower "
+                    "bound is below 1, so no judge meets it; expected a number %s" % (name, allowed), **{name: value}))
+            if not ok(value):
+                raise ValueError(ParameterText("{%s}: expected a finite number %s" % (name, allowed), **{name: value}))
 
     def describe(self) -> list[str]:
         rules = [f"at least {self.min_labels} human labels",
@@ -124,7 +155,7 @@ def _self_eval(campaign: Campaign, family: str | None) -> int:
 
 def _chance(judge: dict, confidence: float) -> str | None:
     """Why the judge is not shown better than chance, or None."""
-    auc, alpha = judge.get("auc") or {}, round((1 - confidence) / 2, 12)   # not 0.025000000000000022
+    auc, alpha = judge.get("auc") or {}, chance_level(confidence)   # at most 0.025, whatever the confidence
     if auc.get("estimate") is None:
         return f"AUC is undefined ({auc.get('reason')}): agreement better than chance cannot be shown"
     text = f"AUC {auc['estimate']:.3f}"
@@ -153,16 +184,33 @@ def _floor(label: str, figure: dict, floor: float) -> str | None:
     return None
 
 
-def _false_pass(rec: dict, ceiling: float, level: float) -> tuple[str | None, dict | None]:
+def level_text(level: float) -> str:
+    """A one-sided level as a percentage, with the digits it takes not to read 100% or 0%.
+
+    Examples
+    --------
+    >>> level_text(0.975), level_text(0.9995), level_text(1 - 5e-10)
+    ('97.5%', '99.95%', '99.99999995%')
+    """
+    decimals = 1 if level >= 1 or level <= 0 else max(1, math.ceil(-math.log10(min(level, 1 - level))) - 1)
+    return f"{100 * level:.{decimals}f}".rstrip("0").rstrip(".") + "%" if decimals > 1 else f"{level:.1%}"
+
+
+def _false_pass(rec: dict, ceiling: float, level: float, n_fail: int | None = None) -> tuple[str | None, dict | None]:
     """Why the false-pass rate is not shown at most ``ceiling``, or None; and the figure shown."""
     detail = rec.get("false_pass_rate_detail")
     if rec.get("threshold") is None or detail is None:
-        return (f"no threshold keeps the false-pass rate's one-sided {level:.1%} Clopper-Pearson upper bound at "
-                f"most {ceiling:g}", None)
+        needed = fails_for_ceiling(0.0, ceiling, confidence=level, one_sided=True)
+        more = "" if n_fail is None or needed is not None and n_fail >= needed else (
+            f" (even with no false pass, that takes at least {needed} human fails; there are {n_fail})"
+            if needed is not None else f" (even with no false pass, that takes more than {MOST_FAILS_SEARCHED:,} "
+                                       f"human fails; there are {n_fail})")
+        return (f"no threshold keeps the false-pass rate's one-sided {level_text(level)} Clopper-Pearson upper bound "
+                f"at most {ceiling:g}{more}", None)
     k, n = (detail["k"], detail["n"]) if not detail.get("weighted") else (
         detail["estimate"] * detail["effective_n"], detail["effective_n"])
     upper = float(clopper_pearson_upper(k, n, confidence=level))
-    shown = {**detail, "upper_bound": upper, "upper_bound_method": f"one-sided {level:.1%} Clopper-Pearson"}
+    shown = {**detail, "upper_bound": upper, "upper_bound_method": f"one-sided {level_text(level)} Clopper-Pearson"}
     if upper > ceiling:   # the rule chose the threshold by this bound: only rounding could get here
         return (f"false-pass rate {detail['estimate']:.3f} at threshold {rec['threshold']:g}: its upper bound "
                 f"{upper:.3f} is above the ceiling {ceiling:g}", shown)
@@ -202,8 +250,9 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
     >>> doc["passed"], doc["checks"][0]["reasons"][0][:47]
     (False, 'Spearman rho 0.511: its one-sided lower bound 0')
     """
-    if not (isinstance(confidence, float) and 0 < confidence < 1):
-        raise ValueError(f"confidence must be a number between 0 and 1, not {confidence!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ValueError(ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)",
+                                       confidence=confidence))
     level = (1 + confidence) / 2
     stats = compute_stats(campaign, metrics=metrics, judges=judges, seed=seed, n_boot=n_boot, confidence=confidence,
                           n_listed=0, curves=False, progress=progress)
@@ -217,6 +266,10 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
     for metric in stats["metrics"]:
         name = metric["metric"]
         ceiling = rules.max_false_pass if rules.max_false_pass is not None else campaign.metrics[name].max_false_pass
+        if ceiling == 0:   # declared in campaign.toml (GateRules refuses it): no judge could pass it
+            raise ValueError(ParameterText("metric {_metric} declares max_false_pass = 0 in campaign.toml, and {_zero}; "
+                                           "give the gate one ({max_false_pass}), or declare one above 0",
+                                           _metric=name, _zero=zero_ceiling_text(), max_false_pass=NO_VALUE))
         recs = {}
         if ceiling is not None:
             if rules.max_false_pass is None:
@@ -242,7 +295,7 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
                     reasons.append(why)
             rec, false_pass = recs.get(judge["judge"], {}), None
             if ceiling is not None:
-                why, false_pass = _false_pass(rec, ceiling, level)
+                why, false_pass = _false_pass(rec, ceiling, level, judge.get("n_human_fail"))
                 if why:
                     reasons.append(why)
             if rules.forbid_self_eval:
@@ -250,14 +303,8 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
                 if same:
                     reasons.append(f"the judge is of the {judge['family']} family, as the generator of {same} "
                                    "case(s): self-evaluation is forbidden")
-            if rules.require_fingerprint:
-                found = latest_fingerprint(campaign, judge["judge"])
-                if found is None:
-                    reasons.append("no fingerprint of the judge: run calibrate fingerprint CAMPAIGN --judge "
-                                   f"{judge['judge']} (a judge of [judges])")
-                elif found.get("verdict") != "SAME":
-                    reasons.append(f"its latest fingerprint ({found['created'][:10]}) says {found.get('verdict')}: "
-                                   + "; ".join(found.get("reasons") or [])[:300])
+            if rules.require_fingerprint:   # the latest trusted one by its recorded time; refused files named
+                reasons += fingerprint_reasons(campaign, judge["judge"], name)
             decile = judge.get("bottom_decile") or {}
             if decile.get("human_pass_rate", {}).get("estimate") is None:
                 reasons.append("no bottom-decile figures (the human pass rate among the lowest-scored tenth): "

@@ -23,6 +23,12 @@ is split evenly between the watches, so that while every rate stays in its range
 ever alarms with probability at most ``alpha``, however often it is run and however long the stream. After
 an alarm a watch restarts from the next case. Each watch also gives the confidence sequence of its rate
 (restarted at each alarm: the current rate).
+
+Every bound can fire. A bound of 0 (``max_false_pass = 0``: the judge may pass no human fail; or a
+baseline rate of 0 with a ``tolerance`` of 0) allows no case of the kind at all, so the first audited one
+is certain evidence: the watch alarms there, at any ``alpha`` (its ``evidence`` is infinite: ``None`` in
+the document, with ``certain`` true). A range that reaches past what the rate can take (a bound of 1 for
+a rate watched from above, 0 from below) cannot be left, and its watch is listed in ``not_watched``.
 """
 
 from __future__ import annotations
@@ -42,10 +48,12 @@ from calibrate.campaign.reference import computed_once, find_judge, human_refere
 from calibrate.stats.library import separation
 from calibrate.stats.sequential import confidence_sequence, e_detector, rate_increments
 
-__all__ = ["monitor_judge", "case_times", "SEQUENCE_POINTS"]
+__all__ = ["monitor_judge", "case_times", "SEQUENCE_POINTS", "MIN_ALPHA"]
 
 #: the points of each confidence sequence kept in the document (every case's is in the computation)
 SEQUENCE_POINTS = 200
+#: the smallest alpha: its share per watch still has a reciprocal (the detector's threshold) in floating point
+MIN_ALPHA = 1e-300
 
 
 def case_times(campaign: Campaign) -> dict[str, pd.Timestamp]:
@@ -185,9 +193,10 @@ def _watch(w: _Watch, alpha: float, times: pd.Series, ids: np.ndarray, audited: 
         at, change = start + found.alarm, start + found.change
         alarms.append({"time": times.iloc[at].isoformat(), "case_id": str(ids[at]), "case_index": int(at),
                        "change_time": times.iloc[change].isoformat(), "change_case_id": str(ids[change]),
-                       "evidence": _number(found.evidence), "cases_since_change": int(at - change + 1),
+                       "evidence": _number(found.evidence), "certain": found.evidence == math.inf,
+                       "cases_since_change": int(at - change + 1),
                        "audited_since_change": int(audited[change:at + 1].sum()),
-                       "statistic": _number(found.statistic[-1]), "threshold": 1 / alpha})
+                       "statistic": _number(found.statistic[-1]), "threshold": _number(1 / alpha)})
         start = at + 1
     return {"rate": w.rate, "watch": w.direction, "bound": w.bound, "basis": w.basis, "alarms": alarms,
             "current": current, "sequence": sequence}
@@ -208,7 +217,7 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
         baseline's labels.
     alpha : float
         The probability that the monitor ever alarms while every rate stays in its range (split evenly
-        between the rates watched).
+        between the rates watched), from :data:`MIN_ALPHA` to below 1.
     since : str, optional
         When the threshold was chosen (ISO 8601): the stream starts there; by default every timed case
         is in the stream, and the baseline is the labelled cases without a time.
@@ -245,8 +254,10 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
     >>> alarm["change_time"][:10], alarm["time"][:10], alarm["audited_since_change"]
     ('2026-11-02', '2026-11-13', 54)
     """
-    if not 0 < alpha < 1:
-        raise ValueError(ParameterText("{alpha}: expected a probability between 0 and 1", alpha=alpha))
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not MIN_ALPHA <= alpha < 1:
+        # below MIN_ALPHA, 1 / alpha (the detector's threshold) is past the largest floating-point number
+        raise ValueError(ParameterText("{alpha}: expected a probability from {_least} to below 1", alpha=alpha,
+                                       _least=f"{MIN_ALPHA:g}"))
     if not 0 <= tolerance < 1:
         raise ValueError(ParameterText("{tolerance}: expected a number from 0 to 1", tolerance=tolerance))
     campaign.metric_names([metric])
@@ -339,7 +350,7 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
         rate = base["human_pass_rate"]
         widest = (lam * (1 - 1 / floor), 1 / floor)
         for direction, bound in (("above", rate + tolerance), ("below", rate - tolerance)):
-            if not 0 < bound < 1:
+            if (bound >= 1) if direction == "above" else (bound <= 0):   # a range no rate can leave
                 skipped.append({"rate": "human_pass_rate", "reason": f"its range reaches {bound:.3f}: nothing can "
                                                                      f"go {direction} it"})
                 continue

@@ -36,8 +36,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from calibrate.base.documents import validate
 from calibrate.campaign import SAMPLES_FOLDER, Campaign
-from calibrate.base.files import write_all
+from calibrate.campaign.own_files import SampleDesign, read_case_ids
+from calibrate.base.files import write_all, writes_campaign
+from calibrate.base.names import inside, path_component
 from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result
@@ -72,6 +75,7 @@ class Sample:
         return name.replace("--", "-")
 
 
+@writes_campaign("calibrate sample")
 def sample_cases(campaign: Campaign, n: int, *, name: str | None = None, **design: Any) -> Result:
     """The ``calibrate sample`` command: :func:`draw_sample`, then :func:`write_sample` into the
     campaign's ``samples/`` (a sample already drawn is never replaced).
@@ -83,7 +87,8 @@ def sample_cases(campaign: Campaign, n: int, *, name: str | None = None, **desig
     n : int
         Cases to draw.
     name : str, optional
-        The sample's name (default: its strategy and seed, e.g. ``random-0``).
+        The sample's name (default: its strategy and seed, e.g. ``random-0``): a file name, so a name
+        :func:`~calibrate.base.names.path_component` refuses (``../x``) is a ValueError.
     **design
         The design: ``strategy``, ``by``, ``seed``, ... as :func:`draw_sample` takes them.
 
@@ -104,6 +109,8 @@ def sample_cases(campaign: Campaign, n: int, *, name: str | None = None, **desig
     """
     if campaign.path is None:
         raise ValueError("sampling needs a campaign folder: the sample is written into it")
+    if name is not None:
+        path_component(name, what="sample name")   # refused before anything is drawn
     drawn = draw_sample(campaign, n, **design)
     path = write_sample(campaign.path, drawn, name or drawn.default_name())
     return Result({"file": str(path), "design": drawn.design, "case_ids": drawn.case_ids},
@@ -415,10 +422,13 @@ def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None
     return _draw(pool, names, pool_inverse, counts, np.random.default_rng(seed), design, sizes, already)
 
 
+@writes_campaign("calibrate sample")
 def write_sample(folder: Path, sample: Sample, name: str) -> Path:
     """``samples/NAME.csv`` (case_id, stratum, inclusion_probability) and ``samples/NAME.json`` (the
-    design); an existing sample of that name is never replaced."""
-    target = Path(folder) / SAMPLES_FOLDER / f"{name}.csv"
+    design); an existing sample of that name is never replaced, and a name that cannot be a file name
+    (:func:`~calibrate.base.names.path_component`) is refused."""
+    name = path_component(name, what="sample name")
+    target, design_file = (inside(folder, SAMPLES_FOLDER, name + suffix) for suffix in (".csv", ".json"))
     if target.exists():
         raise FileExistsError(ParameterText("{_target} exists: choose another {name} (a sample already drawn is kept)",
                                             _target=target, name=NO_VALUE))
@@ -427,15 +437,24 @@ def write_sample(folder: Path, sample: Sample, name: str) -> Path:
     writer = csv.writer(table)
     writer.writerow(["case_id", "stratum", "inclusion_probability"])
     writer.writerows(zip(sample.case_ids, sample.strata, (repr(p) for p in sample.inclusion_probability)))
+    text = json.dumps(sample.design, indent=2) + "\n"
+    # what is written is what load_campaign reads back, checked now (calibrate.campaign.own_files)
+    validate(json.loads(text), SampleDesign, source=str(design_file), expected="a design calibrate can read back")
     # the design first: a sample is read only where both files are, and the CSV is moved in last
-    write_all({target.with_suffix(".json"): json.dumps(sample.design, indent=2) + "\n", target: table.getvalue()})
+    write_all({design_file: text, target: table.getvalue()})
     return target
 
 
 def read_sample_ids(path: str | Path, campaign: Campaign) -> list[str]:
-    """The case ids of a sample file, each checked against the campaign's cases."""
-    with Path(path).open(newline="", encoding="utf-8") as handle:
-        ids = [row["case_id"] for row in csv.DictReader(handle)]
+    """The case ids of a sample file (its ``case_id`` column), each checked against the campaign's cases.
+
+    Raises
+    ------
+    CampaignError
+        A file that cannot be read, without a ``case_id`` column or with a row without one (named, with
+        the line); a ``ValueError`` names the cases not in the campaign.
+    """
+    ids = read_case_ids(path)
     unknown = [c for c in ids if c not in (campaign.cases or {})]
     if unknown:
         raise ValueError(f"{path}: {len(unknown)} case(s) not in the campaign's cases.jsonl, e.g. "

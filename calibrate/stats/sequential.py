@@ -24,6 +24,13 @@ the evidence of the cases before it. The weights ``w_j = T / ((T + j - 1)(T + j)
 the mass over the first ``T`` steps (the scale of the stream: the campaign's length), and the rest
 over later ones.
 
+**A range that allows nothing** (a false-pass ceiling of 0: ``lower`` is 0, so no increment can be
+negative): while the rate stays in it every increment is 0, so a positive one cannot happen unless the
+rate has left it. Such a step is certain evidence: its e-value is infinite (the limit of ``1 + lambda z``
+as the bet grows without bound, which keeps its expectation under the range: the step is 0 there), and
+the detector alarms at the first such step, whatever ``alpha``. Without it the bets, sized by ``-1 /
+lower``, would be 0 and the detector could never alarm.
+
 **Confidence sequences** (:func:`confidence_sequence`) of a rate: the values ``theta`` not rejected by
 two-sided betting e-processes for "the rate is theta" (Waudby-Smith and Ramdas, "Estimating means of
 bounded random variables by betting", 2024), which hold at every step at once with probability at least
@@ -71,9 +78,10 @@ class Detection:
         The first step (0-based) at which it alarmed.
     change : int or None
         The most likely change point before that alarm (0-based): the start of the e-process that carries
-        the most weighted evidence.
+        the most weighted evidence; on certain evidence (a range that allows nothing), the alarm's step.
     evidence : float or None
-        The e-value of that e-process at the alarm (from the change point on, without its weight).
+        The e-value of that e-process at the alarm (from the change point on, without its weight);
+        ``inf`` on certain evidence.
     """
 
     statistic: np.ndarray
@@ -104,10 +112,13 @@ def detector_statistic(increments, lower, *, scale: int | None = None,
     """``Q_t`` of :func:`e_detector` after every step, for one stream or many (the last axis is time).
 
     Computed in logs: ``log R_t = L_t + logcumsumexp_j(log w_j - L_{j-1})``, ``L_t`` the log-product of
-    the e-values up to ``t``.
+    the e-values up to ``t``. From the first step that is certain evidence (a positive increment whose
+    lower bound is 0: see the module docstring) on, ``Q_t`` is infinite.
 
     >>> detector_statistic(np.zeros((2, 3)), -np.ones((2, 3))).round(6).tolist()
     [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    >>> detector_statistic([0.0, 0.0, 1.0, 0.0], np.zeros(4)).tolist()   # a range that allows nothing
+    [1.0, 1.0, inf, inf]
     """
     logs = _log_evidence(increments, lower, fractions)               # ... x n x k
     n = logs.shape[-2]
@@ -115,7 +126,15 @@ def detector_statistic(increments, lower, *, scale: int | None = None,
     total = np.cumsum(logs, axis=-2)
     before = total - logs                                             # L_{j-1}
     log_r = total + np.logaddexp.accumulate(np.log(weights)[:, None] - before, axis=-2)
-    return np.exp(log_r).mean(axis=-1) + (1 - np.cumsum(weights))
+    statistic = np.exp(log_r).mean(axis=-1) + (1 - np.cumsum(weights))
+    return np.where(np.logical_or.accumulate(_certain(increments, lower), axis=-1), np.inf, statistic)
+
+
+def _certain(increments, lower) -> np.ndarray:
+    """The steps whose increment is positive though it could not be negative: impossible while the rate
+    stays in its range (every increment is 0 there), so certain evidence that it left it."""
+    z = np.asarray(increments, dtype=float)
+    return (np.broadcast_to(np.asarray(lower, dtype=float), z.shape) >= 0) & (z > 0)
 
 
 def e_detector(increments, lower, *, alpha: float = 0.05, scale: int | None = None,
@@ -152,6 +171,13 @@ def e_detector(increments, lower, *, alpha: float = 0.05, scale: int | None = No
     (True, True, True)
     >>> e_detector(np.zeros(50), np.full(50, -1.0)).alarm is None
     True
+
+    A ceiling of 0 (increments ``judge_pass - 0``, never negative): the first false pass alarms, at any
+    ``alpha``:
+
+    >>> found = e_detector(np.r_[np.zeros(30), 1.0, np.zeros(5)], np.zeros(36), alpha=1e-9)
+    >>> found.alarm, found.change, found.evidence
+    (30, 30, inf)
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha={alpha}: expected a probability between 0 and 1")
@@ -163,6 +189,8 @@ def e_detector(increments, lower, *, alpha: float = 0.05, scale: int | None = No
     if crossed.size == 0:
         return Detection(statistic, None, None, None)
     alarm = int(crossed[0])
+    if _certain(z[alarm], np.broadcast_to(np.asarray(lower, float), z.shape)[alarm]):
+        return Detection(statistic[:alarm + 1], alarm, alarm, float("inf"))
     logs = _log_evidence(z[:alarm + 1], np.broadcast_to(np.asarray(lower, float), z.shape)[:alarm + 1], fractions)
     tails = np.exp(np.cumsum(logs[::-1], axis=0)[::-1]).mean(axis=1)   # each change point's e-value at the alarm
     weights = change_point_weights(z.size, scale or z.size)[:alarm + 1]

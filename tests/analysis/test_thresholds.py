@@ -129,7 +129,9 @@ def test_thresholds_with_no_option_follows_every_metrics_declared_rule(tmp_path)
     (("constrain",), {"max_false_pass": 0.1}, "Rule kind 'constrain' is not one of constraint, cost, fixed, default"),
     (("constraint",), {}, "a constraint Rule needs max_false_pass"),
     (("constraint",), {"max_false_pass": float("nan")}, "Rule max_false_pass must be a finite number from 0 to 1"),
-    (("constraint",), {"max_false_pass": 0.1, "confidence": 1.0}, "Rule confidence must be below 1"),
+    (("constraint",), {"max_false_pass": 0.1, "confidence": 1.0}, "Rule confidence must be from 0.5 to below 1"),
+    # below 0.5 the one-sided "upper" bound lies under the estimate: a rule on it passes a ceiling it breaks
+    (("constraint",), {"max_false_pass": 0.1, "confidence": 0.3}, "Rule confidence must be from 0.5 to below 1"),
     (("constraint",), {"max_false_pass": 0.1, "prevalence": 0.3}, "a constraint Rule takes no prevalence"),
     (("cost",), {"cost_false_pass": 1}, "a cost Rule needs cost_false_fail"),
     (("cost",), {"cost_false_pass": 0, "cost_false_fail": 1}, "Rule cost_false_pass must be a finite number above 0"),

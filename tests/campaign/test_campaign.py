@@ -189,8 +189,14 @@ def test_rater_facts_are_read(small_campaign):
     assert c.raters["judge-a"].family == "gpt" and c.raters["judge-b"].higher_is_better
 
 
+def declared_judges(*names: str) -> str:
+    return "".join(f'[judges.{n}]\nlibrary = "deepeval"\nmetric = "answer_relevancy"\ninto = "relevance"\n'
+                   f'model = {{ provider = "openai", name = "m" }}\n' for n in names)
+
+
 def test_exported_judge_ratings_are_read_and_validated_with_their_file(tmp_path):
-    folder = write_campaign(tmp_path / "c", ORDINAL_TOML, HEADER + "a,relevance,h,human,1,\na,relevance,j,judge,2,\n")
+    folder = write_campaign(tmp_path / "c", ORDINAL_TOML + declared_judges("j", "j2"),
+                            HEADER + "a,relevance,h,human,1,\na,relevance,j,judge,2,\n")
     (folder / "judge_ratings.csv").write_text("case_id,metric,rater,rater_kind,value,error,reason,run_id\n"
                                               "b,relevance,j,judge,1,,,\na,relevance,j,judge,3,,,\n")
     found, text = problems(folder)
@@ -200,6 +206,10 @@ def test_exported_judge_ratings_are_read_and_validated_with_their_file(tmp_path)
                                               "b,relevance,j2,judge,1,,,\n")
     c = load_campaign(folder)
     assert sorted(c.ratings["rater"]) == ["h", "j", "j2"]
+    # a judge no longer declared in campaign.toml: its exported ratings are set aside, not an error
+    (folder / "campaign.toml").write_text(ORDINAL_TOML + declared_judges("j"))
+    c = load_campaign(folder)
+    assert sorted(c.ratings["rater"]) == ["h", "j"] and [(s.rater, s.why) for s in c.set_aside] == [("j2", "judge")]
 
 
 def test_the_demo_loads_as_it_is_because_it_declares_what_to_do_out_of_scale():

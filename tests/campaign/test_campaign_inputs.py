@@ -137,3 +137,83 @@ def test_an_out_folder_that_is_a_file_or_cannot_be_made_is_an_error(tmp_path, ou
                             capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
     assert expected in result.stderr and (tmp_path / "a-file").read_text() == "kept"
+
+
+# Issue 24: cases.jsonl and ratings.jsonl are read through calibrate.base.documents, whose lines end at
+# "\n" only. str.splitlines also broke a line at U+2028, U+2029 and U+0085, which JSON allows raw inside a
+# string (json.dumps(..., ensure_ascii=False), pandas, jq -c write them so): the campaign no longer loaded.
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SEPARATORS = "a\u2028b\u2029c\x85d\re\x0bf\x0cg\x1ch"
+
+
+def jsonl(records) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+
+
+def test_a_line_separator_inside_a_json_string_is_text_not_a_line_break(tmp_path):
+    cases = [{"case_id": "c0", "input": f"q{SEPARATORS}", "retrieval_context": [SEPARATORS],
+              "metadata": {SEPARATORS: SEPARATORS}}, {"case_id": "c1", "input": "q1"}]
+    ratings = [{"case_id": f"c{i}", "metric": "m", "rater": "a", "rater_kind": "human", "value": i,
+                "reason": SEPARATORS} for i in range(2)]
+    folder = folder_with(tmp_path, {"cases.jsonl": jsonl(cases), "ratings.jsonl": jsonl(ratings)})
+    campaign = load_campaign(folder)
+    assert campaign.cases["c0"] == cases[0] and campaign.cases["c1"] == cases[1]
+    assert campaign.ratings["reason"].tolist() == [SEPARATORS, SEPARATORS]
+    assert campaign.ratings["line"].tolist() == [1, 2]
+    # a problem after such a line is named at its own line
+    (folder / "cases.jsonl").write_bytes(jsonl(cases) + b'{"case_id": \n[1]\n')
+    text = problems(folder)
+    assert "cases.jsonl, line 3: not valid JSON" in text and "line 1" not in text and "line 2" not in text
+
+
+@pytest.mark.parametrize("content, words", [
+    (b'{"case_id": "c0"}\n[1, 2]\n', "cases.jsonl, line 2: each case must be a JSON object"),
+    (b'{"case_id": "c0"}\n\n{"case_id": \n', "cases.jsonl, line 3: not valid JSON"),
+    (b'{"case_id": "c0", "input": 3}\n', "cases.jsonl, line 1, field 'input': wrong type for case 'c0'"),
+    (b'{"case_id": "c0", "input": "' + b"\xe9" + b'"}\n', "cases.jsonl, line 1: not UTF-8 text (byte 0xe9"),
+    (b'{"case_id": "c0"}\n{"case_id": "c1", "x": ' + b"[" * 300 + b"]" * 300 + b"}\n",
+     "cases.jsonl, line 2: nested deeper than 200 levels"),
+    (b'{"case_id": "c0"}\r\n{"case_id": "c0"}\r\n', "cases.jsonl, line 2, field 'case_id': duplicate case_id (first at "
+                                                    "line 1)"),
+])
+def test_a_damaged_cases_file_names_its_line_and_field(tmp_path, content, words):
+    folder = folder_with(tmp_path, {"ratings.csv": HEADER + "c0,m,a,human,1\n", "cases.jsonl": content})
+    text = problems(folder)
+    assert words in text, text
+
+
+def test_a_bom_and_crlf_line_ends_are_read(tmp_path):
+    folder = folder_with(tmp_path, {"ratings.csv": HEADER + "c0,m,a,human,1\n",
+                                    "cases.jsonl": b'\xef\xbb\xbf{"case_id": "c0"}\r\n\r\n{"case_id": "c1"}\r\n'})
+    assert sorted(load_campaign(folder).cases) == ["c0", "c1"]
+
+
+case_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=30)
+
+
+@settings(max_examples=int(__import__("os").environ.get("ATTACK_EXAMPLES", 150)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.tuples(case_text, case_text, st.lists(case_text, max_size=3)), min_size=1, max_size=4),
+       ascii_only=st.booleans())
+def test_any_text_in_cases_jsonl_reads_back_exactly(tmp_path_factory, texts, ascii_only):
+    cases = [{"case_id": f"c{i}", "input": q, "actual_output": a, "retrieval_context": chunks,
+              "metadata": {q: a}} for i, (q, a, chunks) in enumerate(texts)]
+    content = "".join(json.dumps(c, ensure_ascii=ascii_only) + "\n" for c in cases).encode()
+    folder = folder_with(tmp_path_factory.mktemp("t"), {"ratings.csv": HEADER + "c0,m,a,human,1\n",
+                                                        "cases.jsonl": content})
+    assert load_campaign(folder).cases == {c["case_id"]: c for c in cases}
+
+
+@settings(max_examples=int(__import__("os").environ.get("ATTACK_EXAMPLES", 150)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.binary(max_size=40) | st.sampled_from([b'{"case_id": "c0"}', b"[]", b"{", b"\xff",
+                                                                  b'{"case_id": "c\xe2\x80\xa8"}', b"null"]),
+                      min_size=1, max_size=5))
+def test_any_bytes_in_cases_jsonl_load_or_name_the_file(tmp_path_factory, lines):
+    folder = folder_with(tmp_path_factory.mktemp("b"), {"ratings.csv": HEADER, "cases.jsonl": b"\n".join(lines)})
+    try:
+        load_campaign(folder)
+    except CampaignError as exc:
+        assert exc.problems and all(p.file.endswith("cases.jsonl") for p in exc.problems), str(exc)

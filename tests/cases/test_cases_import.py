@@ -105,3 +105,82 @@ def test_cli_import(files, tmp_path):
     result = subprocess.run([str(calibrate), "cases", "import", str(tmp_path / "campaign"), str(files / "ragas.csv")],
                             capture_output=True, text=True)
     assert result.returncode == 0 and "1 case(s) added" in result.stdout
+
+
+# Issue 24: a dataset file is read through the declared case format (CaseRecord) within the limits of
+# every document; text is data, kept whole through cases.jsonl; whatever the file holds, it is read or
+# refused naming the file.
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from calibrate import import_cases, load_campaign  # noqa: E402
+from calibrate.base.documents import DocumentError  # noqa: E402
+from tests.imports.attack_tools import DEEP, NASTY, attacked  # noqa: E402
+
+GOLDENS = [{"input": "q?", "actual_output": "a.", "retrieval_context": ["c1", "c2"], "name": "g1",
+            "additional_metadata": {"k": 1}},
+           {"user_input": "r?", "response": "b.", "retrieved_contexts": ["x"], "reference_contexts": "[\"y\"]"}]
+
+
+@pytest.mark.parametrize("name, content, words", [
+    ("deep.json", DEEP, "nested deeper than 200 levels"),                       # a RecursionError before
+    ("deep.jsonl", '{"input": "q"}\n' + DEEP + "\n", "line 2: nested deeper than 200 levels"),
+    ("digits.json", "[" + "9" * 5000 + "]", "not valid JSON"),                   # a ValueError before
+    ("latin1.json", '[{"input": "caf\xe9"}]', "not UTF-8 text"),                  # a UnicodeDecodeError before
+    ("latin1.csv", "input\ncaf\xe9\n", "not a readable CSV file"),                # a UnicodeDecodeError before
+    ("metadata.json", json.dumps([{"input": "q", "metadata": "{" * 5000}]), None),   # metadata kept as text
+    ("chunks.csv", "user_input,retrieved_contexts\nq," + "[" * 5000 + "\n", "not a list of chunks"),
+])
+def test_a_dataset_that_was_a_traceback_is_read_or_refused_naming_it(tmp_path, name, content, words):
+    path = tmp_path / name
+    path.write_bytes(content.encode("latin-1" if "latin1" in name else "utf-8"))
+    if words is None:
+        [case] = read_external_cases(path)
+        assert case["metadata"]["additional_metadata"] == "{" * 5000
+        return
+    with pytest.raises(CampaignError) as caught:
+        read_external_cases(path)
+    assert str(path) in str(caught.value) and words in str(caught.value)
+
+
+def test_text_is_data_kept_whole_through_the_campaign(tmp_path):
+    """A line separator (U+2028) in a case's text split cases.jsonl: the campaign no longer loaded, and the
+    next import was a JSONDecodeError traceback."""
+    path = tmp_path / "goldens.json"
+    path.write_text(json.dumps([{"input": f"Q{NASTY}", "actual_output": f"A{NASTY}", "retrieval_context": [NASTY]},
+                                {"input": "second"}]))
+    folder = tmp_path / "campaign"
+    from calibrate import init_campaign
+
+    init_campaign(folder, ["faithfulness"])
+    assert import_cases(folder, path)["added"] == 2
+    cases = load_campaign(folder).cases
+    [case] = [c for c in cases.values() if c["input"] != "second"]
+    assert case["input"] == f"Q{NASTY}" and case["actual_output"] == f"A{NASTY}" and case["retrieval_context"] == [NASTY]
+    assert len((folder / "cases.jsonl").read_text(encoding="utf-8").splitlines()) == 2
+    assert import_cases(folder, path)["unchanged"] == 2
+
+
+def test_a_campaign_cases_file_edited_badly_is_a_clear_error(tmp_path):
+    from calibrate.cases.datasets import read_cases_file
+
+    (tmp_path / "cases.jsonl").write_text('{"case_id": "a", "input": "q"}\n[1, 2]\n{"case_id": \n')
+    with pytest.raises(DocumentError) as caught:
+        read_cases_file(tmp_path)
+    assert [p.row for p in caught.value.problems] == [2, 3]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), suffix=st.sampled_from([".json", ".jsonl"]))
+def test_any_attacked_dataset_is_read_or_refused_naming_it(tmp_path_factory, data, suffix):
+    path = tmp_path_factory.mktemp("cases") / f"goldens{suffix}"
+    path.write_bytes(data.draw(attacked(GOLDENS)))
+    try:
+        cases = read_external_cases(path)
+    except CampaignError as exc:
+        assert exc.problems and all(str(path) in p.file for p in exc.problems), str(exc)
+        return
+    for case in cases:
+        assert isinstance(case["input"], str) and case["input"] and isinstance(case["case_id"], str)
+        assert all(isinstance(chunk, str) for chunk in case.get("retrieval_context", []) + case.get("context", []))

@@ -275,3 +275,35 @@ def test_requests_per_minute_paces_the_calls(tmp_path):
                       policy=CallPolicy(concurrency=5, requests_per_minute=600))   # one every 0.1 s
         elapsed = time.perf_counter() - start
     assert doc["collected"] == 5 and elapsed >= 0.4
+
+
+# Issue 24: collect reads the campaign's cases.jsonl (cases from elsewhere, kept beside the collected ones)
+# through calibrate.base.documents, as load_campaign does: a line ends at "\n" only, and a line that is not
+# a case is an error naming the file and the line, before any call (was a JSONDecodeError or AttributeError
+# traceback).
+def test_collect_keeps_cases_from_elsewhere_whatever_their_text(tmp_path):
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    other = {"case_id": "imported", "input": "a\u2028b\u2029c\x85d", "metadata": {"note": "e\u2028f"}}
+    (folder / "cases.jsonl").write_text(json.dumps(other, ensure_ascii=False) + "\n", encoding="utf-8")
+    doc = collect(folder, [{"case_id": "g0", "input": "q"}], function=lambda q: ("answer", ["chunk"]))
+    assert doc["collected"] == 1
+    written = [json.loads(line) for line in (folder / "cases.jsonl").read_text(encoding="utf-8").split("\n") if line]
+    assert {c["case_id"]: c for c in written}["imported"] == other and len(written) == 2
+
+
+@pytest.mark.parametrize("line, words", [
+    (b"[1, 2]", "cases.jsonl, line 2: Input should be an object"),
+    (b'{"case_id": "g0", "metadata": [1]}', "cases.jsonl, line 2, field 'metadata'"),
+    (b'{"case_id": "g0", "metadata": {"service": "x"}}', "cases.jsonl, line 2, field 'metadata.service'"),
+    (b'{"case_id": ', "cases.jsonl, line 2: not valid JSON"),
+    (b"[" * 300 + b"]" * 300, "cases.jsonl, line 2: nested deeper than 200 levels"),
+])
+def test_a_damaged_cases_file_stops_collect_before_any_call(tmp_path, line, words):
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    (folder / "cases.jsonl").write_bytes(b'{"case_id": "other", "input": "q"}\n' + line + b"\n")
+    calls = []
+    with pytest.raises(CampaignError) as caught:
+        collect(folder, [{"case_id": "g0", "input": "q"}], function=lambda q: calls.append(q) or ("a", ["c"]))
+    assert words in str(caught.value) and not calls

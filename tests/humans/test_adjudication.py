@@ -109,3 +109,18 @@ def test_the_command_line(tmp_path):
     doc = json.loads(subprocess.run([str(calibrate), "adjudicate", str(folder), "--json"], capture_output=True,
                                     text=True, timeout=120).stdout)
     assert {d["metric"]: d["decision"] for d in doc["disagreements"]} == {"faithfulness": None, "precision": 0.8}
+
+
+def test_a_decisions_file_saved_by_a_spreadsheet_is_read_or_named(tmp_path):
+    """Issue 24: a decisions file that is not UTF-8 was "'utf-8' codec can't decode byte 0xe9 in position
+    46", naming no file; one saved with a byte-order mark (a spreadsheet's "CSV UTF-8") lost its first
+    column ("missing columns: case_id")."""
+    folder = make(tmp_path)
+    decisions = tmp_path / "decisions.csv"
+    decisions.write_bytes(b"case_id,metric,decision,adjudicator\na,faithfulness,pass,Ren\xe9\n")
+    with pytest.raises(CampaignError) as raised:
+        record_decisions(load_campaign(folder), decisions)
+    assert f"{decisions}, line 2: not UTF-8 text (byte 0xe9" in str(raised.value)
+    decisions.write_bytes("\ufeffcase_id,metric,decision,adjudicator\na,faithfulness,pass,René\n".encode())
+    assert record_decisions(load_campaign(folder), decisions)["new"] == 1
+    assert [h["adjudicator"] for h in decision_history(folder)] == ["René"]

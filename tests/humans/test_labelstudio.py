@@ -355,3 +355,37 @@ def test_a_pull_never_drops_a_label_silently(tmp_path, server):
     old = pull_file(load_campaign(folder), before_deletion)
     assert (old["deleted_since"], old["unchanged"], old["ratings_written"]) == (3, 21, 21)
     assert pull(load_campaign(folder), url=url, api_key=token)["withdrawn"] == 0   # withdrawn once, counted once
+
+
+def test_a_pull_after_a_metric_is_removed_keeps_its_labels_aside(tmp_path, server):
+    """Issue 24: a metric removed from campaign.toml after the push stranded the pull ("unknown metric
+    politeness": the project's metrics were rebuilt from campaign.toml, then its results refused). Its
+    labels are now read with the interface calibrate pushed, kept in the store and labelstudio_ratings.csv,
+    set aside, counted, withdrawn when deleted in Label Studio, and back when it is declared again."""
+    url, token, client, users = server
+    folder = make_campaign(tmp_path, n=2)
+    project_id = push(load_campaign(folder), url=url, api_key=token)["project_id"]
+    tasks = tasks_by_case(client, project_id)
+    first = client.annotations.create(id=tasks["c0000"], completed_by=users["ann1"],
+                                      result=results("pass", ["relevant"] * 3, "2"))
+    client.annotations.create(id=tasks["c0001"], completed_by=users["ann2"],
+                              result=results("fail", ["not relevant"] * 3, "1"))
+    (folder / "campaign.toml").write_text(TOML.split("[metrics.politeness]")[0])   # removed before any pull
+    doc = pull(load_campaign(folder), url=url, api_key=token)
+    assert (doc["labels"], doc["new"], doc["set_aside"]) == (6, 6, {"labels": 2, "metrics": ["politeness"]})
+    campaign = load_campaign(folder)
+    assert {(s.case_id, s.metric, s.why) for s in campaign.set_aside} == {("c0000", "politeness", "metric"),
+                                                                          ("c0001", "politeness", "metric")}
+    assert "politeness" not in set(campaign.ratings["metric"])
+    # changed in Label Studio while removed: a new revision; deleted there: withdrawn, as any label
+    client.annotations.update(id=first.id, result=results("pass", ["relevant"] * 3, "0"))
+    assert pull(load_campaign(folder), url=url, api_key=token)["changed"] == 1
+    (folder / "campaign.toml").write_text(TOML)
+    back = load_campaign(folder).ratings.query("metric == 'politeness'")
+    assert dict(zip(back["case_id"], back["value"])) == {"c0000": 0.0, "c0001": 1.0}
+    (folder / "campaign.toml").write_text(TOML.split("[metrics.politeness]")[0])
+    client.annotations.delete(id=first.id)
+    gone = pull(load_campaign(folder), url=url, api_key=token)
+    assert gone["withdrawn"] == 3 and gone["set_aside"] == {"labels": 1, "metrics": ["politeness"]}
+    (folder / "campaign.toml").write_text(TOML)
+    assert load_campaign(folder).ratings.query("metric == 'politeness'")["case_id"].tolist() == ["c0001"]

@@ -96,3 +96,87 @@ def test_a_file_that_is_not_json_or_not_utf8_is_refused(tmp_path):
             assert "bad.json" in str(exc)
         else:
             raise AssertionError(f"{content!r} was read")
+
+
+# Issue 24: the export is read through its declared format (labels.Task), within the limits of every
+# document; whatever the file holds, the pull reads it or refuses it naming the file, and loses nothing.
+
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.imports.attack_tools import DEEP, attacked  # noqa: E402
+
+
+def pulled_before(tmp_path):
+    folder = write_campaign(tmp_path / "campaign", TOML, pd.DataFrame(
+        {"case_id": ["c0"], "metric": "faithfulness", "rater": "lead", "rater_kind": "human", "value": [1]}), CASES)
+    first = folder / "first.json"
+    first.write_text(json.dumps(GOOD))
+    assert pull_file(load_campaign(folder), first)["ratings_written"] == 4
+    return folder
+
+
+@pytest.mark.parametrize("content, words", [
+    (DEEP.encode(), "nested deeper than 200 levels"),                      # a RecursionError traceback before
+    (json.dumps(mutate(GOOD, [[0, "id"]], 10 ** 30)).encode(), "less than or equal to 9223372036854775807"),
+    (json.dumps(mutate(GOOD, [[0, "annotations", 0, "id"]], 2 ** 63)).encode(), "[0].annotations[0].id"),
+    (b"[" + b"9" * 5000 + b"]", "not valid JSON"),                         # a ValueError traceback before
+    (b"\xef\xbb\xbf[]", None),                                             # a byte-order mark: an empty export
+])
+def test_an_export_that_was_a_traceback_is_read_or_refused_naming_the_file(tmp_path, content, words):
+    folder = pulled_before(tmp_path)
+    path = tmp_path / "attacked.json"
+    path.write_bytes(content)
+    if words is None:
+        assert pull_file(load_campaign(folder), path)["tasks"] == 0
+        return
+    with pytest.raises(LabelStudioError) as caught:
+        pull_file(load_campaign(folder), path)
+    assert str(path) in str(caught.value) and words in str(caught.value)
+
+
+def test_a_label_that_does_not_fit_the_interface_names_the_file(tmp_path):
+    folder = pulled_before(tmp_path)
+    path = tmp_path / "attacked.json"
+    path.write_text(json.dumps(mutate(GOOD, [[0, "annotations", 0, "result", 0, "value", "choices"]], ["maybe"])))
+    with pytest.raises(LabelError) as caught:
+        pull_file(load_campaign(folder), path)
+    assert f"1 annotation problem(s) in {path}:" in str(caught.value)
+    assert "task 1 (case c0), annotator ls-user-1: faithfulness chose ['maybe']" in str(caught.value)
+
+
+@settings(max_examples=int(os.environ.get("ATTACK_EXAMPLES", 60)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_attacked_export_bytes_are_read_or_refused_naming_the_file(tmp_path_factory, data):
+    folder = pulled_before(tmp_path_factory.mktemp("c"))
+    before = pd.read_csv(folder / RATINGS_FILE)
+    path = folder / "attacked.json"
+    path.write_bytes(data.draw(attacked(GOOD)))
+    try:
+        pull_file(load_campaign(folder), path)
+    except (LabelStudioError, LabelError) as exc:
+        assert str(path) in str(exc), str(exc)
+    after = pd.read_csv(folder / RATINGS_FILE)
+    assert set(zip(before["case_id"], before["rater"])) <= set(zip(after["case_id"], after["rater"]))
+    load_campaign(folder)
+
+
+@pytest.mark.parametrize("column, value", [("interface", '{"metrics": [1]}'), ("interface", "not json"),
+                                           ("adjudicators", '{"a": 1}')])
+def test_a_label_store_edited_by_hand_is_a_clear_error(tmp_path, column, value):
+    """The store's JSON columns (the interface a source was read with, its adjudicators) are read through
+    their declared types: a damaged one was a traceback from `calibrate labelstudio pull`."""
+    import sqlite3
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = pulled_before(tmp_path)
+    db = sqlite3.connect(folder / "labelstudio.sqlite")
+    db.execute(f"UPDATE sources SET {column} = ?", (value,))
+    db.commit()
+    db.close()
+    pulled = subprocess.run([str(Path(sys.executable).parent / "calibrate"), "labelstudio", "pull", str(folder),
+                             "--file", str(folder / "first.json")], capture_output=True, text=True, timeout=120)
+    assert pulled.returncode == 2 and "Traceback" not in pulled.stderr, pulled.stderr
+    assert f"labelstudio.sqlite: sources.{column}" in pulled.stderr

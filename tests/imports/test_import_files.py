@@ -127,7 +127,8 @@ def test_importing_twice_changes_nothing_and_a_new_run_is_a_revision(runs, tmp_p
     import_batch(folder, read_deepeval_run(runs["careful"]))
     files = {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix in (".csv", ".jsonl")}
     again = import_batch(folder, read_deepeval_run(runs["careful"]))
-    assert again["ratings"] == {"new": 0, "changed": 0, "unchanged": 6, "restored": 0, "withdrawn": 0, "absent_kept": 0}
+    assert again["ratings"] == {"new": 0, "changed": 0, "unchanged": 6, "restored": 0, "withdrawn": 0, "absent_kept": 0,
+                                "absent_held": 0}
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix in (".csv", ".jsonl")} == files
     # a later test run of the same judge with another score: a new revision, the old one kept in the store
     data = json.loads(runs["careful"].read_text())
@@ -200,7 +201,14 @@ def test_a_case_changed_in_the_source_is_refused(runs, tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("{", "not valid JSON"), ("[1, 2]", "not a DeepEval test run"), ('{"testCases": [{"name": "x"}]}',
                                                                      "testCases\\[0\\]: a case without input"),
-    ('{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": "high"}]}]}', "is not a number"),
+    ('{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": "high"}]}]}',
+     "field 'testCases\\[0\\].metricsData\\[0\\].score': Input should be a valid number \\(found 'high'\\)"),
+    ('{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": 1, "evaluationModel": 3}]}]}',
+     "field 'testCases\\[0\\].metricsData\\[0\\].evaluationModel': Input should be a valid string"),
+    ('{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": 1, "threshold": []}]}]}',
+     "metricsData\\[0\\].threshold': Input should be a valid number"),
+    ('{"testCases": [' * 300 + "]" * 300, "nested deeper than 200 levels"),
+    ("\ufeff[1]", "not a DeepEval test run"),
 ])
 def test_bad_test_runs_are_named(tmp_path, text, message):
     path = tmp_path / "run.json"

@@ -145,7 +145,7 @@ def test_the_eval_without_ratings_then_rated_then_rated_again(promptfoo, tmp_pat
     again = json.loads(run("import", "promptfoo", str(folder), str(promptfoo["rated"]), "--map", "human=faithfulness",
                            "--json"))
     assert again["ratings"] == {"new": 0, "changed": 0, "unchanged": 3 * N, "restored": 0, "withdrawn": 0,
-                                "absent_kept": 0}
+                                "absent_kept": 0, "absent_held": 0}
     assert written(folder) == files
     # the human looks again at Rome in the viewer: a new revision, the first kept in the store
     tool = promptfoo["tool"]

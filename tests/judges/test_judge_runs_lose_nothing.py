@@ -105,7 +105,8 @@ def test_a_changed_judge_leaves_the_file_until_it_is_scored_again(tmp_path, serv
     assert run_judges(load_campaign(folder), judges=["b"])["exported"] == {"a": 6, "b": 6}
 
 
-def test_one_judge_run_at_a_time(tmp_path):
+def test_one_judge_run_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")   # refuse at once, rather than wait for the first run
     n = 30
     with JudgeServer(delay_s=0.05) as server:
         folder = campaign(tmp_path, server.url, n=n, toml=two_judges(server.url).split("[judges.b]")[0])
@@ -116,7 +117,7 @@ def test_one_judge_run_at_a_time(tmp_path):
             time.sleep(0.05)
         second = run("judge", folder)
         assert second.returncode == 2
-        assert "in use by a judge run (process" in second.stderr and "pay for every model call twice" in second.stderr
+        assert "in use by calibrate judge (process" in second.stderr and "pay for every model call twice" in second.stderr
         with pytest.raises(FolderInUse):
             run_judges(load_campaign(folder))
         assert first.wait(timeout=120) == 0, first.stderr.read()

@@ -218,7 +218,7 @@ def test_cli_judge_json_and_cache_clear(tmp_path, server):
     assert {r["case_id"] for r in doc["ratings"]} == {"c000", "c001", "c002"}
     table = subprocess.run([str(calibrate), "judge", str(folder)], capture_output=True, text=True, timeout=120)
     assert "from cache" in table.stdout and "de-faith" in table.stdout
-    cleared = subprocess.run([str(calibrate), "cache", "clear", str(folder)], capture_output=True, text=True)
+    cleared = subprocess.run([str(calibrate), "cache", "clear", str(folder), "--yes"], capture_output=True, text=True)
     assert "deleted 3 stored attempt(s)" in cleared.stdout
 
 

@@ -97,3 +97,61 @@ def test_a_tree_deepeval_refuses_is_reported_before_any_call(tmp_path, server):
     with pytest.raises(JudgeSetupError, match="DeepEval refuses these DAG"):
         run_judges(load_campaign(folder))
     assert server.counts["requests"] == 0
+
+
+# Issue 24: the DAG file (a person's own file) is read through its declared shape: a damaged tree is an
+# error naming the node and field, not a Python exception's name ("KeyError: 'zz'", "AttributeError: 'list'
+# object has no attribute 'values'").
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PYTHON_ERROR = re.compile(r"\b(KeyError|TypeError|AttributeError|IndexError|RecursionError)\b")
+
+
+@pytest.mark.parametrize("document, words", [
+    ({"nodes": {"a": {"type": "BinaryJudgementNode", "criteria": "c", "children": ["zz"]}}},
+     "field 'nodes.a.children[0]': no node 'zz'"),
+    ({"nodes": {"a": {"type": "VerdictNode", "verdict": True, "child": {"type": "node"}}}}, "nodes.a.child.ref"),
+    ({"nodes": [1]}, "field 'nodes'"),
+    ({"nodes": {"a": {"type": "X", "children": "b"}}}, "nodes.a.children"),
+    ({"nodes": {"a": 3}}, "nodes.a"),
+    ({"nodes": {"a": {"type": "X", "children": ["b"]}, "b": {"type": "X", "children": ["a"]}}}, "has no root node"),
+])
+def test_a_damaged_dag_names_the_node_and_field(tmp_path, document, words):
+    folder = folder_for(tmp_path, "http://127.0.0.1:9", dag="broken.json")
+    (folder / "broken.json").write_text(json.dumps(document))
+    with pytest.raises(CampaignError) as raised:
+        load_campaign(folder)
+    text = str(raised.value)
+    assert words in text and "judges.dag-llama.settings.dag" in text and not PYTHON_ERROR.search(text), text
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=6)
+                           | st.sampled_from(["node", "a", "b", "VerdictNode"]),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                               st.sampled_from(["type", "ref", "children", "child", "nodes", "a", "b"]), inner,
+                               max_size=3), max_leaves=10)
+
+
+@settings(max_examples=int(os.environ.get("ATTACK_EXAMPLES", 200)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_edit_of_a_dag_loads_or_names_what_is_wrong(tmp_path_factory, data):
+    folder = folder_for(tmp_path_factory.mktemp("dag"), "http://127.0.0.1:9")
+    document = json.loads((folder / "capital.dag.json").read_text())
+    node = data.draw(st.sampled_from(sorted(document["nodes"])))
+    key = data.draw(st.sampled_from(["children", "child", "type", "ref", None]))
+    value = data.draw(json_values)
+    if key is None:
+        document["nodes"][node] = value
+    else:
+        document["nodes"][node][key] = value
+    (folder / "capital.dag.json").write_text(json.dumps(document))
+    try:
+        load_campaign(folder)
+    except CampaignError as exc:
+        assert "judges.dag-llama.settings.dag" in str(exc) and not PYTHON_ERROR.search(str(exc)), str(exc)

@@ -6,12 +6,14 @@ and the gate refusing a judge whose fingerprint is not SAME."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from calibrate import load_campaign
+from calibrate.base.errors import CampaignError
 from calibrate.cli import main
 from calibrate.judges.runner import run_judges
 from calibrate.review.fingerprint import choose_anchors, fingerprint_judge, latest_fingerprint
@@ -123,14 +125,17 @@ def test_a_damaged_anchor_set_or_fingerprint_is_named_not_guessed_at(setup):
     folder, server = setup
     fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)
     anchors = folder / "fingerprints" / "faith-gpt" / "anchors.json"
-    [latest] = [p for p in anchors.parent.glob("*.json") if p.name != "anchors.json"]
+    [latest] = [p for p in anchors.parent.glob("*.json") if p.name not in ("anchors.json", "index.json")]
     latest.write_text('{"verdict": ')
     runner = CliRunner()
     gate = runner.invoke(main, ["gate", str(folder), "--require-fingerprint", "--n-boot", "0"])
-    assert gate.exit_code == 2 and str(latest) in gate.output and "Traceback" not in gate.output
+    assert gate.exit_code == 1 and str(latest) in gate.output and "Traceback" not in gate.output
+    assert "restore it from version control" in gate.output
     anchors.write_text("[1, 2]")
+    calls = sum(server.by_model.values())
     done = runner.invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt"])
-    assert done.exit_code == 2 and "anchors.json" in done.output and "remove it to start again" in done.output
+    assert done.exit_code == 2 and "anchors.json" in done.output and "choose anchors anew" in done.output
+    assert sum(server.by_model.values()) == calls
 
 
 def test_a_judge_that_cannot_be_reached_fails_its_fingerprint_saying_why(setup):
@@ -141,3 +146,180 @@ def test_a_judge_that_cannot_be_reached_fails_its_fingerprint_saying_why(setup):
     doc = json.loads(done.output)
     assert done.exit_code == 1 and doc["verdict"] == "FAILED"
     assert "could be scored" in doc["reasons"][0] and doc["errors"]
+
+
+# ------------------------------------------------------------------ decisions read only what calibrate wrote
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """A campaign whose judge was fingerprinted SAME, then CHANGED (the alias moved); copied per test."""
+    with JudgeServer(models={"gpt-alias"}, aliases={"gpt-alias": "careful"}) as server:
+        base = tmp_path_factory.mktemp("history")
+        toml = f'''
+name = "fp"
+[metrics.faithfulness]
+scale = "binary"
+max_false_pass = 0.2
+[judges.faith-gpt]
+library = "deepeval"
+metric = "faithfulness"
+model = {{ provider = "openai", name = "gpt-alias", base_url = "{server.url}" }}
+'''
+        humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases()], "metric": "faithfulness", "rater": "ann",
+                               "rater_kind": "human", "value": [1 - i % 2 for i in range(N)]})
+        folder = write_campaign(base / "campaign", toml, humans, cases())
+        run_judges(load_campaign(folder))
+        assert fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)["verdict"] == "SAME"
+        server.aliases["gpt-alias"] = "lenient"
+        assert fingerprint_judge(load_campaign(folder), judge="faith-gpt", repeats=2)["verdict"] == "CHANGED"
+        server.aliases["gpt-alias"] = "careful"
+        yield folder, server
+
+
+@pytest.fixture
+def history_copy(history, tmp_path):
+    folder, server = history
+    return shutil.copytree(folder, tmp_path / "campaign", symlinks=True), server
+
+
+def fingerprint_files(folder):
+    """The fingerprint documents calibrate wrote, oldest first (by the time recorded in them)."""
+    found = [p for p in (folder / "fingerprints" / "faith-gpt").glob("*.json") if p.name not in ("anchors.json",
+                                                                                                  "index.json")]
+    return sorted(found, key=lambda p: json.loads(p.read_text())["created"])
+
+
+GATE = ["--min-labels", "20", "--require-fingerprint", "--n-boot", "0"]
+
+
+def test_a_stray_same_beside_a_real_changed_never_passes_the_gate(history_copy):
+    """The reproduction: `fingerprints/J/99999999T999999Z.json` saying SAME sorted last by name, and the gate
+    took it for the latest and passed."""
+    folder, _ = history_copy
+    same, changed = fingerprint_files(folder)
+    assert json.loads(changed.read_text())["verdict"] == "CHANGED"
+    runner = CliRunner()
+    before = runner.invoke(main, ["gate", str(folder), *GATE])
+    assert before.exit_code == 1 and "says CHANGED" in before.output
+    stray = folder / "fingerprints" / "faith-gpt" / "99999999T999999Z.json"
+    stray.write_text(json.dumps({**json.loads(same.read_text()), "created": "2099-01-01T00:00:00+00:00"}))
+    gate = runner.invoke(main, ["gate", str(folder), *GATE, "--json"])
+    assert gate.exit_code == 1, gate.output
+    [check] = json.loads(gate.output)["checks"]
+    assert any(str(stray) in r and "not written by calibrate fingerprint" in r and "remove it" in r
+               for r in check["reasons"]), check["reasons"]
+    stray.unlink()
+    assert runner.invoke(main, ["gate", str(folder), *GATE]).exit_code == 1
+
+
+@pytest.mark.parametrize("attack", ["edit CHANGED to SAME", "delete CHANGED", "copy SAME to a later name",
+                                    "another judge's SAME", "no index"])
+def test_an_edited_deleted_or_copied_fingerprint_fails_the_gate_naming_it(history_copy, attack):
+    folder, _ = history_copy
+    same, changed = fingerprint_files(folder)
+    judge_folder = same.parent
+    if attack == "edit CHANGED to SAME":
+        changed.write_text(changed.read_text().replace('"verdict": "CHANGED"', '"verdict": "SAME"'))
+        named = changed
+    elif attack == "delete CHANGED":
+        changed.unlink()
+        named = changed
+    elif attack == "copy SAME to a later name":
+        named = judge_folder / "99991231T235959999999Z.json"
+        shutil.copy(same, named)
+    elif attack == "another judge's SAME":
+        named = judge_folder / "99991231T235959Z.json"
+        named.write_text(json.dumps({**json.loads(same.read_text()), "judge": "other", "created": "2099-01-01T00:00Z"}))
+    else:
+        (judge_folder / "index.json").unlink()
+        named = changed
+    gate = CliRunner().invoke(main, ["gate", str(folder), *GATE])
+    assert gate.exit_code == 1 and str(named) in gate.output and "gate failed" in gate.output, gate.output
+    assert "Traceback" not in gate.output
+    with pytest.raises(CampaignError, match=named.name):   # the report's reader refuses it too
+        latest_fingerprint(load_campaign(folder), "faith-gpt")
+
+
+def canonical_hash(path):
+    """index.json's hash of a file: SHA-256 of its canonical JSON (README, "A judge's fingerprint")."""
+    import hashlib
+
+    text = json.dumps(json.loads(path.read_text()), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def damage(document):
+    """The ways a damaged anchors.json crashed only after the paid re-scoring (the first six), or ran on it."""
+    first = document["anchors"][0]
+    return {
+        "no threshold_source": {k: v for k, v in document.items() if k != "threshold_source"},
+        "no settings": {k: v for k, v in document.items() if k != "settings"},
+        "an anchor without its score": {**document, "anchors": [{"case_id": first["case_id"]}, *document["anchors"][1:]]},
+        "a score that is text": {**document, "anchors": [{**first, "score": "high"}, *document["anchors"][1:]]},
+        "a score that is null": {**document, "anchors": [{**first, "score": None}, *document["anchors"][1:]]},
+        "a creation time that is a number": {**document, "created": 5},
+        "a threshold that is NaN": {**document, "threshold": float("nan")},
+        "a threshold that is null": {**document, "threshold": None},
+        "a threshold that is text": {**document, "threshold": "x"},
+        "anchors an object": {**document, "anchors": {"c000": 1}},
+        "anchors empty": {**document, "anchors": []},
+        "three anchors": {**document, "anchors": document["anchors"][:3]},
+        "a case id that is a number": {**document, "anchors": [{**first, "case_id": 5}, *document["anchors"][1:]]},
+        "an unknown case id": {**document, "anchors": [{**first, "case_id": "nope"}, *document["anchors"][1:]]},
+        "a case listed twice": {**document, "anchors": document["anchors"] + document["anchors"][:1]},
+        "another judge's anchors": {**document, "judge": "other-judge"},
+        "another metric's anchors": {**document, "metric": "relevance"},
+    }
+
+
+DAMAGE = list(damage({"anchors": [{"case_id": "c000", "score": 1.0}]}))
+FIELDS = {"no threshold_source": "threshold_source", "no settings": "settings", "an anchor without its score":
+          "anchors[0].score", "a score that is text": "anchors[0].score", "a score that is null": "anchors[0].score",
+          "a creation time that is a number": "created", "a threshold that is NaN": "threshold",
+          "a threshold that is null": "threshold", "a threshold that is text": "threshold", "anchors an object":
+          "anchors", "anchors empty": "anchors", "three anchors": "anchors", "a case id that is a number":
+          "anchors[0].case_id", "an unknown case id": "anchors[0].case_id", "another judge's anchors": "judge",
+          "another metric's anchors": "metric"}
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_a_damaged_anchor_set_is_refused_before_any_paid_call(history_copy, how):
+    """Each damage named (file and field) with no call to the judge: the index made to agree with the file,
+    so that the anchor set's own schema and checks are what refuse it."""
+    folder, server = history_copy
+    anchors = folder / "fingerprints" / "faith-gpt" / "anchors.json"
+    anchors.write_text(json.dumps(damage(json.loads(anchors.read_text()))[how]))
+    index = anchors.parent / "index.json"
+    if index.is_file():
+        made = json.loads(index.read_text())
+        made["anchors"]["sha256"] = canonical_hash(anchors)
+        index.write_text(json.dumps(made))
+    calls = sum(server.by_model.values())
+    server.aliases["gpt-alias"] = "lenient"   # the CHANGED path, where the stored time is read
+    try:
+        done = CliRunner().invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--repeats", "2"])
+    finally:
+        server.aliases["gpt-alias"] = "careful"
+    assert sum(server.by_model.values()) == calls, "paid calls were made"
+    assert done.exit_code == 2 and not isinstance(done.exception, (KeyError, TypeError)), done.output
+    assert str(anchors) in done.output and "choose anchors anew" in done.output
+    if how in FIELDS:
+        assert f"field '{FIELDS[how]}'" in done.output, done.output
+    else:
+        assert "listed twice" in done.output
+
+
+def test_a_hand_edited_anchor_set_is_refused_before_any_paid_call(history_copy):
+    folder, server = history_copy
+    anchors = folder / "fingerprints" / "faith-gpt" / "anchors.json"
+    document = json.loads(anchors.read_text())
+    anchors.write_text(json.dumps({**document, "threshold": 0.5}))   # well formed, and not what was chosen
+    calls = sum(server.by_model.values())
+    done = CliRunner().invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt"])
+    assert sum(server.by_model.values()) == calls
+    assert done.exit_code == 2 and "changed since calibrate fingerprint wrote it" in done.output
+    # the way through: remove it, and the next fingerprint chooses anchors anew
+    anchors.unlink()
+    done = CliRunner().invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--anchors", "8", "--repeats",
+                                     "2", "--json"])
+    assert done.exit_code == 0 and json.loads(done.output)["verdict"] == "SAME", done.output
+    assert CliRunner().invoke(main, ["gate", str(folder), *GATE]).exit_code == 0

@@ -4,30 +4,40 @@ annotators' labels back, through the Label Studio SDK.
 The URL and API key come from the caller (flags, or ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``);
 legacy tokens and personal access tokens both work (the SDK tells them apart). The key is kept in
 memory only: the store records the server's URL and the project id, nothing else.
+
+The SDK is given an httpx client made by :func:`calibrate.base.http.httpx_client`, so its requests keep
+calibrate's rules: a redirect to another server is refused (the key never leaves the server given), each
+reply has a deadline and a size cap. The key (and the access token a personal access token is exchanged
+for) is redacted from every error.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
 import uuid
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from calibrate.humans.adjudication import append_decisions, decision_history
 from calibrate.campaign import Campaign
 from calibrate.humans.labelstudio.interface import PER_ITEM, TEMPLATES, Interface, build_interface, task_data
-from calibrate.humans.labelstudio.labels import read_export, shape_problems
-from calibrate.humans.labelstudio.store import LabelStore
+from calibrate.humans.labelstudio.labels import (LabelError, Task, export_projects, parse_export, read_export,
+                                                 read_export_file, shown_model_version, task_case_id)
+from calibrate.humans.labelstudio.store import LabelStore, Project
 from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.documents import DocumentError, short
+from calibrate.base.files import writes_campaign
+from calibrate.base.http import HttpPolicy, httpx_client
+from calibrate.base.secrets import redact, remember
 from calibrate.base.results import Result, single_row
 
 __all__ = ["push", "pull", "pull_file", "LabelStudioError", "connect"]
 
 IMPORT_BATCH = 1000
+#: seconds for each request to Label Studio, the whole reply included (an export can be slow)
+TIMEOUT_S = 120.0
 
 
 class LabelStudioError(RuntimeError):
@@ -46,7 +56,10 @@ def connect(url: str | None, api_key: str | None):
     except ImportError:
         raise LabelStudioError("talking to Label Studio needs its SDK: pip install 'calibrate-judges[labelstudio]' "
                                "(reading an export file does not)") from None
-    return LabelStudio(base_url=url.rstrip("/"), api_key=api_key, timeout=120)
+    remember(api_key)
+    base = url.rstrip("/")
+    http = httpx_client(base, name="Label Studio", policy=HttpPolicy(timeout_s=TIMEOUT_S))
+    return LabelStudio(base_url=base, api_key=api_key, timeout=TIMEOUT_S, httpx_client=http)
 
 
 def _guidelines(interface: Interface) -> str:
@@ -56,19 +69,39 @@ def _guidelines(interface: Interface) -> str:
     return "".join(f"<pre style='white-space: pre-wrap'>{html.escape(text)}</pre>" for text in texts)
 
 
-def _export(client, project_id: int) -> list[dict[str, Any]]:
+def _export(client, project_id: int) -> list[Task]:
+    """The whole project: Label Studio's JSON export, read by
+    :func:`~calibrate.humans.labelstudio.labels.parse_export`."""
     data = b"".join(client.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True))
-    return json.loads(data)
+    try:
+        return parse_export(data, source=f"Label Studio's export of project {project_id}")
+    except DocumentError as exc:
+        raise LabelStudioError(str(exc)) from None
+
+
+def _with_removed_metrics(campaign: Campaign, interface: Interface,
+                          had: list[Interface]) -> tuple[Interface, list[str]]:
+    """``interface`` with the metrics the project ``had`` (the interfaces recorded for it) that
+    campaign.toml no longer declares: their labels are read as the project asked for them, kept and set
+    aside (see "Removing cases, metrics and judges" in the README); and those metrics."""
+    removed: list[str] = []
+    for recorded in had:
+        names = [m for m in recorded.metrics if m not in campaign.metrics and m not in interface.metrics]
+        interface = interface.joined(recorded, names)
+        removed += names
+    return interface, sorted(removed)
 
 
 def _call(what: str, function, *args, **kwargs):
     try:
         return function(*args, **kwargs)
+    except LabelStudioError:
+        raise
     except Exception as exc:  # the SDK's ApiError, httpx's connection errors: said with what was asked
         status = getattr(exc, "status_code", None)
         body = getattr(exc, "body", None)
-        raise LabelStudioError(f"Label Studio refused to {what}" + (f" (HTTP {status}: {body})" if status else
-                                                                   f": {type(exc).__name__}: {exc}")) from None
+        raise LabelStudioError(redact(f"Label Studio refused to {what}" + (
+            f" (HTTP {status}: {short(body, 500)})" if status else f": {type(exc).__name__}: {exc}"))) from None
 
 
 def _predictions(campaign: Campaign, interface: Interface, judge: str, threshold: float
@@ -101,6 +134,7 @@ def _predictions(campaign: Campaign, interface: Interface, judge: str, threshold
     return by_case, skipped
 
 
+@writes_campaign("calibrate labelstudio push")
 def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: list[str] | None = None,
          overlap: float = 0.0, annotators_per_overlap: int = 2, show_judge: str | None = None,
          show_threshold: float = 0.5, case_ids: list[str] | None = None) -> Result:
@@ -178,9 +212,11 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
             _call("update the project's interface", client.projects.update, project.id, label_config=interface.xml,
                   expert_instruction=_guidelines(interface), **settings)
         shown = show_judge if created else (show_judge or known.shown_judge)
-        store.set_project(url, project.id, sorted(interface.metrics), shown)
-        existing = {str(task["data"].get("case_id")) for task in _call("export the project", _export, client,
-                                                                        project.id)}
+        # the interface pushed, with the metrics the project had that campaign.toml no longer declares
+        recorded, _ = _with_removed_metrics(campaign, interface, [] if created else store.interfaces(
+            _source(url, project.id), known))
+        store.set_project(url, project.id, sorted(interface.metrics), shown, recorded)
+        existing = {task_case_id(task) for task in _call("export the project", _export, client, project.id)}
         new = [{"data": task_data(case_id, case),
                 **({"predictions": [{"model_version": show_judge, "result": predictions[case_id]}]}
                    if case_id in predictions else {})}
@@ -196,13 +232,29 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
         store.close()
 
 
-def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics: list[str] | None,
-          users: dict[int, str], shown_judge: str | None = None, adjudicators: list[str] | None = None, *,
-          whole: bool) -> Result:
-    """Read ``tasks`` (an export of ``source``) into the label store and export the current labels;
-    ``whole``: the tasks are the whole project, so a label no longer there was deleted."""
-    interface = build_interface(campaign, metrics)
-    reading = read_export(tasks, campaign, interface, users=users)
+def _source(url: str, project_id: int) -> str:
+    """How the label store names a project of a Label Studio server."""
+    return f"{url.rstrip('/')}#project-{project_id}"
+
+
+@writes_campaign("calibrate labelstudio pull")
+def _pull(campaign: Campaign, tasks: list[Task], source: str, project: Project | None, users: dict[int, str],
+          shown_judge: str | None = None, adjudicators: list[str] | None = None, *, whole: bool) -> Result:
+    """Read ``tasks`` (an export of ``source``, a ``project`` this campaign pushed or None) into the label
+    store and export the current labels; ``whole``: the tasks are the whole project, so a label no longer
+    there was deleted. A metric the project had and campaign.toml no longer declares is read with the
+    interface recorded for it; its labels are kept, set aside, and counted (``set_aside``)."""
+    metrics = project.metrics if project else None
+    declared = [m for m in metrics if m in campaign.metrics] if metrics is not None else None
+    interface = (build_interface(campaign, declared) if declared is None or declared
+                 else Interface(xml="", metrics={}))
+    store = LabelStore(campaign.path)
+    try:
+        interface, removed = _with_removed_metrics(campaign, interface, store.interfaces(source, project))
+    finally:
+        store.close()
+    reading = read_export(tasks, campaign, interface, users=users, source=source)
+    aside = [label for label in reading.labels if label.metric in removed]
     deciders = set(adjudicators or ())
     annotators = {label.annotator for label in reading.labels}
     if deciders - annotators:
@@ -219,7 +271,7 @@ def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics:
     try:
         pull_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
         counts = store.add_pull(pull_id, source, reading.labels, metrics=sorted(interface.metrics), whole=whole,
-                                shown_judge=shown_judge, adjudicators=deciders)
+                                shown_judge=shown_judge, adjudicators=deciders, interface=interface)
         exported = store.export()
     finally:
         store.close()
@@ -227,10 +279,12 @@ def _pull(campaign: Campaign, tasks: list[dict[str, Any]], source: str, metrics:
                    "cancelled": reading.cancelled, "drafts": reading.drafts, "labels": len(reading.labels),
                    "unlabelled_metrics": reading.unlabelled_metrics, "replaced": reading.replaced, **counts,
                    "ratings_written": exported, "shown_judge": shown_judge,
+                   "set_aside": {"labels": len(aside), "metrics": sorted({label.metric for label in aside})},
                    "decisions": append_decisions(campaign.path, decisions, source=source) if decisions else None},
                   single_row)
 
 
+@writes_campaign("calibrate labelstudio pull")
 def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
          adjudicators: list[str] | None = None) -> Result:
     """Read every annotation of the campaign's project through the API. The labels of
@@ -267,10 +321,11 @@ def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
         raise LabelStudioError(f"no project of this campaign on {url}: push first")
     tasks = _call("export the project", _export, client, known.project_id)
     users = {user.id: user.email for user in _call("list users", lambda: list(client.users.list()))}
-    return _pull(campaign, tasks, f"{url.rstrip('/')}#project-{known.project_id}", known.metrics, users,
-                 known.shown_judge, adjudicators, whole=True)
+    return _pull(campaign, tasks, _source(url, known.project_id), known, users, known.shown_judge, adjudicators,
+                 whole=True)
 
 
+@writes_campaign("calibrate labelstudio pull")
 def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
               adjudicators: list[str] | None = None) -> Result:
     """Read a Label Studio JSON export file (for users without API access). Annotators are named
@@ -301,14 +356,10 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
     if campaign.path is None:
         raise LabelStudioError("pulling needs a campaign folder")
     try:
-        tasks = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        tasks = read_export_file(path)
+    except DocumentError as exc:   # not JSON, too large or deep, or not the export's shape: naming the file
         raise LabelStudioError(f"cannot read the export {path}: {exc}") from None
-    problems = shape_problems(tasks)
-    if problems:
-        raise LabelStudioError(f"{path} is not a Label Studio JSON export: " + "; ".join(problems[:10])
-                               + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
-    projects = {a.get("project") for t in tasks for a in t.get("annotations") or []} - {None}
+    projects = export_projects(tasks)
     store = LabelStore(campaign.path)
     known = store.project(url) if url else None
     if known is None and len(projects) == 1:  # an export of a project this campaign pushed: the same source
@@ -316,10 +367,11 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
         if found is not None:
             url, known = found
     store.close()
-    source = (f"{url.rstrip('/')}#project-{known.project_id}" if known else
+    source = (_source(url, known.project_id) if known else
               f"export#project-{min(projects)}" if projects else "export")
-    shown = (known.shown_judge if known else None) or next(
-        (p.get("model_version") for t in tasks for p in t.get("predictions") or []
-         if isinstance(p, dict) and p.get("model_version")), None)  # what the file says was shown
+    shown = (known.shown_judge if known else None) or shown_model_version(tasks)  # what the file says was shown
     # a file may hold part of a project: a label it lacks is kept, never taken for a deletion
-    return _pull(campaign, tasks, source, known.metrics if known else None, {}, shown, adjudicators, whole=False)
+    try:
+        return _pull(campaign, tasks, source, known, {}, shown, adjudicators, whole=False)
+    except LabelError as exc:   # named by the file it is in
+        raise LabelError(exc.problems, source=str(path)) from None

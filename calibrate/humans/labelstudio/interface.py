@@ -20,15 +20,21 @@ Examples
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import FiniteFloat
+
+from calibrate.base.documents import Schema, parse_json
 from calibrate.campaign import Campaign, Metric
 
-__all__ = ["Interface", "Control", "build_interface", "task_data", "metric_kind", "InterfaceError", "KINDS"]
+__all__ = ["Interface", "Control", "build_interface", "task_data", "metric_kind", "InterfaceError", "KINDS",
+           "ControlRecord", "InterfaceRecord", "read_interface_record"]
 
 TEMPLATES = Path(__file__).resolve().parent / "annotations"
 #: campaign metric name -> the template (kind) that labels it; any other name is a custom criterion
@@ -72,6 +78,11 @@ class Control:
     def pattern(self) -> re.Pattern:
         return re.compile("^" + re.escape(self.name).replace(re.escape("{idx}"), r"(\d+)") + "$")
 
+    @property
+    def metric(self) -> str:
+        """The campaign metric the control answers (a metric's extra controls are named ``METRIC__...``)."""
+        return self.name.split("__", 1)[0]
+
 
 @dataclass
 class Interface:
@@ -80,6 +91,28 @@ class Interface:
     xml: str
     metrics: dict[str, str]                    # campaign metric -> kind
     controls: dict[str, Control] = field(default_factory=dict)
+
+    def record(self) -> str:
+        """The interface as calibrate records it in its label store (JSON: the metrics and their controls),
+        read back by :func:`read_interface_record`: what a project had, when campaign.toml no longer has it."""
+        return json.dumps({"metrics": self.metrics, "controls": [asdict(c) for c in self.controls.values()]},
+                          sort_keys=True)
+
+    def joined(self, other: "Interface", metrics: Iterable[str]) -> "Interface":
+        """This interface with ``metrics`` of ``other`` and their controls added (those it has already are
+        kept as they are here).
+
+        Examples
+        --------
+        >>> a = Interface("", {"f": "faithfulness"}, {"f": Control("f", "choices", "answer", ("pass", "fail"))})
+        >>> b = Interface("", {"t": "custom"}, {"t": Control("t", "rating", "answer", max_rating=5)})
+        >>> sorted(a.joined(b, ["t", "x"]).controls), a.joined(b, ["t"]).metrics
+        (['f', 't'], {'f': 'faithfulness', 't': 'custom'})
+        """
+        added = [m for m in metrics if m in other.metrics and m not in self.metrics]
+        return Interface(xml=self.xml, metrics={**self.metrics, **{m: other.metrics[m] for m in added}},
+                         controls={**self.controls, **{n: c for n, c in other.controls.items()
+                                                       if c.metric in added and n not in self.controls}})
 
     def find(self, from_name: str) -> tuple[Control, int | None] | None:
         """The control a result's ``from_name`` refers to, with its item index when repeated."""
@@ -91,6 +124,45 @@ class Interface:
                 if found:
                     return control, int(found.group(1))
         return None
+
+
+class ControlRecord(Schema):
+    """A control as :meth:`Interface.record` writes it."""
+
+    name: str
+    type: Literal["choices", "labels", "rating", "number"]
+    to_name: str
+    values: tuple[str, ...] = ()
+    max_rating: int | None = None
+    bounds: tuple[FiniteFloat, FiniteFloat] | None = None
+    repeated_over: str | None = None
+
+
+class InterfaceRecord(Schema):
+    """An interface as :meth:`Interface.record` writes it: the metrics (name -> kind) and their controls."""
+
+    metrics: dict[str, str]
+    controls: list[ControlRecord]
+
+
+def read_interface_record(text: str, *, source: str) -> Interface:
+    """An interface :meth:`Interface.record` wrote (its XML is not kept: only what a pull checks results
+    against), read through :class:`InterfaceRecord`.
+
+    Raises
+    ------
+    DocumentError
+        Text that is not such a record, naming ``source`` and the field.
+
+    Examples
+    --------
+    >>> ui = Interface("", {"t": "custom"}, {"t": Control("t", "rating", "answer", max_rating=5)})
+    >>> read_interface_record(ui.record(), source="store").controls == ui.controls
+    True
+    """
+    record = parse_json(text, InterfaceRecord, source=source, expected="the interface calibrate recorded")
+    return Interface(xml="", metrics=dict(record.metrics),
+                     controls={c.name: Control(**c.model_dump()) for c in record.controls})
 
 
 def _environment():

@@ -1,36 +1,171 @@
 """Human labels out of Label Studio's JSON export, checked against the campaign's interface.
 
 The same reader serves a pull through the API and an export file a user downloaded: both are Label
-Studio's JSON export (a list of tasks, each with its ``data``, ``annotations`` and ``drafts``). Each
-annotation's results are checked against the generated interface — an unknown control, a choice it
-does not offer, a rating or number out of its bounds, a chunk that the task does not have — and every
-problem names the task, its case and the annotator. Cancelled (skipped) annotations and drafts are
-counted, not read. Per-chunk answers map back to the case's contexts in rank order. No network.
+Studio's JSON export (a list of tasks, each with its ``data``, ``annotations`` and ``drafts``),
+declared below (:class:`Task`, :class:`Annotation`, :class:`AnnotationResult`) and read by
+:func:`parse_export` within the limits of every document: a document of another shape is a
+:class:`~calibrate.base.documents.DocumentError` naming the source and each field. Each annotation's
+results are then checked against the generated interface — an unknown control, a choice it does not
+offer, a rating or number out of its bounds, a chunk that the task does not have — and every problem
+names the source, the task, its case and the annotator (:class:`LabelError`). Cancelled (skipped)
+annotations and drafts are counted, not read. Per-chunk answers map back to the case's contexts in
+rank order. No network.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
+from pydantic import BeforeValidator, ConfigDict, Field, JsonValue
+
+from calibrate.base.documents import Schema, check, parse_json, read_bytes
 from calibrate.campaign import Campaign
 from calibrate.humans.labelstudio.interface import PER_ITEM, Interface
 
-__all__ = ["Label", "ExportReading", "read_export", "shape_problems", "average_precision", "LabelError"]
+__all__ = ["Label", "ExportReading", "read_export", "parse_export", "read_export_file", "shape_problems",
+           "task_case_id",
+           "export_projects", "shown_model_version", "average_precision", "LabelError", "Task", "Annotation",
+           "AnnotationResult", "EXPECTED"]
 
 BINARY = {"pass": 1.0, "fail": 0.0}
 POSITIVE = {"relevant", "found"}
+EXPECTED = "Label Studio's JSON export: a list of tasks (id, data, annotations, drafts, predictions)"
+#: the longest control name a result may give (longer is no control of the interface)
+MAX_NAME = 200
 
 
 class LabelError(ValueError):
-    """Annotations that do not fit the interface; every problem is listed."""
+    """Annotations that do not fit the interface; every problem is listed, with where they came from."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems: list[str], *, source: str | None = None):
         self.problems = problems
+        self.source = source
         shown = "\n  ".join(problems[:50]) + (f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else "")
-        super().__init__(f"{len(problems)} annotation problem(s):\n  {shown}")
+        super().__init__(f"{len(problems)} annotation problem(s)" + (f" in {source}" if source else "")
+                         + f":\n  {shown}")
 
 
+# ------------------------------------------------------------------------------------ the format
+class _Strict(Schema):
+    model_config = ConfigDict(strict=True)
+
+
+#: an id Label Studio gives (a task's, an annotation's, a user's, a project's): an integer SQLite holds
+LabelStudioId = Annotated[int, Field(ge=0, le=2 ** 63 - 1)]
+
+
+class User(_Strict):
+    id: LabelStudioId | None = None
+    email: str | None = None
+
+
+def _user(value: Any) -> Any:
+    """``completed_by`` as a user: Label Studio gives a user id, or the user."""
+    return {"id": value} if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class AnnotationResult(_Strict):
+    """One result of an annotation: the control it answers (``from_name``), its type and ``value``
+    (checked against the interface, not here)."""
+
+    from_name: JsonValue = None
+    type: JsonValue = None
+    value: dict[str, JsonValue] | None = None
+
+
+class Annotation(_Strict):
+    id: LabelStudioId
+    completed_by: Annotated[User | None, BeforeValidator(_user)] = None
+    project: LabelStudioId | None = None
+    updated_at: str | None = None
+    was_cancelled: bool | None = None
+    result: list[AnnotationResult] | None = None
+
+
+class Task(_Strict):
+    """A task: the data calibrate pushed (``case_id``, the texts, the chunks), its annotations, drafts
+    and predictions (the judge shown, if any)."""
+
+    id: LabelStudioId
+    data: dict[str, JsonValue] | None = None
+    annotations: list[Annotation] | None = None
+    drafts: list[JsonValue] | None = None
+    predictions: list[JsonValue] | None = None
+
+
+class _Prediction(Schema):
+    model_version: JsonValue = None
+
+
+def parse_export(data: bytes, *, source: str) -> list[Task]:
+    """A Label Studio JSON export (what the API's export or the "Export -> JSON" button gives) read as
+    tasks.
+
+    Raises
+    ------
+    DocumentError
+        Text that is not JSON (or too large, or nested too deep), or not the shape of the export, each
+        problem naming ``source`` and the field (``[3].annotations[0].id``).
+
+    Examples
+    --------
+    >>> parse_export(b'[{"id": 1, "data": {"case_id": "c1"}, "annotations": []}]', source="e.json")[0].id
+    1
+    >>> parse_export(b'[{"id": 1, "annotations": [{"id": "x", "result": {}}]}]', source="e.json")
+    Traceback (most recent call last):
+    ...
+    calibrate.base.documents.DocumentError: 2 problems in e.json:
+      e.json, field '[0].annotations[0].id': Input should be a valid integer (found 'x'); expected Label Studio's JSON export: a list of tasks (id, data, annotations, drafts, predictions)
+      e.json, field '[0].annotations[0].result': Input should be a valid array; expected Label Studio's JSON export: a list of tasks (id, data, annotations, drafts, predictions)
+    """
+    return parse_json(data, list[Task], source=source, expected=EXPECTED)
+
+
+def read_export_file(path: str | Path) -> list[Task]:
+    """A Label Studio JSON export file read as tasks (see :func:`parse_export`)."""
+    return parse_export(read_bytes(path, expected=EXPECTED), source=str(path))
+
+
+def shape_problems(tasks: Any, *, source: str = "the export") -> list[str]:
+    """What in a document (JSON values) is not the shape of Label Studio's JSON export, one line each.
+
+    Examples
+    --------
+    >>> shape_problems([{"id": 1, "data": {}, "annotations": [{"id": "x", "result": {}}]}])[0]
+    "the export, field '[0].annotations[0].id': Input should be a valid integer (found 'x'); expected Label Studio's JSON export: a list of tasks (id, data, annotations, drafts, predictions)"
+    """
+    return [str(p) for p in check(tasks, list[Task], source=source, expected=EXPECTED)[1]]
+
+
+def task_case_id(task: Task) -> str:
+    """The campaign case a task holds (its ``data.case_id``, as text; empty when it has none).
+
+    >>> task_case_id(Task(id=1, data={"case_id": 7})), task_case_id(Task(id=2))
+    ('7', '')
+    """
+    found = (task.data or {}).get("case_id")
+    return "" if found is None else str(found)
+
+
+def export_projects(tasks: list[Task]) -> set[int]:
+    """The projects the annotations of an export belong to."""
+    return {a.project for t in tasks for a in t.annotations or [] if a.project is not None}
+
+
+def shown_model_version(tasks: list[Task]) -> str | None:
+    """The model version of the first prediction an export holds: the judge the annotators were shown."""
+    for task in tasks:
+        for item in task.predictions or []:
+            prediction = check(item, _Prediction, source="", expected="")[0]
+            if prediction is not None and isinstance(prediction.model_version, str) and prediction.model_version:
+                return prediction.model_version
+    return None
+
+
+# ------------------------------------------------------------------------------------ reading
 @dataclass(frozen=True)
 class Label:
     """One annotator's label of one case on one metric."""
@@ -73,39 +208,54 @@ def average_precision(relevant: list[bool]) -> float:
     return total / hits if hits else 0.0
 
 
-def _annotator(annotation: dict[str, Any], users: dict[int, str]) -> str:
-    who = annotation.get("completed_by")
-    if isinstance(who, dict):
-        return who.get("email") or users.get(who.get("id"), f"ls-user-{who.get('id')}")
-    return users.get(who, f"ls-user-{who}")
+def _annotator(annotation: Annotation, users: dict[int, str]) -> str:
+    who = annotation.completed_by
+    if who is None:
+        return "ls-user-None"
+    return who.email or users.get(who.id, f"ls-user-{who.id}")
 
 
 def _metric_of(control_name: str) -> str:
     return control_name.split("__", 1)[0]
 
 
-def _check_result(result: dict[str, Any], interface: Interface, data: dict[str, Any], where: str,
-                  problems: list[str]) -> tuple[str, int | None, Any] | None:
-    """(metric, item index, answer) of one result, or None with the problem recorded."""
-    name = result.get("from_name")
-    found = interface.find(name) if isinstance(name, str) else None
+def _items(data: dict[str, Any], key: str | None) -> list[Any]:
+    """The task data list a repeated control runs over (none when the data holds no list there)."""
+    found = data.get(key) if key else None
+    return found if isinstance(found, list) else []
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_result(result: AnnotationResult, interface: Interface, data: dict[str, Any], where: str,
+                  problems: list[str], declared: Any = ()) -> tuple[str, int | None, Any] | None:
+    """(metric, item index, answer) of one result, or None with the problem recorded; ``declared``: the
+    metrics campaign.toml declares, to say so of a result of another one."""
+    name = result.from_name
+    found = interface.find(name) if isinstance(name, str) and len(name) <= MAX_NAME else None
     if found is None:
-        problems.append(f"{where}: a result for {name!r}, which the interface does not have (its controls: "
-                        f"{', '.join(sorted(interface.controls))})")
+        metric = _metric_of(name) if isinstance(name, str) and len(name) <= MAX_NAME else None
+        problems.append(f"{where}: a result for {name!r:.{MAX_NAME}}, which the interface does not have (its "
+                        f"controls: {', '.join(sorted(interface.controls))})" + (
+                            f"; campaign.toml does not declare {metric!r}, and no push or pull of this project "
+                            "recorded it (declare it again to read these labels: removed later, they are kept, "
+                            "set aside)" if metric and metric not in declared else ""))
         return None
     control, index = found
-    if result.get("type") != control.type:
-        problems.append(f"{where}: {name} is a {control.type} control, the result is of type {result.get('type')!r}")
+    if result.type != control.type:
+        problems.append(f"{where}: {name} is a {control.type} control, the result is of type {result.type!r:.80}")
         return None
-    if index is not None and index >= len(data.get(control.repeated_over) or []):
+    if index is not None and index >= len(_items(data, control.repeated_over)):
         problems.append(f"{where}: {name} answers item {index + 1}, the task has "
-                        f"{len(data.get(control.repeated_over) or [])}")
+                        f"{len(_items(data, control.repeated_over))}")
         return None
-    value = result.get("value") or {}
+    value = result.value or {}
     if control.type in ("choices", "labels"):
         chosen = value.get(control.type)
         if not isinstance(chosen, list) or not chosen or any(c not in control.values for c in chosen):
-            problems.append(f"{where}: {name} chose {chosen!r}; the interface offers "
+            problems.append(f"{where}: {name} chose {chosen!r:.200}; the interface offers "
                             f"{', '.join(repr(v) for v in control.values)}")
             return None
         if control.type == "choices" and len(chosen) != 1:
@@ -115,14 +265,14 @@ def _check_result(result: dict[str, Any], interface: Interface, data: dict[str, 
                                                                "text": value.get("text")}
     elif control.type == "rating":
         answer = value.get("rating")
-        if not (isinstance(answer, (int, float)) and 1 <= answer <= (control.max_rating or 5)):
-            problems.append(f"{where}: {name} rated {answer!r}; the interface takes 1 to {control.max_rating}")
+        if not (_is_number(answer) and 1 <= answer <= (control.max_rating or 5)):
+            problems.append(f"{where}: {name} rated {answer!r:.80}; the interface takes 1 to {control.max_rating}")
             return None
     else:  # number
         answer = value.get("number")
         low, high = control.bounds or (float("-inf"), float("inf"))
-        if not (isinstance(answer, (int, float)) and low <= answer <= high):
-            problems.append(f"{where}: {name} is {answer!r}; the interface takes {low:g} to {high:g}")
+        if not (_is_number(answer) and low <= answer <= high):
+            problems.append(f"{where}: {name} is {answer!r:.80}; the interface takes {low:g} to {high:g}")
             return None
     return _metric_of(control.name), index, (control, answer)
 
@@ -131,7 +281,7 @@ def _value(metric: str, kind: str, answers: list[tuple[int | None, Any]], data: 
            where: str, problems: list[str]) -> tuple[float, dict[str, Any]] | None:
     """A metric's value from its answers in one annotation."""
     if kind in PER_ITEM:
-        items = data.get(PER_ITEM[kind]) or []
+        items = _items(data, PER_ITEM[kind])
         by_index = {index: answer for index, (control, answer) in answers if index is not None}
         missing = [i + 1 for i in range(len(items)) if i not in by_index]
         if missing:
@@ -156,101 +306,38 @@ def _value(metric: str, kind: str, answers: list[tuple[int | None, Any]], data: 
     return float(answer), details
 
 
-def _is_id(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _given(document: dict[str, Any], key: str, default: Any) -> Any:
-    """``document[key]``, or ``default`` where it is absent or null."""
-    value = document.get(key)
-    return default if value is None else value
-
-
-def shape_problems(tasks: Any) -> list[str]:
-    """What in a document is not the shape of Label Studio's JSON export: a list of tasks, each an
-    object with an integer ``id``, a ``data`` object, and lists of ``annotations`` (objects with an
-    integer ``id``, a ``completed_by`` user id or object, a ``result`` list of objects whose ``value``
-    is an object), ``drafts`` and ``predictions``.
-
-    Examples
-    --------
-    >>> shape_problems([{"id": 1, "data": {}, "annotations": [{"id": "x", "result": {}}]}])
-    ["task 1, annotation 1: 'id' is 'x', expected an integer", "task 1, annotation 1: 'result' is {}, expected a list"]
-    """
-    if not isinstance(tasks, list):
-        return [f"the document is {type(tasks).__name__}, expected a list of tasks"]
-    problems: list[str] = []
-
-    def expect(ok: bool, where: str, key: str, value: Any, what: str) -> bool:
-        if not ok:
-            problems.append(f"{where}: {key!r} is {str(repr(value))[:60]}, expected {what}")
-        return ok
-
-    for number, task in enumerate(tasks, start=1):
-        if not isinstance(task, dict):
-            problems.append(f"task {number}: a {type(task).__name__}, expected an object")
-            continue
-        where = f"task {task.get('id') if _is_id(task.get('id')) else number}"
-        expect(_is_id(task.get("id")), where, "id", task.get("id"), "an integer")
-        expect(isinstance(_given(task, "data", {}), dict), where, "data", task.get("data"), "an object")
-        for key in ("drafts", "predictions"):
-            expect(isinstance(_given(task, key, []), list), where, key, task.get(key), "a list")
-        annotations = _given(task, "annotations", [])
-        if not expect(isinstance(annotations, list), where, "annotations", annotations, "a list"):
-            continue
-        for index, annotation in enumerate(annotations, start=1):
-            if not isinstance(annotation, dict):
-                problems.append(f"{where}, annotation {index}: a {type(annotation).__name__}, expected an object")
-                continue
-            named = f"{where}, annotation {annotation.get('id') if _is_id(annotation.get('id')) else index}"
-            expect(_is_id(annotation.get("id")), f"{where}, annotation {index}", "id", annotation.get("id"),
-                   "an integer")
-            who = annotation.get("completed_by")
-            expect(who is None or _is_id(who) or (isinstance(who, dict) and (who.get("email") is None or isinstance(
-                who.get("email"), str)) and (who.get("id") is None or _is_id(who.get("id")))), named, "completed_by",
-                who, "a user id or a user object")
-            expect(annotation.get("project") is None or _is_id(annotation.get("project")), named, "project",
-                   annotation.get("project"), "a project id")
-            expect(annotation.get("updated_at") is None or isinstance(annotation.get("updated_at"), str), named,
-                   "updated_at", annotation.get("updated_at"), "a time")
-            results = _given(annotation, "result", [])
-            if not expect(isinstance(results, list), named, "result", results, "a list"):
-                continue
-            for result in results:
-                if expect(isinstance(result, dict), named, "result item", result, "an object"):
-                    expect(isinstance(_given(result, "value", {}), dict), named, "value", result.get("value"),
-                           "an object")
-    return problems
-
-
-def read_export(tasks: list[dict[str, Any]], campaign: Campaign, interface: Interface, *,
-                users: dict[int, str] | None = None) -> ExportReading:
-    """The labels in a Label Studio JSON export; :class:`LabelError` lists every result that does not
-    fit the interface (nothing is read then)."""
+def read_export(tasks: list[Task] | Any, campaign: Campaign, interface: Interface, *,
+                users: dict[int, str] | None = None, source: str | None = None) -> ExportReading:
+    """The labels in a Label Studio JSON export: tasks read by :func:`parse_export`, or the export's JSON
+    values, read here through :class:`Task`. :class:`LabelError` lists every task that does not fit the
+    export's format and every result that does not fit the interface, naming ``source`` (nothing is read
+    then)."""
+    if not (isinstance(tasks, list) and all(isinstance(t, Task) for t in tasks)):
+        tasks, shape = check(tasks, list[Task], source=source or "the export", expected=EXPECTED)
+        if tasks is None:
+            raise LabelError([str(p) for p in shape], source=source)
     users = users or {}
     reading = ExportReading(labels=[])
-    problems = shape_problems(tasks)
-    if problems:
-        raise LabelError(problems)
+    problems: list[str] = []
     latest: dict[tuple[str, str, str], Label] = {}
     for task in tasks:
-        data = task.get("data") or {}
-        case_id = str(data.get("case_id", ""))
+        data = task.data or {}
+        case_id = task_case_id(task)
         reading.tasks += 1
-        reading.drafts += len(task.get("drafts") or [])
+        reading.drafts += len(task.drafts or [])
         if case_id not in (campaign.cases or {}):
-            problems.append(f"task {task.get('id')}: case {case_id!r} is not in the campaign's cases.jsonl")
+            problems.append(f"task {task.id}: case {case_id!r:.200} is not in the campaign's cases.jsonl")
             continue
-        for annotation in task.get("annotations") or []:
-            if annotation.get("was_cancelled"):
+        for annotation in task.annotations or []:
+            if annotation.was_cancelled:
                 reading.cancelled += 1
                 continue
             reading.annotations += 1
             annotator = _annotator(annotation, users)
-            where = f"task {task.get('id')} (case {case_id}), annotator {annotator}"
+            where = f"task {task.id} (case {case_id}), annotator {annotator}"
             per_metric: dict[str, list] = {}
-            for result in annotation.get("result") or []:
-                checked = _check_result(result, interface, data, where, problems)
+            for result in annotation.result or []:
+                checked = _check_result(result, interface, data, where, problems, campaign.metrics)
                 if checked:
                     metric, index, answer = checked
                     per_metric.setdefault(metric, []).append((index, answer))
@@ -261,8 +348,8 @@ def read_export(tasks: list[dict[str, Any]], campaign: Campaign, interface: Inte
                 valued = _value(metric, kind, per_metric[metric], data, where, problems)
                 if valued is None:
                     continue
-                label = Label(case_id, metric, annotator, valued[0], int(task.get("id")), int(annotation["id"]),
-                              str(annotation.get("updated_at") or ""), valued[1])
+                label = Label(case_id, metric, annotator, valued[0], task.id, annotation.id,
+                              annotation.updated_at or "", valued[1])
                 key = (case_id, metric, annotator)
                 if key in latest:
                     reading.replaced += 1
@@ -270,6 +357,6 @@ def read_export(tasks: list[dict[str, Any]], campaign: Campaign, interface: Inte
                         continue
                 latest[key] = label
     if problems:
-        raise LabelError(problems)
+        raise LabelError(problems, source=source)
     reading.labels = sorted(latest.values(), key=lambda l: (l.case_id, l.metric, l.annotator))
     return reading

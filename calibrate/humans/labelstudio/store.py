@@ -22,9 +22,13 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pydantic import JsonValue
+
+from calibrate.base.documents import parse_json
 from calibrate.campaign import LABELSTUDIO_META_FILE, LABELSTUDIO_RATINGS_FILE
 from calibrate.base.files import replacing
 from calibrate.base.sqlite_store import now, open_store
+from calibrate.humans.labelstudio.interface import Interface, read_interface_record
 from calibrate.humans.labelstudio.labels import Label
 
 __all__ = ["LabelStore", "STORE_NAME", "RATINGS_FILE"]
@@ -71,6 +75,10 @@ MIGRATIONS = [
         adjudicators TEXT NOT NULL DEFAULT '[]',
         pulled TEXT NOT NULL
     )""",
+    # the interface (metrics and controls) a project was pushed with, and a source last read with: a metric
+    # removed from campaign.toml since is still read from it, its labels kept and set aside
+    "ALTER TABLE projects ADD COLUMN interface TEXT",
+    "ALTER TABLE sources ADD COLUMN interface TEXT",
 ]
 
 
@@ -86,6 +94,8 @@ class Project(NamedTuple):
     project_id: int
     metrics: list[str]
     shown_judge: str | None
+    #: the interface calibrate pushed (:meth:`Interface.record`), None for a project pushed before it was kept
+    interface: str | None = None
 
 
 class LabelStore:
@@ -98,22 +108,41 @@ class LabelStore:
     def close(self) -> None:
         self._db.close()
 
+    def _json(self, text: str, schema: Any, column: str) -> Any:
+        """A JSON column of the store read through its declared type (a store a person edited by hand is
+        a clear error naming the store and the column, never a traceback)."""
+        return parse_json(text, schema, source=f"{self.folder / STORE_NAME}: {column}",
+                          expected="what calibrate labelstudio pull writes")
+
     def project(self, url: str) -> Project | None:
         """The project pushed to the server at ``url``: its id, the metrics it labels, and the judge
         it shows as pre-annotations (None when blind)."""
-        row = self._db.execute("SELECT project_id, metrics, shown_judge FROM projects WHERE url = ?",
+        row = self._db.execute("SELECT project_id, metrics, shown_judge, interface FROM projects WHERE url = ?",
                                (url,)).fetchone()
-        return Project(row[0], json.loads(row[1]), row[2]) if row else None
+        return Project(row[0], self._json(row[1], list[str], "projects.metrics"), row[2], row[3]) if row else None
 
-    def set_project(self, url: str, project_id: int, metrics: list[str], shown_judge: str | None = None) -> None:
-        self._db.execute("INSERT OR REPLACE INTO projects (url, project_id, metrics, created, shown_judge) "
-                         "VALUES (?, ?, ?, ?, ?)", (url, project_id, json.dumps(sorted(metrics)), now(), shown_judge))
+    def set_project(self, url: str, project_id: int, metrics: list[str], shown_judge: str | None = None,
+                    interface: Interface | None = None) -> None:
+        self._db.execute("INSERT OR REPLACE INTO projects (url, project_id, metrics, created, shown_judge, interface) "
+                         "VALUES (?, ?, ?, ?, ?, ?)", (url, project_id, json.dumps(sorted(metrics)), now(), shown_judge,
+                                                       interface.record() if interface else None))
 
     def project_of(self, project_id: int) -> tuple[str, Project] | None:
         """The server and project of a project id, when exactly one pushed project has it."""
-        rows = self._db.execute("SELECT url, project_id, metrics, shown_judge FROM projects WHERE project_id = ?",
-                                (project_id,)).fetchall()
-        return (rows[0][0], Project(rows[0][1], json.loads(rows[0][2]), rows[0][3])) if len(rows) == 1 else None
+        rows = self._db.execute("SELECT url, project_id, metrics, shown_judge, interface FROM projects "
+                                "WHERE project_id = ?", (project_id,)).fetchall()
+        return ((rows[0][0], Project(rows[0][1], self._json(rows[0][2], list[str], "projects.metrics"), rows[0][3],
+                                     rows[0][4]))
+                if len(rows) == 1 else None)
+
+    def interfaces(self, source: str, project: Project | None = None) -> list[Interface]:
+        """The interfaces ``source`` had: the one it was last pulled with, and the one its ``project`` was
+        pushed with (each read through its declared record; a store edited by hand is a clear error)."""
+        row = self._db.execute("SELECT interface FROM sources WHERE source = ?", (source,)).fetchone()
+        found = [(row[0] if row else None, "sources.interface"),
+                 (project.interface if project else None, "projects.interface")]
+        return [read_interface_record(text, source=f"{self.folder / STORE_NAME}: {column}")
+                for text, column in found if text]
 
     def _current(self, source: str | None = None) -> list[tuple]:
         """The latest revision of each (source, annotation, metric), with when it was withdrawn (None
@@ -127,11 +156,13 @@ class LabelStore:
             (source,) if source is not None else ())
 
     def add_pull(self, pull_id: str, source: str, labels: list[Label], *, metrics: list[str], whole: bool,
-                 shown_judge: str | None = None, adjudicators: set[str] | None = None) -> dict[str, int]:
+                 shown_judge: str | None = None, adjudicators: set[str] | None = None,
+                 interface: Interface | None = None) -> dict[str, int]:
         """Append what is new or changed since the last pull from ``source``; one transaction.
 
         The labels of ``metrics`` pulled from ``source`` before and absent now are withdrawn when the
-        pull read the ``whole`` project, and kept (counted as ``absent_kept``) when it did not."""
+        pull read the ``whole`` project, and kept (counted as ``absent_kept``) when it did not. The
+        ``interface`` the pull read with is recorded for the source (see :meth:`interfaces`)."""
         current = {(row[2], row[3]): row for row in self._current(source)}
         counts = {"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 0, "absent_kept": 0,
                   "deleted_since": 0}
@@ -162,10 +193,12 @@ class LabelStore:
                 self._db.execute("INSERT INTO withdrawals (pull_id, label_id, withdrawn) VALUES (?, ?, ?)",
                                  (pull_id, label_id, stamp))
         counts["withdrawn" if whole else "absent_kept"] = len(absent)
-        known = self._db.execute("SELECT adjudicators FROM sources WHERE source = ?", (source,)).fetchone()
-        deciders = sorted(set(json.loads(known[0]) if known else []) | set(adjudicators or ()))
-        self._db.execute("INSERT OR REPLACE INTO sources (source, shown_judge, adjudicators, pulled) VALUES "
-                         "(?, ?, ?, ?)", (source, shown_judge, json.dumps(deciders), stamp))
+        known = self._db.execute("SELECT adjudicators, interface FROM sources WHERE source = ?", (source,)).fetchone()
+        deciders = sorted(set(self._json(known[0], list[str], "sources.adjudicators") if known else [])
+                          | set(adjudicators or ()))
+        self._db.execute("INSERT OR REPLACE INTO sources (source, shown_judge, adjudicators, pulled, interface) VALUES "
+                         "(?, ?, ?, ?, ?)", (source, shown_judge, json.dumps(deciders), stamp,
+                                             interface.record() if interface else known[1] if known else None))
         self._db.execute("COMMIT")
         return counts
 
@@ -176,13 +209,15 @@ class LabelStore:
         keys = ("id", "pull_id", "source", "task_id", "annotation_id", "case_id", "metric", "annotator", "value",
                 "details", "annotation_updated", "pulled")
         rows = self._db.execute(query, (case_id,) if case_id else ()).fetchall()
-        return [{**dict(zip(keys, row)), "details": json.loads(row[9]) if row[9] else None} for row in rows]
+        return [{**dict(zip(keys, row)), "details": self._json(row[9], dict[str, JsonValue], "labels.details")
+                 if row[9] else None} for row in rows]
 
     def export(self) -> int:
         """Write the current label of every (case, metric, annotator) to ``RATINGS_FILE`` (atomically;
         see the module docstring), and what the annotators saw to ``META_FILE`` (the judge shown as
         pre-annotations, if any); returns the rows written."""
-        sources = {row[0]: (row[1], set(json.loads(row[2]))) for row in self._db.execute(
+        sources = {row[0]: (row[1], set(self._json(row[2], list[str], "sources.adjudicators")))
+                   for row in self._db.execute(
             "SELECT source, shown_judge, adjudicators FROM sources")}
         chosen: dict[tuple[str, str, str], tuple] = {}
         for row in self._current():
