@@ -9,20 +9,22 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 # the core package alone: what the demo needs (no torch, DeepEval, RAGAS or Label Studio SDK)
 CORE   := $(VENV)/.core-stamp
+# the versions the tests ran with: pip has one candidate per package and nothing to backtrack over
+PINS   := constraints/tested.txt
 
 .PHONY: demo test bench browser labelstudio mlflow phoenix promptfoo inspect langfuse clean
 
-$(CORE): pyproject.toml
+$(CORE): pyproject.toml $(PINS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(PINS) -e .
 	touch $(CORE)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(PINS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# the CPU build of torch first (for the local embedding model), so nothing pulls a CUDA build
-	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[test,judges,local-embeddings,labelstudio,imports]'
+	$(BIN)/python -m pip install --quiet -c $(PINS) torch==2.13.0
+	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[test,judges,local-embeddings,labelstudio,imports]'
 	touch $(STAMP) $(CORE)
 
 demo: $(CORE)

@@ -1,6 +1,6 @@
 """Benchmark: `calibrate stats` on 100,000 cases x 10 judges with 1,000 bootstrap resamples, against
 the straightforward loop that calls scipy.stats.spearmanr and sklearn.metrics.cohen_kappa_score once
-per resample, measured side by side in one run. Prints wall time, speed-up and peak memory.
+per resample, measured side by side in one run. Prints wall and CPU time, speed-up and peak memory.
 
     python bench/bench_stats.py [--cases 100000] [--judges 10] [--n-boot 1000] [--naive-resamples 1000]
                                 [--weighted]
@@ -15,6 +15,7 @@ fifth of the cases with probability 0.5, the rest 0.05), so the statistics take 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -111,21 +112,25 @@ def main() -> None:
         calibrate = Path(sys.executable).parent / "calibrate"
         timings = {}
         for mode, extra in (("table", []), ("--json", ["--json"])):
-            runs = []
+            runs, cpu = [], []
             output = Path(tmp) / "stdout"
             for _ in range(args.repeat):
                 # as a user runs it: `calibrate stats CAMPAIGN [--json] > file`
                 with output.open("w") as stdout:
                     start = time.perf_counter()
-                    result = subprocess.run([str(calibrate), "stats", str(folder), "--n-boot", str(args.n_boot),
-                                             *extra], stdout=stdout, stderr=subprocess.PIPE, text=True)
+                    process = subprocess.Popen([str(calibrate), "stats", str(folder), "--n-boot", str(args.n_boot),
+                                                *extra], stdout=stdout, stderr=subprocess.PIPE, text=True)
+                    _, status, usage = os.wait4(process.pid, 0)
                     runs.append(time.perf_counter() - start)
-                if result.returncode != 0:
-                    raise SystemExit(result.stderr)
+                    cpu.append(usage.ru_utime + usage.ru_stime)
+                if os.waitstatus_to_exitcode(status) != 0:
+                    raise SystemExit(process.stderr.read())
             timings[mode] = statistics.median(runs)
+            # CPU seconds (user + system of calibrate's process): what a shared, loaded machine does not inflate
             print(f"calibrate stats ({mode} output{', weighted' if args.weighted else ''}, {output.stat().st_size / 1e6:.1f} MB): {args.cases:,} cases x "
                   f"{args.judges} judges x {args.n_boot} resamples: median {timings[mode]:.1f} s over {len(runs)} "
-                  f"runs ({min(runs):.1f}-{max(runs):.1f} s)")
+                  f"runs ({min(runs):.1f}-{max(runs):.1f} s), CPU {statistics.median(cpu):.1f} s "
+                  f"(load average before the last run {os.getloadavg()[0]:.1f})")
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(f"peak memory of either run: {peak_mb:,.0f} MB")
 

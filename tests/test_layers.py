@@ -14,7 +14,7 @@ PACKAGE = Path(calibrate.__file__).parent
 
 #: what may import what: a folder imports only the folders before it in this list (and itself)
 LAYERS = ["demo", "base", "stats", "campaign", "judges", "cases", "humans", "imports", "analysis", "sampling", "review",
-          "report", "cli", ""]  # "": calibrate/__init__.py and __main__.py
+          "report", "testing", "cli", ""]  # "": calibrate/__init__.py and __main__.py
 
 
 def module_name(path: Path, root: Path) -> str:

@@ -57,8 +57,15 @@ model = { provider = "openai", name = "m", base_url = "http://127.0.0.1:9/v1" }
                                                                          "value"]),
                             [{"case_id": "a", "input": "q?", "actual_output": "a.", "retrieval_context": ["c"]}])
     judged = _without_extras("judge", str(folder))
-    assert judged.returncode == 2 and "pip install 'calibrate-judges[judges]'" in judged.stderr
+    assert judged.returncode == 2 and "pip install 'calibrate-judges[deepeval]'" in judged.stderr
     assert "Traceback" not in judged.stderr
+    # each library its own extra (issue 26: [judges] brought both, and langchain, for either)
+    ragas = folder.parent / "r"
+    ragas_toml = toml.replace("de-faith", "ra-faith").replace('library = "deepeval"', 'library = "ragas"')
+    write_campaign(ragas, ragas_toml, pd.DataFrame(columns=["case_id", "metric", "rater", "rater_kind", "value"]),
+                   [{"case_id": "a", "input": "q?", "actual_output": "a.", "retrieval_context": ["c"]}])
+    judged = _without_extras("judge", str(ragas))
+    assert judged.returncode == 2 and "pip install 'calibrate-judges[ragas]'" in judged.stderr, judged.stderr
     pushed = _without_extras("labelstudio", "push", str(folder), "--url", "http://127.0.0.1:9", "--api-key", "k")
     assert pushed.returncode == 2 and "pip install 'calibrate-judges[labelstudio]'" in pushed.stderr
     assert "Traceback" not in pushed.stderr

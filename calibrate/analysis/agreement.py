@@ -15,11 +15,13 @@ import numbers
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from calibrate.analysis.annotators import annotator_agreement
+from calibrate.analysis.current import check_current, current_thresholds, unmatched
 from calibrate.analysis.figures import estimate, from_interval, undefined
 from calibrate.analysis.verdicts import judge_verdict, metric_verdict
 from calibrate.campaign import Campaign, Metric
@@ -33,7 +35,7 @@ from calibrate.stats.bootstrap import (bca_interval, case_counts, percentile_int
                                        resample_indices)
 from calibrate.stats.intervals import (bonett_wright_se, clopper_pearson_upper, fieller_kendall_se,
                                        fisher_z_interval, wilson_interval)
-from calibrate.stats.paired import PairedScores, Summary
+from calibrate.stats.paired import PairedScores, Summary, summarize_together
 from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD, NO_THRESHOLD, constraint_rule, cost_rule
 from calibrate.base.errors import ParameterText
 
@@ -338,6 +340,11 @@ class JudgeRun:
             source = self.paired.tables(counts, self.positions)
         else:
             source = self.paired.summarize_counts(counts, self.positions)
+        self.add_summary(source)
+
+    def add_summary(self, source: np.ndarray | Summary) -> None:
+        """Statistics of a batch of resamples, given as their count tables or their summary (with the
+        tables, on the scale: kappa and alpha read cells)."""
         for key, values in self.statistics(source).items():
             self.replicates.setdefault(key, []).append(values)
 
@@ -539,8 +546,16 @@ class JudgeRun:
         }
 
     def worst_misses(self, n_listed: int) -> dict[str, Any]:
-        """False passes with the highest scores and false fails with the lowest, at the pass threshold."""
+        """False passes with the highest scores and false fails with the lowest, at the pass threshold;
+        none listed where there is no pass threshold (every case would be a "miss" of failing everything)."""
         index = self.rule_index
+        if index == NO_THRESHOLD or index >= self.paired.m:
+            human_pass = self.human >= self.ref.metric.human_pass
+            return {"threshold": None, "n_false_pass": 0, "n_false_fail": int(human_pass.sum()),
+                    "false_passes": [], "false_fails": [],
+                    "reason": (f"no pass threshold ({self.rule.describe()}" + (
+                        ": none short of failing every case" if self.rule.kind != "default" else "") +
+                        "): no miss to list, since every case fails")}
         cut = self.paired.j_values[index] if index != NO_THRESHOLD and index < self.paired.m else np.inf
         human_pass = self.human >= self.ref.metric.human_pass
         judged_pass = self.score >= cut
@@ -567,24 +582,59 @@ def ref_values_at(ref: HumanReference, case_ids: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------------- the campaign
 def bootstrap_runs(runs: list[JudgeRun], design: DesignWeights, *, n_boot: int, seed: int,
-                   progress: ProgressCallback | None, label: str) -> None:
+                   progress: ProgressCallback | None, label: str,
+                   slices: list[tuple[list[JudgeRun], DesignWeights]] = ()) -> None:
     """Resample the cases of a metric once (within the design's strata) and give every judge run its
-    replicates of every statistic on the same resamples, so that differences between judges pair up."""
-    n_universe = design.strata.size
-    active = [r for r in runs if r.paired is not None]
-    if not active or n_universe == 0:
+    replicates of every statistic on the same resamples, so that differences between judges pair up.
+
+    ``slices`` (the runs and design of each slice's case universe) are resampled along: each universe
+    from its own seeded resamples, as if bootstrapped alone, but every judge of every universe in the same
+    kernel launches (a few per batch of resamples, the batches as large as :data:`ROW_BUDGET` allows).
+    """
+    groups = [([r for r in group if r.paired is not None], d) for group, d in [(runs, design), *slices]]
+    groups = [(group, d) for group, d in groups if group and d.strata.size]
+    if not groups:
         return
-    batch = int(np.clip(ROW_BUDGET // max(n_universe, 1), 1, 64))
+    sizes = [d.strata.size for _, d in groups]
+    offsets = np.r_[0, np.cumsum(sizes)]
+    batch = int(np.clip(ROW_BUDGET // max(int(offsets[-1]), 1), 1, max(n_boot, 1)))
+    weighted = any(d.weights is not None for _, d in groups)
+    active = [(run, offsets[g] + run.positions) for g, (group, _) in enumerate(groups) for run in group]
+    launches = _launches(active, batch)
     done = 0
-    for indices in resample_indices(n_universe, n_boot, seed=seed, batch_size=batch, strata=design.strata):
-        counts = case_counts(indices, n_universe)
-        if design.weights is not None:   # weighted sums of counts are not whole: accumulate in float64
+    for parts in zip(*(resample_indices(d.strata.size, n_boot, seed=seed, batch_size=batch, strata=d.strata)
+                       for _, d in groups)):
+        dtype = np.int32 if offsets[-1] < 2**31 else np.int64
+        indices = np.concatenate([(part + offset).astype(dtype, copy=False) for part, offset in zip(parts, offsets)],
+                                 axis=1) if len(parts) > 1 else parts[0]
+        counts = case_counts(indices, int(offsets[-1]))
+        if weighted:   # weighted sums of counts are not whole: accumulate in float64
             counts = counts.astype(np.float64)
-        for run in active:
-            run.add_resamples(counts)
-        done += indices.shape[0]
+        for launch in launches:
+            summaries = summarize_together([run.paired for run, _ in launch], counts,
+                                           [positions for _, positions in launch],
+                                           tables=[run.on_scale for run, _ in launch])
+            for (run, _), summary in zip(launch, summaries):
+                run.add_summary(summary)
+        done += parts[0].shape[0]
         if progress:
             progress(done, n_boot, f"bootstrap {label}")
+
+
+def _launches(active: list[tuple[JudgeRun, np.ndarray]], batch: int) -> list[list[tuple[JudgeRun, np.ndarray]]]:
+    """The runs in groups whose kernel outputs for ``batch`` resamples stay within :data:`ROW_BUDGET`
+    values (all of them in one group, unless their tables are large)."""
+    groups: list[list[tuple[JudgeRun, np.ndarray]]] = [[]]
+    size = 0
+    for run, positions in active:
+        p = run.paired
+        cost = batch * (2 * p.m + p.K + (p.C if run.on_scale else 0))
+        if groups[-1] and size + cost > ROW_BUDGET:
+            groups.append([])
+            size = 0
+        groups[-1].append((run, positions))
+        size += cost
+    return groups
 
 
 def _judge_runs(campaign: Campaign, metric: str, judges: list[str] | None, rule: Rule,
@@ -631,8 +681,11 @@ def _warnings(campaign: Campaign, metric: str, ref: HumanReference, runs: list[J
                          + _listed(failed))
         same = _same_family_cases(campaign, r)
         if same:
-            notes.append(f"judge {r['judge']} is of the {r['family']} family, as the generator of {len(same)} "
-                         f"case(s): a judge may favour its own family's answers: {_listed(same)}")
+            every = len(same) == len(campaign.cases or {})
+            notes.append(f"judge {r['judge']} is of the {r['family']} family, as the generator of "
+                         + (f"every case ({len(same)}): a judge may favour its own family's answers; rate them "
+                            "with a judge of another family to compare" if every else
+                            f"{len(same)} case(s): a judge may favour its own family's answers: {_listed(same)}"))
     return notes
 
 
@@ -658,7 +711,8 @@ def _same_family_cases(campaign: Campaign, result: dict) -> list[str]:
 def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
                   by: str | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
                   n_listed: int = 10, curves: bool = True,
-                  progress: ProgressCallback | None = None) -> Result:
+                  progress: ProgressCallback | None = None,
+                  current: float | Mapping[str, float] | None = None) -> Result:
     """Every judge against the human reference, per metric (and per slice with ``by``).
 
     :func:`stats_and_recommendations` gives this document together with the threshold
@@ -681,6 +735,10 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
         Include the false-pass / false-fail curve of each judge (one point per distinct score).
     progress : callable, optional
         Called as ``progress(done, total, label)`` while the bootstrap runs.
+    current : float or dict, optional
+        The threshold you run each judge at today (a number for every judge, or ``{judge: number}``):
+        each judge's verdict gives its rates there. Without it, a DeepEval judge's is read from its
+        settings or an imported run (:mod:`calibrate.analysis.current`).
 
     Returns
     -------
@@ -706,20 +764,21 @@ def compute_stats(campaign: Campaign, *, metrics: list[str] | None = None, judge
     (4423, 'BCa bootstrap (200 resamples of cases)')
     """
     return _analyse(campaign, metrics=metrics, judges=judges, by=by, seed=seed, n_boot=n_boot,
-                    confidence=confidence, n_listed=n_listed, curves=curves, progress=progress)[0]
+                    confidence=confidence, n_listed=n_listed, curves=curves, progress=progress, current=current)[0]
 
 
 def stats_and_recommendations(campaign: Campaign, *, metrics: list[str] | None = None,
                               judges: list[str] | None = None, by: str | None = None, seed: int = 0,
                               n_boot: int = N_BOOT, confidence: float = 0.95, n_listed: int = 10,
-                              curves: bool = True, progress: ProgressCallback | None = None
+                              curves: bool = True, progress: ProgressCallback | None = None,
+                              current: float | Mapping[str, float] | None = None
                               ) -> tuple[Result, list[dict[str, Any]]]:
     """The :func:`compute_stats` document and the recommendations :func:`recommend_thresholds` gives
     under each metric's declared rule (:func:`default_rule`), from one bootstrap per metric.
 
     Parameters
     ----------
-    campaign, metrics, judges, by, seed, n_boot, confidence, n_listed, curves, progress
+    campaign, metrics, judges, by, seed, n_boot, confidence, n_listed, curves, progress, current
         As for :func:`compute_stats`.
 
     Returns
@@ -738,16 +797,19 @@ def stats_and_recommendations(campaign: Campaign, *, metrics: list[str] | None =
     (3.0, 'constraint')
     """
     return _analyse(campaign, metrics=metrics, judges=judges, by=by, seed=seed, n_boot=n_boot,
-                    confidence=confidence, n_listed=n_listed, curves=curves, progress=progress)
+                    confidence=confidence, n_listed=n_listed, curves=curves, progress=progress, current=current)
 
 
 @computed_once()
 def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str] | None, by: str | None,
              seed: int, n_boot: int, confidence: float, n_listed: int, curves: bool,
-             progress: ProgressCallback | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+             progress: ProgressCallback | None, current: float | Mapping[str, float] | None = None
+             ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
     chosen = campaign.metric_names(metrics)
+    given = check_current(current)
+    unmatched(given, _chosen_judges(campaign, chosen, judges))
     recommendations: list[dict[str, Any]] = []
     if by is not None and not campaign.cases:
         raise ValueError(ParameterText("{by}: slicing needs cases.jsonl with a metadata object per case", by=by))
@@ -756,8 +818,12 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
         spec = campaign.metrics[metric]
         rule = default_rule(spec)
         ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule)
-        bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric)
-        recommendations += [_recommendation(run, metric, rule, confidence, seed) for run in runs]
+        slices = _slice_runs(campaign, metric, judges, rule, by) if by is not None else []
+        # every slice resampled along with the metric's cases: one set of kernel launches per batch
+        bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric,
+                       slices=[(s[4], s[3]) for s in slices])
+        recommendations += [_recommendation(run, metric, rule, confidence, seed,
+                                            current_thresholds(campaign, metric, run.judge, given)) for run in runs]
         results = [r.result(confidence, seed, n_listed, curves=curves) for r in runs]
         entry = {"metric": metric, "scale": spec.scale, "human_pass": spec.human_pass,
                  "levels": list(spec.levels) if spec.levels else None, "n_cases": int(universe.size),
@@ -782,37 +848,35 @@ def _analyse(campaign: Campaign, *, metrics: list[str] | None, judges: list[str]
         entry["verdict"] = metric_verdict(metric, [r for r in recommendations if r["metric"] == metric],
                                           entry.get("annotators"))
         if by is not None:
-            entry["slices"] = _slices(campaign, metric, judges, rule, by, seed=seed, n_boot=n_boot,
-                                      confidence=confidence, progress=progress)
+            entry["slices"] = [{"key": by, "value": value, "n_cases": int(universe.size),
+                                "n_human_pass": int((ref_values_at(ref, universe) >= ref.metric.human_pass).sum()),
+                                "judges": [r.result(confidence, seed, 0, full=False) for r in runs]}
+                               for value, ref, universe, _, runs in slices]
         out.append(entry)
     manifest = build_manifest(campaign, command="stats", seed=seed, n_boot=n_boot, confidence=confidence,
-                              by=by, judges=judges, metrics=chosen)
+                              by=by, judges=judges, metrics=chosen, **_given_current(given))
     return Result({"campaign": campaign.name, "metrics": out, "manifest": manifest,
                    "provenance": rating_provenance(campaign),
                    # the ratings of metrics campaign.toml no longer declares: no metric above to note them under
                    "set_aside_note": campaign.set_aside_note(why="metric")}), recommendations
 
 
-def _slices(campaign, metric, judges, rule, by, *, seed, n_boot, confidence, progress) -> list[dict]:
+def _slice_runs(campaign: Campaign, metric: str, judges: list[str] | None, rule: Rule, by: str
+                ) -> list[tuple[str, HumanReference, np.ndarray, DesignWeights, list[JudgeRun]]]:
+    """Per value of the ``metadata`` key ``by`` (sorted; ``(missing)`` for cases without it): the value
+    and the human reference, case universe, design and judge runs of its cases."""
     groups: dict[str, set[str]] = {}
     for case_id, case in campaign.cases.items():
         value = (case.get("metadata") or {}).get(by)
         groups.setdefault("(missing)" if value is None else str(value), set()).add(case_id)
-    out = []
-    for value in sorted(groups):
-        ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule, groups[value])
-        bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress,
-                   label=f"{metric} / {by}={value}")
-        out.append({"key": by, "value": value, "n_cases": int(universe.size),
-                    "n_human_pass": int((ref_values_at(ref, universe) >= ref.metric.human_pass).sum()),
-                    "judges": [r.result(confidence, seed, 0, full=False) for r in runs]})
-    return out
+    return [(value, *_judge_runs(campaign, metric, judges, rule, groups[value])) for value in sorted(groups)]
 
 
 # --------------------------------------------------------------------------- recommendations
 def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges: list[str] | None = None,
                          seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
-                         progress: ProgressCallback | None = None, cases: set[str] | None = None) -> Result:
+                         progress: ProgressCallback | None = None, cases: set[str] | None = None,
+                         current: float | Mapping[str, float] | None = None) -> Result:
     """Recommend a threshold per judge of ``metric`` under ``rule``, with its uncertainty.
 
     Every recommendation carries the false-pass and false-fail rates it yields with Wilson
@@ -832,6 +896,8 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
         As for :func:`compute_stats`.
     cases : set of str, optional
         Only these cases' labels (those the threshold was chosen on, before a stream a monitor watches).
+    current : float or dict, optional
+        As for :func:`compute_stats`: each recommendation's ``current`` gives the rates there.
 
     Returns
     -------
@@ -849,11 +915,14 @@ def recommend_thresholds(campaign: Campaign, *, metric: str, rule: Rule, judges:
     3.0
     """
     campaign.metric_names([metric])
+    given = check_current(current)
     ref, universe, design, runs = _judge_runs(campaign, metric, judges, rule, cases)
+    unmatched(given, [run.judge for run in runs])
     bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=metric)
-    recs = [_recommendation(run, metric, rule, confidence, seed) for run in runs]
+    recs = [_recommendation(run, metric, rule, confidence, seed, current_thresholds(campaign, metric, run.judge, given))
+            for run in runs]
     manifest = build_manifest(campaign, command="thresholds", seed=seed, n_boot=n_boot, confidence=confidence,
-                              rule=rule.to_dict(), judges=judges, metrics=[metric])
+                              rule=rule.to_dict(), judges=judges, metrics=[metric], **_given_current(given))
     return Result({"campaign": campaign.name, "recommendations": recs, "manifest": manifest})
 
 
@@ -875,7 +944,8 @@ def recommended_threshold(campaign: Campaign, metric: str, judge: str, *, cases:
 @computed_once()
 def thresholds(campaign: Campaign, *, metrics: list[str] | None = None, rule: Rule | None = None,
                judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT,
-               progress: ProgressCallback | None = None) -> Result:
+               progress: ProgressCallback | None = None,
+               current: float | Mapping[str, float] | None = None) -> Result:
     """The ``calibrate thresholds`` command: :func:`recommend_thresholds` for every metric, under the
     rule given or, with none, under each metric's own rule (:func:`default_rule`).
 
@@ -886,7 +956,7 @@ def thresholds(campaign: Campaign, *, metrics: list[str] | None = None, rule: Ru
         Only these metrics (default: every metric of the campaign).
     rule : Rule, optional
         One rule for every metric; by default each metric's declared rule.
-    judges, seed, n_boot, progress
+    judges, seed, n_boot, progress, current
         As for :func:`recommend_thresholds`.
 
     Returns
@@ -904,8 +974,15 @@ def thresholds(campaign: Campaign, *, metrics: list[str] | None = None, rule: Ru
     [['Olz-gpt4o', 0.04]]
     """
     chosen = campaign.metric_names(metrics)
+    given = check_current(current)
+    unmatched(given, _chosen_judges(campaign, chosen, judges))
+
+    def of(metric: str) -> dict[str | None, float]:   # the thresholds given for this metric's judges
+        names = {n for j in _chosen_judges(campaign, [metric], judges) for n in (j.name, j.rater.name)}
+        return {k: v for k, v in given.items() if k is None or k in names}
+
     docs = [recommend_thresholds(campaign, metric=metric, rule=rule or default_rule(campaign.metrics[metric]),
-                                 judges=judges, seed=seed, n_boot=n_boot, progress=progress)
+                                 judges=judges, seed=seed, n_boot=n_boot, progress=progress, current=of(metric))
             for metric in chosen]
     verdicts = [metric_verdict(metric, doc["recommendations"],
                                annotator_agreement(campaign, metric, n_boot=n_boot, seed=seed)
@@ -916,14 +993,29 @@ def thresholds(campaign: Campaign, *, metrics: list[str] | None = None, rule: Ru
                    "manifest": docs[0]["manifest"] if docs else {}})
 
 
-def _recommendation(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed: int) -> dict[str, Any]:
-    """One judge's recommendation under ``rule``, with its verdict (:func:`calibrate.analysis.verdicts.judge_verdict`)."""
-    rec = _recommended(run, metric, rule, confidence, seed)
+def _chosen_judges(campaign: Campaign, metrics: list[str], judges: list[str] | None) -> list:
+    """The judges of ``metrics`` a command reads (those named in ``judges``, or all)."""
+    return [j for m in metrics for j in judge_scores(campaign, m)
+            if judges is None or j.name in judges or j.rater.name in judges]
+
+
+def _given_current(given: dict[str | None, float]) -> dict[str, Any]:
+    """The thresholds given with ``current``, for the manifest (``*``: every judge not named)."""
+    return {"current": {"*" if k is None else k: v for k, v in given.items()}} if given else {}
+
+
+def _recommendation(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed: int,
+                    current: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One judge's recommendation under ``rule``, with its rates at the thresholds the user runs today
+    (``current``: :func:`calibrate.analysis.current.current_thresholds`) and its verdict
+    (:func:`calibrate.analysis.verdicts.judge_verdict`)."""
+    rec = _recommended(run, metric, rule, confidence, seed, current or [])
     rec["verdict"] = judge_verdict(rec, confidence=confidence, min_labels=MIN_TRUSTED_LABELS)
     return rec
 
 
-def _recommended(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed: int) -> dict[str, Any]:
+def _recommended(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed: int,
+                 current: list[dict[str, Any]]) -> dict[str, Any]:
     rec: dict[str, Any] = {"metric": metric, "judge": run.judge.name, "rule": rule.to_dict(),
                            "pass_rule": "score >= threshold" if run.judge.sign > 0 else "score <= threshold",
                            "n": run.n, "warnings": []}
@@ -936,6 +1028,8 @@ def _recommended(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed
                                                                "false_fail_rate": undefined(reason)})
         for key in ("false_pass_rate", "false_fail_rate"):
             rec.update({key: None, key + "_ci": [None, None], key + "_detail": undefined(reason)})
+        rec["current"] = [{**c, "pass_rule": rec["pass_rule"], "false_pass_rate": undefined(reason),
+                           "false_fail_rate": undefined(reason)} for c in current]
         rec["warnings"].append(reason + ": no recommendation")
         return rec
     counts = run.paired.error_counts(run.paired.full)
@@ -1013,4 +1107,7 @@ def _recommended(run: JudgeRun, metric: str, rule: Rule, confidence: float, seed
                                "recommendation is not yet trustworthy")
     default_index = run.index_of(DEEPEVAL_DEFAULT_THRESHOLD)
     rec["deepeval_default"] = {"threshold": DEEPEVAL_DEFAULT_THRESHOLD, **at(min(default_index, run.paired.m))}
+    # the thresholds the user runs today: where the verdict starts
+    rec["current"] = [{**c, "pass_rule": rec["pass_rule"], **at(min(run.index_of(c["threshold"]), run.paired.m))}
+                      for c in current]
     return rec

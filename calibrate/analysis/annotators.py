@@ -6,20 +6,26 @@ kappa compare labels as given on binary and ordinal metrics (Cohen's kappa quadr
 ordinal scale), and pass/fail at ``human_pass`` on a continuous one; Krippendorff's alpha uses the
 metric's level of measurement and every label. Each annotator is also compared with the reference of
 the *others* (to spot one who read the guideline differently).
+
+Every resample's figures come from the counts of label patterns (:mod:`calibrate.stats.label_tables`),
+the full-sample figures from scikit-learn, krippendorff and the written references, checked against
+each other on every run; a command computes a metric's agreement once, however many of its parts read it.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
 
 from calibrate.analysis.figures import estimate, from_interval, undefined
 from calibrate.campaign import Campaign
+from calibrate.campaign.reference import once_per_command
 from calibrate.campaign.weights import design_weights
 from calibrate.stats import N_BOOT
-from calibrate.stats.annotators import (Agreement, agreement_with_interval, cohen_kappa, fleiss_kappa,
-                                        krippendorff_alpha, others_reference, percent_agreement)
+from calibrate.stats.annotators import Agreement, agreement_intervals, others_reference
+from calibrate.stats.label_tables import LabelTables, multiply_labelled
 from calibrate.base.results import Result
 
 __all__ = ["annotator_agreement", "label_matrix"]
@@ -47,7 +53,7 @@ def _entry(agreement: Agreement) -> dict[str, Any]:
 def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT, seed: int = 0,
                         confidence: float = 0.95) -> Result:
     """Agreement between the annotators of ``metric``, with bootstrap intervals over the items that
-    two annotators or more labelled.
+    two annotators or more labelled (computed once per command: :func:`~calibrate.campaign.reference.computed_once`).
 
     Parameters
     ----------
@@ -75,9 +81,15 @@ def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT
     >>> doc["percent_agreement"]["estimate"], doc["cohen_kappa"]["estimate"]
     (0.75, 0.5)
     """
+    doc = once_per_command("annotator agreement", campaign, (metric, n_boot, seed, confidence),
+                           lambda: _agreement(campaign, metric, n_boot=n_boot, seed=seed, confidence=confidence))
+    return Result(copy.deepcopy(dict(doc)))   # each caller its own copy of the shared document
+
+
+def _agreement(campaign: Campaign, metric: str, *, n_boot: int, seed: int, confidence: float) -> Result:
     spec = campaign.metrics[metric]
     matrix, case_ids, annotators = label_matrix(campaign, metric)
-    multiply = int(np.sum(np.sum(~np.isnan(matrix), axis=1) >= 2)) if matrix.size else 0
+    multiply = int(np.sum(multiply_labelled(matrix))) if matrix.size else 0
     doc: dict[str, Any] = {"metric": metric, "annotators": annotators, "n_annotators": len(annotators),
                            "n_items_multiply_labelled": multiply}
     if len(annotators) < 2 or multiply < 2:
@@ -90,32 +102,39 @@ def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT
         doc["weighted"] = True
     continuous = spec.scale == "continuous"
     compared = np.where(np.isnan(matrix), np.nan, (matrix >= spec.human_pass).astype(float)) if continuous else matrix
-    weights = "quadratic" if spec.scale == "ordinal" else None
+    kappa = "cohen_kappa_quadratic" if spec.scale == "ordinal" else "cohen_kappa"
     doc["basis"] = (f"pass/fail at human_pass = {spec.human_pass:g} (alpha: the values, interval level)"
                     if continuous else f"the labels as given ({spec.scale})")
-    options = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "weights": w, "strata": strata}
-    doc["percent_agreement"] = _entry(agreement_with_interval(percent_agreement, compared, **options))
-    doc["alpha"] = _entry(agreement_with_interval(lambda m, iw: krippendorff_alpha(m, spec.alpha_level, iw), matrix,
-                                                  **options)) | {"level": spec.alpha_level}
-
-    def kappa_of_two(m: np.ndarray, iw: np.ndarray | None) -> float:
-        return cohen_kappa(m[:, 0], m[:, 1], weights=weights, sample_weight=iw)
-
+    options = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "subject": f"the annotators of {metric}"}
+    # the items two annotators or more labelled, resampled once for every figure of the panel
+    keep = multiply_labelled(matrix)
+    kept_w = None if w is None else w[keep]
+    labels = LabelTables(compared[keep], kept_w)
+    values = LabelTables(matrix[keep], kept_w) if continuous else labels
+    panel = {"percent_agreement": (labels, "percent_agreement"), "alpha": (values, f"alpha_{spec.alpha_level}")}
     if len(annotators) == 2:
-        doc["cohen_kappa"] = _entry(agreement_with_interval(kappa_of_two, compared, **options)) | {
-            "weights": weights or "none"}
+        panel["cohen_kappa"] = (labels, kappa)
     else:
-        doc["fleiss_kappa"] = _entry(agreement_with_interval(fleiss_kappa, compared, **options))
+        panel["fleiss_kappa"] = (labels, "fleiss_kappa")
+    found = agreement_intervals(panel, strata=strata[keep], **options)
+    doc["percent_agreement"] = _entry(found["percent_agreement"])
+    doc["alpha"] = _entry(found["alpha"]) | {"level": spec.alpha_level}
+    if len(annotators) == 2:
+        doc["cohen_kappa"] = _entry(found["cohen_kappa"]) | {"weights": "quadratic" if spec.scale == "ordinal"
+                                                             else "none"}
+    else:
+        doc["fleiss_kappa"] = _entry(found["fleiss_kappa"])
     per = []
     for column, annotator in enumerate(annotators):
         others = others_reference(compared, column, mean=False)  # pass/fail on a continuous metric
         pair = np.stack([compared[:, column], others], axis=1)
         both = ~np.isnan(pair).any(axis=1)
         pair = pair[both]
-        pair_options = options | {"weights": None if w is None else w[both], "strata": strata[both]}
-        agree = float(np.average(pair[:, 0] == pair[:, 1], weights=pair_options["weights"])) if len(pair) else None
-        kappa = agreement_with_interval(kappa_of_two, pair, **pair_options)
+        pair_w = None if w is None else w[both]
+        agree = float(np.average(pair[:, 0] == pair[:, 1], weights=pair_w)) if len(pair) else None
+        with_others = agreement_intervals({"kappa": (LabelTables(pair, pair_w), kappa)}, strata=strata[both],
+                                          **options | {"subject": f"annotator {annotator} of {metric}"})["kappa"]
         per.append({"annotator": annotator, "n_items": int(len(pair)), "agreement_with_others": agree,
-                    "kappa_with_others": _entry(kappa)})
+                    "kappa_with_others": _entry(with_others)})
     doc["per_annotator"] = per
     return Result(doc)

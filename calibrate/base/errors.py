@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 __all__ = ["Problem", "CampaignError", "FileError", "StoreError", "FolderInUse", "ParameterText", "NO_VALUE"]
 
-#: A parameter named in a message without its value ("give one with threshold").
+#: A parameter named in a message without its value: put it in parentheses, "give the one it runs at
+#: ({threshold})", which reads "(threshold)" to a library caller and "(--threshold)" on the command line.
 NO_VALUE = object()
 
 
@@ -25,8 +26,8 @@ class ParameterText(str):
     >>> text = ParameterText("{by}: slicing needs cases.jsonl", by="topic")
     >>> str(text), text.for_command_line()
     ("by='topic': slicing needs cases.jsonl", '--by topic: slicing needs cases.jsonl')
-    >>> ParameterText("give one with {threshold}", threshold=NO_VALUE).for_command_line({"threshold": "-t"})
-    'give one with -t'
+    >>> ParameterText("give the one it runs at ({threshold})", threshold=NO_VALUE).for_command_line({"threshold": "-t"})
+    'give the one it runs at (-t)'
     """
 
     def __new__(cls, template: str, /, **values: object) -> "ParameterText":

@@ -4,7 +4,7 @@ metric, over the cases both rated, with their design weights)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -17,7 +17,7 @@ from calibrate.campaign import Campaign, Metric, Rater
 from calibrate.campaign.weights import DesignWeights, design_weights
 
 __all__ = ["HumanReference", "JudgeScores", "Pairing", "human_reference", "judge_scores", "find_judge", "pair",
-           "computed_once"]
+           "computed_once", "once_per_command"]
 
 _T = TypeVar("_T")
 #: Within :func:`computed_once`: (what, campaign id, metric) -> (the campaign, what was computed).
@@ -58,6 +58,22 @@ def _once(what: str, campaign: Campaign, metric: str, compute: Callable[[], _T])
     if key not in memo:   # the campaign is kept with its result, so its id is not reused meanwhile
         memo[key] = (campaign, _read_only(compute()))
     return memo[key][1]
+
+
+def once_per_command(what: str, campaign: Campaign, key: Hashable, compute: Callable[[], _T]) -> _T:
+    """``compute()`` once per ``(what, campaign, key)`` within a :func:`computed_once` block, shared by every
+    function of the command that asks for it (afresh outside one): a result several of them read, such as
+    the annotators' agreement of a metric. Arrays it holds as attributes become read-only.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> with computed_once():
+    ...     once_per_command("figure", c, ("relevance", 1), list) is once_per_command("figure", c, ("relevance", 1), list)
+    True
+    """
+    return _once(what, campaign, key, compute)
 
 
 def _read_only(value):

@@ -146,7 +146,7 @@ def init_campaign(folder: str | Path, metrics: Mapping[str, Mapping] | Sequence[
         raise taken
     tables = dict(parse_metric(m) for m in metrics) if not isinstance(metrics, Mapping) else dict(metrics)
     if not tables:
-        raise ValueError(ParameterText("a campaign needs at least one metric: give {metrics}", metrics=NO_VALUE))
+        raise ValueError(ParameterText("a campaign needs at least one metric: name it ({metrics})", metrics=NO_VALUE))
     text = campaign_toml(name or folder.name, tables)
     try:
         folder.mkdir(parents=True)   # one of two inits at once makes it; the other is refused here

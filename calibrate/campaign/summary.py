@@ -7,6 +7,7 @@ from pathlib import Path
 
 from calibrate.base.results import Result, records_frame
 from calibrate.campaign.folder import RATINGS_FILES, Campaign, load_campaign
+from calibrate.campaign.judge_readiness import judge_readiness
 
 __all__ = ["validate_campaign", "rating_provenance"]
 
@@ -59,8 +60,11 @@ def validate_campaign(campaign: Campaign | str | Path, *, out_of_scale: str | No
     -------
     Result
         ``{"campaign", "metrics": [{"metric", "scale", "human_ratings", "judge_ratings", "failed",
-        "labelled_cases", "judges"}], "cases", "data_hash", "adjustments", "set_aside", "provenance"}``
-        (``provenance``: :func:`rating_provenance`);
+        "labelled_cases", "judges", "judges_declared"}], "cases", "data_hash", "adjustments", "set_aside",
+        "provenance", "judges"}`` (``judges``: the raters with judge ratings on the metric; ``judges_declared``:
+        the ``[judges]`` that score into it; ``provenance``: :func:`rating_provenance`; the top-level
+        ``judges``: whether each of ``[judges]`` can run here,
+        :func:`~calibrate.campaign.judge_readiness.judge_readiness`);
         ``.to_frame()`` gives one row per metric.
 
     Raises
@@ -83,9 +87,10 @@ def validate_campaign(campaign: Campaign | str | Path, *, out_of_scale: str | No
         metrics.append({"metric": name, "scale": metric.scale, "human_ratings": len(human),
                         "judge_ratings": len(judge), "failed": int(rows["value"].isna().sum()),
                         "labelled_cases": int(human.loc[human["value"].notna(), "case_id"].nunique()),
-                        "judges": int(judge["rater"].nunique())})
+                        "judges": int(judge["rater"].nunique()),
+                        "judges_declared": sorted(n for n, spec in c.judges.items() if spec.into == name)})
     return Result({"campaign": c.name, "metrics": metrics, "cases": len(c.cases) if c.cases is not None else None,
                    "data_hash": c.data_hash, "adjustments": [asdict(a) for a in c.adjustments],
                    "set_aside": [asdict(s) for s in c.set_aside], "set_aside_note": c.set_aside_note(),
-                   "provenance": rating_provenance(c)},
+                   "provenance": rating_provenance(c), "judges": judge_readiness(c)},
                   records_frame("metrics"))

@@ -12,6 +12,7 @@ import ast
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -20,12 +21,12 @@ from pydantic import BeforeValidator, ConfigDict, JsonValue
 
 from calibrate.campaign import CASES_FILE
 from calibrate.base.documents import DocumentError, Schema, check, parse_json, read_bytes, read_json_lines, short
-from calibrate.base.errors import CampaignError, Problem
+from calibrate.base.errors import NO_VALUE, CampaignError, ParameterText, Problem
 from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.results import Result, single_row
 
 __all__ = ["import_cases", "read_external_cases", "merge_cases", "read_cases_file", "plan_merge", "content_id", "case_content",
-           "external_case", "RAGAS_TO_DEEPEVAL", "CaseRecord", "jsonl_line"]
+           "external_case", "RAGAS_TO_DEEPEVAL", "CaseRecord", "jsonl_line", "CONTENT_ID", "is_content_id", "id_field"]
 
 RAGAS_TO_DEEPEVAL = {"user_input": "input", "response": "actual_output", "reference": "expected_output",
                      "retrieved_contexts": "retrieval_context", "reference_contexts": "context"}
@@ -149,12 +150,13 @@ def _metadata(value: Any) -> dict[str, Any]:
 
 
 def external_case(record: Any, *, source: Source = "auto", list_separator: str = "|", where: str = "",
-                  row: int | None = None) -> tuple[dict | None, list[Problem]]:
+                  row: int | None = None, id_from: str | None = None) -> tuple[dict | None, list[Problem]]:
     """One record of a DeepEval or RAGAS dataset (or of another tool's export, in either's field names)
     as a case of the campaign: ``(case, [])``, or ``(None, problems)`` naming ``where``, ``row`` and
     the field (the record is read as a :class:`CaseRecord`).
 
-    The case's ``metadata`` holds the record's own and ``source`` (the library); its id is the record's
+    The case's ``metadata`` holds the record's own and ``source`` (the library); its id is the field
+    ``id_from`` names (:func:`id_field`; a record without it is a problem), else the record's
     ``case_id``, ``id`` or ``name``, else :func:`content_id`. Text is kept as it is: a ``\\r``, a NUL
     or an escape sequence in a text field is data.
 
@@ -191,12 +193,72 @@ def external_case(record: Any, *, source: Source = "auto", list_separator: str =
         if values is not None:
             case[field] = values
     case["metadata"] = {**_metadata(fields.additional_metadata or fields.metadata or {}), "source": kind}
+    if id_from is not None:   # RAGAS's names were mapped to DeepEval's above: the path is mapped alike
+        head, dot, rest = id_from.partition(".")
+        path = (RAGAS_TO_DEEPEVAL.get(head, head) if kind == "ragas" else head) + dot + rest
+        named = id_field(record, path, metadata=case["metadata"])
+        if named is None:
+            problems.append(Problem(where, "no case id in the field named to take ids from", row=row, field=id_from,
+                                    value=short(_lookup(record, path, case["metadata"])),
+                                    expected="a text on one line (no control character) or a whole number, in "
+                                             "every record"))
+        case["case_id"] = named
+        return (None, problems) if problems else (case, [])
     identifier = fields.case_id or fields.id or fields.name
     case["case_id"] = identifier if identifier else content_id(case)
     return (None, problems) if problems else (case, [])
 
 
-def read_external_cases(path: str | Path, *, source: Source = "auto", list_separator: str = "|") -> list[dict]:
+def _lookup(record: dict, path: str, metadata: dict) -> Any:
+    """The value at a dotted ``path`` of a record (an object held as JSON text, as in a CSV cell, is
+    read as the object); ``metadata.KEY`` also reads the case's metadata (DeepEval's
+    ``additional_metadata``)."""
+    head, _, rest = path.partition(".")
+    value: Any = record.get(head)
+    if head == "metadata" and value is None:
+        value = metadata
+    for part in rest.split(".") if rest else []:
+        if isinstance(value, str):
+            try:
+                value = parse_json(value, dict[str, JsonValue], source="", expected="")
+            except DocumentError:
+                return None
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+#: what a case id taken from a field may not hold: control characters and line breaks (an id is one
+#: line a person reads, in a terminal, a CSV row and a Label Studio task)
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def id_field(record: dict, path: str, *, metadata: dict | None = None) -> str | None:
+    """The case id a record holds at ``path`` (``--id-from``): a top-level field (``name``,
+    ``ticket_id``), or a dotted path into an object field (``additional_metadata.ticket``,
+    ``custom_column_key_values.id``; ``metadata.KEY`` reads the case's metadata, however the file held
+    it). A text (not blank, on one line, without control characters) or a whole number; None when the
+    record has none there.
+
+    Examples
+    --------
+    >>> id_field({"input": "q", "additional_metadata": {"ticket": 4711}}, "additional_metadata.ticket")
+    '4711'
+    >>> id_field({"input": "q", "additional_metadata": '{"ticket": "T-9"}'}, "additional_metadata.ticket")
+    'T-9'
+    >>> id_field({"input": "q", "name": None}, "name") is None, id_field({"name": "  "}, "name") is None
+    (True, True)
+    """
+    value = _lookup(record, path, metadata or {})
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    text = str(value)
+    return text if text.strip() and not UNPRINTABLE.search(text) else None
+
+
+def read_external_cases(path: str | Path, *, source: Source = "auto", list_separator: str = "|",
+                        id_from: str | None = None) -> list[dict]:
     """Cases of a DeepEval or RAGAS dataset file, with the campaign's (DeepEval's) field names.
 
     Parameters
@@ -208,12 +270,16 @@ def read_external_cases(path: str | Path, *, source: Source = "auto", list_separ
         The library that wrote it; ``auto`` tells from the field names.
     list_separator : str
         How DeepEval's CSV and JSONL files join a list of chunks (``"|"`` by default).
+    id_from : str, optional
+        The field that holds each case's id (:func:`id_field`: ``name``, ``additional_metadata.ticket``):
+        every record must have one there, and no two the same.
 
     Returns
     -------
     list of dict
-        One case per record: ``case_id`` (the record's ``case_id``, ``id`` or DeepEval ``name``, else a
-        content hash), the text fields, the context lists and ``metadata``.
+        One case per record: ``case_id`` (the field ``id_from`` names, else the record's ``case_id``,
+        ``id`` or DeepEval ``name``, else a content hash), the text fields, the context lists and
+        ``metadata``.
 
     Examples
     --------
@@ -224,24 +290,45 @@ def read_external_cases(path: str | Path, *, source: Source = "auto", list_separ
     >>> case["input"], case["actual_output"], case["retrieval_context"]
     ('q?', 'a.', ['c'])
     """
-    path = Path(path)
+    return _read_cases(Path(path), source, list_separator, id_from)[0]
+
+
+def _read_cases(path: Path, source: Source, list_separator: str,
+                id_from: str | None) -> tuple[list[dict], list[str]]:
+    """The cases of a dataset file, and the warnings about them (ids that are content hashes)."""
+    if id_from is not None and (not isinstance(id_from, str) or not all(part.strip() for part in id_from.split("."))):
+        raise ValueError(ParameterText("{id_from}: expected the name of a field, or names joined by dots (name, "
+                                       "ticket_id, additional_metadata.ticket)", id_from=id_from))
     problems: list[Problem] = []
-    cases = []
+    cases, nameless = [], 0
     for number, record in _rows(path):
-        case, found = external_case(record, source=source, list_separator=list_separator, where=str(path), row=number)
+        case, found = external_case(record, source=source, list_separator=list_separator, where=str(path), row=number,
+                                    id_from=id_from)
         problems += found
         if case is not None:
             case["metadata"]["source"] = f"{case['metadata']['source']}:{path.name}"
             cases.append((number, case))
+            # DeepEval writes "name": null where it has none (save_as drops every test case's name)
+            nameless += isinstance(record, dict) and "name" in record and id_field(record, "name") is None
     seen: dict[str, int] = {}
     for number, case in cases:
         if case["case_id"] in seen:
             problems.append(Problem(str(path), f"two cases with id {case['case_id']} (first at {seen[case['case_id']]})",
-                                    row=number, field="case_id"))
+                                    row=number, field=id_from or "case_id"))
         seen.setdefault(case["case_id"], number)
     if problems:
         raise CampaignError(problems)
-    return [case for _, case in cases]
+    hashed = [case["case_id"] for _, case in cases if case["case_id"] == content_id(case)]
+    warnings = []
+    if hashed and id_from is None:
+        warnings.append(ParameterText(
+            "{_n} of {_total} case(s) of {_file} have no case_id, id or name, so their ids are hashes of their "
+            "content (such as {_example}), which people cannot tell apart{_why}; {id_from} takes the ids from a "
+            "field of the records (such as name, or additional_metadata.KEY)", id_from=NO_VALUE, _n=len(hashed),
+            _total=len(cases), _file=path.name, _example=hashed[0],
+            _why=(": DeepEval wrote no name (EvaluationDataset.save_as keeps a golden's name and drops a test "
+                  "case's)" if nameless else "")))
+    return [case for _, case in cases], warnings
 
 
 def read_cases_file(campaign_folder: str | Path) -> dict[str, dict]:
@@ -320,9 +407,27 @@ def merge_cases(campaign_folder: str | Path, cases: list[dict], *, complete: boo
     return counts
 
 
+def _hashed_before(campaign_folder: str | Path, cases: list[dict]) -> list[Problem]:
+    """Cases that arrive under an id of their own and are already in the campaign under the hash of the
+    same content (imported before without ids): adding them would hold each case twice."""
+    existing = read_cases_file(campaign_folder)
+    problems = []
+    for case in cases:
+        hashed = content_id(case)
+        before = existing.get(hashed)
+        if case["case_id"] != hashed and case["case_id"] not in existing and before is not None \
+                and case_content(before) == case_content(case):
+            problems.append(Problem(str(Path(campaign_folder) / CASES_FILE), f"case {case['case_id']} is already in "
+                                    f"the campaign as {hashed} (its content hash, from an import without ids): "
+                                    "nothing was written", field="case_id", value=case["case_id"],
+                                    expected=f"one id per case: import without --id-from, or remove {hashed} (and "
+                                             "its ratings) from the campaign first"))
+    return problems
+
+
 @writes_campaign("calibrate cases import")
 def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source: Source = "auto",
-                 list_separator: str = "|") -> Result:
+                 list_separator: str = "|", id_from: str | None = None) -> Result:
     """The ``calibrate cases import`` command: the cases of a DeepEval or RAGAS dataset file added to
     the campaign's ``cases.jsonl`` (:func:`read_external_cases`, then :func:`merge_cases`).
 
@@ -337,11 +442,15 @@ def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source
         The library that wrote it (``auto``: told by its field names).
     list_separator : str
         How DeepEval's CSV and JSONL files join the chunks of a context.
+    id_from : str, optional
+        The field holding each case's id (:func:`id_field`), for a file whose cases have no
+        ``case_id``, ``id`` or ``name`` (DeepEval's ``save_as`` writes a test case without its name).
 
     Returns
     -------
     Result
-        ``{"added", "unchanged", "cases_file"}``.
+        ``{"added", "unchanged", "completed", "cases_file", "warnings"}``: a warning when ids are
+        hashes of the cases' content.
 
     Raises
     ------
@@ -369,9 +478,26 @@ def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source
         raise CampaignError([Problem(str(folder), "no campaign here (no campaign.toml): nothing was written",
                                      expected="a campaign folder: check its name, or start one with "
                                               "calibrate init FOLDER --metric NAME")])
-    counts = merge_cases(campaign_folder, read_external_cases(source_file, source=source,
-                                                              list_separator=list_separator))
-    return Result(counts | {"cases_file": str(Path(campaign_folder) / CASES_FILE)}, single_row)
+    cases, warnings = _read_cases(Path(source_file), source, list_separator, id_from)
+    problems = _hashed_before(campaign_folder, cases)
+    if problems:
+        raise CampaignError(problems)
+    counts = merge_cases(campaign_folder, cases)
+    return Result(counts | {"cases_file": str(Path(campaign_folder) / CASES_FILE), "warnings": warnings},
+                  single_row)
+
+
+#: an id :func:`content_id` made (``case-`` and 12 hex digits), wherever it stands in a text
+CONTENT_ID = re.compile(r"(?<![\w-])case-[0-9a-f]{12}(?![\w-])")
+
+
+def is_content_id(case_id: str) -> bool:
+    """Whether ``case_id`` has the shape of an id calibrate hashed from a case's content.
+
+    >>> is_content_id("case-d99b00e33d68"), is_content_id("refunds-3"), is_content_id("case-d99b00e33d68x")
+    (True, False, False)
+    """
+    return CONTENT_ID.fullmatch(case_id) is not None
 
 
 def content_id(case: dict) -> str:

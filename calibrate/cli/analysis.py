@@ -24,8 +24,10 @@ from calibrate.cli.console import (
     out_of_scale_option,
     print_json,
     progress,
+    case_label,
     seed_option,
     styled,
+    with_snippets,
 )
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
 
@@ -46,27 +48,48 @@ def _intervals_note(manifest: dict) -> str:
 
 #: how each verdict status is coloured (the words themselves say it too)
 VERDICT_STYLES = {"defensible": "bold green", "defensible if stricter": "green", "needs labels": "yellow",
-                  "not defensible": "red", "no criterion": "dim"}
+                  "not shown": "yellow", "not defensible": "red", "no criterion": "dim"}
 
 
 def print_verdict(verdict: dict) -> None:
     """The verdict block of a metric (:func:`calibrate.analysis.verdicts.verdict_lines`): the rule, one
-    line per judge, the best judge and the human ceiling; the judge's name in its status' colour."""
+    line per judge (the judge's name in its status' colour) and under it a line per threshold the user runs
+    today, the best judge and the human ceiling."""
     from calibrate.analysis.verdicts import verdict_lines
 
     from rich.padding import Padding
 
-    head, *judges_lines, best, ceiling = verdict_lines(verdict)
+    lines = verdict_lines(verdict)
+    head, best, ceiling = lines[0], lines[-2], lines[-1]
 
-    def indented(text) -> None:   # a line that wraps keeps its indent (a pipe gets it whole)
-        out.print(Padding(text, (0, 0, 0, 2)) if out.is_terminal else Text("  ") + text)
+    def indented(text, by: int = 2) -> None:   # a line that wraps keeps its indent (a pipe gets it whole)
+        out.print(Padding(text, (0, 0, 0, by)) if out.is_terminal else Text(" " * by) + text)
 
     out.print(styled("bold", head))
-    for v, line in zip(verdict["judges"], judges_lines):
+    for v in verdict["judges"]:
         name = f"{v['judge']}:"
-        indented(styled(VERDICT_STYLES.get(v["status"], ""), name, line[len(name) + 2:]))
+        indented(styled(VERDICT_STYLES.get(v["status"], ""), name, v["text"][len(name):]))
+        for current in v.get("current") or []:   # the threshold the user runs today, under its judge
+            indented(styled("", current["text"]), 4)
     indented(styled("bold", best.strip()))
     indented(styled("", ceiling.strip()))   # styled: shown, not rich's Text, which drops a \r silently
+
+
+def current_option(function):
+    """``--current VALUE`` or ``--current JUDGE=VALUE`` (repeatable): the threshold each judge runs at
+    today, read by :func:`calibrate.analysis.current.parse_current` into ``current``."""
+    def parsed(context, parameter, values):
+        from calibrate.analysis.current import parse_current
+
+        try:
+            return parse_current(values) or None
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option("--current", multiple=True, callback=parsed, metavar="[JUDGE=]VALUE",
+                        help="The threshold a judge runs at today (VALUE for every judge, or JUDGE=VALUE; "
+                             "repeatable): its verdict gives the false-pass and false-fail rates there. Without "
+                             "it, a DeepEval judge's own (its settings, DeepEval's 0.5, an imported run's).")(function)
 
 
 def _figure(stat: dict) -> str:
@@ -135,9 +158,10 @@ def print_stats(metric: dict, manifest: dict) -> None:
 @seed_option
 @n_boot_option
 @confidence_option
+@current_option
 @out_of_scale_option
 @json_option
-def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale, as_json) -> None:
+def stats(campaign, metrics, judges, by, seed, n_boot, confidence, current, out_of_scale, as_json) -> None:
     """Agreement of every judge with the human reference, with confidence intervals."""
     from calibrate.analysis import agreement as analysis
 
@@ -147,7 +171,7 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
             # the terminal tables show no curve: only the JSON document carries it
             doc = analysis.compute_stats(c, metrics=list(metrics) or None, judges=list(judges) or None, by=by,
                                          seed=seed, n_boot=n_boot, confidence=confidence, curves=as_json,
-                                         progress=bar)
+                                         progress=bar, current=current)
     except ValueError as exc:
         fail(exc)
     if as_json:
@@ -161,12 +185,15 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, out_of_scale,
                                 f"{d['weight_share']:.0%} of the weight)" for d in metric["sample_designs"])
             out.print(f"  weighted by inverse inclusion probability: {designs}")
         for w in metric["warnings"]:
-            out.print(styled("yellow", "warning: ", w))
+            out.print(styled("yellow", "warning: ", with_snippets(w, c.cases)))
         for s in metric.get("slices", []):
             print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"},
                          doc["manifest"])
     if doc.get("set_aside_note"):
         out.print("note: " + doc["set_aside_note"], soft_wrap=True)
+    from calibrate.cli.judges import print_versions_overview
+
+    print_versions_overview(c)   # earlier judge versions the store keeps, by name (calibrate audit)
 
 
 def _rate_lines(stat: dict | None) -> str:
@@ -177,9 +204,10 @@ def _rate_lines(stat: dict | None) -> str:
     return text.replace(" (", "\n(", 1).replace(") [", ")\n[", 1)
 
 
-def print_recommendations(recs: list[dict], manifest: dict) -> None:
+def print_recommendations(recs: list[dict], manifest: dict, cases: dict | None = None) -> None:
     """One table of threshold recommendations per metric, the judge's name whole, each figure over
-    its counts and interval; then every recommendation's warnings."""
+    its counts and interval; then every recommendation's warnings (a content-hash case id in them with
+    the start of its input, from ``cases``)."""
     for metric in dict.fromkeys(r["metric"] for r in recs):
         rows = [r for r in recs if r["metric"] == metric]
         table = Table(title=f"{metric}: threshold recommendations", box=box.SIMPLE_HEAD, collapse_padding=True,
@@ -199,7 +227,7 @@ def print_recommendations(recs: list[dict], manifest: dict) -> None:
               "of cases; rates: Wilson score, or the one-sided bound a rule with --confidence used")
     for r in recs:
         for w in r["warnings"]:
-            out.print(styled("yellow", "warning: ", f"{r['judge']}: {w}"))
+            out.print(styled("yellow", "warning: ", with_snippets(f"{r['judge']}: {w}", cases)))
 
 
 @click.command()
@@ -215,10 +243,11 @@ def print_recommendations(recs: list[dict], manifest: dict) -> None:
 @click.option("--prevalence", type=FiniteRange(0, 1), help="Cost rule: expected production share of human passes.")
 @seed_option
 @n_boot_option
+@current_option
 @out_of_scale_option
 @json_option
 def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false_pass, cost_false_fail,
-               prevalence, seed, n_boot, out_of_scale, as_json) -> None:
+               prevalence, seed, n_boot, current, out_of_scale, as_json) -> None:
     """Recommend a pass threshold per metric and judge: under each metric's rule in campaign.toml, or
     under the rule given (a false-pass ceiling, or costs)."""
     from calibrate.analysis import agreement as analysis
@@ -243,7 +272,7 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
     try:
         with progress() as bar:
             doc = analysis.thresholds(c, metrics=list(metrics) or None, rule=rule, judges=list(judges) or None,
-                                      seed=seed, n_boot=n_boot, progress=bar)
+                                      seed=seed, n_boot=n_boot, progress=bar, current=current)
     except ValueError as exc:
         fail(exc)
     recs = doc["recommendations"]
@@ -253,7 +282,7 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
     for verdict in doc["verdicts"]:
         print_verdict(verdict)
     out.print(f"rules from {'the command line' if rule else 'campaign.toml'}")
-    print_recommendations(recs, doc["manifest"])
+    print_recommendations(recs, doc["manifest"], c.cases)
 
 
 @click.command("repeatability")
@@ -516,7 +545,7 @@ def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json
         for label in doc["least_agreeing"]:
             pair = next(p for p in doc["pairs"] if f"{p['a']} vs {p['b']}" == label)
             out.print(f"  {label} (rho {fmt_number(pair['spearman'].get('estimate'))}): furthest apart on "
-                      + ", ".join(f"{x['case_id']} ({x['score_a']:g} vs {x['score_b']:g}, human "
+                      + ", ".join(f"{case_label(x['case_id'], c.cases)} ({x['score_a']:g} vs {x['score_b']:g}, human "
                                   f"{fmt_number(x['human'])})" for x in pair["most_apart"]))
 
 

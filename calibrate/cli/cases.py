@@ -11,6 +11,7 @@ import click
 from calibrate.base.errors import CampaignError
 from calibrate.cli.console import (
     FiniteRange,
+    command_line_text,
     err,
     fail,
     hold,
@@ -19,6 +20,7 @@ from calibrate.cli.console import (
     print_json,
     progress,
     styled,
+    with_snippets,
 )
 
 if TYPE_CHECKING:
@@ -37,15 +39,22 @@ def cases() -> None:
               help="The library that wrote the file (auto: from its field names).")
 @click.option("--list-separator", default="|", show_default=True,
               help="How DeepEval's CSV and JSONL files join the chunks of a context.")
-def cases_import(campaign, source_file, source, list_separator) -> None:
+@click.option("--id-from", metavar="FIELD",
+              help="The field holding each case's id: a field of the records (name, ticket_id) or a key of an "
+                   "object field (additional_metadata.ticket) [default: case_id, id or name, else a hash of the "
+                   "case's content].")
+def cases_import(campaign, source_file, source, list_separator, id_from) -> None:
     """Add the cases of a DeepEval dataset (goldens / test cases) or a RAGAS dataset to cases.jsonl."""
-    from calibrate.cases.datasets import import_cases
+    from calibrate.cases.datasets import import_cases, read_cases_file
 
     try:
-        counts = import_cases(campaign, source_file, source=source, list_separator=list_separator)
-    except CampaignError as exc:
+        counts = import_cases(campaign, source_file, source=source, list_separator=list_separator, id_from=id_from)
+    except (CampaignError, ValueError) as exc:
         fail(exc)
     out.print(f"{counts['added']} case(s) added to {counts['cases_file']}, {counts['unchanged']} already there")
+    cases = read_cases_file(campaign) if counts["warnings"] else {}
+    for warning in counts["warnings"]:
+        out.print(styled("yellow", "warning: ", with_snippets(command_line_text(warning), cases)), soft_wrap=True)
 
 
 @click.command("collect")

@@ -121,6 +121,50 @@ def styled(style: str, label: str, text: str = "") -> Text:
     both :func:`shown` (rich would drop a carriage return from a Text silently)."""
     return Text.assemble((shown(label), style), shown(text))
 
+#: characters of a case's input shown beside an id that is a content hash
+SNIPPET_LENGTH = 40
+
+
+def case_label(case_id: str, cases: dict[str, dict] | None, limit: int = SNIPPET_LENGTH) -> str:
+    """A case id as a person reads it: an id calibrate hashed from the content
+    (:func:`~calibrate.cases.datasets.content_id`) gets the start of the case's input beside it; any other
+    id, or a case not in ``cases``, is shown as it is.
+
+    Examples
+    --------
+    >>> cases = {"case-d99b00e33d68": {"input": "How do I reset\\n my password   on the mobile app?"}}
+    >>> case_label("case-d99b00e33d68", cases)
+    'case-d99b00e33d68 ("How do I reset my password on the mobile…")'
+    >>> case_label("refunds-3", {"refunds-3": {"input": "q"}}), case_label("case-000000000000", cases)
+    ('refunds-3', 'case-000000000000')
+    """
+    from calibrate.cases.datasets import is_content_id
+
+    case = (cases or {}).get(case_id)
+    if case is None or not is_content_id(case_id):
+        return case_id
+    text = " ".join(str(case.get("input") or "").split())
+    if not text:
+        return case_id
+    return f'{case_id} ("{text[:limit].rstrip()}{"…" if len(text) > limit else ""}")'
+
+
+def with_snippets(text: str, cases: dict[str, dict] | None) -> str:
+    """``text`` with every content-hash case id in it labelled by :func:`case_label` (the lists in
+    warnings and reasons).
+
+    Examples
+    --------
+    >>> with_snippets("failed on case-d99b00e33d68, b", {"case-d99b00e33d68": {"input": "q?"}})
+    'failed on case-d99b00e33d68 ("q?"), b'
+    """
+    from calibrate.cases.datasets import CONTENT_ID
+
+    if not cases:
+        return text
+    return CONTENT_ID.sub(lambda found: case_label(found.group(), cases), text)
+
+
 class FiniteRange(click.FloatRange):
     """A number in a range, and finite: ``nan`` and ``inf`` compare false with every bound, so a plain
     ``FloatRange`` lets them through."""

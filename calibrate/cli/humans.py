@@ -17,6 +17,7 @@ from calibrate.cli.console import (
     out,
     out_of_scale_option,
     print_json,
+    case_label,
     styled,
     writing,
 )
@@ -57,7 +58,7 @@ def adjudicate(campaign, metric, template, decisions, out_of_scale, as_json) -> 
     for col in ("case", "metric", "labels", "decision"):
         table.add_column(col)
     for d in found:
-        table.add_row(d["case_id"], d["metric"], "; ".join(f"{k}={v:g}" for k, v in d["labels"].items()),
+        table.add_row(case_label(d["case_id"], c.cases), d["metric"], "; ".join(f"{k}={v:g}" for k, v in d["labels"].items()),
                       "-" if d["decision"] is None else f"{d['decision']:g}")
     out.print(table)
     if template:
@@ -86,8 +87,9 @@ key_option = click.option("--api-key", envvar="LABEL_STUDIO_API_KEY",
               help="Share of tasks that go to several annotators.")
 @click.option("--annotators", type=click.IntRange(min=2), default=2, show_default=True,
               help="Annotators per overlapping task.")
-@click.option("--sample", "sample_file", type=click.Path(dir_okay=False, exists=True),
-              help="Push only the cases of this sample (calibrate sample writes samples/NAME.csv).")
+@click.option("--sample", "sample_file", type=click.Path(dir_okay=False),
+              help="Push only the cases of this sample: samples/NAME.csv of the campaign (as calibrate sample "
+                   "prints it), its NAME, or a CSV file with a case_id column.")
 @click.option("--show-judge", help="Pre-fill the new tasks with this judge's ratings (not blind: the report then "
                                    "warns that the labels may be anchored on it).")
 @click.option("--show-threshold", type=FiniteRange(), default=0.5, show_default=True,

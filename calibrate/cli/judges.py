@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 import click
+from rich import box
+from rich.measure import Measurement
 from rich.table import Table
 
 from calibrate.cli.console import (
@@ -21,7 +24,7 @@ from calibrate.cli.console import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from calibrate.campaign import Campaign
 
 
 @click.command()
@@ -50,7 +53,10 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, re
           forbid_self_eval, strict, stop_after, out_of_scale, as_json) -> None:
     """Score the campaign's cases with its [judges]; ratings land in judge_ratings.csv.
 
-    Exit code 1 when a judge failed on every rating it tried, or an endpoint could not be reached."""
+    A judge whose model or settings changed in campaign.toml is scored again under the same name: its
+    earlier ratings stay in the store, named JUDGE@MODEL or JUDGE@RUN_ID, and the summary prints the
+    audit that compares them. Exit code 1 when a judge failed on every rating it tried, or an endpoint
+    could not be reached."""
     from calibrate.judges.calls import CallPolicy
     from calibrate.judges.runner import JudgeSetupError, run_judges
 
@@ -69,7 +75,7 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, re
     if as_json:
         print_json(doc)
     else:
-        _print_run(doc)
+        print_run(doc, campaign)
     problems = [f"judge {j['judge']} failed on all {j['failed']} rating(s) it tried" for j in failed_all]
     problems += [f"stopped calling {s['endpoint']} after {s['after']} consecutive ratings that could not reach it "
                  f"({s['error']}); {sum(s['unscored'].values())} rating(s) left unscored for the next run"
@@ -78,17 +84,67 @@ def judge(campaign, judges, concurrency, per_provider, rpm, timeout, retries, re
         fail("; ".join(problems), code=1)
 
 
-def _print_run(doc: dict) -> None:
-    table = Table(title=f"judge run {doc['run_id']} ({doc['seconds']:.1f} s)")
-    for col in ("judge", "model", "scored", "failed", "from cache", "unscored", "skipped", "same family as generator",
-                "calls", "tokens", "cost", "time (s, summed over ratings)"):
-        table.add_column(col, no_wrap=col == "judge")
-    for j in doc["judges"]:
-        table.add_row(j["judge"], j["model"], str(j["scored"]), str(j["failed"]), str(j["from_cache"]),
-                      str(j["unscored"]), str(j["skipped"]), str(j["self_eval"]), str(j["calls"]), str(j["tokens"]),
-                      "-" if j["cost"] is None else f"{j['cost']:.4f}", f"{j['seconds']:.1f}")
-    out.print(table)
-    for j in doc["judges"]:
+#: the summary's columns: (header, what it shows, shown even when every judge has 0 there)
+RUN_COLUMNS = (("judge", "judge", True), ("model", "model", True), ("scored", "scored", True),
+               ("failed", "failed", False), ("cached", "from_cache", True), ("unscored", "unscored", False),
+               ("skipped", "skipped", False), ("own family", "self_eval", False), ("calls", "calls", False),
+               ("tokens", "tokens", False), ("cost (USD)", "cost", False), ("time (s)", "seconds", False))
+
+
+def _cost(judge: dict) -> str:
+    if judge["cost"] is not None:
+        return f"{judge['cost']:.4f}"
+    return "0" if not judge["calls"] else "unknown"
+
+
+def _cell(judge: dict, key: str) -> str:
+    if key == "cost":
+        return _cost(judge)
+    if key == "seconds":
+        return f"{judge['seconds']:.1f}"
+    if key in ("tokens", "calls"):
+        return f"{judge[key]:,}"
+    return str(judge[key])
+
+
+def print_run(doc: dict, campaign: str | None = None) -> None:
+    """The ``calibrate judge`` summary: one row per judge (the columns where every judge has 0 left out,
+    and one line per judge where the table would not fit the terminal: no name or header is cut), its
+    failures grouped, and, for a judge whose model or settings changed, how its earlier ratings stay
+    reachable (the audit to run, on ``campaign`` as typed)."""
+    judges = doc["judges"]
+    shown = [(header, key) for header, key, always in RUN_COLUMNS
+             if always or any(j.get(key) not in (0, 0.0, None) for j in judges)
+             or (key == "cost" and any(j["calls"] for j in judges))]
+    title = f"judge run {doc['run_id']} ({doc['seconds']:.1f} s)"
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, title_justify="left")
+    for header, key in shown:
+        widest = max([len(header)] + [len(_cell(j, key)) for j in judges])
+        table.add_column(header, no_wrap=True, min_width=widest, justify="left" if key in ("judge", "model")
+                         else "right")
+    for j in judges:
+        table.add_row(*(_cell(j, key) for header, key in shown))
+    natural = Measurement.get(out, out.options.update(max_width=10 ** 6), table).maximum   # unclamped
+    if natural <= out.width:
+        out.print(table)
+    else:   # one line per judge: every name and figure whole, however narrow the terminal
+        out.print(title)
+        for j in judges:
+            figures = ", ".join(f"{header} {_cell(j, key)}" for header, key in shown[2:])
+            out.print(f"{j['judge']} (model {j['model']}): {figures}", soft_wrap=True)
+    notes = []
+    if not any(j["calls"] for j in judges):
+        notes.append("every rating came from the store: no model call, nothing spent")
+    if any(j["cost"] is None and j["calls"] for j in judges):
+        notes.append("cost unknown: the replies reported none and the model declares no price (price = "
+                     "{ input_per_mtok = ..., output_per_mtok = ... } in US dollars)")
+    if any(j["self_eval"] for j in judges):
+        notes.append("own family: cases whose generator is of the judge's own model family")
+    if any(j["seconds"] for j in judges):
+        notes.append("time: the model's seconds summed over the ratings (calls run at once)")
+    for note in notes:
+        out.print(note, soft_wrap=True)
+    for j in judges:
         for group in j["errors"][:10]:
             out.print(styled("yellow", "failed: ", f"{j['judge']}: {group['count']} rating(s): {group['error']}"),
                       soft_wrap=True)
@@ -101,6 +157,50 @@ def _print_run(doc: dict) -> None:
     exported = doc["exported"]
     out.print(f"judge_ratings.csv: {sum(exported.values())} current rating(s) of {len(exported)} judge(s)"
               + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(exported.items()))})" if exported else ""), soft_wrap=True)
+    for j in judges:
+        _print_versions(j, campaign)
+
+
+def _print_versions(judge: dict, campaign: str | None) -> None:
+    """A judge's change of model or settings, and the earlier versions the store keeps, by name."""
+    changed = judge.get("changed")
+    if changed:
+        audit = changed["audit"]
+        command = " ".join(shlex.quote(str(part)) for part in (
+            "calibrate", "audit", campaign or "CAMPAIGN", "--metric", audit["metric"], "--old", audit["old"],
+            "--new", audit["new"]))
+        out.print(styled("bold yellow", f"{judge['judge']} changed since run {changed['last_run']}: ",
+                         "; ".join(changed["changes"])), soft_wrap=True)
+        out.print(f"  judge_ratings.csv and every statistic now hold its new ratings only; its {changed['ratings']} "
+                  f"earlier rating(s) stay in the store as {changed['from']}. Compare them with the humans' labels:",
+                  soft_wrap=True)
+        out.print(f"  {command}", soft_wrap=True)
+    earlier = [e for e in judge.get("earlier") or [] if not changed or e["name"] != changed["from"]]
+    if earlier:
+        listed = "; ".join(f"{e['name']} (model {e['model']}, {e['ratings']} rating(s), last run {e['runs'][-1]})"
+                           for e in earlier)
+        out.print(f"{judge['judge']}: earlier versions kept in the store (name them in calibrate audit): {listed}",
+                  soft_wrap=True)
+
+
+def print_versions_overview(campaign: "Campaign") -> None:
+    """For ``validate`` and ``stats``: the earlier versions of judges the store keeps, by the name that
+    reaches them, and the judges whose settings in campaign.toml have not been run yet."""
+    from calibrate.judges.versions import versions_overview
+
+    doc = versions_overview(campaign)
+    if doc["problem"]:
+        out.print(styled("yellow", "note: ", f"the judge store could not be read for earlier versions: "
+                                             f"{doc['problem']}"), soft_wrap=True)
+    for v in doc["stale"]:
+        out.print(styled("yellow", "warning: ", f"judge {v['judge']}: campaign.toml declares other settings than its "
+                         f"latest run (model {v['model']}, run {v['runs'][-1]}), whose ratings judge_ratings.csv "
+                         "still holds and every statistic shows under its name: run calibrate judge"), soft_wrap=True)
+    if doc["earlier"]:
+        listed = "; ".join(f"{v['name']} (model {v['model']}, {v['ratings']} rating(s) of the present cases, last "
+                           f"run {v['runs'][-1]})" for v in doc["earlier"])
+        out.print(f"earlier judge versions kept in the store, out of every statistic (compare one with calibrate "
+                  f"audit --old NAME): {listed}", soft_wrap=True)
 
 
 @click.group()

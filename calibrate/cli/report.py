@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from calibrate.cli.analysis import print_recommendations, print_stats, print_verdict
+from calibrate.cli.analysis import current_option, print_recommendations, print_stats, print_verdict
 from calibrate.cli.console import (
     err,
     fail,
@@ -22,6 +22,7 @@ from calibrate.cli.console import (
     progress,
     seed_option,
     styled,
+    with_snippets,
 )
 from calibrate.cli.review import print_audit
 
@@ -30,19 +31,19 @@ if TYPE_CHECKING:
 
 
 def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int,
-            audits: tuple[tuple[str, str], ...] = ()) -> dict:
+            audits: tuple[tuple[str, str], ...] = (), current: dict | None = None) -> dict:
     from calibrate.report.build import report_documents, write_documents
 
     with progress() as bar:
-        docs = report_documents(c, by=by, seed=seed, n_boot=n_boot, audits=audits, progress=bar)
+        docs = report_documents(c, by=by, seed=seed, n_boot=n_boot, audits=audits, progress=bar, current=current)
     with err.status("writing the report"):
         paths = write_documents(docs, out_dir)
     for metric in docs["stats"]["metrics"]:
         print_verdict(metric["verdict"])
         print_stats(metric, docs["stats"]["manifest"])
         for w in metric["warnings"]:
-            out.print(styled("yellow", "warning: ", w))
-    print_recommendations(docs["recommendations"], docs["stats"]["manifest"])
+            out.print(styled("yellow", "warning: ", with_snippets(w, c.cases)))
+    print_recommendations(docs["recommendations"], docs["stats"]["manifest"], c.cases)
     for a in docs["audits"]:
         print_audit(a)
     for path in paths.values():
@@ -59,8 +60,9 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
                    "calibrate audit) for every metric both rated; repeatable.")
 @seed_option
 @n_boot_option
+@current_option
 @out_of_scale_option
-def report(campaign, out_dir, by, audits, seed, n_boot, out_of_scale) -> None:
+def report(campaign, out_dir, by, audits, seed, n_boot, current, out_of_scale) -> None:
     """Write the threshold-selection report: report.html, report.md and report.json."""
     from calibrate.base.names import is_inside
 
@@ -68,7 +70,7 @@ def report(campaign, out_dir, by, audits, seed, n_boot, out_of_scale) -> None:
     with hold(campaign, "calibrate report") if is_inside(out_dir, campaign) else nullcontext():
         c = load(campaign, out_of_scale)
         try:
-            _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits)
+            _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits, current=current)
         except ValueError as exc:
             fail(exc)
 

@@ -21,6 +21,7 @@ from calibrate.cli.console import (
     seed_option,
     styled,
     with_progress,
+    with_snippets,
     writing,
 )
 from calibrate.report.format import RATE_NAMES, fmt_interval, fmt_number
@@ -36,8 +37,10 @@ AUDIT_STATISTIC_NAMES = ("spearman", "kendall", "auc", "kappa", "kappa_quadratic
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", required=True, help="The metric both judges scored.")
-@click.option("--old", "old", required=True, help="The judge in use: a rater, or rater@run_id for one run.")
-@click.option("--new", "new", required=True, help="The candidate: a rater, or rater@run_id for one run.")
+@click.option("--old", "old", required=True,
+              help="The judge in use: a judge's current ratings (JUDGE), a run (JUDGE@RUN_ID), or an earlier "
+                   "version the store keeps (JUDGE@MODEL, as calibrate judge names it).")
+@click.option("--new", "new", required=True, help="The candidate, named as --old.")
 @click.option("--margin", type=FiniteRange(0), default=0.05, show_default=True,
               help="The largest loss in --statistic that still counts as at least as close to humans.")
 @click.option("--statistic", type=click.Choice(list(AUDIT_STATISTIC_NAMES)), default="spearman", show_default=True,
@@ -48,8 +51,8 @@ AUDIT_STATISTIC_NAMES = ("spearman", "kendall", "auc", "kappa", "kappa_quadratic
 @out_of_scale_option
 @json_option
 def audit(campaign, metric, old, new, margin, statistic, seed, n_boot, confidence, out_of_scale, as_json) -> None:
-    """Is the NEW judge at least as close to humans as the OLD one? Exit code 0: non-inferior; 1:
-    inferior or inconclusive."""
+    """Is the NEW judge at least as close to humans as the OLD one? Exit code 0: non-inferior on
+    --statistic, no other statistic perhaps worse beyond the margin, and better than chance; 1 otherwise."""
     from calibrate.review.audit import audit_judges
 
     c = load(campaign, out_of_scale)
@@ -66,6 +69,10 @@ def print_audit(doc: dict) -> None:
     decision = doc["decision"]
     out.print(styled("bold", f"{doc['metric']}: {doc.get('new', {}).get('judge', '?')} (new) vs "
                   f"{doc.get('old', {}).get('judge', '?')} (old) on {doc['n']} labelled cases both rated"))
+    for side, version in (doc.get("versions") or {}).items():   # a version of a judge the store keeps
+        state = "the current version" if version["current"] else "an earlier version"
+        out.print(f"{side}: {version['name']} is {state} of judge {version['judge']}: model {version['model']}, "
+                  f"{version['library']} {version['library_version']}, last run {version['runs'][-1]}", soft_wrap=True)
     if "changes" in doc:
         manifest = doc.get("manifest") or {}
         table = Table(title="change, new minus old, with a paired bootstrap interval",
@@ -96,14 +103,16 @@ def print_audit(doc: dict) -> None:
                       f"threshold {fmt_number(keep['new_threshold'])}; to keep the old pass rate "
                       f"({drift['keep_pass_rate']['old_pass_rate']:.3f}): "
                       f"{fmt_number(drift['keep_pass_rate']['new_threshold'])}")
-    colour = "green" if decision["decision"] == "non-inferior" else "red"
-    out.print(styled(f"bold {colour}", decision["decision"], f": {decision['reason']}"))
+    colour = ("red" if decision["exit_code"] else "yellow" if decision.get("worse") else "green")
+    out.print(styled(f"bold {colour}", decision["decision"], f": {decision['reason']}"), soft_wrap=True)
 
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
-@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable): the judge the pipeline uses.")
+@click.option("--judge", "judges", multiple=True,
+              help="Only this judge (repeatable; a rater or rater@run_id): the judge the pipeline uses. Without "
+                   "--metric, the gate checks the metrics it scores.")
 @click.option("--min-labels", type=click.IntRange(min=1), default=50, show_default=True,
               help="Fewest human-labelled cases a judge may be trusted on.")
 @click.option("--min-spearman", type=FiniteRange(-1, 1),
@@ -143,11 +152,22 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
             out.print(styled("yellow", "default: ", note))
         for check in doc["checks"]:
             mark = ("green", "pass") if check["passed"] else ("red", "FAIL")
-            out.print(styled(*mark, f" {check['metric']} / {check['judge']}"))
+            out.print(styled(*mark, f" {check_name(check)}"))
             for reason in check["reasons"]:
-                out.print(f"    - {reason}")
+                out.print(f"    - {with_snippets(reason, c.cases)}")
         out.print(styled("bold green", "gate passed") if doc["passed"] else styled("bold red", "gate failed"))
     sys.exit(0 if doc["passed"] else 1)
+
+
+def check_name(check: dict) -> str:
+    """A gate check as its line names it: ``metric / judge``, or what it lacks.
+
+    >>> check_name({"metric": "faithfulness", "judge": None}), check_name({"metric": None, "judge": "j"})
+    ('faithfulness / (no judge)', 'j (no metric checked)')
+    """
+    if check.get("metric") is None:
+        return f"{check['judge']} (no metric checked)"
+    return f"{check['metric']} / {check['judge'] if check.get('judge') is not None else '(no judge)'}"
 
 
 @click.command()
@@ -206,15 +226,19 @@ def print_monitor(doc: dict) -> None:
         out.print(styled("bold red", "REFUSED ", doc["baseline_fitness"]["reason"]))
     for rate in doc["rates"]:
         for alarm in rate["alarms"]:
+            change = (f"it changed around {alarm['change_time']} (case {alarm['change_case_id']}); "
+                      f"{alarm['cases_since_change']} cases and {alarm['audited_since_change']} audited labels since"
+                      if alarm.get("change_time") else alarm.get("no_change", "no change found"))
             out.print(styled("bold red", "ALARM ", f"{RATE_NAMES[rate['rate']]} {rate['watch']} {rate['bound']:.3f} "
-                             f"({rate['basis']}) at {alarm['time']} (case {alarm['case_id']}): it changed around "
-                             f"{alarm['change_time']} (case {alarm['change_case_id']}); {alarm['cases_since_change']} "
-                             f"cases and {alarm['audited_since_change']} audited labels since, evidence "
+                             f"({rate['basis']}) at {alarm['time']} (case {alarm['case_id']}): {change}, evidence "
                              + ("certain (its range allows no such case)" if alarm.get("certain") else
                                 (f"{alarm['evidence']:.3g}" if alarm["evidence"] is not None else "beyond 1e308")
                                 + " against the range")))
     if doc["passed"]:
         out.print(styled("green", "no alarm"))
+    elif doc["alarmed"] and not any(a.get("change_time") for r in doc["rates"] for a in r["alarms"]):
+        out.print("What to do: the threshold never kept the rate in its range, not even on the baseline: choose it "
+                  "again under the metric's rule (calibrate thresholds), or declare the range it can keep.")
     elif doc["alarmed"]:
         out.print("What to do: read the audited cases from the change on (the alarm names where it starts), label "
                   "more of the cases since then, and choose the threshold again on labels from after the change "

@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from calibrate.campaign import ADJUDICATIONS_FILE, Campaign
+from calibrate.campaign import ADJUDICATIONS_FILE, CASES_FILE, Campaign
+from calibrate.campaign.judge_settings import SUPPORTED
+from calibrate.humans.labelstudio.interface import metric_kind
 from calibrate.base.documents import read_text
 from calibrate.base.errors import CampaignError, ParameterText, Problem
 from calibrate.base.files import replacing, writes_campaign
@@ -25,7 +27,7 @@ from calibrate.base.results import Result, records_frame, single_row
 from calibrate.base.sqlite_store import now, open_store
 
 __all__ = ["adjudicate", "disagreements", "write_template", "record_decisions", "append_decisions", "decision_history",
-           "STORE_NAME"]
+           "fields_read", "template_columns", "cell_text", "STORE_NAME"]
 
 STORE_NAME = "adjudications.sqlite"
 MIGRATIONS = ["""CREATE TABLE decisions (
@@ -38,7 +40,16 @@ MIGRATIONS = ["""CREATE TABLE decisions (
     source TEXT NOT NULL,
     decided TEXT NOT NULL
 )"""]
-TEMPLATE_COLUMNS = ["case_id", "metric", "labels", "input", "actual_output", "decision", "adjudicator", "note"]
+#: the template's columns around the case's text: what identifies a row, and what the adjudicator fills
+TEMPLATE_HEAD = ["case_id", "metric", "labels"]
+TEMPLATE_TAIL = ["decision", "adjudicator", "note"]
+#: a case's text fields, in the order a reader wants them
+CASE_FIELDS = ("input", "actual_output", "expected_output", "retrieval_context", "context")
+#: the longest text written in one cell: a spreadsheet holds 32,767 characters a cell, and cuts the rest
+#: silently; a longer text is cut here, saying so (the whole text stays in cases.jsonl)
+CELL_LIMIT = 32_000
+#: a cell a spreadsheet would run as a formula starts with one of these (CSV injection)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @writes_campaign("calibrate adjudicate", when=lambda bound: bound.arguments.get("decisions") is not None)
@@ -106,17 +117,81 @@ def disagreements(campaign: Campaign, metric: str | None = None) -> list[dict[st
     return out
 
 
+def fields_read(campaign: Campaign, metric: str) -> tuple[str, ...]:
+    """The case fields a judgement of ``metric`` reads: those its ``[judges]`` read, and those its
+    labeling interface shows the annotators (faithfulness: the question, the answer and the retrieved
+    contexts). Input and actual output always.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> c = Campaign.from_frames({"name": "n", "metrics": {"faithfulness": {"scale": "binary"},
+    ...                           "politeness": {"scale": "binary"}}}, pd.DataFrame(
+    ...     columns=["case_id", "metric", "rater", "rater_kind", "value"]))
+    >>> fields_read(c, "faithfulness"), fields_read(c, "politeness")
+    (('input', 'actual_output', 'retrieval_context'), ('input', 'actual_output'))
+    """
+    read = {"input", "actual_output"}
+    kind = metric_kind(metric)
+    if kind != "custom":
+        read.update(SUPPORTED[("deepeval", kind)]["fields"])
+    for spec in campaign.judges.values():
+        if spec.into == metric:
+            read.update(spec.fields)
+    return tuple(f for f in CASE_FIELDS if f in read)
+
+
+def template_columns(campaign: Campaign, found: list[dict[str, Any]]) -> list[str]:
+    """The columns of a template for the disagreements ``found``: every field their metrics read
+    (:func:`fields_read`), and any other text field their cases have."""
+    fields = set()
+    for d in found:
+        fields.update(fields_read(campaign, d["metric"]))
+        case = (campaign.cases or {}).get(d["case_id"], {})
+        fields.update(f for f in CASE_FIELDS if case.get(f) not in (None, "", []))
+    return TEMPLATE_HEAD + [f for f in CASE_FIELDS if f in fields] + TEMPLATE_TAIL
+
+
+def cell_text(value: Any) -> str:
+    """A case's field as a template cell: a list of passages numbered one a paragraph, a text whole up to
+    :data:`CELL_LIMIT` characters (then cut, saying so), and a text a spreadsheet would run as a formula
+    made inert with a leading apostrophe.
+
+    Examples
+    --------
+    >>> cell_text(["Paris is in France.", "It is the capital."])
+    '[1] Paris is in France.\\n\\n[2] It is the capital.'
+    >>> cell_text('=HYPERLINK("http://x", "click")'), cell_text(None)
+    ('\\'=HYPERLINK("http://x", "click")', '')
+    >>> cell_text("x" * 40_000)[-72:]
+    '… [cut at 32,000 of 40,000 characters: the whole text is in cases.jsonl]'
+    """
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        text = "\n\n".join(f"[{i}] {chunk}" for i, chunk in enumerate(value, start=1))
+    else:
+        text = str(value)
+    if len(text) > CELL_LIMIT:
+        text = (text[:CELL_LIMIT] + f"… [cut at {CELL_LIMIT:,} of {len(text):,} characters: the whole text is in "
+                f"{CASES_FILE}]")
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
 def write_template(campaign: Campaign, path: str | Path, metric: str | None = None) -> int:
-    """A CSV of the disagreements for the adjudicator: fill ``decision`` and ``adjudicator``."""
+    """A CSV of the disagreements for the adjudicator: fill ``decision`` and ``adjudicator``. Each row
+    carries every field of the case the metric reads (:func:`template_columns`): a faithfulness
+    decision needs the retrieved contexts."""
     found = disagreements(campaign, metric)
+    columns = template_columns(campaign, found)
     with replacing(path) as handle:
         writer = csv.writer(handle)
-        writer.writerow(TEMPLATE_COLUMNS)
+        writer.writerow(columns)
         for d in found:
             case = (campaign.cases or {}).get(d["case_id"], {})
             labels = "; ".join(f"{who}={value:g}" for who, value in d["labels"].items())
-            writer.writerow([d["case_id"], d["metric"], labels, str(case.get("input", ""))[:500],
-                             str(case.get("actual_output", ""))[:500],
+            texts = [cell_text(case.get(f)) for f in columns[len(TEMPLATE_HEAD):-len(TEMPLATE_TAIL)]]
+            writer.writerow([d["case_id"], d["metric"], labels, *texts,
                              "" if d["decision"] is None else f"{d['decision']:g}", "", ""])
     return len(found)
 

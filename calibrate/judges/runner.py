@@ -13,7 +13,11 @@ unscored, so the next run tries it), and groups its failures by what went wrong.
 
 After the run, the current rating of every declared judge, repeat and case in the store — whatever
 subset this run scored — is exported to ``judge_ratings.csv``, which ``load_campaign`` reads beside
-the user's own ratings file.
+the user's own ratings file: one version of each judge, its present settings'. The ratings of its
+earlier versions (another model, other settings) stay in the store, named ``JUDGE@MODEL`` or
+``JUDGE@RUN_ID`` (:mod:`calibrate.judges.versions`); each run's manifest records every judge's key
+template, and its summary says, for a judge whose model or settings changed since its previous run,
+what changed and the name that reaches the earlier ratings (``"changed"``, ``"earlier"``).
 """
 
 from __future__ import annotations
@@ -39,9 +43,10 @@ from calibrate.base.files import holding, replacing, writes_campaign
 from calibrate.base.names import inside, path_component
 from calibrate.base.manifest import package_version
 from calibrate.judges.calls import CallPolicy, ClientPool, JudgeCallError, Usage, endpoint_name, usage
-from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
+from calibrate.campaign.judge_settings import JudgeSpec
 from calibrate.judges.replies import JudgeReplyError, notes
-from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore, cache_key
+from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore
+from calibrate.judges.versions import counted, judge_versions, rating_key, rating_template, settings_changes
 from calibrate.base.errors import ParameterText
 from calibrate.base.results import Result
 
@@ -68,18 +73,6 @@ class _Task:
     self_eval: bool
 
 
-def _cache_settings(spec: JudgeSpec) -> dict[str, Any]:
-    """The settings that determine a rating: a DAG's tree, not the name of its file."""
-    if spec.dag is None:
-        return spec.settings
-    return {**{k: v for k, v in spec.settings.items() if k != "dag"}, "dag_tree": spec.dag_tree}
-
-
-def _cache_fields(model: ModelSpec) -> dict[str, Any]:
-    """What of a model determines its output: not the variable that holds its key, nor its price."""
-    return {k: v for k, v in model.public().items() if k not in ("api_key_env", "price")}
-
-
 def _missing_fields(spec: JudgeSpec, case: dict[str, Any]) -> list[str]:
     return [f for f in spec.fields if case.get(f) in (None, "", [])]
 
@@ -102,7 +95,7 @@ def _library_adapter(library: str, judge: str):
     except (ImportError, metadata.PackageNotFoundError):
         names = {"ragas": "RAGAS", "deepeval": "DeepEval"}
         raise JudgeSetupError(f"judge {judge} needs {names[library]}: pip install "
-                              "'calibrate-judges[judges]'") from None
+                              f"'calibrate-judges[{library}]' (or [judges], for both libraries)") from None
     return adapter
 
 
@@ -113,20 +106,21 @@ def _self_eval(spec: JudgeSpec, case: dict[str, Any]) -> bool:
 
 def _keyed(campaign: Campaign, spec: JudgeSpec, repeats: int) -> list[_Task]:
     """The ratings of ``spec`` on every case that has the fields it reads, with their cache keys."""
-    adapter = _adapter(spec)
-    version, versions = adapter.library_version(), adapter.model_versions(spec)
+    template = _template(spec)
     tasks = []
     for cid, case in sorted((campaign.cases or {}).items()):
         if _missing_fields(spec, case):
             continue
         for repeat in range(repeats):
-            payload = {"library": spec.library, "library_version": version, "metric": spec.metric,
-                       "settings": _cache_settings(spec), "model": _cache_fields(spec.model),
-                       "case": {f: case.get(f) for f in spec.fields}, "repeat": repeat}
-            if spec.embeddings is not None:  # absent otherwise, so the keys of earlier runs still hold
-                payload["embeddings"] = {**_cache_fields(spec.embeddings), "versions": versions}
-            tasks.append(_Task(spec, cid, repeat, cache_key(payload), _self_eval(spec, case)))
+            tasks.append(_Task(spec, cid, repeat, rating_key(template, spec.fields, case, repeat),
+                               _self_eval(spec, case)))
     return tasks
+
+
+def _template(spec: JudgeSpec) -> dict[str, Any]:
+    """The judge's cache key but for the case and the repeat (:func:`calibrate.judges.versions.rating_template`)."""
+    adapter = _adapter(spec)
+    return rating_template(spec.public(), adapter.library_version(), adapter.model_versions(spec))
 
 
 def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incomplete: bool,
@@ -156,7 +150,8 @@ def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incom
             problems.append(ParameterText(
                 "judge {_name} is of the {_family} family, as the generator of {_n} case(s): {_cases} "
                 "({forbid_self_eval})", _name=spec.name, _family=spec.family, _n=len(same_family),
-                _cases=", ".join(same_family[:20]), forbid_self_eval=True))
+                _cases=", ".join(same_family[:20]) + (f" and {len(same_family) - 20} more" if len(same_family) > 20 else ""),
+                forbid_self_eval=True))
         tasks += mine
     if problems:
         raise JudgeSetupError(ParameterText.join("\n", problems))
@@ -435,6 +430,30 @@ def ratings_frame(document: dict[str, Any]) -> "pd.DataFrame":
     return frame
 
 
+def _versions(campaign: Campaign, store: JudgeStore, run_id: str, summary: list[dict[str, Any]]) -> None:
+    """Add to each judge's summary the earlier versions the store keeps (``"earlier"``: how to name them)
+    and, when its model or settings changed since its previous run, what changed (``"changed"``)."""
+    versions = judge_versions(campaign, store=store)
+    order = {r: i for i, (r, _, _) in enumerate(store.run_manifests())}
+    for entry in summary:
+        listed = versions.get(entry["judge"], [])
+        earlier = [v for v in listed if run_id not in v.runs]
+        entry["earlier"] = [counted(campaign, v, store=store) for v in reversed(earlier)]
+        entry["changed"] = None
+        now = next((v for v in listed if run_id in v.runs), None)
+        before = sorted(((order[r], v) for v in listed for r in v.runs if order[r] < order[run_id]),
+                        key=lambda found: found[0])   # the judge's earlier runs, with their versions
+        if now is None or not before or before[-1][1].version == now.version:
+            continue
+        then = before[-1][1]
+        family = ([f"family: {then.entry.family or 'none'} -> {now.entry.family or 'none'}"]
+                  if then.entry.family != now.entry.family else [])
+        entry["changed"] = {"from": then.name, "model": then.model, "last_run": then.last_run,
+                            "changes": settings_changes(then.template, now.template) + family,
+                            "ratings": next(e["ratings"] for e in entry["earlier"] if e["name"] == then.name),
+                            "audit": {"metric": now.metric, "old": then.name, "new": now.name}}
+
+
 @writes_campaign("calibrate judge")
 def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: CallPolicy | None = None,
                repeats: int = 1, use_cache: bool = True, skip_incomplete: bool = False,
@@ -466,13 +485,17 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     Result
         The ``calibrate judge --json`` document: ``{"run_id", "seconds", "judges": [{"judge",
         "scored", "failed", "from_cache", "skipped", "unscored", "rescored_suspect", "errors", "calls",
-        "tokens", "cost", "seconds"}], "stopped": [{"endpoint", "after", "error", "unscored"}],
+        "tokens", "cost", "seconds", "earlier", "changed"}], "stopped": [{"endpoint", "after", "error", "unscored"}],
         "exported": {judge: rows}, "ratings": [{"case_id", "metric", "judge", "repeat", "value", "error",
         "reason", "details", "from_cache"}]}``. ``"ratings"`` holds every (case, metric, judge, repeat)
         of the run scored now or served from the cache, once, as ``judge_ratings.csv`` has it — cases
         that share their content too (one call rates them all: they share a cache key); ``scored``,
         ``failed``, ``from_cache`` and ``unscored`` count those ratings, ``calls``, ``tokens`` and
-        ``cost`` what was paid. ``.to_frame()`` is ``"ratings"`` as a table (:func:`ratings_frame`).
+        ``cost`` what was paid (US dollars). ``earlier`` lists the judge's earlier versions the store
+        keeps, by the name that reaches them (``{"name", "model", "ratings", "runs", ...}``);
+        ``changed`` is None, or, when the judge's model or settings changed since its previous run,
+        ``{"from", "model", "last_run", "changes", "ratings", "audit": {"metric", "old", "new"}}``.
+        ``.to_frame()`` is ``"ratings"`` as a table (:func:`ratings_frame`).
 
     Raises
     ------
@@ -521,8 +544,10 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     versions = {"calibrate-judges": package_version("calibrate-judges"), "aiohttp": package_version("aiohttp")}
     for spec in specs:
         versions |= {spec.library: _adapter(spec).library_version(), **_adapter(spec).model_versions(spec)}
+    # each judge's key template and the fields it reads: what names its version (calibrate.judges.versions)
     manifest: dict[str, Any] = {"run_id": run_id, "campaign": campaign.name, "data_hash": campaign.data_hash,
-                                "judges": [s.public() for s in specs], "library_versions": versions,
+                                "judges": [s.public() | {"key_template": _template(s), "fields": list(s.fields)}
+                                           for s in specs], "library_versions": versions,
                                 "repeats": repeats, "use_cache": use_cache,
                                 "policy": {k: v for k, v in policy.__dict__.items() if not k.startswith("_")}}
     store.start_run(run_id, manifest)
@@ -567,6 +592,7 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
                         "seconds": round(sum(a.latency_s or 0 for a in spent), 3)})
         if spec.metric == "g_eval":  # weighting by logprobs changes the number: say how many were
             summary[-1]["logprob_weighted"] = sum(bool((a.details or {}).get("logprob_weighted")) for a in mine)
+    _versions(campaign, store, run_id, summary)
     stops = [{"endpoint": s.endpoint, "after": s.after, "error": s.error, "unscored": dict(s.unscored)}
              for s in stopped.values()]
     manifest |= {"seconds": seconds, "judges_summary": summary, "stopped": stops,

@@ -176,6 +176,11 @@ class JudgeStore:
         self._db.execute("UPDATE runs SET finished = ?, manifest = ? WHERE run_id = ?",
                          (now(), json.dumps(manifest, sort_keys=True, default=str), run_id))
 
+    def run_manifests(self) -> list[tuple[str, str, str]]:
+        """Every run as ``(run_id, started, manifest)``, the manifest as the JSON text stored, in the
+        order the runs started (:mod:`calibrate.judges.versions` reads them through a schema)."""
+        return [tuple(row) for row in self._db.execute("SELECT run_id, started, manifest FROM runs ORDER BY rowid")]
+
     def run(self, run_id: str) -> dict[str, Any]:
         """A run's manifest with its start and end times."""
         started, finished, manifest = self._db.execute(

@@ -15,9 +15,9 @@ from markupsafe import Markup
 
 from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
-from calibrate.report.format import (RATE_NAMES, STAT_LABELS, case_fields, clipped, curve_rows, defined_columns, fmt_estimate, fmt_estimate_html,
-                                     fmt_interval, fmt_number, fmt_rate, fmt_rate_html, slice_notes, undefined_everywhere,
-                                     undefined_notes)
+from calibrate.report.format import (RATE_NAMES, STAT_LABELS, case_fields, clipped, listed_case_texts, curve_rows, defined_columns, fmt_estimate, fmt_estimate_html,
+                                     fmt_interval, fmt_number, fmt_rate, fmt_rate_html, not_watched, slice_notes,
+                                     undefined_everywhere, undefined_notes)
 
 __all__ = ["write_report", "render_html", "render_markdown", "markdown_text"]
 
@@ -43,7 +43,7 @@ def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots
             "curve_rows": curve_rows, "defined_columns": defined_columns, "stat_labels": STAT_LABELS,
             "undefined_everywhere": undefined_everywhere, "slice_notes": slice_notes, "clipped": clipped, "case_fields": case_fields,
             "judge_runs": judge_runs or [], "audits": audits or [], "calibrations": calibrations or [],
-            "versus": versus or [], "since": since or {}, "rate_names": RATE_NAMES}
+            "versus": versus or [], "since": since or {}, "rate_names": RATE_NAMES, "not_watched": not_watched}
 
 
 def render_html(stats: dict, recommendations: list[dict], cases: dict | None = None,
@@ -154,7 +154,9 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
     document: dict[str, Any] = {"stats": stats, "recommendations": recommendations, "manifest": stats["manifest"],
                                 "judge_runs": judge_runs or [], "audits": audits or [],
-                                "calibrations": calibrations or [], "versus": versus or [], "since": since or {}}
+                                "calibrations": calibrations or [], "versus": versus or [], "since": since or {},
+                                # the whole text of the cases the worst misses list (report.html clips it)
+                                "worst_miss_cases": listed_case_texts(stats, cases)}
     # everything is rendered before anything is written, and all three files are moved in together
     write_all({paths["html"]: render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus,
                                           since),

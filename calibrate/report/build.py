@@ -4,7 +4,7 @@ calibration maps and what the judge runs cost."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +12,20 @@ from calibrate.analysis.agreement import ProgressCallback, stats_and_recommendat
 from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.versus import judge_matrix
 from calibrate.campaign import Campaign, load_campaign
-from calibrate.campaign.reference import find_judge, computed_once, judge_scores
+from calibrate.campaign.reference import computed_once, judge_scores
 from calibrate.judges.store import STORE_NAME, JudgeStore
+from calibrate.judges.versions import find_version
 from calibrate.report import write_report
 from calibrate.review.audit import audit_judges
 from calibrate.review.fingerprint import latest_fingerprint
-from calibrate.review.monitor import case_times, monitor_judge
+from calibrate.review.monitor import NotWatchable, case_times, monitor_judge
 from calibrate.demo import DEMO_AUDIT, DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
 from calibrate.stats import N_BOOT
 
 
 def _rated(campaign: Campaign, metric: str, judge: str) -> bool:
-    try:
-        find_judge(campaign, metric, judge)
+    try:   # current ratings, or a version the judge store keeps (JUDGE@MODEL, JUDGE@RUN_ID)
+        find_version(campaign, metric, judge)
     except ValueError:
         return False
     return True
@@ -33,7 +34,8 @@ def _rated(campaign: Campaign, metric: str, judge: str) -> bool:
 @computed_once()
 def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0, n_boot: int = N_BOOT,
                      audits: Sequence[tuple[str, str]] = (),
-                     progress: ProgressCallback | None = None) -> dict[str, Any]:
+                     progress: ProgressCallback | None = None,
+                     current: float | Mapping[str, float] | None = None) -> dict[str, Any]:
     """The documents of the report, as :func:`~calibrate.report.write_report` takes them.
 
     Parameters
@@ -47,6 +49,9 @@ def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0
         Judge-upgrade audits to add: each pair on every metric both judges rated.
     progress : callable, optional
         ``progress(done, total, label)`` while resampling.
+    current : float or dict, optional
+        The threshold each judge runs at today (:func:`~calibrate.analysis.agreement.compute_stats`):
+        each verdict gives its rates there.
 
     Returns
     -------
@@ -64,7 +69,7 @@ def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0
     (9, 9)
     """
     stats, recommendations = stats_and_recommendations(campaign, by=by, seed=seed, n_boot=n_boot,
-                                                       progress=progress)
+                                                       progress=progress, current=current)
     audit_docs = []
     for old, new in audits:  # every metric both judges rated
         metrics = [m for m in sorted(campaign.metrics) if _rated(campaign, m, old) and _rated(campaign, m, new)]
@@ -87,8 +92,9 @@ def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0
 
 def since_threshold(campaign: Campaign) -> dict[str, Any] | None:
     """The report's "Since the threshold was chosen": a monitor of every judge of every metric when
-    cases carry a time (or why one cannot run), and every declared judge's latest fingerprint; None when
-    there is neither.
+    cases carry a time (or why one cannot run: ``not_monitored``, each with the ``reason`` that holds for
+    any judge, and the judges of each reason together in ``not_watched``), and every declared judge's latest
+    fingerprint; None when there is neither.
 
     Examples
     --------
@@ -102,15 +108,23 @@ def since_threshold(campaign: Campaign) -> dict[str, Any] | None:
             for judge in [j.name for j in judge_scores(campaign, metric)]:
                 try:
                     doc = monitor_judge(campaign, metric=metric, judge=judge)
+                except NotWatchable as exc:
+                    not_monitored.append({"metric": metric, "judge": judge, "reason": exc.reason,
+                                          "message": str(exc)})
+                    continue
                 except ValueError as exc:
-                    not_monitored.append({"metric": metric, "judge": judge, "reason": str(exc)})
+                    not_monitored.append({"metric": metric, "judge": judge, "reason": str(exc), "message": str(exc)})
                     continue
                 monitors.append({k: v for k, v in doc.items() if k != "manifest"})
     fingerprints = [found | {"judge": name} for name in sorted(campaign.judges)
                     if (found := latest_fingerprint(campaign, name)) is not None]
     if not monitors and not not_monitored and not fingerprints:
         return None
+    grouped: dict[str, list[str]] = {}
+    for n in not_monitored:   # one line per reason, with every judge it holds for
+        grouped.setdefault(n["reason"], []).append(f"{n['metric']} / {n['judge']}")
     return {"monitors": monitors, "not_monitored": not_monitored,
+            "not_watched": [{"reason": reason, "judges": judges} for reason, judges in grouped.items()],
             "fingerprints": [{k: f.get(k) for k in ("judge", "metric", "verdict", "created", "reasons", "threshold",
                                                      "file")} for f in fingerprints]}
 
@@ -130,7 +144,8 @@ def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tup
     out_dir : str or Path
         Where the report goes (made if missing; earlier files are replaced whole, never half-written).
     **options
-        ``by``, ``seed``, ``n_boot``, ``audits`` and ``progress``, as :func:`report_documents` takes them.
+        ``by``, ``seed``, ``n_boot``, ``audits``, ``progress`` and ``current``, as :func:`report_documents`
+        takes them.
 
     Examples
     --------

@@ -8,7 +8,7 @@ from markupsafe import Markup
 
 __all__ = ["fmt_number", "fmt_estimate", "fmt_estimate_html", "fmt_rate", "fmt_interval", "undefined_notes",
            "defined_columns", "undefined_everywhere", "slice_notes", "fmt_rate_html", "clipped", "case_fields",
-           "STAT_LABELS"]
+           "STAT_LABELS", "not_watched", "listed_case_texts", "FULL_AT"]
 
 
 def fmt_number(value: Any, digits: int = 3) -> str:
@@ -156,6 +156,9 @@ def fmt_rate_html(stat: dict | None) -> Markup:
 
 #: characters of a case's text shown before it is clipped (the rest is one click away)
 CLIP_AT = 280
+#: characters of a case's text report.html holds at most (long texts of many cases made it megabytes);
+#: report.json holds the whole text of every case a worst-miss table lists (:func:`listed_case_texts`)
+FULL_AT = 1000
 
 
 #: the text of a case a reviewer reads beside a miss, in table order
@@ -186,20 +189,48 @@ def clipped(text: Any, uid: str, limit: int = CLIP_AT) -> Markup:
     '[1] one<br>[2] two'
     >>> 'data-characters="20"' in clipped("a" * 20, "x", limit=5)   # its label reads "full text (20 characters)"
     True
+    >>> "1000 more characters: the whole text is in report.json" in clipped("a" * (FULL_AT + 1000), "x")
+    True
     """
     if text is None or text == "" or text == []:
         return Markup("")
+    budget = max(limit, FULL_AT)
     if isinstance(text, (list, tuple)):
-        whole = Markup("<br>").join(Markup("[{}] {}").format(i, str(chunk)) for i, chunk in enumerate(text, 1))
-        plain = "\n".join(f"[{i}] {chunk}" for i, chunk in enumerate(text, 1))
+        chunks = [f"[{i}] {chunk}" for i, chunk in enumerate(text, 1)]
+        plain, kept, left = "\n".join(chunks), [], budget
+        for chunk in chunks:
+            if left <= 0:
+                break
+            kept.append(chunk[:left])
+            left -= len(chunk) + 1
+        whole = Markup("<br>").join(kept)
     else:
         plain = str(text)
-        whole = Markup("{}").format(plain)
+        whole = Markup("{}").format(plain[:budget])
+    if len(plain) > budget:
+        whole += Markup(" … <em>({} more characters: the whole text is in report.json)</em>").format(
+            len(plain) - budget)
     if len(plain) <= limit:
         return whole
     return Markup('<span class="clip"><input type="checkbox" id="{id}"><span class="short">{short}…</span>'
                   '<span class="full">{whole}</span><label for="{id}" data-characters="{n}"></label></span>'
                   ).format(id=uid, short=plain[:limit], whole=whole, n=len(plain))
+
+
+def listed_case_texts(stats: dict, cases: dict[str, dict] | None) -> dict[str, dict]:
+    """The whole text (the fields of :data:`CASE_FIELDS`) of every case a worst-miss table lists, by case
+    id: what report.json keeps of the texts report.html clips at :data:`FULL_AT` characters.
+
+    Examples
+    --------
+    >>> stats = {"metrics": [{"judges": [{"worst_misses": {"false_passes": [{"case_id": "a"}], "false_fails": []}}]}]}
+    >>> listed_case_texts(stats, {"a": {"input": "q", "metadata": {}}, "b": {"input": "r"}})
+    {'a': {'input': 'q'}}
+    """
+    listed = {row["case_id"] for m in stats.get("metrics", []) for j in m.get("judges", [])
+              for key in ("false_passes", "false_fails") for row in (j.get("worst_misses") or {}).get(key, [])}
+    return {cid: {key: (cases or {})[cid][key] for key, _ in CASE_FIELDS if key in (cases or {})[cid]}
+            for cid in sorted(listed) if cid in (cases or {})}
 
 
 def curve_rows(curve: list[dict], threshold: float | None, n: int = 24) -> list[dict]:
@@ -240,3 +271,21 @@ def fmt_rate(stat: dict | None) -> str:
     counts = (f"weighted, {stat['n']} cases, effective n {stat['effective_n']:.1f}" if stat.get("weighted")
               else f"{stat['k']}/{stat['n']}")
     return f"{stat['estimate']:.3f} ({counts}) [{stat['ci_low']:.3f}, {stat['ci_high']:.3f}]"
+
+
+def not_watched(since: dict) -> list[dict]:
+    """The judges no monitor could watch, grouped by reason: ``[{"reason", "judges": ["metric / judge"]}]``
+    (``since["not_watched"]``, or grouped here from ``not_monitored``).
+
+    Examples
+    --------
+    >>> not_watched({"not_monitored": [{"metric": "m", "judge": "a", "reason": "no baseline"},
+    ...                                {"metric": "m", "judge": "b", "reason": "no baseline"}]})
+    [{'reason': 'no baseline', 'judges': ['m / a', 'm / b']}]
+    """
+    if since.get("not_watched") is not None:
+        return list(since["not_watched"])
+    grouped: dict[str, list[str]] = {}
+    for n in since.get("not_monitored") or []:
+        grouped.setdefault(n["reason"], []).append(f"{n['metric']} / {n['judge']}")
+    return [{"reason": reason, "judges": judges} for reason, judges in grouped.items()]

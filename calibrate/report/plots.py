@@ -225,6 +225,8 @@ def monitor_svg(watches: list[dict], first: str, last: str) -> Markup:
                      'stroke="black" stroke-dasharray="4 3" stroke-width="1"/>')
         for alarm in watch["alarms"]:
             for key, stroke in (("change_time", "#888"), ("time", "#c0392b")):
+                if alarm.get(key) is None:   # no change found: the rate was out of its range on the baseline
+                    continue
                 x = _fmt(sx(_seconds(alarm[key])))
                 parts.append(f'<line class="{"alarm" if key == "time" else "change"}" x1="{x}" x2="{x}" '
                              f'y1="{MARGIN_T}" y2="{MARGIN_T + height}" stroke="{stroke}" stroke-width="1.2"/>')

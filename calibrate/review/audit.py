@@ -11,10 +11,21 @@ every case both scored), so a gate set on the old judge can be re-mapped instead
 The decision rests on one statistic (``spearman`` unless chosen) and a margin: *non-inferior* when the
 whole interval of the change lies above ``-margin`` (below ``+margin`` for an error rate), *inferior*
 when it lies wholly beyond the margin, *inconclusive* otherwise, or when fewer than
-``MIN_TRUSTED_LABELS`` cases were labelled. An upgrade passes (exit code 0) only when it is non-inferior
-*and* the new judge's scores separate human passes from fails better than chance (the gate's one-sided
-Mann-Whitney test, :func:`calibrate.analysis.verdicts.chance_level`): a coin flip that replaces a coin flip
-is no worse, and still no judge (*not better than chance*).
+``MIN_TRUSTED_LABELS`` cases were labelled. The other statistics are watched too (``"others"``): one
+whose interval — Bonferroni-adjusted for the number looked at — lies wholly on the bad side of no
+change got *significantly worse*, and is named in the decision. An upgrade passes (exit code 0) only
+when it is non-inferior; no other statistic got significantly worse by perhaps more than its margin
+(the same share of its range; else *worse on other statistics*: Spearman within its margin while kappa
+and alpha fell is no upgrade to pass silently); and the new judge's scores separate human passes from
+fails better than chance (the gate's one-sided Mann-Whitney test,
+:func:`calibrate.analysis.verdicts.chance_level`): a coin flip that replaces a coin flip is no worse,
+and still no judge (*not better than chance*). A non-inferior upgrade whose other losses all lie within
+their margins passes, and its reason lists them.
+
+``old`` and ``new`` name a judge's current ratings, or a version of a judge the store keeps
+(:mod:`calibrate.judges.versions`: ``JUDGE@MODEL``, ``JUDGE@RUN_ID``): after a judge's model is swapped
+in ``campaign.toml`` and ``calibrate judge`` runs again, ``--old JUDGE@OLD_MODEL --new JUDGE`` audits
+the swap on the cases both versions rated.
 
 Every setting can decide both ways: a margin of 0 asks for an interval wholly on the good side of no
 change; a margin as wide as the statistic's whole range (2 for a correlation or a kappa, 1 for a rate or
@@ -36,10 +47,11 @@ from calibrate.campaign import Campaign
 from calibrate.campaign.weights import design_weights
 from calibrate.base.manifest import build_manifest
 from calibrate.campaign.reference import JudgeScores, find_judge, human_reference, pair
+from calibrate.judges.versions import Found, find_version, judge_versions
 from calibrate.stats import N_BOOT
 from calibrate.stats.bootstrap import bca_interval
 from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
-from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.errors import NO_VALUE, ParameterText, StoreError
 from calibrate.base.results import Result
 
 __all__ = ["audit_judges", "AUDIT_STATISTICS", "STATISTIC_SPANS", "find_judge"]
@@ -78,8 +90,9 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     campaign : Campaign
     metric : str
     old, new : str
-        Judge names: a rater, or ``rater@run_id`` for one run of a rater scored several times (two
-        versions of one judge stored in one campaign).
+        Judge names: a rater, ``rater@run_id`` for one run of a rater scored several times (two
+        versions of one judge stored in one campaign), or an earlier version of a judge the judge
+        store keeps (``JUDGE@MODEL``, ``JUDGE@RUN_ID``: :func:`calibrate.judges.versions.find_version`).
     margin : float
         The largest loss in ``statistic`` that still counts as "at least as close to humans": from 0 to
         below the statistic's span (:data:`STATISTIC_SPANS`).
@@ -93,8 +106,11 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     Returns
     -------
     dict
-        ``{"decision": {"decision", "reason", "exit_code", ...}, "changes", "mcnemar", "flips",
-        "drift", "old", "new", "manifest", ...}``.
+        ``{"decision": {"decision", "reason", "exit_code", "worse", ...}, "changes", "others", "mcnemar",
+        "flips", "drift", "old", "new", "versions", "manifest", ...}``: ``others`` the statistics besides
+        ``statistic`` that got significantly worse (``{"confidence", "looked_at", "worse": [{"statistic",
+        "change", "ci_low", "ci_high", "margin", "status"}]}``), ``versions`` which version of its judge
+        each side is, when the judge store ran it.
 
     Examples
     --------
@@ -116,10 +132,13 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
         raise ValueError(ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)",
                                        confidence=confidence))
     campaign.metric_names([metric])
-    old_scores, new_scores = find_judge(campaign, metric, old), find_judge(campaign, metric, new)
-    if old_scores.name == new_scores.name:
-        raise ValueError(ParameterText("{old} and {new} both name {_name}: an audit compares two judges or two runs",
-                                       old=NO_VALUE, new=NO_VALUE, _name=old_scores.name))
+    found = [find_version(campaign, metric, name) for name in (old, new)]
+    if found[0].source == found[1].source:
+        raise ValueError(ParameterText("{old} and {new} both name {_name}: an audit compares two judges, or two "
+                                       "versions of one{_earlier}", old=NO_VALUE, new=NO_VALUE,
+                                       _name=_ratings_named(found[0]),
+                                       _earlier=_earlier_text(campaign, metric, found[0])))
+    old_scores, new_scores = found[0].scores, found[1].scores
     spec = campaign.metrics[metric]
     rule = default_rule(spec)
     ref = human_reference(campaign, metric)
@@ -139,24 +158,69 @@ def audit_judges(campaign: Campaign, *, metric: str, old: str, new: str, margin:
     for key, result in zip(("old", "new"), results):
         doc[key] = {k: result[k] for k in ("judge", "rater", "run_id", "family", "model", "n", "pass_threshold",
                                            *AUDIT_STATISTICS) if k in result}
-    doc["changes"] = _changes(runs, results, seed, confidence)
+    doc["changes"], material = _changes(runs, results, seed, confidence)
     doc["mcnemar"], doc["flips"] = _flips(runs, ref, campaign, n_listed)
     doc["drift"] = _drift(runs, old_scores, new_scores)
+    doc["others"] = _others(doc["changes"], material, statistic, margin, confidence)
     doc["decision"] = _decide(doc["changes"].get(statistic), statistic, margin, int(universe.size))
     if doc["decision"]["exit_code"] == 0:
+        doc["decision"] = _elsewhere(doc["decision"], doc["others"])
+    if doc["decision"]["exit_code"] == 0:
         doc["decision"] = _worth(doc["decision"], runs[1], seed, confidence)
+    doc["versions"] = _versions(campaign, found)
     doc["manifest"] = build_manifest(campaign, command="audit", metric=metric, old=old_scores.name,
                                      new=new_scores.name, margin=margin, statistic=statistic, seed=seed,
                                      n_boot=n_boot, confidence=confidence)
     return Result(doc)
 
 
-def _changes(runs: list[JudgeRun], results: list[dict], seed: int, confidence: float) -> dict[str, Any]:
+def _versions(campaign: Campaign, found: list[Found]) -> dict[str, Any]:
+    """Which version of its judge each side is, when the judge store has run it: model, library, runs."""
+    try:
+        listed = judge_versions(campaign) if any(f.version is None for f in found) else {}
+    except StoreError:   # the audit itself needs no store: its provenance is left out
+        listed = {}
+    out = {}
+    for side, f in zip(("old", "new"), found):
+        version = f.version or (next((v for v in listed.get(f.scores.rater.name, []) if v.current), None)
+                                if f.source[0] == "current" else None)
+        if version is not None:
+            out[side] = version.describe()
+    return out
+
+
+def _ratings_named(found: Found) -> str:
+    if found.source[0] == "current":
+        return f"the current ratings of {found.scores.name}"
+    return f"the ratings of {found.scores.name} (model {found.scores.rater.model}, run {found.scores.run_id})"
+
+
+def _earlier_text(campaign: Campaign, metric: str, found: Found) -> str:
+    """For two names of the same ratings: the versions of the judge the store keeps, and the audit of
+    its latest change."""
+    judge = found.scores.rater.name
+    listed = [v for v in judge_versions(campaign).get(judge, []) if v.metric == metric]
+    named = found.version.version if found.version else next((v.version for v in listed if v.current), None)
+    others = [v for v in reversed(listed) if v.version != named]
+    if not others:
+        return (f" (the store keeps no other version of {judge}: when its model or settings change in "
+                "campaign.toml and calibrate judge runs again, the earlier ratings stay named JUDGE@MODEL or "
+                "JUDGE@RUN_ID)")
+    kept = "; ".join(f"{v.name} (model {v.model}, last run {v.last_run})" for v in others)
+    old, new = (others[0].name, judge) if found.source[0] == "current" else (found.scores.name, judge)
+    return f"; the other versions of {judge} kept: {kept}. To compare: --old {old} --new {new}"
+
+
+def _changes(runs: list[JudgeRun], results: list[dict], seed: int, confidence: float
+             ) -> tuple[dict[str, Any], dict[str, tuple]]:
+    """Every statistic's change with its paired interval; and, for each that has one, what the interval
+    was made from (the change, its bootstrap replicates and jackknife values), for :func:`_others`."""
     old, new = runs
     full = [r.statistics(r.paired.full) for r in runs]
     jack = [r.statistics(r.paired.jackknife(seed=seed, tables=r.on_scale, case_groups=True)[0]) for r in runs]
     boot = [{k: np.concatenate(v) for k, v in r.replicates.items()} for r in runs]
     out: dict[str, Any] = {}
+    material: dict[str, tuple] = {}
     for key, direction in AUDIT_STATISTICS.items():
         values = [res.get(key, {}).get("estimate") if isinstance(res.get(key), dict) else None for res in results]
         if key in ("false_pass_rate", "false_fail_rate"):   # at each judge's threshold (none: undefined)
@@ -179,7 +243,71 @@ def _changes(runs: list[JudgeRun], results: list[dict], seed: int, confidence: f
             estimate(change, None, None, interval.method, interval.reason)
         out[key] = figure | {"old": values[0], "new": values[1], "change": change,
                              "better": "higher" if direction > 0 else "lower"}
+        if interval.low is not None:
+            material[key] = (engine_change, boot[1][key] - boot[0][key], jack[1][key] - jack[0][key])
+    return out, material
+
+
+def _others(changes: dict[str, Any], material: dict[str, tuple], statistic: str, margin: float,
+            confidence: float) -> dict[str, Any]:
+    """The statistics besides the decision's that moved significantly against the new judge.
+
+    Each is judged by its change's paired BCa interval at a Bonferroni-adjusted level (``1 - (1 -
+    confidence) / k`` over the ``k`` statistics looked at, so that an upgrade that changed nothing is
+    flagged on some statistic no more often than ``1 - confidence``). It got *worse* when the whole
+    interval lies on the bad side of no change; its ``status`` then says where the interval lies from
+    its margin — the same share of the statistic's range as ``margin`` is of the decision statistic's
+    (:data:`STATISTIC_SPANS`: a margin of 0.05 on Spearman's rho is 0.025 on the AUC or a rate):
+    ``"within the margin"``, ``"perhaps beyond the margin"`` (it straddles it) or ``"beyond the margin"``.
+    """
+    looked = [k for k in AUDIT_STATISTICS if k != statistic and k in material]
+    out: dict[str, Any] = {"confidence": None, "looked_at": looked, "worse": []}
+    if not looked:
+        return out
+    level = 1 - (1 - confidence) / len(looked)
+    out["confidence"] = level
+    share = margin / STATISTIC_SPANS[statistic]
+    for key in looked:
+        engine_change, replicates, jackknife = material[key]
+        interval = bca_interval(engine_change, replicates, jackknife, confidence=level)
+        if interval.low is None:
+            continue
+        # the interval's ends as gains (positive: the new judge closer to the humans)
+        best, worst = ((interval.high, interval.low) if AUDIT_STATISTICS[key] > 0
+                       else (-interval.low, -interval.high))
+        scaled = share * STATISTIC_SPANS[key]
+        changes[key]["adjusted"] = {"confidence": level, "ci_low": interval.low, "ci_high": interval.high}
+        if best >= 0:
+            continue
+        status = ("beyond the margin" if best < -scaled else "within the margin" if worst >= -scaled
+                  else "perhaps beyond the margin")
+        out["worse"].append({"statistic": key, "change": changes[key]["change"], "ci_low": interval.low,
+                             "ci_high": interval.high, "margin": scaled, "status": status,
+                             "limit": f"{'-' if AUDIT_STATISTICS[key] > 0 else '+'}{scaled:g}" if scaled else "0"})
     return out
+
+
+def _shown(row: dict[str, Any]) -> str:
+    return f"{row['statistic']} {row['change']:+.3f} [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
+
+
+def _elsewhere(decision: dict[str, Any], others: dict[str, Any]) -> dict[str, Any]:
+    """A non-inferior decision, told of the other statistics that moved significantly against the new
+    judge (:func:`_others`): when one got worse by perhaps more than its margin, the decision is *worse
+    on other statistics* (exit code 1), as an interval that straddles the margin leaves the decision
+    statistic inconclusive; when each got worse within its margin, it stays non-inferior and says so."""
+    worse = others["worse"]
+    if not worse:
+        return decision
+    level = (f"{others['confidence']:.1%} intervals, adjusted for the {len(others['looked_at'])} statistics looked "
+             "at; each margin the same share of the statistic's range")
+    listed = "; ".join(f"{_shown(r)}, {r['status']} {r['limit']}" for r in worse)
+    if any(r["status"] != "within the margin" for r in worse):
+        return decision | {"decision": "worse on other statistics", "exit_code": 1, "worse": worse,
+                           "reason": f"{decision['reason']}; but other statistics got significantly worse: {listed} "
+                                     f"({level})"}
+    return decision | {"worse": worse, "reason": f"{decision['reason']}; significantly worse, within the margin, "
+                                                 f"on {listed} ({level})"}
 
 
 def _decide(change: dict | None, statistic: str, margin: float, n: int) -> dict[str, Any]:

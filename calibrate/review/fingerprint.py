@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from calibrate.base.errors import CampaignError, FileError, ParameterText, Problem
+from calibrate.base.errors import NO_VALUE, CampaignError, FileError, ParameterText, Problem
 from calibrate.base.files import write_all, writes_campaign
 from calibrate.base.names import inside, name_problem, path_component
 from calibrate.base.results import Result
@@ -268,14 +268,19 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
             raise ValueError(f"judge {judge} has {len(scores)} stored score(s) of cases in cases.jsonl: score the "
                              f"campaign first (calibrate judge), or ask for fewer anchors")
         source = "given"
+        if threshold is not None and not math.isfinite(threshold):
+            raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
         if threshold is None:
-            from calibrate.analysis.agreement import recommended_threshold
+            from calibrate.analysis.agreement import default_rule, recommended_threshold
 
             threshold = recommended_threshold(campaign, metric, judge)
             source = "recommended under the metric's rule"
-        if threshold is None or not math.isfinite(threshold):
-            raise ValueError(ParameterText("the judge has no threshold under the metric's rule: give {threshold}",
-                                           threshold=threshold))
+            if threshold is None:
+                # named without a value: "(threshold)" to a library caller, "(--threshold)" on the command line
+                raise ValueError(ParameterText(
+                    "judge {_judge} has no threshold under the metric's rule ({_rule}): give the one it runs at "
+                    "({threshold})", _judge=judge, _rule=default_rule(campaign.metrics[metric]).describe(),
+                    threshold=NO_VALUE))
         ids = np.array(sorted(scores))
         chosen = choose_anchors(ids, sign * np.array([scores[c] for c in ids]), sign * threshold, anchors)
         stored, anchors_sha256, index = store_anchors(folder, judge, index, {

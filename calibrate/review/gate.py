@@ -46,10 +46,10 @@ from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
 from calibrate.stats.thresholds import MOST_FAILS_SEARCHED, fails_for_ceiling
 from calibrate.base.results import Result
-from calibrate.campaign.reference import computed_once
+from calibrate.campaign.reference import computed_once, judge_scores
 from calibrate.review.fingerprint import fingerprint_reasons
 
-__all__ = ["GateRules", "run_gate", "DEFAULT_MIN_LABELS"]
+__all__ = ["GateRules", "run_gate", "gate_scope", "DEFAULT_MIN_LABELS"]
 
 DEFAULT_MIN_LABELS = 50
 
@@ -217,6 +217,74 @@ def _false_pass(rec: dict, ceiling: float, level: float, n_fail: int | None = No
     return None, shown
 
 
+def _named(judge, names: list[str]) -> bool:
+    """Whether a judge's scores are among those ``names`` name (as ``rater`` or ``rater@run_id``)."""
+    return judge.name in names or judge.rater.name in names
+
+
+def gate_scope(campaign: Campaign, *, metrics: list[str] | None = None,
+               judges: list[str] | None = None) -> tuple[list[str], list[dict]]:
+    """What the gate checks: the metrics, and the checks that fail before any statistic is computed.
+
+    With judges named and no metric, the gate checks the metrics those judges score (a pipeline that
+    names its judge is not failed on another judge's metric). A judge named that scores none of the
+    metrics checked is a failing check of its own: the gate fails closed, never silently narrower. A
+    name no rater of the campaign has is a ``ValueError`` naming the judges there are.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metrics, judges : list of str, optional
+        As :func:`run_gate` takes them.
+
+    Returns
+    -------
+    tuple
+        The metrics to check, and a failing check ``{"metric", "judge", "passed": False, "reasons"}``
+        per judge named that scores none of them.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> gate_scope(c, judges=["Olz-gpt4o"])
+    (['relevance'], [])
+    >>> gate_scope(c, judges=["olz-gpt4o"])
+    Traceback (most recent call last):
+    ...
+    ValueError: judges='olz-gpt4o': no rater of the campaign has this name; its judges are NISTRetrieval-instruct0, ...
+    """
+    declared = campaign.metric_names(metrics)
+    if not judges:
+        return declared, []
+    scores = {m: judge_scores(campaign, m) for m in campaign.metric_names(None)}
+    known = set(campaign.judges) | set(campaign.raters) | set(campaign.imported_raters)
+    known |= {name for found in scores.values() for j in found for name in (j.name, j.rater.name)}
+    known |= set(campaign.ratings["rater"].astype(str))
+    unknown = [name for name in judges if name not in known]
+    if unknown:
+        names = sorted({j.name for found in scores.values() for j in found} | set(campaign.judges))
+        raise ValueError(ParameterText("{judges}: no rater of the campaign has this name; its judges are {_names}",
+                                       judges=", ".join(unknown), _names=", ".join(names) or "none (no ratings yet)"))
+    chosen = declared if metrics else [m for m in declared if any(_named(j, judges) for j in scores[m])]
+    failing = []
+    for name in judges:
+        if any(_named(j, [name]) for m in chosen for j in scores[m]):
+            continue
+        elsewhere = sorted(m for m in scores if any(_named(j, [name]) for j in scores[m]))
+        spec = campaign.judges.get(name)
+        if elsewhere:
+            why = f"judge {name} scores {', '.join(elsewhere)}, not the metric(s) checked ({', '.join(chosen)})"
+        elif spec is not None:
+            why = (f"judge {name} ({spec.library} {spec.metric} into {spec.into}) has no ratings yet: run "
+                   "calibrate judge, and label its cases")
+        else:
+            why = f"judge {name} has no judge ratings in the campaign"
+        failing.append({"metric": spec.into if spec is not None and not elsewhere else None, "judge": name,
+                        "passed": False, "reasons": [why]})
+    return chosen, failing
+
+
 @computed_once()
 def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None = None,
              judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
@@ -228,7 +296,9 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
     campaign : Campaign
     rules : GateRules
     metrics, judges : list of str, optional
-        Only these metrics / judges.
+        Only these metrics / judges (``rater`` or ``rater@run_id``). With judges and no metrics, the
+        metrics those judges score (:func:`gate_scope`); a judge named that scores none of the metrics
+        checked fails the gate, and a name no rater has is a ``ValueError``.
     seed, n_boot : int
         Bootstrap seed and resamples.
     confidence : float
@@ -254,15 +324,19 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
         raise ValueError(ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)",
                                        confidence=confidence))
     level = (1 + confidence) / 2
-    stats = compute_stats(campaign, metrics=metrics, judges=judges, seed=seed, n_boot=n_boot, confidence=confidence,
-                          n_listed=0, curves=False, progress=progress)
+    chosen, checks = gate_scope(campaign, metrics=metrics, judges=judges)
+    stats = compute_stats(campaign, metrics=chosen, judges=judges, seed=seed, n_boot=n_boot, confidence=confidence,
+                          n_listed=0, curves=False, progress=progress) if chosen else {"metrics": []}
     defaults = []
     if rules.min_labels == DEFAULT_MIN_LABELS:
         defaults.append(f"at least {DEFAULT_MIN_LABELS} human labels (the default)")
     if rules.min_spearman is None and rules.min_kappa is None:
         defaults.append("no agreement floor was given: beyond the chance check, agreement is not bounded "
                         "(set min_spearman or min_kappa)")
-    checks = []
+    left = [m for m in campaign.metric_names(None) if m not in chosen] if judges and not metrics else []
+    if left:
+        defaults.append(f"only the metric(s) the judges named score: {', '.join(chosen) or 'none'}; not checked: "
+                        f"{', '.join(left)}")
     for metric in stats["metrics"]:
         name = metric["metric"]
         ceiling = rules.max_false_pass if rules.max_false_pass is not None else campaign.metrics[name].max_false_pass
@@ -279,7 +353,8 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
                                                                  seed=seed, n_boot=0)["recommendations"]}
         if not metric["judges"]:
             checks.append({"metric": name, "judge": None, "passed": False,
-                           "reasons": [f"no judge scores on {name}" + (" from the judges named" if judges else "")]})
+                           "reasons": [f"no judge scores on {name}" + (f" among the judges named ({', '.join(judges)})"
+                                                                        if judges else "")]})
         for judge in metric["judges"]:
             reasons = []
             n = judge["n"]

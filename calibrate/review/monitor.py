@@ -29,6 +29,14 @@ baseline rate of 0 with a ``tolerance`` of 0) allows no case of the kind at all,
 is certain evidence: the watch alarms there, at any ``alpha`` (its ``evidence`` is infinite: ``None`` in
 the document, with ``certain`` true). A range that reaches past what the rate can take (a bound of 1 for
 a rate watched from above, 0 from below) cannot be left, and its watch is listed in ``not_watched``.
+
+An alarm names the change it found (``change_time``, ``change_case_id``: where the evidence against the
+range starts) only when the rate was in its range on the baseline. A declared ceiling the baseline's rate
+already exceeds (``baseline_in_range`` false) was never met: the stream's alarm marks no change, and its
+``change_time`` is None, with ``no_change`` saying why.
+
+A judge the monitor cannot watch raises :class:`NotWatchable`, a ``ValueError`` whose ``reason`` says why
+without naming the judge (the report groups the judges by it).
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibrate.base.errors import CampaignError, ParameterText, Problem
+from calibrate.base.errors import NO_VALUE, CampaignError, ParameterText, Problem
 from calibrate.base.manifest import build_manifest
 from calibrate.base.results import Result
 from calibrate.campaign import CASES_FILE, Campaign
@@ -48,12 +56,28 @@ from calibrate.campaign.reference import computed_once, find_judge, human_refere
 from calibrate.stats.library import separation
 from calibrate.stats.sequential import confidence_sequence, e_detector, rate_increments
 
-__all__ = ["monitor_judge", "case_times", "SEQUENCE_POINTS", "MIN_ALPHA"]
+__all__ = ["monitor_judge", "case_times", "NotWatchable", "SEQUENCE_POINTS", "MIN_ALPHA"]
 
 #: the points of each confidence sequence kept in the document (every case's is in the computation)
 SEQUENCE_POINTS = 200
 #: the smallest alpha: its share per watch still has a reciprocal (the detector's threshold) in floating point
 MIN_ALPHA = 1e-300
+
+
+class NotWatchable(ValueError):
+    """A judge the monitor cannot watch: the message names the judge and what to give; ``reason`` says why
+    in words that hold for any judge (``calibrate report`` lists the judges of one reason together).
+
+    Examples
+    --------
+    >>> exc = NotWatchable("judge j: no baseline", reason="no baseline")
+    >>> str(exc), exc.reason
+    ('judge j: no baseline', 'no baseline')
+    """
+
+    def __init__(self, message: str, *, reason: str):
+        super().__init__(message)
+        self.reason = reason
 
 
 def case_times(campaign: Campaign) -> dict[str, pd.Timestamp]:
@@ -105,6 +129,8 @@ class _Watch:
     weights: np.ndarray
     max_weight: float
     value_range: tuple[float, float]
+    #: the baseline's rate against the range: False when it was already out (no alarm can mark a change)
+    baseline_in_range: bool | None = None
 
 
 def _audit(stream: np.ndarray, labelled: np.ndarray, campaign: Campaign) -> tuple[np.ndarray, str, float]:
@@ -191,15 +217,21 @@ def _watch(w: _Watch, alpha: float, times: pd.Series, ids: np.ndarray, audited: 
         if found.alarm is None:
             break
         at, change = start + found.alarm, start + found.change
-        alarms.append({"time": times.iloc[at].isoformat(), "case_id": str(ids[at]), "case_index": int(at),
-                       "change_time": times.iloc[change].isoformat(), "change_case_id": str(ids[change]),
-                       "evidence": _number(found.evidence), "certain": found.evidence == math.inf,
-                       "cases_since_change": int(at - change + 1),
-                       "audited_since_change": int(audited[change:at + 1].sum()),
-                       "statistic": _number(found.statistic[-1]), "threshold": _number(1 / alpha)})
+        alarm = {"time": times.iloc[at].isoformat(), "case_id": str(ids[at]), "case_index": int(at),
+                 "change_time": times.iloc[change].isoformat(), "change_case_id": str(ids[change]),
+                 "evidence": _number(found.evidence), "certain": found.evidence == math.inf,
+                 "cases_since_change": int(at - change + 1),
+                 "audited_since_change": int(audited[change:at + 1].sum()),
+                 "statistic": _number(found.statistic[-1]), "threshold": _number(1 / alpha)}
+        if w.baseline_in_range is False:
+            # the rate was past its bound before the stream began: the evidence marks no change
+            alarm.update(change_time=None, change_case_id=None, cases_since_change=None, audited_since_change=None,
+                         no_change=f"the rate was already {w.direction} {w.bound:g} on the baseline, so no change "
+                                   "is found: the threshold never met this range")
+        alarms.append(alarm)
         start = at + 1
     return {"rate": w.rate, "watch": w.direction, "bound": w.bound, "basis": w.basis, "alarms": alarms,
-            "current": current, "sequence": sequence}
+            "current": current, "sequence": sequence, "baseline_in_range": w.baseline_in_range}
 
 
 @computed_once()
@@ -271,9 +303,9 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
     in_stream = np.array([c in times and (start is None or times[c] >= start) for c in scores.case_ids.tolist()],
                          dtype=bool)
     if not in_stream.any():
-        raise ValueError(f"judge {scores.name} scored no case of {metric} with a metadata.time"
-                         + (f" from {start.isoformat()} on" if start is not None else "")
-                         + ": the monitor reads the cases in time order")
+        when = f" from {start.isoformat()} on" if start is not None else ""
+        raise NotWatchable(f"judge {scores.name} scored no case of {metric} with a metadata.time{when}: the monitor "
+                           "reads the cases in time order", reason=f"no case it scored has a metadata.time{when}")
     ref = human_reference(campaign, metric)
     label_of = dict(zip(ref.case_ids.tolist(), (ref.values >= spec.human_pass).tolist()))
     sign = scores.sign
@@ -286,12 +318,19 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
         from calibrate.analysis.agreement import recommended_threshold
 
         if not base_ids:
-            raise ValueError("no labelled case outside the stream to choose the threshold on: give the threshold "
-                             "used in production (--threshold), or when it was chosen (--since)")
+            raise NotWatchable(ParameterText(
+                "judge {_judge}: no labelled case outside the stream to choose the threshold on: give the threshold "
+                "used in production ({threshold}), or when it was chosen ({since})", _judge=scores.name,
+                threshold=NO_VALUE, since=NO_VALUE), reason="every labelled case it scored is in the stream (has a "
+                "metadata.time): no baseline to choose its threshold on (give calibrate monitor the threshold used "
+                "in production, or when it was chosen)")
         threshold = recommended_threshold(campaign, metric, scores.name, cases=set(base_ids))
         if threshold is None:
-            raise ValueError(f"the metric's rule gives judge {scores.name} no threshold on the baseline: give the "
-                             "threshold used in production (--threshold)")
+            raise NotWatchable(ParameterText(
+                "the metric's rule gives judge {_judge} no threshold on the baseline: give the threshold used in "
+                "production ({threshold})", _judge=scores.name, threshold=NO_VALUE),
+                reason="the metric's rule gives it no threshold on the baseline (give calibrate monitor the "
+                       "threshold used in production)")
         source = f"recommended under the metric's rule on the {len(base_ids)} baseline labels"
     elif not math.isfinite(threshold):
         raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
@@ -308,8 +347,9 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
     judge_passes = sign * values >= sign * threshold
     pi, how, floor = _audit(ids, audited, campaign)
     if floor <= 0:
-        raise ValueError(f"no case of the stream is audited: the monitor needs human labels on some of the "
-                         f"{ids.size} stream cases")
+        raise NotWatchable(f"judge {scores.name}: no case of the stream is audited: the monitor needs human labels "
+                           f"on some of the {ids.size} stream cases", reason="no case of its stream is audited (has a "
+                           "human label)")
     ipw = np.where(audited, 1 / pi, 0.0)
 
     watches: list[_Watch] = []
@@ -317,8 +357,13 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
 
     def rate_watch(rate: str, counted: np.ndarray, outcome: np.ndarray, declared: float | None, measured: float | None,
                    what: str) -> None:
+        in_range = None
         if declared is not None:
             bound, basis = float(declared), f"the metric's max_false_pass ({declared:g})"
+            if measured is not None:   # a ceiling the baseline already exceeds was never met: no change to find
+                in_range = measured <= bound + 1e-12
+                if not in_range:
+                    basis += f"; the baseline's rate, {measured:.3f}, is already above it"
         elif measured is not None:
             bound = min(1.0, measured + tolerance)
             basis = f"the baseline's {what} ({measured:.3f}) plus the tolerance {tolerance:g}"
@@ -331,7 +376,8 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
             return
         z, lower = rate_increments(outcome, counted, audited, pi, bound, smallest=floor)
         watches.append(_Watch(rate, "above", bound, basis, z, lower, outcome.astype(float),
-                              np.where(counted, ipw, 0.0), 1 / floor, (0.0, 1.0)))
+                              np.where(counted, ipw, 0.0), 1 / floor, (0.0, 1.0),
+                              baseline_in_range=in_range if declared is not None else True))
 
     rate_watch("false_pass_rate", ~human, judge_passes, spec.max_false_pass, base["false_pass_rate"],
                "false-pass rate")
@@ -361,11 +407,12 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
                                   f"the baseline's human pass rate ({rate:.3f}) {'plus' if sign_z > 0 else 'minus'} "
                                   f"the tolerance {tolerance:g}; prediction-powered (lam {lam:.2f}, the judge's "
                                   "score on every case)", z, np.full(z.size, lower), estimate, np.ones(z.size), 1.0,
-                                  (min(0.0, widest[0]), max(1.0, widest[1]))))
+                                  (min(0.0, widest[0]), max(1.0, widest[1])), baseline_in_range=True))
     else:
         skipped.append({"rate": "human_pass_rate", "reason": "no baseline labels to measure it on"})
     if not watches:
-        raise ValueError("no rate can be watched: " + "; ".join(s["reason"] for s in skipped))
+        why = "no rate can be watched: " + "; ".join(s["reason"] for s in skipped)
+        raise NotWatchable(f"judge {scores.name}: {why}", reason=why)
 
     each = alpha / len(watches)
     results = [_watch(w, each, stamps, ids, audited, max(ids.size, 1), alpha) for w in watches]

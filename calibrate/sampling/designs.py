@@ -46,7 +46,8 @@ from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result
 from calibrate.campaign.reference import computed_once, find_judge, judge_scores, pair
 
-__all__ = ["draw_sample", "sample_cases", "Sample", "write_sample", "read_sample_ids", "SAMPLES_FOLDER", "STRATEGIES"]
+__all__ = ["draw_sample", "sample_cases", "Sample", "write_sample", "read_sample_ids", "sample_file", "SAMPLES_FOLDER",
+           "STRATEGIES"]
 
 Strategy = Literal["random", "stratified", "threshold", "disagreement", "neyman"]
 STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman")
@@ -364,7 +365,8 @@ def recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float:
 
     found = recommended_threshold(campaign, metric, judge)
     if found is None:
-        raise ValueError(ParameterText("{_head}; give one with {threshold}", threshold=NO_VALUE,
+        # named without a value: "(threshold)" to a library caller, "(--threshold)" on the command line
+        raise ValueError(ParameterText("{_head}; give the judge's pass threshold ({threshold})", threshold=NO_VALUE,
                                        _head=f"judge {judge} on {metric}: no recommended threshold yet under "
                                              f"the rule ({default_rule(campaign.metrics[metric]).describe()})"))
     return float(found)
@@ -445,15 +447,60 @@ def write_sample(folder: Path, sample: Sample, name: str) -> Path:
     return target
 
 
+def sample_file(given: str | Path, campaign: Campaign) -> Path:
+    """The sample file ``given`` names: a path from the working directory, a path inside the campaign
+    folder (``samples/NAME.csv``, as ``calibrate sample`` prints it), or a sample's name (``NAME``).
+
+    Raises ``ValueError`` when it names no file (listing the campaign's samples), or two different
+    files (one from the working directory, one in the campaign).
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> sample_file("nowhere", c)
+    Traceback (most recent call last):
+    ...
+    ValueError: case_ids='nowhere': no sample file there: looked for nowhere, ...; the campaign's samples are none yet ...
+    """
+    path = Path(given)
+    candidates = [path]
+    if campaign.path is not None and not path.is_absolute():
+        folder = Path(campaign.path)
+        candidates += [folder / path, folder / SAMPLES_FOLDER / path, folder / SAMPLES_FOLDER / f"{path}.csv"]
+    found: dict[Path, Path] = {}
+    for candidate in candidates:
+        try:   # a name too long for the system, or that no file can have, names no file
+            if candidate.is_file():
+                found.setdefault(candidate.resolve(), candidate)
+        except (OSError, ValueError):
+            continue
+    if len(found) == 1:
+        return next(iter(found.values()))
+    if len(found) > 1:
+        raise ValueError(ParameterText("{case_ids}: names two different files, {_files}: give the path of the one "
+                                       "meant", case_ids=str(given), _files=" and ".join(map(str, found.values()))))
+    samples = sorted(campaign.samples) if campaign.samples else []
+    raise ValueError(ParameterText("{case_ids}: no sample file there: looked for {_looked}; the campaign's samples "
+                                   "are {_samples}", case_ids=str(given),
+                                   _looked=", ".join(map(str, dict.fromkeys(candidates))),
+                                   _samples=", ".join(f"{SAMPLES_FOLDER}/{s}.csv" for s in samples) or
+                                   "none yet (calibrate sample writes them)"))
+
+
 def read_sample_ids(path: str | Path, campaign: Campaign) -> list[str]:
     """The case ids of a sample file (its ``case_id`` column), each checked against the campaign's cases.
+
+    ``path`` is found as :func:`sample_file` finds it: from the working directory, in the campaign
+    folder, or by the sample's name.
 
     Raises
     ------
     CampaignError
         A file that cannot be read, without a ``case_id`` column or with a row without one (named, with
-        the line); a ``ValueError`` names the cases not in the campaign.
+        the line); a ``ValueError`` names the cases not in the campaign, or a name that is no file.
     """
+    path = sample_file(path, campaign)
     ids = read_case_ids(path)
     unknown = [c for c in ids if c not in (campaign.cases or {})]
     if unknown:

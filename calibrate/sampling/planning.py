@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from calibrate.campaign import Campaign
-from calibrate.campaign.reference import human_reference, pair, computed_once
+from calibrate.campaign.reference import computed_once, human_reference, judge_scores, pair
 from calibrate.sampling.designs import chosen_judge, chosen_metric, recommended_threshold
 from calibrate.stats.intervals import normal_quantile
 from calibrate.stats.strata import score_edges, score_strata
@@ -38,7 +38,7 @@ from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result, records_frame
 
 __all__ = ["plan_labels", "trials_for_rate", "labels_for_rate", "labels_for_false_pass_rate", "labels_for_kappa",
-           "stratified_labels", "MIN_PLANNED_LABELS"]
+           "stratified_labels", "missing_options", "MIN_PLANNED_LABELS"]
 
 #: No plan asks for fewer labels: large-sample formulas do not hold below, and calibrate calls every
 #: figure on fewer than 50 labels untrustworthy (``calibrate.analysis.agreement.MIN_TRUSTED_LABELS``).
@@ -122,6 +122,49 @@ def stratified_labels(shares: np.ndarray, spreads: np.ndarray, width: float, con
             "neyman": _count(float(np.sum(shares * spreads) ** 2), width, confidence)}
 
 
+def missing_options(campaign: Campaign, *, metric: str | None, judge: str | None,
+                    pass_rate: float | None) -> ParameterText | None:
+    """Everything a plan lacks, said at once (None when nothing is): a metric to choose among several, a
+    judge among several on it, a pass rate to assume where no human labelled the metric yet.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}, "r": {"scale": "binary"}}},
+    ...                          pd.DataFrame({"case_id": ["a", "a", "a", "a"], "metric": ["f", "f", "r", "r"],
+    ...                                        "rater": ["x", "y", "x", "y"], "rater_kind": "judge",
+    ...                                        "value": [0.1, 0.2, 0.3, 0.4]}))
+    >>> print(missing_options(c, metric=None, judge=None, pass_rate=None))
+    the plan needs 3 choices: (1) a metric, with metric (f, r); (2) a judge, with judge (on f: x, y; on r: x, y); (3) the human pass rate to assume, with pass_rate: no human has labelled f, r yet
+    """
+    if metric is not None and metric not in campaign.metrics:
+        return None   # chosen_metric says what the campaign declares
+    candidates = [metric] if metric is not None else sorted(campaign.metrics)
+    needed: list[str] = []
+    if len(candidates) > 1:
+        needed.append(ParameterText("a metric, with {metric} ({_names})", metric=NO_VALUE, _names=", ".join(candidates)))
+    if judge is None:
+        several = {m: [j.name for j in judge_scores(campaign, m)] for m in candidates}
+        several = {m: names for m, names in several.items() if len(names) > 1}
+        if several:
+            on = "; ".join(f"on {m}: {', '.join(names)}" for m, names in several.items()) if len(candidates) > 1 \
+                else ", ".join(next(iter(several.values())))
+            needed.append(ParameterText("a judge, with {judge} ({_on})", judge=NO_VALUE, _on=on))
+    if pass_rate is None:
+        unlabelled = [m for m in candidates if human_reference(campaign, m).case_ids.size == 0]
+        if unlabelled:
+            whose = ", ".join(unlabelled) if len(unlabelled) == len(candidates) else \
+                f"{', '.join(unlabelled)} (if you choose {'it' if len(unlabelled) == 1 else 'one of them'})"
+            needed.append(ParameterText("the human pass rate to assume, with {pass_rate}: no human has labelled "
+                                        "{_whose} yet", pass_rate=NO_VALUE, _whose=whose))
+    if not needed:
+        return None
+    if len(needed) == 1:
+        return ParameterText.join("", ["the plan needs ", needed[0]])
+    numbered = [ParameterText.join("", [f"({i}) ", part]) for i, part in enumerate(needed, start=1)]
+    return ParameterText.join("", [f"the plan needs {len(needed)} choices: ", ParameterText.join("; ", numbered)])
+
+
 def _weighted_var(values: np.ndarray, weights: np.ndarray) -> float:
     mean = np.average(values, weights=weights)
     return float(np.average((values - mean) ** 2, weights=weights))
@@ -174,6 +217,9 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
             raise ValueError(ParameterText(f"{{{name}}}: expected a rate between 0 and 1", **{name: value}))
     if kappa is not None and not -1 < kappa < 1:
         raise ValueError(ParameterText("{kappa}: expected a value between -1 and 1", kappa=kappa))
+    needed = missing_options(campaign, metric=metric, judge=judge, pass_rate=pass_rate)
+    if needed is not None:   # every missing choice at once, not one a run
+        raise ValueError(needed)
     metric = chosen_metric(campaign, metric)
     has_judges = bool(((campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "judge")).any())
     scores = chosen_judge(campaign, metric, judge)[1] if has_judges else None
@@ -232,7 +278,7 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     p_data = float(np.average(data["passes"], weights=w)) if data else (float(ref.passes.mean()) if ref.case_ids.size else None)
     p = pass_rate if pass_rate is not None else p_data
     if p is None:
-        raise ValueError(ParameterText("metric {_metric}: no human labels yet; state the expected pass rate with {pass_rate}",
+        raise ValueError(ParameterText("metric {_metric}: no human labels yet; state the expected pass rate ({pass_rate})",
                                        _metric=metric, pass_rate=NO_VALUE))
     row("human pass rate", p, "assumed" if pass_rate is not None else "campaign",
         by_design(labels_for_rate(p, width, confidence), data["passes"] if data and pass_rate is None else None, 1.0))

@@ -10,23 +10,34 @@ no installed library computes them on incomplete data.
 Every statistic takes optional item weights (inverse inclusion probabilities of a targeted sample
 design): an item of weight 2 counts as two items. Krippendorff's alpha with weights is computed here
 from the weighted coincidence matrix (the package takes none); without weights the package computes it.
+
+Intervals: :func:`agreement_intervals` resamples the items once for several statistics and computes
+each on every resample from the counts of label patterns (:mod:`calibrate.stats.label_tables`), the
+full-sample value coming from the functions above and checked against that engine's.
+:func:`agreement_with_interval` calls a statistic once per resample instead (any statistic: slow).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from calibrate.stats.bootstrap import Interval, bca_interval, percentile_interval, resample_indices
+from calibrate.stats.bootstrap import Interval, bca_interval, case_counts, percentile_interval, resample_indices
+from calibrate.stats.label_tables import LabelTables, Statistic
 
 __all__ = ["percent_agreement", "fleiss_kappa", "cohen_kappa", "krippendorff_alpha", "others_reference",
-           "Agreement", "agreement_with_interval", "BCA_MAX_ITEMS"]
+           "Agreement", "agreement_with_interval", "agreement_intervals", "reference_value", "BCA_MAX_ITEMS"]
 
 #: up to this many items the interval is BCa (measured to cover best for kappa up to n = 100; all
 #: methods agree beyond), above it a percentile bootstrap, which needs no leave-one-out pass
 BCA_MAX_ITEMS = 200
+#: Item counts held at once while resampling (resamples x items): bounds the memory of a batch.
+ROW_BUDGET = 4_000_000
+#: A resample's figure this close to the estimate (relative, from 1) may be a tie with it (see
+#: :func:`agreement_intervals`); distinct figures on up to BCA_MAX_ITEMS items lie much further apart.
+TIE_TOLERANCE = 1e-9
 
 
 def _pairs(matrix: np.ndarray) -> np.ndarray:
@@ -210,3 +221,115 @@ def agreement_with_interval(statistic: Callable[[np.ndarray, np.ndarray | None],
     else:
         interval = percentile_interval(replicates, confidence=confidence, min_valid=min_valid)
     return Agreement(value, n, interval)
+
+
+def reference_value(tables: LabelTables, name: Statistic, rows: np.ndarray | None = None) -> float:
+    """Statistic ``name`` of :meth:`LabelTables.statistic <calibrate.stats.label_tables.LabelTables.statistic>`
+    on the tables' own items (or on the items ``rows``, a resample of them), from the reference:
+    scikit-learn's ``cohen_kappa_score``, the ``krippendorff`` package (or, with item weights or at the
+    interval level, the coincidence formulas above), and this module's percent agreement and Fleiss' kappa.
+
+    Examples
+    --------
+    >>> t = LabelTables([[1, 1], [0, 0], [1, 0], [0, 0]])
+    >>> reference_value(t, "cohen_kappa"), reference_value(t, "percent_agreement")
+    (0.5, 0.75)
+    >>> reference_value(t, "percent_agreement", rows=np.array([0, 0, 2]))
+    0.6666666666666666
+    """
+    m, w = tables.matrix, tables.weights
+    if rows is not None:
+        m, w = m[rows], None if w is None else w[rows]
+    if name.startswith("cohen_kappa"):
+        return cohen_kappa(m[:, 0], m[:, 1], weights="quadratic" if name.endswith("quadratic") else None,
+                           sample_weight=w)
+    if name.startswith("alpha_"):
+        return krippendorff_alpha(m, name.removeprefix("alpha_"), w)
+    return {"percent_agreement": percent_agreement, "fleiss_kappa": fleiss_kappa}[name](m, w)
+
+
+def agreement_intervals(statistics: Mapping[str, tuple[LabelTables, Statistic]], *, n_boot: int, seed: int,
+                        confidence: float = 0.95, strata: np.ndarray | None = None,
+                        subject: str = "annotators") -> dict[str, Agreement]:
+    """Several agreement statistics of one set of items, each with its bootstrap interval over the items,
+    all from one resample of them.
+
+    Each statistic is computed on every resample from its tables' pattern counts (no library call per
+    resample); its full-sample value comes from the reference (:func:`reference_value`), which must agree
+    with the engine's (:class:`calibrate.stats.library.EngineMismatch` otherwise). Intervals are BCa up
+    to :data:`BCA_MAX_ITEMS` items and percentile beyond; undefined resamples are dropped and counted.
+    The same seed gives the same figures as :func:`agreement_with_interval` with the reference statistic,
+    to floating-point rounding.
+
+    Parameters
+    ----------
+    statistics : mapping
+        ``{key: (tables, name)}``: the statistic ``name`` of ``tables``. Every tables object must hold the
+        same items in the same order (a label matrix and its pass/fail reading, say).
+    n_boot, seed : int
+        Resamples of the items, and their seed (resample ``r`` as :func:`resample_indices` draws it).
+    confidence : float
+        Two-sided level of the intervals.
+    strata : ndarray, optional
+        A stratum per item: items are resampled within strata (a stratified sample design).
+    subject : str
+        What the statistics describe, for the message of a failed check.
+
+    Returns
+    -------
+    dict
+        ``{key: Agreement}``.
+
+    Examples
+    --------
+    >>> t = LabelTables([[1, 1], [0, 0], [1, 0], [0, 0], [1, 1], [0, 1], [1, 1], [0, 0]])
+    >>> found = agreement_intervals({"agreement": (t, "percent_agreement"), "kappa": (t, "cohen_kappa")},
+    ...                             n_boot=500, seed=1)
+    >>> found["kappa"].estimate, found["kappa"].n_items, found["kappa"].interval.method
+    (0.5, 8, 'BCa bootstrap (500 resamples of cases)')
+    """
+    from calibrate.stats.library import check_engine
+
+    items = {id(tables): tables for tables, _ in statistics.values()}
+    sizes = {tables.n for tables in items.values()}
+    if len(sizes) > 1:
+        raise ValueError(f"the statistics' tables hold different numbers of items: {sorted(sizes)}")
+    n = sizes.pop() if sizes else 0
+    values = {key: reference_value(tables, name) if n else float("nan")
+              for key, (tables, name) in statistics.items()}
+    if n:
+        engine = {key: float(tables.statistic(name, tables.full)[0]) for key, (tables, name) in statistics.items()}
+        check_engine(values, engine, subject, subject="")
+    out = {key: Agreement(value, n, None) for key, value in values.items()}
+    wanted = [key for key, value in values.items() if np.isfinite(value)]
+    if not wanted or n_boot == 0:
+        return out
+    replicates: dict[str, list[np.ndarray]] = {key: [] for key in wanted}
+    drawn = []
+    batch = int(np.clip(ROW_BUDGET // n, 1, n_boot))
+    for indices in resample_indices(n, n_boot, seed=seed, batch_size=batch, strata=strata):
+        counts = case_counts(indices, n)
+        tables_of = {key: tables.tables(counts) for key, tables in items.items()}
+        for key in wanted:
+            tables, name = statistics[key]
+            replicates[key].append(tables.statistic(name, tables_of[id(tables)]))
+        if n <= BCA_MAX_ITEMS:
+            drawn.append(indices)
+    min_valid = min(100, max(1, n_boot // 2))
+    jackknifed = {key: tables.jackknife() for key, tables in items.items()} if n <= BCA_MAX_ITEMS else {}
+    for key in wanted:
+        tables, name = statistics[key]
+        boot = np.concatenate(replicates[key])
+        if n <= BCA_MAX_ITEMS:
+            # BCa counts the replicates equal to the estimate half: a replicate within rounding of it is
+            # taken from the reference's own arithmetic, so that ties are what they always were
+            near = np.flatnonzero(np.abs(boot - values[key]) <= TIE_TOLERANCE * max(1.0, abs(values[key])))
+            if near.size:
+                rows = np.concatenate(drawn)[near]
+                boot[near] = [reference_value(tables, name, r) for r in rows]
+            jackknife = tables.statistic(name, jackknifed[id(tables)], n_items=n - 1)
+            interval = bca_interval(values[key], boot, jackknife, confidence=confidence, min_valid=min_valid)
+        else:
+            interval = percentile_interval(boot, confidence=confidence, min_valid=min_valid)
+        out[key] = Agreement(values[key], n, interval)
+    return out

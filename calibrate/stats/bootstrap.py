@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy import special
+
+from calibrate.stats.kernel import SERIAL_WORK
+from calibrate.stats.threads import launching, numba
 
 __all__ = ["resample_indices", "case_counts", "Interval", "bca_interval", "percentile_interval"]
 
@@ -81,13 +83,25 @@ def case_counts(indices: np.ndarray, n_cases: int) -> np.ndarray:
     [[2.0, 0.0, 1.0], [0.0, 1.0, 2.0]]
     """
     dtype = np.float32 if n_cases < 2**22 else np.float64
-    return _count_rows(indices, n_cases, np.zeros(0, dtype=dtype))
+    # a small batch is counted on the calling thread (waking the workers would cost more)
+    count = _count_rows if indices.size >= SERIAL_WORK else _count_rows_serial
+    with launching():
+        return count(indices, n_cases, np.zeros(0, dtype=dtype))
 
 
 @numba.njit(cache=True, parallel=True)
 def _count_rows(indices, n_cases, like):  # pragma: no cover - compiled
     counts = np.zeros((indices.shape[0], n_cases), dtype=like.dtype)
     for r in numba.prange(indices.shape[0]):
+        for i in range(indices.shape[1]):
+            counts[r, indices[r, i]] += 1
+    return counts
+
+
+@numba.njit(cache=True)
+def _count_rows_serial(indices, n_cases, like):  # pragma: no cover - compiled
+    counts = np.zeros((indices.shape[0], n_cases), dtype=like.dtype)
+    for r in range(indices.shape[0]):
         for i in range(indices.shape[1]):
             counts[r, indices[r, i]] += 1
     return counts

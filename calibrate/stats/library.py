@@ -125,8 +125,9 @@ def _weighted_point_estimates(human, score, metric, on_scale, pass_threshold, si
     return out
 
 
-def check_engine(reference: dict[str, float], engine: dict[str, float], judge: str) -> None:
-    """Raise :class:`EngineMismatch` where the engine's full-sample value differs from the library's."""
+def check_engine(reference: dict[str, float], engine: dict[str, float], judge: str, *, subject: str = "judge") -> None:
+    """Raise :class:`EngineMismatch` where the engine's full-sample value differs from the library's
+    (``subject``: what ``judge`` names, in the message; empty: ``judge`` says it all)."""
     for key, expected in reference.items():
         got = engine.get(key)
         if got is None:
@@ -134,5 +135,6 @@ def check_engine(reference: dict[str, float], engine: dict[str, float], judge: s
         if np.isnan(expected) and np.isnan(got):
             continue
         if not np.isclose(expected, got, rtol=1e-9, atol=1e-9):
-            raise EngineMismatch(f"internal check failed for {key} of judge {judge}: the reference library "
+            who = f"{subject} {judge}" if subject else judge
+            raise EngineMismatch(f"internal check failed for {key} of {who}: the reference library "
                                  f"gives {expected!r}, the resampling engine {got!r}; please report this")

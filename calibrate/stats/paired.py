@@ -23,7 +23,7 @@ import numpy as np
 
 from calibrate.stats import kernel
 
-__all__ = ["PairedScores", "Summary", "EXACT_JACKKNIFE_LIMIT"]
+__all__ = ["PairedScores", "Summary", "EXACT_JACKKNIFE_LIMIT", "summarize_together"]
 
 #: Up to this many occupied cells the jackknife leaves out each case exactly; above it, groups.
 EXACT_JACKKNIFE_LIMIT = 2_000
@@ -139,6 +139,7 @@ class PairedScores:
             L = self.levels.size
             self._conf_code = (np.searchsorted(self.levels, self.h_values[self.cell_h]) * L
                                + np.searchsorted(self.levels, self.j_values[self.cell_j]))
+        self._full_summary: Summary | None = None
 
     # ----------------------------------------------------------------- tables
     def tables(self, case_counts: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
@@ -195,14 +196,25 @@ class PairedScores:
         """The marginals, running sums and rank sums every statistic reads, once per batch."""
         if isinstance(T, Summary):
             return T
+        if T is self.full:   # read by every figure of the full sample: summarized once
+            if self._full_summary is None:
+                self._full_summary = self._summary(self.full, self._cells, self._cells, self.full)
+            return self._full_summary
         T = np.ascontiguousarray(T)
         return self._summary(T, self._cells, self._cells, T)
+
+    def cells_of(self, positions: np.ndarray | None = None) -> tuple:
+        """This table's cells as :func:`calibrate.stats.kernel.layout` takes them, reading the case counts
+        at ``positions`` (where this object's cases sit in the universe; default: the universe is these
+        cases)."""
+        positions = np.arange(self.n) if positions is None else np.asarray(positions)
+        return (positions[self._cell_order], self._cell_starts, self.cell_h, self._cell_pass, self._run_starts,
+                self.K, self._scale)
 
     def summarize_counts(self, case_counts: np.ndarray, positions: np.ndarray | None = None) -> Summary:
         """:meth:`summarize` straight from per-case resample counts (as :meth:`tables` takes them),
         without materialising the cell tables (``Summary.T`` is then ``None``)."""
-        positions = np.arange(self.n) if positions is None else np.asarray(positions)
-        return self._summary(case_counts, positions[self._cell_order], self._cell_starts, None, self._scale)
+        return summarize_together([self], case_counts, [positions])[0]
 
     def _summary(self, values: np.ndarray, gather: np.ndarray, starts: np.ndarray, T: np.ndarray | None,
                  scale: np.ndarray | None = None) -> Summary:
@@ -305,3 +317,49 @@ class PairedScores:
         return {"accuracy": accuracy, "balanced_accuracy": balanced,
                 "kappa": _kappa_from_confusion(conf, 1.0 - np.eye(2)),
                 "n_agree": tp + tn, "n": n}
+
+
+def summarize_together(pairs: list[PairedScores], case_counts: np.ndarray, positions: list[np.ndarray | None], *,
+                       tables: list[bool] | None = None) -> list[Summary]:
+    """:meth:`PairedScores.summarize_counts` of several tables on the same resamples, in one kernel launch
+    (and their cell tables, where ``tables[k]`` asks for them, in one more): every judge of every slice of
+    a metric at once.
+
+    Parameters
+    ----------
+    pairs : list of PairedScores
+    case_counts : ndarray, shape (batch, n_universe)
+        Resample counts of the cases of a universe (the slices' universes side by side).
+    positions : list of ndarray
+        Where each table's cases sit in that universe.
+    tables : list of bool, optional
+        Whose summaries keep their cell tables (kappa and alpha read them).
+
+    Examples
+    --------
+    >>> from calibrate.stats.bootstrap import case_counts
+    >>> a = PairedScores([0, 1, 1, 0], [0.2, 0.9, 0.4, 0.3], human_pass=1)
+    >>> b = PairedScores([1, 0, 1], [3, 1, 2], human_pass=1, levels=[0, 1, 2, 3])   # cells by score: 1, 2, 3
+    >>> counts = case_counts(np.array([[0, 0, 1, 2, 4, 5, 6], [1, 2, 3, 3, 4, 4, 6]]), 7)
+    >>> sa, sb = summarize_together([a, b], counts, [np.arange(4), np.arange(4, 7)], tables=[False, True])
+    >>> bool(np.array_equal(sa.sums, a.summarize_counts(counts, np.arange(4)).sums)), sb.T.tolist()
+    (True, [[1.0, 1.0, 1.0], [0.0, 1.0, 2.0]])
+    """
+    cells = [p.cells_of(pos) for p, pos in zip(pairs, positions)]
+    lay = kernel.layout(cells)
+    if lay.scale is not None:   # weighted sums of counts are not whole: accumulated in float64
+        case_counts = case_counts.astype(np.float64, copy=False)
+    by_human, cum_passes, cum_fails, sums = kernel.rank_sums_many(case_counts, lay)
+    wanted = [k for k in range(len(pairs)) if tables is not None and tables[k]]
+    cell_tables: dict[int, np.ndarray] = {}
+    if wanted:
+        part = kernel.layout([cells[k] for k in wanted])
+        found = kernel.cell_tables(case_counts, part.gather, part.starts, part.scale)
+        cell_tables = {k: found[:, part.cell_at[i]:part.cell_at[i + 1]] for i, k in enumerate(wanted)}
+    out = []
+    for k in range(len(pairs)):
+        levels = by_human[:, lay.level_at[k]:lay.level_at[k + 1]]
+        scores = slice(lay.score_at[k], lay.score_at[k + 1])
+        out.append(Summary(T=cell_tables.get(k), n=levels.sum(axis=1), by_human=levels, cum_passes=cum_passes[:, scores],
+                           cum_fails=cum_fails[:, scores], sums=sums[:, k, :]))
+    return out

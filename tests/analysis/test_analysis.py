@@ -239,3 +239,21 @@ def test_unknown_metric_is_a_clear_error():
 
 def test_public_api_exports():
     assert set(calibrate.__all__) >= {"load_campaign", "compute_stats", "recommend_thresholds", "write_report", "Rule"}
+
+
+def test_a_judge_of_the_generators_family_on_every_case_is_said_once_not_listed(tmp_path):
+    """Item 8 of issue 26: the self-family note lists no ids when every case is affected."""
+    import pandas as pd
+
+    from calibrate import Campaign, compute_stats
+
+    cases = [{"case_id": f"c{i}", "input": "q", "actual_output": "a", "metadata": {"generator_family": "gpt"}}
+             for i in range(30)]
+    rows = [{"case_id": f"c{i}", "metric": "f", "rater": who, "rater_kind": kind, "value": v}
+            for i in range(30) for who, kind, v in (("h", "human", i % 2), ("j", "judge", (i % 2) * 0.8 + 0.1))]
+    campaign = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}},
+                                     "raters": {"j": {"family": "gpt"}}}, pd.DataFrame(rows), cases)
+    notes = compute_stats(campaign, n_boot=0)["metrics"][0]["warnings"]
+    said = [n for n in notes if "family" in n]
+    assert said == ["judge j is of the gpt family, as the generator of every case (30): a judge may favour its own "
+                    "family's answers; rate them with a judge of another family to compare"]

@@ -74,6 +74,10 @@ def test_push_pull_revisions_and_no_duplicates(tmp_path, server):
     assert first["created"] and first["tasks_added"] == 4
     project = client.projects.get(first["project_id"])
     assert "contextual_precision__chunk_{{idx}}" in project.label_config and project.show_instruction
+    # the guidelines as HTML, each worded for its metric's scale (they were Markdown source in a <pre>)
+    instructions = project.expert_instruction
+    assert "<pre" not in instructions and "**" not in instructions and "<strong>pass</strong>" in instructions
+    assert "<h3>Politeness: Is the answer polite?</h3>" in instructions and "<strong>2</strong>" in instructions
     again = push(load_campaign(folder), url=url, api_key=token)  # idempotent: nothing added twice
     assert not again["created"] and again["tasks_added"] == 0 and again["project_id"] == first["project_id"]
     tasks = tasks_by_case(client, first["project_id"])

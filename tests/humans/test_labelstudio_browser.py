@@ -1,7 +1,10 @@
-"""An annotator's session in a real browser: log in to Label Studio, open a pushed task in the generated
-interface, click the verdicts for the answer and for each retrieved chunk, submit, pull."""
+"""An annotator's session in a real browser: sign up to Label Studio through the organization's invite
+link (as the README says; a user made through the API has no password and cannot log in), open a pushed
+task in the generated interface, read the instructions (HTML, not Markdown source), click the verdicts
+for the answer and for each retrieved chunk, submit, pull."""
 
 import time
+from pathlib import Path
 
 import pandas as pd
 
@@ -19,6 +22,7 @@ scale = "continuous"
 range = [0, 1]
 human_pass = 0.5
 """
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 CASE = {"case_id": "paris", "input": "Where is Paris?", "actual_output": "Paris is in France.",
         "retrieval_context": ["Paris is the capital of France.", "Bananas are yellow.", "France borders Spain."]}
 
@@ -73,12 +77,21 @@ def test_an_annotator_labels_in_the_browser_and_the_pull_finds_exactly_that(tmp_
     client = connect(label_studio.url, label_studio.token)
     task_id = next(iter(client.tasks.list(project=project_id))).id
     email, password = "browser-annotator@calibrate.test", "browser-annotator-password-1"
-    if not any(u.email == email for u in client.users.list()):
-        client.users.create(email=email, username="browserannotator", password=password)
-    label_studio.set_password(email, password)
+    # the README's way in: the organization's invite link (the API's GET /api/invite, or Organization >
+    # Add People in the web page); the annotator signs up there with an e-mail and a password
+    invite = client.organizations.invites.get_invite_link()
+    assert invite.invite_url.startswith("/user/signup/?token=") and invite.token in invite.invite_url
 
     driver = browser(chromedriver)
     try:
+        driver.get(label_studio.url + invite.invite_url)
+        wait_for(driver, "//input[@name='email']")[0].send_keys(email)
+        driver.find_element(By.NAME, "password").send_keys(password)
+        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait_for(driver, "//*[contains(normalize-space(), 'Projects')]")
+        assert any(u.email == email for u in client.users.list())
+        # and logs in again later with that password
+        driver.delete_all_cookies()
         driver.get(label_studio.url + "/user/login/")
         wait_for(driver, "//input[@name='email']")[0].send_keys(email)
         driver.find_element(By.NAME, "password").send_keys(password)
@@ -90,6 +103,18 @@ def test_an_annotator_labels_in_the_browser_and_the_pull_finds_exactly_that(tmp_
         not_relevant = driver.find_elements(By.XPATH, "//*[normalize-space(text())='not relevant']")
         assert len(relevant) == len(not_relevant) == 3
         assert "Bananas are yellow." in driver.find_element(By.TAG_NAME, "body").text
+        # the instructions: each metric's guideline as headings, lists and bold verdicts, not Markdown source
+        click(driver, "//button[normalize-space()='Instructions']", 0)
+        body = wait_for(driver, "//*[contains(@class, 'modal') and .//h3]")[-1]
+        headings = [h.text for h in body.find_elements(By.TAG_NAME, "h3")]
+        assert headings == ["Contextual relevancy: is each retrieved chunk relevant to the question?",
+                            "Faithfulness: is every claim in the answer supported by the retrieved contexts?"]
+        assert {s.text for s in body.find_elements(By.TAG_NAME, "strong")} >= {"pass", "fail", "relevant"}
+        assert not body.find_elements(By.TAG_NAME, "pre") and "**" not in body.text
+        assert len(body.find_elements(By.TAG_NAME, "li")) >= 6
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(SCREENSHOTS / "labelstudio-instructions.png"))
+        click(driver, "//button[@aria-label='Close modal']", 0)
         # the interface re-renders after a click: find each choice afresh (a stale one is looked up again)
         for text, index in (("relevant", 0), ("not relevant", 1), ("relevant", 2)):
             click(driver, f"//*[normalize-space(text())='{text}']", index)

@@ -8,12 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 import calibrate
 from calibrate import Campaign
-from calibrate.review.audit import audit_judges
+from calibrate.review.audit import STATISTIC_SPANS, audit_judges
 
 ORDINAL = {"name": "sim", "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2,
                                             "max_false_pass": 0.2}}}
@@ -103,18 +105,109 @@ def test_drift_and_the_remapped_thresholds(demo, demo_audit):
     assert keep["new_pass_rate"] == pytest.approx(np.mean(new >= keep["new_threshold"]))
 
 
-@pytest.mark.parametrize("options, decision, code", [
-    (["--statistic", "spearman", "--margin", "0.05"], "non-inferior", 0),
-    (["--statistic", "alpha", "--margin", "0.02"], "inferior", 1),
-    (["--statistic", "spearman", "--margin", "0.03"], "inconclusive", 1),
-    (["--statistic", "false_pass_rate", "--margin", "0"], "non-inferior", 0),   # the new judge passes fewer fails
+@pytest.mark.parametrize("old, new, options, decision, code", [
+    # Spearman within the margin, but the AUC, alpha and the false-fail rate fell (issue 26)
+    (OLD, NEW, ["--statistic", "spearman", "--margin", "0.05"], "worse on other statistics", 1),
+    (OLD, NEW, ["--statistic", "alpha", "--margin", "0.02"], "inferior", 1),
+    (OLD, NEW, ["--statistic", "spearman", "--margin", "0.03"], "inconclusive", 1),
+    # the new judge passes fewer human fails, and fails more human passes
+    (OLD, NEW, ["--statistic", "false_pass_rate", "--margin", "0"], "worse on other statistics", 1),
+    ("NISTRetrieval-instruct0", OLD, ["--statistic", "spearman", "--margin", "0.05"], "non-inferior", 0),
 ])
-def test_decision_and_exit_code(options, decision, code):
+def test_decision_and_exit_code(old, new, options, decision, code):
     run = subprocess.run([str(EXE), "audit", str(calibrate.demo_campaign_path()), "--metric", "relevance", "--old",
-                          OLD, "--new", NEW, "--out-of-scale", "drop", "--n-boot", "500", "--json", *options],
+                          old, "--new", new, "--out-of-scale", "drop", "--n-boot", "500", "--json", *options],
                          capture_output=True, text=True, timeout=300)
     doc = json.loads(run.stdout)
     assert (doc["decision"]["decision"], run.returncode) == (decision, code), doc["decision"]
+
+
+def test_the_decision_names_the_other_statistics_that_got_worse(demo, demo_audit):
+    """The demo's family switch: Spearman's loss lies within the 0.05 margin, but the AUC, alpha and the
+    false-fail rate fell significantly (Bonferroni-adjusted intervals), by perhaps more than their
+    margins: not an upgrade to pass, and the decision says which and by how much."""
+    decision, others = demo_audit["decision"], demo_audit["others"]
+    assert decision["decision"] == "worse on other statistics" and decision["exit_code"] == 1
+    assert "whole interval is on the good side of the margin -0.05" in decision["reason"]
+    assert len(others["looked_at"]) == 9 and others["confidence"] == pytest.approx(1 - 0.05 / 9)
+    worse = {row["statistic"]: row for row in decision["worse"]}
+    assert {"auc", "alpha", "false_fail_rate"} <= set(worse) and "false_pass_rate" not in worse
+    for key, row in worse.items():
+        adjusted = demo_audit["changes"][key]["adjusted"]
+        assert (row["ci_low"], row["ci_high"]) == (adjusted["ci_low"], adjusted["ci_high"])
+        # wider than the 95% interval the table shows, and wholly on the bad side of no change
+        assert adjusted["ci_low"] <= demo_audit["changes"][key]["ci_low"] <= demo_audit["changes"][key]["ci_high"] \
+            <= adjusted["ci_high"]
+        assert (row["ci_high"] < 0) if demo_audit["changes"][key]["better"] == "higher" else (row["ci_low"] > 0)
+        assert f"{key} {row['change']:+.3f}" in decision["reason"]
+    assert worse["auc"]["margin"] == 0.025 and worse["alpha"]["margin"] == 0.05   # the same share of each range
+    assert worse["false_fail_rate"]["status"] in ("perhaps beyond the margin", "beyond the margin")
+
+
+def test_losses_within_their_margins_pass_and_are_named(demo):
+    """A margin of 0.5 on Spearman's rho is a quarter of every range: the same losses, all within it,
+    leave the upgrade non-inferior (exit code 0), and the reason still names them."""
+    doc = audit_judges(demo, metric="relevance", old=OLD, new=NEW, n_boot=500, margin=0.5)
+    decision = doc["decision"]
+    assert decision["decision"] == "non-inferior" and decision["exit_code"] == 0
+    assert {"auc", "alpha"} <= {row["statistic"] for row in decision["worse"]}
+    assert all(row["status"] == "within the margin" for row in decision["worse"])
+    assert "significantly worse, within the margin, on auc" in decision["reason"]
+
+
+def test_a_shifted_scale_keeps_spearman_and_loses_kappa_and_alpha():
+    """A new judge one level more lenient on the metric's own scale ranks the cases as the old one did
+    (Spearman within the margin) while its agreement on the scale collapses: worse on other statistics."""
+    rng = np.random.default_rng(3)
+    n = 400
+    human = rng.choice(4, n, p=[0.35, 0.25, 0.25, 0.15]).astype(float)
+    old = np.clip(human + rng.choice([-1, 0, 1], n, p=[0.1, 0.8, 0.1]), 0, 3)
+    c = Campaign.from_frames(ORDINAL, frame(human, {"old": old, "new": np.clip(old + 1, 0, 3)}))
+    doc = audit_judges(c, metric="m", old="old", new="new", n_boot=300)
+    assert doc["changes"]["spearman"]["ci_low"] > -0.05
+    worse = {row["statistic"]: row["status"] for row in doc["decision"]["worse"]}
+    assert worse["kappa"] == worse["alpha"] == "beyond the margin"
+    assert doc["decision"]["decision"] == "worse on other statistics" and doc["decision"]["exit_code"] == 1
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000), statistic=st.sampled_from(["spearman", "auc", "alpha", "false_pass_rate"]),
+       share=st.sampled_from([0.0, 0.025, 0.2]))
+def test_a_coin_flip_never_passes_and_a_perfect_judge_does(seed, statistic, share):
+    """Against a noisy old judge, at any margin on any statistic: a perfect new judge passes (no other
+    statistic worse), and a coin flip never does."""
+    rng = np.random.default_rng(seed)
+    n = 150
+    human = rng.choice(4, n, p=[0.3, 0.3, 0.25, 0.15]).astype(float)
+    noisy = np.clip(human + rng.choice([-2, -1, 0, 1, 2], n, p=[0.1, 0.2, 0.4, 0.2, 0.1]), 0, 3)
+    c = Campaign.from_frames(ORDINAL, frame(human, {"old": noisy, "perfect": human,
+                                                    "coin": rng.choice(4, n).astype(float)}))
+    margin = share * STATISTIC_SPANS[statistic]
+    perfect = audit_judges(c, metric="m", old="old", new="perfect", margin=margin, statistic=statistic, n_boot=200,
+                           seed=seed)
+    assert perfect["decision"]["exit_code"] == 0 and not perfect["decision"].get("worse"), perfect["decision"]
+    coin = audit_judges(c, metric="m", old="old", new="coin", margin=margin, statistic=statistic, n_boot=200,
+                        seed=seed)
+    assert coin["decision"]["exit_code"] == 1, coin["decision"]
+
+
+@pytest.mark.slow
+def test_an_upgrade_that_changed_nothing_is_seldom_called_worse():
+    """Two judges of the same noise on one population: the other statistics are flagged significantly
+    worse in at most about 1 - confidence of samples (Bonferroni over the nine looked at)."""
+    rng = np.random.default_rng(11)
+    size = 100_000
+    human = rng.choice(4, size=size, p=[0.45, 0.28, 0.18, 0.09]).astype(float)
+    old = np.clip(human + rng.choice([-1, 0, 1], size, p=[0.15, 0.7, 0.15]), 0, 3)
+    new = np.clip(human + rng.choice([-1, 0, 1], size, p=[0.15, 0.7, 0.15]), 0, 3)
+    flagged, reps = 0, 100
+    for _ in range(reps):
+        idx = rng.integers(0, size, 200)
+        c = Campaign.from_frames(ORDINAL, frame(human[idx], {"old": old[idx], "new": new[idx]}))
+        doc = audit_judges(c, metric="m", old="old", new="new", n_boot=500, seed=int(rng.integers(1e9)))
+        flagged += bool(doc["others"]["worse"])
+    print(f"an unchanged upgrade flagged worse on another statistic in {flagged}/{reps} samples")
+    assert flagged / reps <= 0.08
 
 
 def test_too_few_labels_is_inconclusive_and_two_runs_of_one_judge_compare():

@@ -68,13 +68,13 @@ def test_the_command_line_exit_codes_and_json():
     assert "Traceback" not in bad.stderr
 
 
-def synthetic(rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.05, judge="model"):
+def synthetic(rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.05, judge="model", fpr_before=0.05):
     """A campaign like the stream demo's: baseline labels without a time, then a timed stream, a quarter
-    audited. The judge passes human passes 90% of the time and human fails 5% of the time (after
-    ``change``: ``fpr_after``); a coin-flip judge's score ignores the label, a perfect one is the label."""
+    audited. The judge passes human passes 90% of the time and human fails ``fpr_before`` (5%) of the time
+    (after ``change``: ``fpr_after``); a coin-flip judge's score ignores the label, a perfect one is the label."""
     t0 = pd.Timestamp("2026-09-07", tz="UTC")
     human = rng.random(n_base + n) < 0.3
-    fpr = np.full(n_base + n, 0.05)
+    fpr = np.full(n_base + n, fpr_before)
     if change is not None:
         fpr[n_base + change:] = fpr_after
     passes = np.where(human, rng.random(n_base + n) < 0.9, rng.random(n_base + n) < fpr)
@@ -161,3 +161,69 @@ def test_any_time_or_option_is_a_result_or_an_error_that_says_why(time, threshol
         assert str(exc)
         return
     assert isinstance(doc["alarmed"], bool)
+
+
+def test_a_rate_never_in_range_on_the_baseline_alarms_without_a_change_point():
+    """Issue 26: a false-pass rate already past the ceiling on the baseline was reported as a change."""
+    rng = np.random.default_rng(3)
+    c = synthetic(rng, n_base=400, n=1200, fpr_before=0.3, fpr_after=0.3)
+    doc = monitor_judge(c, metric="f", judge="j", threshold=0.5)
+    [watch] = [r for r in doc["rates"] if r["rate"] == "false_pass_rate"]
+    assert doc["baseline"]["false_pass_rate"] > 0.2 and watch["baseline_in_range"] is False
+    assert watch["alarms"] and not doc["passed"]
+    for alarm in watch["alarms"]:
+        assert alarm["change_time"] is None and alarm["change_case_id"] is None and alarm["cases_since_change"] is None
+        assert alarm["no_change"].startswith("the rate was already above 0.1 on the baseline, so no change is found")
+    assert "already above it" in watch["basis"]
+    # the other watches start in their range (the baseline's rate, plus or minus the tolerance): their alarms,
+    # if any, keep the change they found
+    assert all(r["baseline_in_range"] for r in doc["rates"] if r["rate"] != "false_pass_rate")
+    # a rate in range on the baseline that leaves it later keeps its change point
+    moved = monitor_judge(synthetic(np.random.default_rng(3), n_base=400, n=1200, change=300, fpr_after=0.4),
+                          metric="f", judge="j")
+    [watch] = [r for r in moved["rates"] if r["rate"] == "false_pass_rate"]
+    assert watch["baseline_in_range"] and watch["alarms"][0]["change_time"] is not None
+
+
+def test_the_command_line_and_the_report_say_no_change_was_found(tmp_path):
+    from calibrate.report import render_markdown
+    from calibrate.report.plots import report_plots
+
+    rng = np.random.default_rng(3)
+    c = synthetic(rng, n_base=400, n=1200, fpr_before=0.3, fpr_after=0.3)
+    doc = monitor_judge(c, metric="f", judge="j", threshold=0.5)
+    since = {"monitors": [{k: v for k, v in doc.items() if k != "manifest"}], "not_monitored": [], "fingerprints": []}
+    from calibrate.base.manifest import build_manifest
+
+    stats = {"campaign": "s", "metrics": [], "manifest": build_manifest(c, seed=0, n_boot=0), "provenance": [],
+             "set_aside_note": None}
+    text = render_markdown(stats, [], since=since)
+    assert "the rate was already above 0.1 on the baseline, so no change is found" in text
+    assert "changed around" not in text
+    plots = report_plots(stats, [], None, since)
+    svg = str(plots[("since", "f", "j", "false_pass_rate")])
+    assert 'class="alarm"' in svg and 'class="change"' not in svg
+    from calibrate.cli.review import print_monitor
+    from calibrate.cli.console import out
+
+    with out.capture() as captured:
+        print_monitor(doc)
+    shown = captured.get()
+    assert "no change is found" in shown and "changed around" not in shown
+    assert "the threshold never kept the rate in its range" in shown
+
+
+def test_a_judge_that_cannot_be_watched_names_the_flags_on_the_command_line_and_the_parameters_in_python():
+    from calibrate.cli.console import command_line_text
+    from calibrate.review.monitor import NotWatchable
+
+    rng = np.random.default_rng(1)
+    c = synthetic(rng, n_base=0, n=300, audit=0.5)   # every labelled case has a time: no baseline
+    with pytest.raises(NotWatchable) as caught:
+        monitor_judge(c, metric="f", judge="j")
+    assert str(caught.value).endswith("give the threshold used in production (threshold), or when it was chosen "
+                                      "(since)")
+    assert command_line_text(caught.value).endswith("give the threshold used in production (--threshold), or when "
+                                                    "it was chosen (--since)")
+    # the reason the report groups judges by names none of them
+    assert caught.value.reason.startswith("every labelled case it scored is in the stream (has a metadata.time)")

@@ -216,7 +216,10 @@ def first_false_pass_alarms(judge: str, outcome: Outcome) -> None:
         return
     first = watch["alarms"][0]
     assert first["case_id"] == false_passes[0] and first["certain"] and first["evidence"] is None
-    assert first["change_case_id"] == false_passes[0]
+    if doc["baseline"]["false_pass_rate"]:   # the baseline passed human fails already: never in range, no change
+        assert first["change_case_id"] is None and first["no_change"].startswith("the rate was already above 0")
+    else:
+        assert first["change_case_id"] == false_passes[0]
     assert outcome.kind == FAIL
 
 
@@ -294,10 +297,10 @@ REGISTRY: list[Row] = [
     _monitor_row("the campaign's ceiling 0.1", usual() | {"good": {PASS}}),
     # max_false_pass = 0: the first audited false pass is certain evidence, at any alpha
     _monitor_row("max_false_pass 0", {"perfect": {PASS}, "good": {FAIL}, "coin": {REFUSED}}, ceiling=0.0,
-                 says={"coin": ("--threshold",)},
+                 says={"coin": ("(threshold)",)},
                  check=lambda judge, o: judge == "coin" or first_false_pass_alarms(judge, o)),
     _monitor_row("max_false_pass 0, alpha 1e-300", {"perfect": {PASS}, "good": {FAIL}, "coin": {REFUSED}},
-                 ceiling=0.0, alpha=1e-300, says={"coin": ("--threshold",)},
+                 ceiling=0.0, alpha=1e-300, says={"coin": ("(threshold)",)},
                  check=lambda judge, o: judge == "coin" or first_false_pass_alarms(judge, o)),
     _monitor_row("max_false_pass 0 at threshold 0.5", {"perfect": {PASS}, "good": {FAIL}, "coin": {FAIL}},
                  ceiling=0.0, threshold=0.5, check=first_false_pass_alarms),
@@ -309,7 +312,7 @@ REGISTRY: list[Row] = [
     _monitor_row("alpha 1 - 1e-9", {"coin": {FAIL}, "perfect": {PASS}, "good": {PASS, FAIL}}, alpha=1 - 1e-9),
     _monitor_row("alpha 1", both(REFUSED, "coin", "perfect", "good"), says=("alpha=1", "below 1"), alpha=1.0),
     _monitor_row("tolerance 0", {"coin": {FAIL}, "perfect": {PASS}, "good": {PASS, FAIL}}, tolerance=0.0),
-    _monitor_row("one baseline label", both(REFUSED, "coin", "perfect", "good"), says=("--threshold",),
+    _monitor_row("one baseline label", both(REFUSED, "coin", "perfect", "good"), says=("(threshold)",),
                  build=lambda judge, ceiling: stream(judge, ceiling, n_base=1)),
     _monitor_row("no human fail on the baseline", {"coin": {REFUSED, FAIL}, "perfect": {REFUSED, FAIL},
                                                    "good": {REFUSED, FAIL}},

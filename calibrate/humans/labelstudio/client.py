@@ -14,7 +14,6 @@ for) is redacted from every error.
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import uuid
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import numpy as np
 
 from calibrate.humans.adjudication import append_decisions, decision_history
 from calibrate.campaign import Campaign
-from calibrate.humans.labelstudio.interface import PER_ITEM, TEMPLATES, Interface, build_interface, task_data
+from calibrate.humans.labelstudio.interface import PER_ITEM, Interface, build_interface, task_data
 from calibrate.humans.labelstudio.labels import (LabelError, Task, export_projects, parse_export, read_export,
                                                  read_export_file, shown_model_version, task_case_id)
 from calibrate.humans.labelstudio.store import LabelStore, Project
@@ -60,13 +59,6 @@ def connect(url: str | None, api_key: str | None):
     base = url.rstrip("/")
     http = httpx_client(base, name="Label Studio", policy=HttpPolicy(timeout_s=TIMEOUT_S))
     return LabelStudio(base_url=base, api_key=api_key, timeout=TIMEOUT_S, httpx_client=http)
-
-
-def _guidelines(interface: Interface) -> str:
-    """The annotation guidelines of the campaign's metrics, as Label Studio's instructions (HTML)."""
-    kinds = dict.fromkeys(interface.metrics.values())
-    texts = [(TEMPLATES / f"{kind}.md").read_text(encoding="utf-8") for kind in kinds]
-    return "".join(f"<pre style='white-space: pre-wrap'>{html.escape(text)}</pre>" for text in texts)
 
 
 def _export(client, project_id: int) -> list[Task]:
@@ -207,10 +199,10 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
         if created:
             project = _call("create the project", client.projects.create, title=campaign.name[:50],
                             description=f"calibrate campaign {campaign.name}", label_config=interface.xml,
-                            expert_instruction=_guidelines(interface), show_instruction=True, **settings)
+                            expert_instruction=interface.instructions, show_instruction=True, **settings)
         else:
             _call("update the project's interface", client.projects.update, project.id, label_config=interface.xml,
-                  expert_instruction=_guidelines(interface), **settings)
+                  expert_instruction=interface.instructions, **settings)
         shown = show_judge if created else (show_judge or known.shown_judge)
         # the interface pushed, with the metrics the project had that campaign.toml no longer declares
         recorded, _ = _with_removed_metrics(campaign, interface, [] if created else store.interfaces(

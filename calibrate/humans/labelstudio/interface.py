@@ -5,7 +5,8 @@ relevancy / precision per retrieved chunk, contextual recall per part of the exp
 custom criterion on the metric's scale). The generated XML is also what a pulled annotation is
 checked against: :class:`Interface` reads its control tags back, so a result naming an unknown
 control, or a choice the interface does not offer, is an error (Label Studio itself accepts both).
-No network here.
+Each metric's guideline (``annotations/KIND.md``, Markdown through Jinja2, worded for the metric's
+scale) becomes the project's instructions as HTML (:func:`render_markdown`). No network here.
 
 Examples
 --------
@@ -16,6 +17,8 @@ Examples
 >>> ui = build_interface(c)
 >>> ui.controls["faithfulness"].values
 ('pass', 'fail')
+>>> ui.instructions.count("<h3>"), "<strong>pass</strong>" in ui.instructions, "**" in ui.instructions
+(1, True, False)
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from calibrate.base.documents import Schema, parse_json
 from calibrate.campaign import Campaign, Metric
 
 __all__ = ["Interface", "Control", "build_interface", "task_data", "metric_kind", "InterfaceError", "KINDS",
-           "ControlRecord", "InterfaceRecord", "read_interface_record"]
+           "ControlRecord", "InterfaceRecord", "read_interface_record", "render_markdown"]
 
 TEMPLATES = Path(__file__).resolve().parent / "annotations"
 #: campaign metric name -> the template (kind) that labels it; any other name is a custom criterion
@@ -86,11 +89,13 @@ class Control:
 
 @dataclass
 class Interface:
-    """A campaign's labeling interface: the XML Label Studio gets, and its controls."""
+    """A campaign's labeling interface: the XML Label Studio gets, its controls, and the annotators'
+    instructions (the metrics' guidelines, HTML)."""
 
     xml: str
     metrics: dict[str, str]                    # campaign metric -> kind
     controls: dict[str, Control] = field(default_factory=dict)
+    instructions: str = ""
 
     def record(self) -> str:
         """The interface as calibrate records it in its label store (JSON: the metrics and their controls),
@@ -112,7 +117,8 @@ class Interface:
         added = [m for m in metrics if m in other.metrics and m not in self.metrics]
         return Interface(xml=self.xml, metrics={**self.metrics, **{m: other.metrics[m] for m in added}},
                          controls={**self.controls, **{n: c for n, c in other.controls.items()
-                                                       if c.metric in added and n not in self.controls}})
+                                                       if c.metric in added and n not in self.controls}},
+                         instructions=self.instructions)
 
     def find(self, from_name: str) -> tuple[Control, int | None] | None:
         """The control a result's ``from_name`` refers to, with its item index when repeated."""
@@ -168,11 +174,48 @@ def read_interface_record(text: str, *, source: str) -> Interface:
 def _environment():
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+    # the XML templates escape what they insert; the Markdown guidelines do not (render_markdown escapes)
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                              autoescape=jinja2.select_autoescape(enabled_extensions=("xml",), default=False),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
+def render_markdown(text: str) -> str:
+    """Markdown as the HTML Label Studio shows as a project's instructions: CommonMark, with raw HTML in
+    the text escaped (shown as written, never run) and javascript:, vbscript:, file: and (but for
+    images) data: links left as text. Headings are set two levels down, ``#`` as ``<h3>`` (Label Studio
+    keeps the tags, drops every style attribute, and shows an ``<h1>`` too large for its window).
+
+    Examples
+    --------
+    >>> print(render_markdown("# Tone\\n\\n- **pass**: <b>every</b> claim"))
+    <h3>Tone</h3>
+    <ul>
+    <li><strong>pass</strong>: &lt;b&gt;every&lt;/b&gt; claim</li>
+    </ul>
+    <BLANKLINE>
+    >>> render_markdown("[x](javascript:alert(1))").strip()
+    '<p>[x](javascript:alert(1))</p>'
+    """
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark", {"html": False})
+    tokens = parser.parse(text)
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(int(token.tag[1]) + 2, 6)}"
+    return parser.renderer.render(tokens, parser.options, {})
+
+
+#: characters XML 1.0 cannot hold (control characters other than tab and newlines, U+FFFE, U+FFFF)
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def _check(metric: Metric, kind: str) -> list[str]:
+    bad = NOT_XML.search(metric.description or "")
+    if bad:
+        return [f"metric {metric.name}: its description holds U+{ord(bad.group()):04X}, a character Label Studio's "
+                "interface (XML) cannot hold: remove it from campaign.toml"]
     if kind in PER_ITEM and metric.scale != "continuous":
         return [f"metric {metric.name} is labelled per {'chunk' if kind != 'contextual_recall' else 'part'}, which "
                 f"gives a share: declare it scale = \"continuous\" with a human_pass (it is {metric.scale})"]
@@ -194,15 +237,20 @@ def build_interface(campaign: Campaign, metrics: list[str] | None = None) -> Int
         raise InterfaceError("; ".join(problems))
     env = _environment()
     parts = [env.get_template("header.xml").render(expected=any(k in NEEDS_EXPECTED for k in kinds.values()))]
+    guidelines: list[str] = []
     for name, kind in kinds.items():
         metric = campaign.metrics[name]
         levels = [_fmt(v) for v in metric.levels] if metric.levels else None
-        parts.append(env.get_template(f"{kind}.xml").render(
-            name=name, title=name.replace("_", " ").capitalize(), scale=metric.scale, levels=levels,
-            range=metric.range, max_rating=int(max(metric.levels)) if metric.levels else 5,
-            question=metric.description or "how well does the answer meet this criterion?"))
+        values = dict(name=name, title=name.replace("_", " ").capitalize(), scale=metric.scale, levels=levels,
+                      range=metric.range,
+                      max_rating=int(max(metric.levels)) if metric.levels else 5,
+                      question=metric.description or "how well does the answer meet this criterion?")
+        parts.append(env.get_template(f"{kind}.xml").render(**values))
+        guideline = render_markdown(env.get_template(f"{kind}.md").render(**values))
+        if guideline not in guidelines:
+            guidelines.append(guideline)
     xml = "<View>\n" + "\n".join(p.strip() for p in parts) + "\n</View>\n"
-    return Interface(xml=xml, metrics=kinds, controls=_controls(xml))
+    return Interface(xml=xml, metrics=kinds, controls=_controls(xml), instructions="<hr>\n".join(guidelines))
 
 
 def _fmt(value: float) -> str:
