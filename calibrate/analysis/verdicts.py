@@ -396,8 +396,10 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
                 out["reasons"][-1] = why
                 return done(NOT_DEFENSIBLE, f"not defensible: {why}")
             out["labels_needed"] = _labels(needed, None, max(0, min_labels - n))
-            return done(NEEDS_LABELS, f"not defensible yet: {why}; a {ceiling:g} ceiling needs at least {needed} "
-                                      "human fails (label cases the judge scores low to find them)")
+            return done(NEEDS_LABELS, f"not defensible yet: {why}, so no human fail was found and nothing shows "
+                                      f"how often the judge passes a failing answer; a {ceiling:g} ceiling needs "
+                                      f"at least {needed} human fails: label cases the judge scores low to find "
+                                      "them")
         out["labels_needed"] = {"human_fails": 0, "cases": max(2 - n, min_labels - n, 0), "fail_share": fail_share}
         return done(NEEDS_LABELS, f"not defensible yet: {why}; the rule needs {missing}")
     chance = _chance(rec, confidence, min_labels)
@@ -579,8 +581,15 @@ def metric_verdict(metric: str, recs: list[dict[str, Any]], annotators: dict[str
             closest = min(waiting, key=lambda v: (v["labels_needed"]["cases"], v["labels_needed"]["human_fails"],
                                                   v["judge"]))
             best["closest"] = closest["judge"]
-            best["text"] += (f"; closest: {closest['judge']}, with about {closest['labels_needed']['cases']} more "
-                             "labelled cases")
+            needed = closest["labels_needed"]
+            if needed["human_fails"] and not needed.get("fail_share"):   # no fail found: the cases are unknown
+                best["text"] += (f"; closest: {closest['judge']}, once at least {needed['human_fails']} human fails "
+                                 "are labelled (none found yet: label cases the judges score low)"
+                                 + (f", among at least {needed['cases']} more labelled cases" if needed["cases"] else ""))
+            elif needed["cases"]:
+                best["text"] += f"; closest: {closest['judge']}, with about {needed['cases']} more labelled cases"
+            else:
+                best["text"] += f"; closest: {closest['judge']}"
     else:
         if rule["kind"] == "cost":
             chosen = min(ok, key=lambda r: (_cost(r), r["judge"]))

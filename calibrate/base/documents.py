@@ -6,7 +6,7 @@ export), every reply a tracking server sends, and every file of calibrate's own 
 (`pydantic <https://docs.pydantic.dev>`_ v2, one library for all of them). The readers here are the
 only way in:
 
-- a size limit is checked before anything is parsed (:data:`MAX_DOCUMENT_BYTES`, or ``max_bytes``);
+- a size limit is checked before anything is parsed (:func:`max_document_bytes`, or ``max_bytes``);
 - the JSON parser is pydantic-core's, which refuses nesting deeper than 200 levels instead of
   exhausting Python's stack, and says the line and column of what it cannot read;
 - a value the schema does not allow is a :class:`DocumentError` naming the source, the line (JSON
@@ -35,7 +35,6 @@ from __future__ import annotations
 import csv
 import functools
 import io
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,14 +44,16 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from calibrate.base.errors import CampaignError, Problem
 
-__all__ = ["Schema", "DocumentError", "MAX_DOCUMENT_BYTES", "MAX_DEPTH", "parse_json", "validate", "check",
-           "read_json", "read_json_lines", "read_bytes", "read_text", "read_csv_rows", "field_path", "short"]
+__all__ = ["Schema", "DocumentError", "MAX_DOCUMENT_MB", "MAX_DEPTH", "parse_json", "validate", "check",
+           "read_json", "read_json_lines", "read_bytes", "read_text", "read_csv_rows", "field_path", "short",
+           "max_document_bytes"]
 
 T = TypeVar("T")
 
-#: The largest document read at once, in bytes (``CALIBRATE_MAX_DOCUMENT_MB`` changes it). A larger
-#: file is refused before it is parsed, saying so.
-MAX_DOCUMENT_BYTES = int(float(os.environ.get("CALIBRATE_MAX_DOCUMENT_MB", "1024")) * 2 ** 20)
+#: The largest document read at once by default, in megabytes (``CALIBRATE_MAX_DOCUMENT_MB`` changes it,
+#: read by :func:`max_document_bytes` when a document is read). A larger file is refused before it is
+#: parsed, saying so. (``MAX_DOCUMENT_BYTES``, the module's attribute, is the limit now in force.)
+MAX_DOCUMENT_MB = 1024
 #: The deepest nesting the JSON parser reads (pydantic-core's own limit); deeper is an error.
 MAX_DEPTH = 200
 
@@ -81,6 +82,30 @@ def _adapter(schema: Any) -> TypeAdapter:
     return TypeAdapter(schema)
 
 
+def max_document_bytes() -> int:
+    """The largest document read at once, in bytes: ``CALIBRATE_MAX_DOCUMENT_MB`` megabytes
+    (:data:`MAX_DOCUMENT_MB` when unset), read now, so that a value that is not a number above 0 is a
+    :class:`~calibrate.base.settings.SettingError` naming it when a document is read, not a
+    traceback when calibrate is imported. A value set on the module (``MAX_DOCUMENT_BYTES``) wins.
+
+    >>> max_document_bytes() > 0
+    True
+    """
+    set_here = globals().get("MAX_DOCUMENT_BYTES")
+    if isinstance(set_here, int):
+        return set_here
+    from calibrate.base.settings import env_number
+
+    return int(env_number("CALIBRATE_MAX_DOCUMENT_MB", MAX_DOCUMENT_MB, unit="megabytes",
+                          meaning="calibrate reads at most of one document (a file, a server's reply)") * 2 ** 20)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MAX_DOCUMENT_BYTES":   # the limit in force, read when asked for
+        return max_document_bytes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def field_path(loc: Iterable[Any]) -> str:
     """A pydantic error location as a path people read: ``results[3].score``.
 
@@ -94,19 +119,31 @@ def field_path(loc: Iterable[Any]) -> str:
 
 
 def short(value: Any, limit: int = 80) -> Any:
-    """A value found, short enough for a message (text and containers cut to ``limit`` characters).
+    """A value found, short enough for a message (text and containers cut to ``limit`` characters),
+    redacted (:func:`~calibrate.base.secrets.redact`) *before* it is cut: a credential straddling the
+    cut leaves none of its characters.
 
     >>> short("x" * 100, 10), short([1, 2]), short(3)
     ('xxxxxxxxxx... (100 characters)', '[1, 2]', 3)
+    >>> short({"detail": "x" * 20 + " Bearer qz-doctest-99887766"}, 36)
+    "{'detail': 'xxxxxxxxxxxxxxxxxxxx Be..."
     """
+    from calibrate.base.secrets import redact
+
     if isinstance(value, (bytes, bytearray)):
-        value = bytes(value[: limit * 4]).decode("utf-8", errors="replace")
+        value = bytes(value[: limit * 4 + _MARGIN]).decode("utf-8", errors="replace")
     if isinstance(value, str):
-        return value if len(value) <= limit else f"{value[:limit]}... ({len(value)} characters)"
+        text = redact(value)
+        return text if len(text) <= limit else f"{text[:limit]}... ({len(value)} characters)"
     if isinstance(value, (dict, list, tuple)):
-        text = repr(value)
+        text = redact(repr(value))
         return text if len(text) <= limit else text[:limit] + "..."
     return value
+
+
+#: bytes read past a cut before redacting, so that a credential straddling the cut is whole when
+#: redacted (longer than any credential calibrate holds)
+_MARGIN = 8192
 
 
 _AT_LINE = re.compile(r" at line (\d+) column (\d+)$")
@@ -154,7 +191,7 @@ def parse_json(data: bytes | str, schema: Any, *, source: str, expected: str, li
     line : int, optional
         The line the text starts at in its file (JSON Lines), for the error.
     max_bytes : int, optional
-        The longest text read (:data:`MAX_DOCUMENT_BYTES` by default).
+        The longest text read (:func:`max_document_bytes` by default).
 
     Raises
     ------
@@ -171,7 +208,7 @@ def parse_json(data: bytes | str, schema: Any, *, source: str, expected: str, li
     calibrate.base.documents.DocumentError: 1 problem in a.json:
       a.json, line 1: nested deeper than 200 levels; expected numbers
     """
-    limit = MAX_DOCUMENT_BYTES if max_bytes is None else max_bytes
+    limit = max_document_bytes() if max_bytes is None else max_bytes
     if len(data) > limit:
         raise DocumentError([Problem(source, f"{len(data):,} bytes, more than the {limit:,} calibrate reads at once",
                                      row=line, expected=expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)")],
@@ -234,7 +271,7 @@ def read_bytes(path: str | Path, *, expected: str, max_bytes: int | None = None)
         A file that cannot be read or is too large, naming it.
     """
     path = Path(path)
-    limit = MAX_DOCUMENT_BYTES if max_bytes is None else max_bytes
+    limit = max_document_bytes() if max_bytes is None else max_bytes
     try:
         size = path.stat().st_size
         if size > limit:

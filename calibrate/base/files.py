@@ -135,18 +135,10 @@ def lock_timeout() -> float:
     >>> lock_timeout() >= 0
     True
     """
-    text = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
-    if not text:
-        return LOCK_TIMEOUT_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (value >= 0 and value != float("inf")):
-        raise FileError(f"{LOCK_TIMEOUT_ENV}={text!r}", "not a number of seconds",
-                        "set it to the seconds a writer waits for a campaign another process holds (0: refuse at "
-                        f"once), or unset it (waits {LOCK_TIMEOUT_S:g} s)")
-    return value
+    from calibrate.base.settings import env_number
+
+    return env_number(LOCK_TIMEOUT_ENV, LOCK_TIMEOUT_S, unit="seconds", zero="refuse at once",
+                      meaning="a writer waits for a campaign another process holds")
 
 
 def on_wait(notice: Callable[[str, str, float], None]) -> None:

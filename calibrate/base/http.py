@@ -25,7 +25,11 @@ time for the importers), and an httpx transport for SDKs that take an httpx clie
 
 The limits can be changed for a whole session through the environment: ``CALIBRATE_HTTP_TIMEOUT_S``
 (per request, 60 s), ``CALIBRATE_COMMAND_TIMEOUT_S`` (per command, 3600 s) and
-``CALIBRATE_MAX_REPLY_MB`` (256 MB).
+``CALIBRATE_MAX_REPLY_MB`` (256 MB), each a number above 0 read when a policy is made (one that is
+not is a :class:`~calibrate.base.settings.SettingError` naming it, never a silent default).
+
+A server's text is put in a message only redacted first and then cut (:func:`~calibrate.base.secrets.clip`),
+so that a credential straddling the cut leaves none of its characters.
 
 Examples
 --------
@@ -55,11 +59,12 @@ from pydantic import JsonValue
 
 from calibrate.base.documents import DocumentError, Schema, parse_json
 from calibrate.base.errors import Problem
-from calibrate.base.secrets import redact, remember
+from calibrate.base.secrets import clip, redact, remember
+from calibrate.base.settings import env_number
 
 __all__ = ["HttpPolicy", "HttpError", "Reply", "AsyncHttp", "HttpClient", "paginate", "path_segment", "origin",
            "redirect_target", "run_sync", "httpx_client", "credential_headers", "MAX_REDIRECTS", "MAX_PAGES",
-           "REDIRECTS"]
+           "REDIRECTS", "EXCERPT_MARGIN"]
 
 T = TypeVar("T")
 
@@ -68,17 +73,25 @@ MAX_REDIRECTS = 3
 #: pages a paginated read follows, at most (:func:`paginate`)
 MAX_PAGES = 10_000
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
+#: bytes of a body decoded past an excerpt's cut, so that a credential straddling it is redacted whole
+EXCERPT_MARGIN = 8192
 #: headers that carry a credential (any header a caller marks as secret is one too)
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "x-auth-token",
                                 "cookie"})
 
 
-def _env_number(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if value > 0 else default
+def _http_timeout() -> float:
+    return env_number("CALIBRATE_HTTP_TIMEOUT_S", 60.0, unit="seconds",
+                      meaning="one request may take, its whole reply included")
+
+
+def _command_timeout() -> float:
+    return env_number("CALIBRATE_COMMAND_TIMEOUT_S", 3600.0, unit="seconds",
+                      meaning="a command made of many requests (an import's pages) may take")
+
+
+def _max_reply_bytes() -> int:
+    return int(env_number("CALIBRATE_MAX_REPLY_MB", 256, unit="megabytes", meaning="one reply may hold") * 2 ** 20)
 
 
 @dataclass(frozen=True)
@@ -104,10 +117,9 @@ class HttpPolicy:
     (5, 3)
     """
 
-    timeout_s: float = field(default_factory=lambda: _env_number("CALIBRATE_HTTP_TIMEOUT_S", 60.0))
-    command_timeout_s: float | None = field(default_factory=lambda: _env_number("CALIBRATE_COMMAND_TIMEOUT_S",
-                                                                                  3600.0))
-    max_reply_bytes: int = field(default_factory=lambda: int(_env_number("CALIBRATE_MAX_REPLY_MB", 256) * 2 ** 20))
+    timeout_s: float = field(default_factory=_http_timeout)
+    command_timeout_s: float | None = field(default_factory=_command_timeout)
+    max_reply_bytes: int = field(default_factory=_max_reply_bytes)
     max_redirects: int = MAX_REDIRECTS
     max_pages: int = MAX_PAGES
 
@@ -242,8 +254,8 @@ def redirect_target(current: Any, location: str, *, status: int, server: str, re
     try:
         target = current.join(URL(location))
     except (ValueError, TypeError):
-        raise HttpError(f"{server}: {request} was answered with a redirect (HTTP {status}) to {location[:200]!r}, "
-                        "which is not a URL", kind="redirect", target=location[:200]) from None
+        raise HttpError(f"{server}: {request} was answered with a redirect (HTTP {status}) to {clip(location, 200)!r}, "
+                        "which is not a URL", kind="redirect", target=clip(location, 200)) from None
     shown = _no_query(target)
     if origin(target) != origin(current) or target.scheme not in ("http", "https"):
         what = (f"the request's credentials ({', '.join(credentials)}) and its data" if credentials
@@ -305,9 +317,15 @@ class Reply:
             raise HttpError(str(exc), kind="document", problems=exc.problems) from None
 
     def excerpt(self, limit: int = 200) -> str:
-        """The start of the body as text, for a message (undecodable bytes replaced)."""
-        text = self.body[: limit * 4].decode("utf-8", errors="replace")
-        return text[:limit]
+        """The start of the body as text, for a message or a record (undecodable bytes replaced),
+        redacted before it is cut (:func:`~calibrate.base.secrets.clip`).
+
+        >>> from calibrate.base.secrets import remember
+        >>> remember("tok-0123456789")
+        >>> Reply(401, {}, b"x" * 10 + b" bad key tok-0123456789", "S", "GET /").excerpt(24)
+        'xxxxxxxxxx bad key [reda'
+        """
+        return clip(self.body[: limit * 4 + EXCERPT_MARGIN].decode("utf-8", errors="replace"), limit)
 
     @property
     def retry_after(self) -> float | None:
@@ -393,7 +411,7 @@ class AsyncHttp:
         try:
             target = url if isinstance(url, URL) else URL(url)
         except (ValueError, TypeError) as exc:
-            raise HttpError(f"{str(url)[:200]!r} is not a URL calibrate can send to ({exc})") from None
+            raise HttpError(f"{clip(url, 200)!r} is not a URL calibrate can send to ({exc})") from None
         if target.scheme not in ("http", "https") or not target.host:
             raise HttpError(f"{_no_query(target)}: calibrate sends requests over http:// or https:// only, to a host")
         limit = timeout_s or self.policy.timeout_s
@@ -507,6 +525,7 @@ def paginate(fetch: Callable[[str | None], tuple[T, str | None]], *, where: str,
 
 
 def _shown(text: str, limit: int = 60) -> str:
+    text = redact(text)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -548,7 +567,7 @@ class HttpClient:
         except (ValueError, TypeError):
             url = None
         if url is None or url.scheme not in ("http", "https") or not url.host:
-            raise error(f"{str(base)[:200]!r}: give the {name} server's http:// or https:// address")
+            raise error(f"{clip(base, 200)!r}: give the {name} server's http:// or https:// address")
         if url.user is not None or url.password is not None:
             remember(url.password)
             raise error(f"{str(url.with_user(None))!r}: give the {name} server's address without a user name or "
@@ -669,9 +688,9 @@ def _detail(reply: Reply) -> str:
         return reply.excerpt(500) or "(no message)"
     for value in (said.message, said.detail, said.error, said.error_code):
         if isinstance(value, str) and value.strip():
-            return value[:500]
+            return clip(value, 500)
         if isinstance(value, dict) and isinstance(value.get("message"), str):
-            return value["message"][:500]
+            return clip(value["message"], 500)
     return reply.excerpt(500) or "(no message)"
 
 

@@ -13,7 +13,14 @@ refuses what could leave the folder or be misread:
   spaces between them; so no ``/`` or ``\\`` (a folder boundary), no NUL or other control character
   (a newline, an escape sequence), no invisible formatting character (a right-to-left override);
 - not ``.`` or ``..`` and not starting with ``.`` (a hidden file, or the folder above), nor with or
-  ending in a space.
+  ending in a space, nor ending in ``.`` (Windows drops a trailing dot or space: ``judge.`` would be the
+  folder ``judge``);
+- not a name Windows reserves for a device, in any case and with any extension (``CON``, ``PRN``,
+  ``AUX``, ``NUL``, ``COM0``-``COM9``, ``LPT0``-``LPT9``: ``CON.csv`` is no file there).
+
+Two names that differ only by case or Unicode form (``Judge`` and ``judge``; ``é`` composed and
+decomposed) are one file or folder on macOS and Windows disks: where names become files, compare them
+by :func:`name_key` (NFC, then case folded) and refuse the second.
 
 :func:`path_component` applies the rule; :func:`inside` joins components to a campaign folder and
 checks that the path, its symbolic links followed, stays inside it (a link planted in the folder that
@@ -37,8 +44,8 @@ from pathlib import Path
 
 from calibrate.base.errors import FileError
 
-__all__ = ["path_component", "name_problem", "inside", "is_inside", "UnsafeName", "OutsideFolder", "RULE",
-           "MAX_LENGTH", "MAX_BYTES"]
+__all__ = ["path_component", "name_problem", "name_key", "inside", "is_inside", "writes_into", "UnsafeName",
+           "OutsideFolder", "RULE", "MAX_LENGTH", "MAX_BYTES", "RESERVED"]
 
 #: the longest name kept, in characters, and in bytes of UTF-8
 MAX_LENGTH, MAX_BYTES = 100, 200
@@ -46,7 +53,12 @@ MAX_LENGTH, MAX_BYTES = 100, 200
 PUNCTUATION = "._-@+: "
 #: the rule, as error messages state it
 RULE = (f"1 to {MAX_LENGTH} characters ({MAX_BYTES} bytes in UTF-8) of letters, digits, '.', '_', '-', '@', '+', "
-        "':' and spaces between them, not starting with '.'")
+        "':' and spaces between them, not starting with '.' nor ending with '.', and not a name Windows reserves "
+        "(CON, PRN, AUX, NUL, COM0-9, LPT0-9)")
+#: the names Windows reserves for devices, whatever their case or extension (and the superscript digits
+#: it takes for 1, 2 and 3)
+RESERVED = frozenset({"con", "prn", "aux", "nul"} | {f"{port}{digit}" for port in ("com", "lpt")
+                                                   for digit in "0123456789\u00b9\u00b2\u00b3"})
 
 
 class UnsafeName(ValueError):
@@ -99,9 +111,28 @@ def name_problem(name: object) -> str | None:
         return "it starts with '.' (a hidden file)"
     if name != name.strip(" "):
         return "it starts or ends with a space"
+    if name.endswith("."):
+        return "it ends with '.' (Windows drops it: another name's file)"
+    if name.split(".")[0].rstrip(" ").casefold() in RESERVED:
+        return f"{name.split('.')[0]!r} is a name Windows reserves for a device"
     if unicodedata.category(name[0])[0] == "M":
         return f"it starts with {_shown(name[0])}, a combining mark"
     return None
+
+
+def name_key(name: str) -> str:
+    """What two names that become files are compared by: the same key, the same file on a macOS or
+    Windows disk (Unicode NFC, then case folded).
+
+    Examples
+    --------
+    >>> import unicodedata
+    >>> name_key("Judge") == name_key("judge"), name_key("é") == name_key(unicodedata.normalize("NFD", "é"))
+    (True, True)
+    >>> name_key("judge-a") == name_key("judge-b")
+    False
+    """
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 
 def path_component(name: object, *, what: str = "name") -> str:
@@ -139,6 +170,42 @@ def is_inside(path: str | Path, folder: str | Path) -> bool:
     return resolved == base or base in resolved.parents
 
 
+def _outside(path: Path, folder: str | Path) -> OutsideFolder:
+    return OutsideFolder(path, f"leads outside the campaign folder {folder} (through a symbolic link, to "
+                               f"{os.path.realpath(path)})",
+                         "nothing was written there; remove the link, or keep the folder inside the campaign")
+
+
+def writes_into(path: str | Path, folder: str | Path) -> bool:
+    """Whether writing ``path`` (a file or folder a command writes, such as ``--out``) writes into the
+    campaign ``folder``: then the write holds the campaign's lock. A path named under the folder that a
+    symbolic link leads outside is refused, never followed.
+
+    Raises
+    ------
+    OutsideFolder
+        ``path`` is named under ``folder`` (``CAMPAIGN/report``) but resolves outside it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> campaign = Path(tempfile.mkdtemp())
+    >>> writes_into(campaign / "report", campaign), writes_into(campaign.parent / "elsewhere", campaign)
+    (True, False)
+    >>> (campaign / "planted").symlink_to(tempfile.mkdtemp())
+    >>> writes_into(campaign / "planted", campaign)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calibrate.base.names.OutsideFolder: .../planted: leads outside the campaign folder ...
+    """
+    named, base = Path(path).absolute(), Path(folder).absolute()
+    if named == base or base in named.parents:   # as written, under the campaign: it must stay there
+        if not is_inside(named, base):
+            raise _outside(Path(path), folder)
+        return True
+    return is_inside(path, folder)   # named elsewhere, and perhaps a link into the campaign
+
+
 def inside(folder: str | Path, *parts: str) -> Path:
     """``folder / part / ...``, checked to stay inside ``folder`` with every symbolic link followed.
 
@@ -169,7 +236,5 @@ def inside(folder: str | Path, *parts: str) -> Path:
             raise UnsafeName(part, "path part", "it is not one file or folder name")
     path = Path(folder).joinpath(*parts)
     if not is_inside(path, folder):
-        raise OutsideFolder(path, f"leads outside the campaign folder {folder} (through a symbolic link, to "
-                                  f"{os.path.realpath(path)})",
-                            "nothing was written there; remove the link, or keep the folder inside the campaign")
+        raise _outside(path, folder)
     return path

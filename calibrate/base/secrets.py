@@ -8,6 +8,16 @@ environment variable whose name says it holds one (``*_KEY``, ``*_TOKEN``, ``*_S
 And their shapes: ``Bearer ...`` and ``Basic ...`` credentials, ``sk-...`` keys, and ``api_key: ...``,
 ``"authorization": "..."`` style pairs, for keys calibrate never saw.
 
+A remembered credential is replaced however a server wrote it back: as it is, in capitals or small
+letters (from 8 characters), URL-encoded, base64-encoded, or escaped in JSON. One of 4 to 7 characters
+is replaced where it stands as a word of its own (not inside a longer word); one of 1 to 3 characters
+only where it stands in a credential's place (``Bearer X``, ``api_key=X``, ``"authorization": "X"``),
+since elsewhere it would be any short word. A credential split by a server (``sk-ab...cdef``) or
+written in another encoding (HTML entities) is not recognised.
+
+Outside text is cut short for messages only after it is redacted (:func:`clip`): a credential that
+straddled the cut would otherwise keep its first characters.
+
 Examples
 --------
 >>> remember("s3cr3t-token-value")
@@ -19,16 +29,25 @@ Examples
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import threading
+import urllib.parse
 from typing import Any
 
-__all__ = ["REDACTED", "remember", "redact", "redact_any", "secret_env_name", "looks_like_credential"]
+__all__ = ["REDACTED", "remember", "redact", "redact_any", "redact_known", "clip", "secret_env_name",
+           "looks_like_credential", "MIN_SECRET", "MIN_REMEMBERED"]
 
 REDACTED = "[redacted]"
-#: the shortest value treated as a secret (shorter ones would redact ordinary words)
+#: the shortest value of an environment variable named like a credential treated as one (shorter ones
+#: would redact ordinary words: ``SOME_TOKEN=none``); and the shortest remembered credential matched
+#: in capitals or small letters alike
 MIN_SECRET = 8
+#: the shortest credential calibrate holds (:func:`remember`) replaced wherever it stands as a word;
+#: shorter ones are replaced only in a credential's place (``Bearer X``, ``api_key=X``)
+MIN_REMEMBERED = 4
 
 _SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)", re.I)
 _SCHEME = re.compile(r"(?i)\b(bearer|basic|token)(\s+)([A-Za-z0-9._~+/=:-]{8,})")
@@ -65,8 +84,47 @@ def _credential_or_word(match: re.Match, group: int) -> str:
 
 _lock = threading.Lock()
 _remembered: set[str] = set()
-#: (the environment and the remembered values it was computed from, the known values longest first)
-_known_values: tuple[tuple, tuple[str, ...]] = ((), ())
+# where a credential stands: after a scheme word or a credential's name (for the shortest remembered ones)
+_PLACE = (r"""(?i)((?:\b(?:bearer|basic|token)\s+)|(?:["']?(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token"""
+          r"""|authorization|password|passwd|secret|token|key)["']?\s*[:=]\s*["']?))""")
+_NOT_WORD = r"[A-Za-z0-9]"
+
+
+class _Known:
+    """The known credentials, compiled: ``long`` (any case), ``words`` (4 to 7 characters, as words),
+    ``placed`` (1 to 3 characters, in a credential's place); None where there are none."""
+
+    def __init__(self, values: set[str], short: set[str]):
+        forms: set[str] = set()
+        for value in values:
+            forms |= _forms(value)
+        long = sorted((f for f in forms if len(f) >= MIN_SECRET), key=len, reverse=True)
+        words = sorted((f for f in forms if len(f) < MIN_SECRET), key=len, reverse=True)
+        self.long = re.compile("|".join(map(re.escape, long)), re.I) if long else None
+        self.words = (re.compile(f"(?<!{_NOT_WORD})(?:{'|'.join(map(re.escape, words))})(?!{_NOT_WORD})")
+                      if words else None)
+        self.placed = (re.compile(_PLACE + f"(?:{'|'.join(map(re.escape, sorted(short, key=len, reverse=True)))})"
+                                  f"(?![A-Za-z0-9._~+/=-])") if short else None)
+        self.values = tuple(sorted(values, key=len, reverse=True))
+
+
+def _forms(value: str) -> set[str]:
+    """A credential as a server may write it back: as it is, URL-encoded, base64-encoded (with and
+    without padding, standard and URL-safe alphabets), JSON-escaped."""
+    forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value, safe=""),
+             urllib.parse.quote(value), json.dumps(value)[1:-1]}
+    try:
+        raw = value.encode("utf-8")
+    except UnicodeEncodeError:   # a lone surrogate: only its own form
+        return {value}
+    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = encoded.decode("ascii")
+        forms |= {text, text.rstrip("=")}
+    return {f for f in forms if f}
+
+
+#: (the environment and the remembered values it was computed from, the known values compiled)
+_known_values: tuple[tuple, _Known] = ((), _Known(set(), set()))
 # words one of which every pattern below needs: a text without any is not searched (redact runs on every
 # judge's reason, so it must cost little)
 _SCHEME_HINTS = ("bearer", "basic", "token")
@@ -84,15 +142,20 @@ def secret_env_name(name: str) -> bool:
 
 
 def remember(value: str | None) -> None:
-    """Register a credential calibrate holds (read from the environment or a file) so that
-    :func:`redact` removes it from every text. Values shorter than 8 characters are not kept."""
-    if isinstance(value, str) and len(value.strip()) >= MIN_SECRET:
+    """Register a credential calibrate holds (read from the environment or a file, sent in a header)
+    so that :func:`redact` removes it from every text, whatever its length (see the module docstring
+    for how the shortest ones are matched).
+
+    >>> remember("k3Y!"); redact("bad key k3Y! sent")
+    'bad key [redacted] sent'
+    """
+    if isinstance(value, str) and value.strip():
         with _lock:
             _remembered.add(value.strip())
 
 
-def _known() -> tuple[str, ...]:
-    """Every known credential, longest first (recomputed only when the environment or the remembered
+def _known() -> _Known:
+    """Every known credential, compiled (recomputed only when the environment or the remembered
     values changed)."""
     global _known_values
     data = getattr(os.environ, "_data", None)   # CPython's raw environment: compared without decoding it
@@ -100,10 +163,33 @@ def _known() -> tuple[str, ...]:
     state = (environment, len(_remembered))
     if state != _known_values[0]:
         with _lock:
-            values = set(_remembered)
+            remembered = set(_remembered)
+        values = {v for v in remembered if len(v) >= MIN_REMEMBERED}
         values |= {v.strip() for k, v in os.environ.items() if secret_env_name(k) and len(v.strip()) >= MIN_SECRET}
-        _known_values = (state, tuple(sorted(values, key=len, reverse=True)))
+        _known_values = (state, _Known(values, remembered - values))
     return _known_values[1]
+
+
+def redact_known(text: str) -> str:
+    """``text`` with every known credential (remembered, or in an environment variable named like one)
+    replaced by ``[redacted]``, in every form :func:`redact` knows; credential-shaped text that is no
+    known credential is kept. For data under evaluation (a service's answer), where a phrase such as
+    ``token: abc-123`` may be the answer itself.
+
+    >>> remember("collect-token-0042")
+    >>> redact_known("the answer, token: abc-123, and collect-token-0042")
+    'the answer, token: abc-123, and [redacted]'
+    """
+    if not text:
+        return text
+    known = _known()
+    if known.long is not None:
+        text = known.long.sub(REDACTED, text)
+    if known.words is not None:
+        text = known.words.sub(REDACTED, text)
+    if known.placed is not None:
+        text = known.placed.sub(lambda m: m.group(1) + REDACTED, text)
+    return text
 
 
 def redact(text: str) -> str:
@@ -114,9 +200,7 @@ def redact(text: str) -> str:
     """
     if not text:
         return text
-    for value in _known():
-        if value in text:
-            text = text.replace(value, REDACTED)
+    text = redact_known(text)
     lower = text.lower()
     if any(hint in lower for hint in _SCHEME_HINTS):
         text = _SCHEME.sub(lambda m: _credential_or_word(m, 3), text)
@@ -126,6 +210,18 @@ def redact(text: str) -> str:
         text = _PAIR.sub(lambda m: m.group(1) + REDACTED, text)
         text = _LOOSE_PAIR.sub(lambda m: _credential_or_word(m, 2), text)
     return text
+
+
+def clip(text: Any, limit: int) -> str:
+    """The start of an outside text, at most ``limit`` characters, for a message: redacted *before* it
+    is cut, so that a credential straddling the cut leaves none of its characters. Every place that
+    shortens a server's reply or another tool's text goes through it.
+
+    >>> remember("Zq81PLmv42Wt-straddle")
+    >>> clip("x" * 10 + " key Zq81PLmv42Wt-straddle", 20)
+    'xxxxxxxxxx key [reda'
+    """
+    return redact(str(text))[: max(int(limit), 0)]
 
 
 def redact_any(value: Any) -> Any:

@@ -167,8 +167,8 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         data = read_bytes(path, expected=expected, max_bytes=MAX_CONFIG_BYTES)
     except DocumentError as exc:
         raise CampaignError(exc.problems) from None
-    try:
-        text = data.decode("utf-8")
+    try:   # a byte order mark (Windows editors save one) is read past, as the JSON and CSV readers do
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise CampaignError([Problem(str(path), f"not UTF-8 text (byte {data[exc.start]:#04x} at offset "

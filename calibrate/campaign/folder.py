@@ -28,7 +28,7 @@ from calibrate.campaign.service import parse_service
 from calibrate.campaign.juries import jury_ratings, parse_juries
 
 __all__ = ["Metric", "Rater", "Adjustment", "SetAside", "Campaign", "load_campaign", "RATING_COLUMNS",
-           "CASE_FIELDS"]
+           "CASE_FIELDS", "id_problem"]
 
 Scale = Literal["binary", "ordinal", "continuous"]
 OutOfScale = Literal["error", "clip", "drop"]
@@ -635,8 +635,13 @@ ID_COLUMNS = ("case_id", "metric", "rater", "rater_kind", "run_id")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def _id_problem(value: Any) -> str | None:
-    """Why a value cannot serve as an id kept exactly as written, or None."""
+def id_problem(value: Any) -> str | None:
+    """Why a value cannot serve as an id (a case's, a metric's, a rater's) kept exactly as written, or None:
+    the rule every loader applies, for what writes ids to check them first.
+
+    >>> id_problem("c1"), id_problem(7), id_problem("c\x1b[2J").startswith("holds a control character")
+    (None, None, True)
+    """
     if value is None or isinstance(value, (str, np.str_)):
         text = "" if value is None else str(value)
         found = _CONTROL.search(text)
@@ -644,7 +649,7 @@ def _id_problem(value: Any) -> str | None:
                 "one" if found else None)
     if isinstance(value, bytes):
         try:
-            return _id_problem(value.decode("utf-8"))
+            return id_problem(value.decode("utf-8"))
         except UnicodeDecodeError:
             return "bytes that are not UTF-8 text"
     if isinstance(value, (bool, np.bool_)):
@@ -711,7 +716,7 @@ def _build(config: dict, raw: pd.DataFrame, case_rows, *, out_of_scale: OutOfSca
     for column in ID_COLUMNS:
         if column in raw:
             for i, value in enumerate(raw[column].tolist()):
-                why = _id_problem(value)
+                why = id_problem(value)
                 if why:
                     problems.append(Problem(files[i], why, row=int(lines[i]), field=column, value=value,
                                             expected="text, or a whole number"))
@@ -869,7 +874,7 @@ def _validate_cases(case_rows, file: str, problems: list[Problem]) -> dict[str, 
             problems.append(Problem(file, "missing or empty case_id", row=line, field="case_id", value=case_id,
                                     expected="a non-empty string"))
             continue
-        if why := _id_problem(case_id):
+        if why := id_problem(case_id):
             problems.append(Problem(file, f"case_id {why}", row=line, field="case_id", value=case_id,
                                     expected="text without control characters"))
             continue

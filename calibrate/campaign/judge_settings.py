@@ -27,7 +27,7 @@ from pydantic import Field, JsonValue, create_model
 from calibrate.base.documents import DocumentError, Schema, read_json
 from calibrate.base.documents import check as check_document
 from calibrate.base.errors import Problem
-from calibrate.base.names import RULE, OutsideFolder, UnsafeName, inside, name_problem
+from calibrate.base.names import RULE, OutsideFolder, UnsafeName, inside, name_key, name_problem
 from calibrate.campaign.config import NonNegative, Number, Table, Text, table, tables
 
 __all__ = ["ModelSpec", "JudgeSpec", "SUPPORTED", "parse_judges", "infer_family", "JudgeTable", "ModelTable",
@@ -244,6 +244,8 @@ def _model(name: str, spec: ModelTable | None, file: str, problems: list[Problem
                                 + " (openai: any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama, ...)"))
     if spec.name is None:
         problems.append(Problem(file, "the model needs a name", field=f"{where}.name", expected='name = "gpt-4.1"'))
+    if spec.base_url is not None:
+        _check_base_url(spec.base_url, f"{where}.base_url", file, problems)
     if len(problems) > before:
         return None
     price = spec.price
@@ -251,6 +253,35 @@ def _model(name: str, spec: ModelTable | None, file: str, problems: list[Problem
                      temperature=spec.temperature if spec.temperature is not None else (0.0 if kind == "model" else None),
                      max_tokens=spec.max_tokens,
                      price=(float(price.input_per_mtok), float(price.output_per_mtok)) if price else None)
+
+
+def _check_base_url(url: str, where: str, file: str, problems: list[Problem]) -> None:
+    """A model's ``base_url``: an http(s) address without a user name or password in it (a password in
+    campaign.toml would be copied into every judge run's record; the key is read from ``api_key_env``),
+    as the importers' addresses are.
+
+    >>> problems = []
+    >>> _check_base_url("http://bob:pw@host:8000/v1", "judges.j.model.base_url", "campaign.toml", problems)
+    >>> print(problems[0])
+    campaign.toml, field 'judges.j.model.base_url': the address holds a user name or password (found 'http://host:8000/v1'); expected the address without them, the key in an environment variable named by api_key_env
+    """
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        host = parts.hostname
+    except ValueError:
+        parts, host = None, None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+        problems.append(Problem(file, "not an http:// or https:// address", field=where,
+                                value=url if "@" not in url else None,
+                                expected='base_url = "https://host/v1"'))
+        return
+    if "@" in parts.netloc:
+        shown = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        problems.append(Problem(file, "the address holds a user name or password", field=where, value=shown,
+                                expected="the address without them, the key in an environment variable named by "
+                                "api_key_env"))
 
 
 CASE_FIELDS = ("input", "actual_output", "expected_output", "retrieval_context", "context")
@@ -416,10 +447,11 @@ def _load_dag(settings: dict[str, Any], folder: Path, where: str, file: str,
 def _foldable(name: str, judges: dict[str, JudgeSpec], where: str, file: str, problems: list[Problem]) -> bool:
     """Whether a judge's name can be its folder's (``fingerprints/NAME/``): kept as it is, or refused."""
     why, expected = name_problem(name), f"a name of {RULE}"
-    twin = next((other for other in judges if other.casefold() == name.casefold()), None)
+    twin = next((other for other in judges if name_key(other) == name_key(name)), None)
     if why is None and twin is not None:
-        why = f"it differs from the judge {twin!r} only by case (one folder on macOS and Windows disks)"
-        expected = "a name no other judge has, case aside"
+        why = (f"it differs from the judge {twin!r} only by case or Unicode form (one folder on macOS and "
+               "Windows disks)")
+        expected = "a name no other judge has, case and Unicode form aside"
     if why is not None:
         problems.append(Problem(file, f"the judge's name cannot be a folder name (fingerprints/NAME/): {why}",
                                 field=where, value=name, expected=expected))

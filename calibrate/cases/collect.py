@@ -13,7 +13,13 @@ goes on and the summary counts them.
 The requests go through :mod:`calibrate.base.http`: a redirect to another server is refused (the
 service's headers, which may carry a token, and the goldens go only to the URL declared), each request
 has a total deadline (``timeout_s``, the whole reply included) and a size cap. The values of the
-``${VAR}`` headers are registered as secrets, and every error stored or shown is redacted.
+``${VAR}`` headers (each variable's value, and the whole header) are registered as secrets, and
+nothing the service sent back is stored with them: the raw reply and every error are redacted
+(:func:`~calibrate.base.secrets.redact`), and the answer, contexts and context ids, which become
+``cases.jsonl``, have every known credential replaced by ``[redacted]``
+(:func:`~calibrate.base.secrets.redact_known`: only the credentials themselves, so that an answer that
+speaks of tokens or keys is kept as the service gave it). A service that echoes its token into its
+answer is a fault to fix in the service; calibrate never writes the token down.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import asyncio
 import datetime as _dt
 import inspect
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -32,13 +39,13 @@ from pydantic import JsonValue
 
 from calibrate.campaign import CASES_FILE
 from calibrate.cases.datasets import case_content
-from calibrate.campaign.service import ContractError, ServiceContract
+from calibrate.campaign.service import ENV, ContractError, ServiceContract
 from calibrate.base.documents import Schema, check, read_json_lines
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.sqlite_store import now, open_store
 from calibrate.base.results import Result, records_frame
-from calibrate.base.secrets import redact, remember
+from calibrate.base.secrets import clip, redact, redact_known, remember
 
 __all__ = ["collect", "dry_run", "CollectStore", "STORE_NAME", "ServiceFunction"]
 
@@ -61,6 +68,12 @@ class CollectStore:
     def add(self, run_id: str, golden: dict, *, status: int | None, latency_s: float | None, reply: str | None,
             answer: str | None = None, contexts: list[str] | None = None, context_ids: list[str] | None = None,
             error: str | None = None) -> None:
+        """Store one reply: the raw reply redacted, the answer, contexts and ids with every known
+        credential replaced (see the module docstring)."""
+        reply = None if reply is None else redact(reply)
+        answer = None if answer is None else redact_known(answer)
+        contexts = None if contexts is None else [redact_known(c) for c in contexts]
+        context_ids = None if context_ids is None else [redact_known(c) for c in context_ids]
         self.db.execute("INSERT INTO replies (run_id, case_id, golden, status, latency_s, reply, answer, contexts, "
                         "context_ids, error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (run_id, golden["case_id"], json.dumps(golden, ensure_ascii=False), status, latency_s, reply,
@@ -161,11 +174,14 @@ def write_cases(folder: Path, store: CollectStore) -> int:
 
 
 def _header_values(contract: ServiceContract) -> dict[str, str]:
-    """The service's headers with ``${VAR}`` expanded, each expanded value registered as a secret."""
+    """The service's headers with ``${VAR}`` expanded, each expanded value registered as a secret (the
+    whole header, and each variable's value in it)."""
     values = contract.header_values()
     for name, declared in contract.masked_headers().items():
         if "${" in declared:
             remember(values[name])
+            for variable in ENV.findall(declared):
+                remember(os.environ.get(variable))
     return values
 
 
@@ -228,7 +244,7 @@ async def _run(goldens: list[dict], contract: ServiceContract | None, function: 
                 reply, latency = await policy.call(contract.url, lambda: _http_call(http, contract, headers, golden))
                 status, text = reply.status, reply.excerpt(limit=len(reply.body))
                 if status >= 400:
-                    raise ContractError(f"HTTP {status} from the service: {text[:200]}")
+                    raise ContractError(f"HTTP {status} from the service: {clip(text, 200)}")
                 answer, contexts, ids = contract.extract(_reply_json(reply))
                 store.add(run_id, golden, status=status, latency_s=latency, reply=text, answer=answer,
                           contexts=contexts, context_ids=ids)

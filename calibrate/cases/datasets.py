@@ -9,9 +9,11 @@ id and other content is an error (nothing is overwritten), the same case again i
 from __future__ import annotations
 
 import ast
+import csv
 import hashlib
 import io
 import json
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,6 +22,7 @@ import pandas as pd
 from pydantic import BeforeValidator, ConfigDict, JsonValue
 
 from calibrate.campaign import CASES_FILE
+from calibrate.campaign.folder import id_problem
 from calibrate.base.documents import DocumentError, Schema, check, parse_json, read_bytes, read_json_lines, short
 from calibrate.base.errors import NO_VALUE, CampaignError, ParameterText, Problem
 from calibrate.base.files import replacing, writes_campaign
@@ -49,6 +52,10 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
     expected = "a DeepEval or RAGAS dataset: a JSON list of cases, JSON Lines, or CSV"
     if path.suffix == ".csv":
         data = read_bytes(path, expected=expected)
+        twice = _repeated_columns(data)
+        if twice:   # pandas would rename the second "input" to "input.1", and the case would keep only one
+            raise DocumentError([Problem(str(path), "columns named twice: " + ", ".join(repr(c) for c in twice),
+                                         row=1, expected="one column of each name")], source=str(path))
         try:
             frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8")
         except Exception as exc:  # noqa: BLE001 - pandas raises many kinds for a file that is not CSV
@@ -65,6 +72,16 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
                                          expected=expected)], source=str(path))
         return [(i + 1, record) for i, record in enumerate(data)]
     return read_json_lines(path, JsonValue, expected=expected)
+
+
+def _repeated_columns(data: bytes) -> list[str]:
+    """The names a CSV file's header row gives to more than one column (none when it cannot be read:
+    the CSV reader says why)."""
+    try:
+        header = next(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")), [])
+    except (UnicodeDecodeError, csv.Error):
+        return []
+    return sorted({name for name in header if header.count(name) > 1})
 
 
 def _chunks_of(text: str) -> list[Any]:
@@ -104,6 +121,10 @@ def _text(value: Any) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"not text: {'a boolean' if isinstance(value, bool) else type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):   # a NaN or Infinity literal, or 1e400
+        raise ValueError(f"not text: a number that is not finite ({value}); write the text in quotes")
+    if isinstance(value, int) and value.bit_length() > 3000:   # ~900 digits: no question, and past str()'s limit
+        raise ValueError("not text: an integer of hundreds of digits; write the text in quotes")
     return str(value)
 
 
@@ -173,6 +194,11 @@ def external_case(record: Any, *, source: Source = "auto", list_separator: str =
     if kind == "auto":
         kind = "ragas" if any(k in record for k in ("user_input", "response", "retrieved_contexts")) else "deepeval"
     if kind == "ragas":
+        both = [(k, v) for k, v in RAGAS_TO_DEEPEVAL.items() if k in record and v in record and record[k] != record[v]]
+        if both:   # one name would silently replace the other
+            return None, [Problem(where, f"both {k!r} (RAGAS's name) and {v!r} (DeepEval's), with different values: "
+                                  "which one the case holds is unclear", row=row, field=k,
+                                  expected="one of the two names") for k, v in both]
         record = {RAGAS_TO_DEEPEVAL.get(k, k): v for k, v in record.items()}
     fields, problems = check(record, CaseRecord, source=where, line=row, expected="a case: text fields, lists of "
                              "chunks, a metadata object")
@@ -205,6 +231,10 @@ def external_case(record: Any, *, source: Source = "auto", list_separator: str =
         case["case_id"] = named
         return (None, problems) if problems else (case, [])
     identifier = fields.case_id or fields.id or fields.name
+    if identifier and (why := id_problem(identifier)):   # the rule every loader applies to cases.jsonl
+        named = "case_id" if fields.case_id else "id" if fields.id else "name"
+        problems.append(Problem(where, f"the case id {why}", row=row, field=named, value=identifier,
+                                expected="text without control characters, or a whole number"))
     case["case_id"] = identifier if identifier else content_id(case)
     return (None, problems) if problems else (case, [])
 
@@ -363,8 +393,14 @@ def jsonl_line(record: dict) -> str:
 def plan_merge(campaign_folder: str | Path, cases: list[dict], *,
                complete: bool = False) -> tuple[str | None, dict[str, int]]:
     """What :func:`merge_cases` would make of ``cases.jsonl``: its new text (None when it would not
-    change) and the counts ``{"added", "unchanged", "completed"}``; raises as it does."""
+    change) and the counts ``{"added", "unchanged", "completed"}``; raises as it does (and for a case id
+    the campaign's loader would refuse: :func:`~calibrate.campaign.folder.id_problem`)."""
     path = Path(campaign_folder) / CASES_FILE
+    unfit = [Problem(str(path), f"case id {why}: nothing was written", field="case_id", value=c["case_id"],
+                     expected="text without control characters: fix it in the source")
+             for c in cases if (why := id_problem(c["case_id"]))]
+    if unfit:
+        raise CampaignError(unfit)
     existing = read_cases_file(campaign_folder)
     conflicts, completed = [], {}
     for c in cases:

@@ -3,7 +3,6 @@ bias."""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,9 +13,10 @@ from rich.text import Text
 
 from calibrate.cli.console import (
     FiniteRange,
+    check_judges,
     confidence_option,
     fail,
-    hold,
+    hold_outputs,
     json_option,
     load,
     n_boot_option,
@@ -169,7 +169,7 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, current, out_
     try:
         with progress() as bar:
             # the terminal tables show no curve: only the JSON document carries it
-            doc = analysis.compute_stats(c, metrics=list(metrics) or None, judges=list(judges) or None, by=by,
+            doc = analysis.compute_stats(c, metrics=list(metrics) or None, judges=check_judges(c, judges), by=by,
                                          seed=seed, n_boot=n_boot, confidence=confidence, curves=as_json,
                                          progress=bar, current=current)
     except ValueError as exc:
@@ -271,7 +271,7 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
     c = load(campaign, out_of_scale)
     try:
         with progress() as bar:
-            doc = analysis.thresholds(c, metrics=list(metrics) or None, rule=rule, judges=list(judges) or None,
+            doc = analysis.thresholds(c, metrics=list(metrics) or None, rule=rule, judges=check_judges(c, judges),
                                       seed=seed, n_boot=n_boot, progress=bar, current=current)
     except ValueError as exc:
         fail(exc)
@@ -301,7 +301,7 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
 
     c = load(campaign, out_of_scale)
     try:
-        doc = repeatability(c, metrics=list(metrics) or None, judges=list(judges) or None, n_boot=n_boot, seed=seed,
+        doc = repeatability(c, metrics=list(metrics) or None, judges=check_judges(c, judges), n_boot=n_boot, seed=seed,
                             confidence=confidence)
     except ValueError as exc:
         fail(exc)
@@ -435,14 +435,12 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
                 as_json) -> None:
     """Map a judge's score to the probability that a human passes the case (isotonic regression), with
     its cross-validated Brier score and calibration error."""
-    from calibrate.base.names import is_inside
-
     if scores_file and not out_file:
         fail("--scores needs --out: the file to write the probabilities to")
 
-    # a file written into the campaign folder is a write of it: held, like every other
-    with hold(campaign, "calibrate calibration") if any(p and is_inside(p, campaign) for p in (save, out_file)) \
-            else nullcontext():
+    # a file written into the campaign folder is a write of it: held, like every other; one under the
+    # campaign that a planted link leads elsewhere is refused
+    with hold_outputs(campaign, "calibrate calibration", save=save, out=out_file):
         _calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale,
                      as_json)
 
@@ -522,7 +520,7 @@ def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json
 
     c = load(campaign, out_of_scale)
     try:
-        compared = compare_judges(c, metrics=list(metrics) or None, judges=list(judges) or None, n_listed=listed,
+        compared = compare_judges(c, metrics=list(metrics) or None, judges=check_judges(c, judges), n_listed=listed,
                                   confidence=confidence)
     except ValueError as exc:
         fail(exc)
@@ -564,7 +562,7 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
 
     c = load(campaign, out_of_scale)
     try:
-        doc = bias_probes(c, metric=metric, judges=list(judges) or None, by=by, confidence=confidence)
+        doc = bias_probes(c, metric=metric, judges=check_judges(c, judges), by=by, confidence=confidence)
     except ValueError as exc:
         fail(exc)
     if as_json:

@@ -210,6 +210,50 @@ def hold(path: str, command: str):
     return holding(path, command) if (Path(path) / "campaign.toml").is_file() else nullcontext()
 
 
+def check_judges(campaign: Campaign, judges: tuple[str, ...] | list[str] | None) -> list[str] | None:
+    """The ``--judge`` names given (None for none), each a judge of the campaign: a rater with judge
+    ratings (or one of its runs, ``rater@run_id``), a judge of ``[judges]`` or a jury of ``[juries]``.
+    Any other name is a usage error (exit 2) listing the judges there are, as an unknown ``--metric``
+    is: a typo never narrows a command to nothing silently. The one place the command line resolves
+    judge names given with ``--judge`` (repeatable)."""
+    if not judges:
+        return None
+    from calibrate.campaign.reference import judge_scores
+
+    found = [j for m in campaign.metrics for j in judge_scores(campaign, m)]
+    known = {name for j in found for name in (j.name, j.rater.name)} | set(campaign.judges) | set(campaign.juries)
+    unknown = [name for name in judges if name not in known]
+    if unknown:
+        names = ", ".join(sorted({j.name for j in found} | set(campaign.judges) | set(campaign.juries))) \
+            or "none (no judge ratings yet)"
+        humans = set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "human", "rater"].astype(str))
+        why = ("{judges}: " + ("a human annotator of the campaign, not a judge" if set(unknown) <= humans else
+                               "no rater of the campaign has this name") + "; its judges are {_names}")
+        fail(ParameterText(why, judges=", ".join(unknown), _names=names))
+    return list(judges)
+
+
+def hold_outputs(path: str, command: str, **outputs: str | None):
+    """What a command writing files of its own (``--out``, ``--save``, ...) holds: the campaign at
+    ``path``, when an output is written into it (:func:`~calibrate.base.names.writes_into`), else nothing.
+    An output named under the campaign that a symbolic link leads outside is refused (exit 2, naming its
+    flag, the link and where it leads): nothing is written through it. ``outputs`` maps each flag's
+    name (``out``, ``save``) to its path, None when not given."""
+    from contextlib import nullcontext
+
+    from calibrate.base.names import OutsideFolder, writes_into
+
+    into = False
+    for flag, output in outputs.items():
+        if output is None:
+            continue
+        try:
+            into = writes_into(output, path) or into
+        except OutsideFolder as exc:
+            fail(f"--{flag.replace('_', '-')} {output}: {exc.problem}; {exc.todo}")
+    return hold(path, command) if into else nullcontext()
+
+
 @contextmanager
 def writing(path: str, command: str, out_of_scale: str | None = None):
     """The campaign at ``path``, loaded and held for the block (no other writer at once: a command that

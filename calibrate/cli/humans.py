@@ -12,6 +12,7 @@ from calibrate.base.errors import CampaignError
 from calibrate.cli.console import (
     FiniteRange,
     fail,
+    hold_outputs,
     json_option,
     load,
     out,
@@ -39,8 +40,10 @@ def adjudicate(campaign, metric, template, decisions, out_of_scale, as_json) -> 
     """List the cases annotators disagree on; record an adjudicator's decisions (history kept)."""
     from calibrate.humans.adjudication import adjudicate as adjudicate_cases
 
-    with writing(campaign, "calibrate adjudicate", out_of_scale) if decisions else nullcontext(
-            load(campaign, out_of_scale)) as c:
+    # a template written into the campaign is a write of it (held); one a planted link leads outside, refused
+    template_held = hold_outputs(campaign, "calibrate adjudicate", template=template)
+    with nullcontext() if decisions else template_held, writing(campaign, "calibrate adjudicate", out_of_scale) \
+            if decisions else nullcontext(load(campaign, out_of_scale)) as c:
         try:
             doc = adjudicate_cases(c, metric=metric, template=template, decisions=decisions)
         except (CampaignError, ValueError, FileExistsError) as exc:
@@ -160,6 +163,9 @@ def labelstudio_pull(campaign, url, api_key, export_file, adjudicators, out_of_s
     if doc["deleted_since"]:
         out.print(f"left out: {doc['deleted_since']} label(s) of this file were deleted in Label Studio after it "
                   "was exported (a pull through the API found them gone)")
+    if doc.get("older_kept"):
+        out.print(f"kept the newer: {doc['older_kept']} label(s) of this source are older than the revision pulled "
+                  "before (Label Studio updated those annotations since): the newer revision stays")
     if doc["absent_kept"]:
         out.print(f"kept: {doc['absent_kept']} label(s) pulled before are not in this export file; a file may hold "
                   "part of a project, so they stay (a pull through the API withdraws labels deleted in Label "

@@ -7,7 +7,7 @@ import functools
 import click
 
 from calibrate.base.errors import CampaignError
-from calibrate.cli.console import fail, json_option, out, print_json, styled
+from calibrate.cli.console import case_label, fail, json_option, out, print_json, styled
 
 SHOWN = 3
 
@@ -42,7 +42,8 @@ def run_import(campaign: str, maps: tuple[str, ...], as_json: bool, read, **opti
     from calibrate.imports.records import parse_map
 
     try:
-        metrics = list(load_campaign(campaign).metrics)   # the campaign first: a mistyped one asks no server
+        before = load_campaign(campaign)
+        metrics = list(before.metrics)   # the campaign first: a mistyped one asks no server
         mapping = parse_map(maps, metrics) if maps else {}
         doc = import_batch(campaign, read(), metric_map=mapping, **options)
     except (CampaignError, ValueError) as exc:
@@ -50,10 +51,10 @@ def run_import(campaign: str, maps: tuple[str, ...], as_json: bool, read, **opti
     if as_json:
         print_json(doc)
         return
-    print_import(doc)
+    print_import(doc, before.cases)
 
 
-def print_import(doc: dict) -> None:
+def print_import(doc: dict, cases: dict[str, dict] | None = None) -> None:
     """What an import did (or would do), in a few lines."""
     c, r = doc["cases"], doc["ratings"]
     head = "dry run, nothing written: would import" if doc["dry_run"] else "imported"
@@ -72,7 +73,7 @@ def print_import(doc: dict) -> None:
                   "there): out of the statistics, kept in the history; calibrate import undo-withdrawals "
                   f"{doc['import_id']} brings them back")
         for w in doc.get("withdrawn", [])[:SHOWN * 3]:
-            out.print(f"    {w['rater']} on {w['metric']} of case {w['case_id']} ({w['source_id']})")
+            out.print(f"    {w['rater']} on {w['metric']} of case {case_label(w['case_id'], cases)} ({w['source_id']})")
         if len(doc.get("withdrawn", [])) > SHOWN * 3:
             out.print(f"    ... and {len(doc['withdrawn']) - SHOWN * 3} more (--json lists them all)")
     if r.get("absent_held"):
@@ -148,15 +149,17 @@ def import_ragas(campaign, result, rater, model, maps, dry_run, as_json) -> None
 @click.option("--allow-withdraw", is_flag=True, help="Withdraw every rating the experiment no longer holds, however "
                                                      "many (without it, at most 5 or a tenth: a partial reply is no "
                                                      "deletion).")
+@click.option("--rater", help="The judge's name in the campaign, for an experiment of one judge (instead of its "
+                              "source id).")
 @import_options
-def import_mlflow(campaign, tracking_uri, experiment, allow_withdraw, maps, dry_run, as_json) -> None:
+def import_mlflow(campaign, tracking_uri, experiment, allow_withdraw, rater, maps, dry_run, as_json) -> None:
     """An MLflow experiment: each trace a case (request, response, retrieved documents, expected response),
     each HUMAN feedback a human rating, each LLM_JUDGE or CODE feedback a judge rating."""
     from calibrate.imports.mlflow_traces import MlflowError, read_mlflow_experiment
 
     try:
         run_import(campaign, maps, as_json, lambda: read_mlflow_experiment(tracking_uri, experiment), dry_run=dry_run,
-                   allow_withdraw=allow_withdraw)
+                   allow_withdraw=allow_withdraw, rater=rater)
     except MlflowError as exc:
         fail(exc)
 
@@ -169,15 +172,17 @@ def import_mlflow(campaign, tracking_uri, experiment, allow_withdraw, maps, dry_
 @click.option("--allow-withdraw", is_flag=True, help="Withdraw every rating the project no longer holds, however "
                                                      "many (without it, at most 5 or a tenth: a partial reply is no "
                                                      "deletion).")
+@click.option("--rater", help="The judge's name in the campaign, for a project of one judge (instead of its "
+                              "identifier or model).")
 @import_options
-def import_phoenix(campaign, endpoint, project, allow_withdraw, maps, dry_run, as_json) -> None:
+def import_phoenix(campaign, endpoint, project, allow_withdraw, rater, maps, dry_run, as_json) -> None:
     """A Phoenix project: each trace a case (its root span's input and output, its retriever's documents),
     each HUMAN annotation a human rating, each LLM or CODE annotation a judge rating."""
     from calibrate.imports.phoenix_spans import PhoenixError, read_phoenix_project
 
     try:
         run_import(campaign, maps, as_json, lambda: read_phoenix_project(endpoint, project), dry_run=dry_run,
-                   allow_withdraw=allow_withdraw)
+                   allow_withdraw=allow_withdraw, rater=rater)
     except PhoenixError as exc:
         fail(exc)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +11,7 @@ from calibrate.cli.analysis import current_option, print_recommendations, print_
 from calibrate.cli.console import (
     err,
     fail,
-    hold,
+    hold_outputs,
     json_option,
     load,
     n_boot_option,
@@ -64,10 +63,9 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
 @out_of_scale_option
 def report(campaign, out_dir, by, audits, seed, n_boot, current, out_of_scale) -> None:
     """Write the threshold-selection report: report.html, report.md and report.json."""
-    from calibrate.base.names import is_inside
-
-    # a report written into the campaign folder is a write of it: held, like every other
-    with hold(campaign, "calibrate report") if is_inside(out_dir, campaign) else nullcontext():
+    # a report written into the campaign folder is a write of it: held, like every other; a --out under
+    # the campaign that a planted link leads elsewhere is refused
+    with hold_outputs(campaign, "calibrate report", out=out_dir):
         c = load(campaign, out_of_scale)
         try:
             _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits, current=current)

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from calibrate.cli.console import (
     FiniteRange,
+    check_judges,
     confidence_option,
     fail,
     json_option,
@@ -18,6 +19,7 @@ from calibrate.cli.console import (
     out,
     out_of_scale_option,
     print_json,
+    case_label,
     seed_option,
     styled,
     with_progress,
@@ -141,7 +143,7 @@ def gate(campaign, metrics, judges, min_labels, min_spearman, min_kappa, max_fal
     except ValueError as exc:
         fail(exc)
     c = load(campaign, out_of_scale)
-    doc = with_progress(run_gate, not as_json, c, rules, metrics=list(metrics) or None, judges=list(judges) or None,
+    doc = with_progress(run_gate, not as_json, c, rules, metrics=list(metrics) or None, judges=check_judges(c, judges),
                          seed=seed, n_boot=n_boot, confidence=confidence)
     if as_json:
         print_json(doc)
@@ -200,11 +202,11 @@ def monitor(campaign, metric, judge, threshold, alpha, since, tolerance, out_of_
     if as_json:
         print_json(doc)
     else:
-        print_monitor(doc)
+        print_monitor(doc, c.cases)
     sys.exit(0 if doc["passed"] else 1)
 
 
-def print_monitor(doc: dict) -> None:
+def print_monitor(doc: dict, cases: dict[str, dict] | None = None) -> None:
     stream, base, threshold = doc["stream"], doc["baseline"], doc["threshold"]
     out.print(styled("bold", f"{doc['metric']} / {doc['judge']}: {stream['n_cases']} cases from {stream['first']} to "
                              f"{stream['last']}, {stream['n_audited']} audited ({stream['audit']})"))
@@ -226,11 +228,11 @@ def print_monitor(doc: dict) -> None:
         out.print(styled("bold red", "REFUSED ", doc["baseline_fitness"]["reason"]))
     for rate in doc["rates"]:
         for alarm in rate["alarms"]:
-            change = (f"it changed around {alarm['change_time']} (case {alarm['change_case_id']}); "
+            change = (f"it changed around {alarm['change_time']} (case {case_label(alarm['change_case_id'], cases)}); "
                       f"{alarm['cases_since_change']} cases and {alarm['audited_since_change']} audited labels since"
                       if alarm.get("change_time") else alarm.get("no_change", "no change found"))
             out.print(styled("bold red", "ALARM ", f"{RATE_NAMES[rate['rate']]} {rate['watch']} {rate['bound']:.3f} "
-                             f"({rate['basis']}) at {alarm['time']} (case {alarm['case_id']}): {change}, evidence "
+                             f"({rate['basis']}) at {alarm['time']} (case {case_label(alarm['case_id'], cases)}): {change}, evidence "
                              + ("certain (its range allows no such case)" if alarm.get("certain") else
                                 (f"{alarm['evidence']:.3g}" if alarm["evidence"] is not None else "beyond 1e308")
                                 + " against the range")))
@@ -273,11 +275,11 @@ def fingerprint(campaign, judge, anchors, repeats, threshold, out_of_scale, as_j
     if as_json:
         print_json(doc)
     else:
-        print_fingerprint(doc)
+        print_fingerprint(doc, c.cases)
     sys.exit(0 if doc["verdict"] == "SAME" else 1)
 
 
-def print_fingerprint(doc: dict) -> None:
+def print_fingerprint(doc: dict, cases: dict[str, dict] | None = None) -> None:
     out.print(styled("bold", f"{doc['judge']} ({doc['metric']}): {len(doc['anchors'])} anchors chosen "
                              f"{doc['anchors_chosen'][:10]}, threshold {fmt_number(doc['threshold'])}, "
                              f"{doc['repeats']} repeats now (run {doc['run']})"))
@@ -287,7 +289,7 @@ def print_fingerprint(doc: dict) -> None:
     for a in doc["anchors"]:
         mark = "straddles" if a["straddles"] else ("changed" if a["now_pass"] is not None and
                                                    a["now_pass"] != a["stored_pass"] else "")
-        table.add_row(a["case_id"], fmt_number(a["stored"]), ", ".join(fmt_number(v) for v in a["now"]),
+        table.add_row(case_label(a["case_id"], cases), fmt_number(a["stored"]), ", ".join(fmt_number(v) for v in a["now"]),
                       "pass" if a["stored_pass"] else "fail",
                       "-" if a["now_pass"] is None else ("pass" if a["now_pass"] else "fail"), mark)
     out.print(table)

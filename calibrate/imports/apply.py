@@ -30,7 +30,10 @@ from typing import Any
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.files import write_all, writes_campaign
 from calibrate.base.results import Result, single_row
+from calibrate.base.times import latest_first
+from calibrate.base.secrets import redact
 from calibrate.campaign import CASES_FILE, IMPORTED_META_FILE, IMPORTED_RATINGS_FILE, load_campaign
+from calibrate.campaign.folder import id_problem
 from calibrate.cases.datasets import plan_merge
 from calibrate.imports.records import ImportedRating, SourceBatch, Skip, match_metric
 from calibrate.imports.store import STORE_NAME, ImportStore, withdraw_limit
@@ -62,6 +65,31 @@ def _campaign_folder(folder: Path) -> None:
                                               "calibrate init FOLDER --metric NAME")])
 
 
+def _names(batch: SourceBatch, rater: str | None) -> list[Problem]:
+    """The ratings whose case id or rater the campaign's loader would refuse (a control character: the
+    rule of :func:`~calibrate.campaign.folder.id_problem`), or whose rater's name holds a credential (it
+    would be stored in imported_ratings.csv and shown): each names the source, the rating's id there and
+    the field, before anything is written."""
+    problems = []
+    if rater is not None and (why := id_problem(rater)):
+        problems.append(Problem(batch.source, f"the rater name given {why}", field="rater", value=rater,
+                                expected="a judge's name without control characters"))
+    for r in batch.ratings:
+        where = f"{batch.kind} rating {r.source_id!r}"
+        for name in ("case_id", "rater"):
+            why = id_problem(getattr(r, name))
+            if why:
+                problems.append(Problem(batch.source, f"{where}: its {name} {why}", field=name, value=getattr(r, name),
+                                        expected="text without control characters: fix it in the source"))
+        if r.rater and redact(r.rater) != r.rater:
+            problems.append(Problem(batch.source, f"{where}: its rater's name holds a credential (shown redacted), "
+                                    "and rater names are stored in the campaign's files and shown", field="rater",
+                                    value=redact(r.rater), expected="an annotator's or a judge's name: fix it in the "
+                                    "source" + (" (or name the judge with --rater NAME)" if r.rater_kind == "judge"
+                                                else "")))
+    return problems
+
+
 def _named(batch: SourceBatch, rater: str | None, skipped: list[Skip]) -> list[ImportedRating]:
     """The batch's ratings, its judge renamed ``rater`` where asked (a source naming one judge, or none);
     a judge rating the source names no judge for is skipped when no ``rater`` is given."""
@@ -84,26 +112,30 @@ def _apart(ratings: list[ImportedRating], batch: SourceBatch, rater: str | None)
     """The ratings, when no name is both a judge's and a human's: one rater of two kinds would keep
     only one of their ratings of a case (the other silently dropped), so the import is refused."""
     humans = {r.rater for r in ratings if r.rater_kind == "human"}
-    both = sorted(humans & {r.rater for r in ratings if r.rater_kind == "judge"})
+    judges = {r.rater for r in ratings if r.rater_kind == "judge"}
+    both = sorted(humans & judges)
     if not both:
         return ratings
     if rater is not None:
         raise ValueError(f"rater={rater!r}: {batch.source} holds human ratings by {rater!r} too; a judge and a "
                          "human of one name would be one rater, and one's ratings would replace the other's: give "
                          "the judge another name")
+    way = ("give the judge another name (--rater NAME)" if len(judges) == 1 else
+           f"the source holds {len(judges)} judges, and a rater name replaces one judge's only: rename the judge or "
+           "the annotator in the source")
     raise ValueError(f"{batch.source} names a judge and a human alike ({', '.join(both[:LISTED])}): one rater of "
-                     "two kinds would keep only one of their ratings of a case: give the judge another name (--rater "
-                     "NAME)")
+                     f"two kinds would keep only one of their ratings of a case: {way}")
 
 
 def _latest(ratings: list[tuple[str, ImportedRating]], skipped: list[Skip]) -> list[tuple[str, ImportedRating]]:
     """One rating per (case, metric, rater): where the source has several (a case twice in a test run, two
-    feedbacks of one annotator), the one it updated last, else its last; the others skipped."""
+    feedbacks of one annotator), the one it updated last (its times read as times, not compared as texts:
+    :func:`~calibrate.base.times.latest_first`), else its last; the others skipped."""
     chosen: dict[tuple[str, str, str], int] = {}
     for i, (metric, rating) in enumerate(ratings):
         key = (rating.case_id, metric, rating.rater)
         j = chosen.get(key)
-        if j is None or (rating.updated or "") >= (ratings[j][1].updated or ""):
+        if j is None or latest_first(rating.updated) >= latest_first(ratings[j][1].updated):
             chosen[key] = i
     for i, (metric, rating) in enumerate(ratings):
         kept = ratings[chosen[(rating.case_id, metric, rating.rater)]][1]
@@ -122,7 +154,12 @@ def _matched(ratings: list[ImportedRating], metrics: list[str], mapping: Mapping
         metric = match_metric(rating.metric, metrics, mapping)
         if metric is None and removed:
             metric = match_metric(rating.metric, list(removed), {})
-        if metric is None:
+        alike = [m for m in metrics if match_metric(rating.metric, [m], {}) == m] if metric is None else []
+        if len(alike) > 1:
+            skipped.append(Skip(f"{rating.source_id} ({rating.metric!r} by {rating.rater})",
+                                f"its metric {rating.metric!r} is {' and '.join(alike)} alike, up to case and "
+                                f"punctuation: give --map '{rating.metric}=METRIC' to say which"))
+        elif metric is None:
             skipped.append(Skip(f"{rating.source_id} ({rating.metric!r} by {rating.rater})",
                                 f"its metric {rating.metric!r} is none of the campaign's ({', '.join(metrics)}): "
                                 f"give --map '{rating.metric}=METRIC' to import it"))
@@ -257,6 +294,10 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
         if metric not in campaign.metrics:
             raise ValueError(f"metric_map: {name!r} maps to {metric!r}, which the campaign does not declare "
                              f"({', '.join(metrics)})")
+    named = _names(batch, rater)
+    if named:
+        raise CampaignError([Problem(str(folder), "the import was not applied: the source's names below cannot be "
+                                     "kept")] + named)
     skipped = list(batch.skipped)
     removed = []
     if (folder / STORE_NAME).is_file():   # the metrics this origin's store holds that campaign.toml no longer declares

@@ -40,6 +40,7 @@ from pydantic import JsonValue
 from calibrate.base.documents import DocumentError, check, parse_json, read_bytes
 from calibrate.base.errors import Problem
 from calibrate.base.results import Result
+from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import content_id, external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.archives import BoundedZip
@@ -105,7 +106,7 @@ class Sample(Record):
 class Provenance(Record):
     author: str | None = None
     reason: str | None = None
-    timestamp: str | None = None
+    timestamp: SourceTime = None
 
 
 class ScoreEdit(Record):
@@ -144,7 +145,7 @@ class _TextPart(Record):
     text: str
 
 
-def inspect_value(value: Any) -> float | None:
+def inspect_value(value: Any, *, where: str = "a score's value") -> float | None:
     """A score value as Inspect's ``value_to_float`` reads it; None for NaN (unscored) and for anything
     that is not a scalar.
 
@@ -155,7 +156,7 @@ def inspect_value(value: Any) -> float | None:
     """
     if isinstance(value, str) and value.strip().upper() in GRADES:
         return GRADES[value.strip().upper()]
-    return rating_value(value)
+    return rating_value(value, where=where)
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -291,7 +292,7 @@ def _ratings(name: str, score: Score, case_id: str, source_id: str, graders: dic
     values = value if isinstance(value, dict) else {None: value}
     for key, item in values.items():
         metric, where = (base, source_id) if key is None else (str(key), f"{source_id}/{key}")
-        number = inspect_value(item)
+        number = inspect_value(item, where=f"{path}, score {where}, field 'value'")
         unscored = isinstance(item, float) and math.isnan(item)
         if unscored and reason in UNDER_TEST:
             skipped.append(Skip(where, f"unscored by {base}: {reason} (Inspect puts it on the model under test, "
@@ -320,7 +321,7 @@ def _ratings(name: str, score: Score, case_id: str, source_id: str, graders: dic
             continue
         edited = edit.value if isinstance(edit.value, dict) else {None: edit.value}
         for key, item in edited.items():
-            number = inspect_value(item)
+            number = inspect_value(item, where=f"{path}, score edit {what}, field 'value'")
             metric = base if key is None else str(key)
             if number is None:
                 skipped.append(Skip(what, f"its value {item!r:.200} reads as no number"))

@@ -37,6 +37,7 @@ from pydantic import AliasChoices, Field, JsonValue
 
 from calibrate.base.documents import check
 from calibrate.base.results import Result
+from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
@@ -104,8 +105,8 @@ class LangfuseScore(Record):
     comment: str | None = None
     queue_id: OptionalId = _named("queueId", "queue_id")
     config_id: OptionalId = _named("configId", "config_id")
-    updated_at: str | None = _named("updatedAt", "updated_at")
-    timestamp: str | None = None
+    updated_at: SourceTime = _named("updatedAt", "updated_at")
+    timestamp: SourceTime = None
 
 
 def _cases(records: list[tuple[int, Any]], where: str, batch: SourceBatch) -> tuple[dict[str, str], list[Observation]]:
@@ -180,8 +181,10 @@ def _target(score: LangfuseScore, roots: dict[str, str]) -> tuple[str | None, st
     return None, "a score without its subject (export the v3 scores with fields=subject, or the v2 scores)"
 
 
-def _rating(score: LangfuseScore, roots: dict[str, str], api_scores: ApiKind | None) -> ImportedRating | Skip:
+def _rating(score: LangfuseScore, roots: dict[str, str], api_scores: ApiKind | None,
+            where: str = "Langfuse scores") -> ImportedRating | Skip:
     what = f"{score.id} ({score.name!r})"
+    field = f"{where}, score {score.id}, field"
     trace, why = _target(score, roots)
     if trace is None:
         return Skip(what, why)
@@ -195,11 +198,12 @@ def _rating(score: LangfuseScore, roots: dict[str, str], api_scores: ApiKind | N
     if data_type in ("TEXT", "CORRECTION"):
         return Skip(what, f"a {data_type.lower()} score, not a rating")
     if data_type == "CATEGORICAL":
-        value = rating_value(score.string_value if score.string_value is not None else score.value)
+        value = (rating_value(score.string_value, where=f"{field} 'stringValue'") if score.string_value is not None
+                 else rating_value(score.value, where=f"{field} 'value'"))
         if value is None:
             return Skip(what, f"its category {score.string_value or score.value!r:.200} reads as neither pass nor fail")
     else:
-        value = rating_value(score.value)
+        value = rating_value(score.value, where=f"{field} 'value'")
         if value is None:
             return Skip(what, f"its value {score.value!r:.200} is not a number or a boolean")
     metadata = score.metadata if isinstance(score.metadata, dict) else {}
@@ -268,9 +272,10 @@ def read_langfuse_export(traces: str | Path, scores: str | Path | None = None, *
     for line, (where, item) in enumerate(given + embedded, 1):
         score, problems = check(item, LangfuseScore, source=where, expected="a Langfuse score")
         if score is None:
-            batch.skipped.append(Skip(f"score #{line}", "not a Langfuse score: " + problem_text(problems)))
+            batch.skipped.append(Skip(f"{Path(where).name} score #{line}", "not a Langfuse score: "
+                                      + problem_text(problems)))
             continue
-        found = _rating(score, roots, api_scores)
+        found = _rating(score, roots, api_scores, where)
         (batch.skipped if isinstance(found, Skip) else batch.ratings).append(found)
     return batch
 

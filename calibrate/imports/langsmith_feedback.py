@@ -34,6 +34,7 @@ from pydantic import JsonValue
 
 from calibrate.base.documents import check
 from calibrate.base.results import Result
+from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
@@ -85,8 +86,8 @@ class Feedback(Record):
     correction: JsonValue = None
     comment: str | None = None
     feedback_source: FeedbackSource | None = None
-    modified_at: str | None = None
-    created_at: str | None = None
+    modified_at: SourceTime = None
+    created_at: SourceTime = None
 
 
 class Example(Record):
@@ -157,7 +158,7 @@ def _cases(runs: list[Run], examples: dict[str, Example], where: str, batch: Sou
 
 
 def _rating(feedback: Feedback, roots: dict[str, str], held_runs: dict[str, str],
-            api_feedback: ApiKind | None) -> ImportedRating | Skip:
+            api_feedback: ApiKind | None, where: str = "LangSmith feedback") -> ImportedRating | Skip:
     what = f"{feedback.id} ({feedback.key!r})"
     run_id = feedback.run_id
     if run_id is None:
@@ -174,7 +175,9 @@ def _rating(feedback: Feedback, roots: dict[str, str], held_runs: dict[str, str]
         return Skip(what, "source api holds whatever an application sent (user feedback or its own evaluations): say "
                           "which with --api-feedback human or --api-feedback judge" if kind_name == "api"
                     else f"its source type {kind_name or None!r} is none of app, model, auto_eval, api")
-    value = rating_value(feedback.score) if feedback.score is not None else rating_value(feedback.value)
+    field = f"{where}, feedback {feedback.id}, field"
+    value = (rating_value(feedback.score, where=f"{field} 'score'") if feedback.score is not None
+             else rating_value(feedback.value, where=f"{field} 'value'"))
     if value is None:
         if feedback.correction is not None:
             return Skip(what, "a correction of the output, not a rating")
@@ -257,7 +260,7 @@ def read_langsmith_export(runs: str | Path, feedback: str | Path, *, examples: s
     roots = _cases(run_records, by_id, str(runs), batch)
     held_runs = {r.id: "inner" if r.parent_run_id else "root" for r in run_records}
     for item in _read(feedback, Feedback, "LangSmith feedback", batch):
-        found = _rating(item, roots, held_runs, api_feedback)
+        found = _rating(item, roots, held_runs, api_feedback, str(feedback))
         (batch.skipped if isinstance(found, Skip) else batch.ratings).append(found)
     return batch
 

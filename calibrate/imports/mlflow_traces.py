@@ -33,6 +33,7 @@ from calibrate.base.documents import DocumentError, Schema, parse_json
 from calibrate.base.http import HttpClient, HttpError, HttpPolicy
 from calibrate.base.results import Result
 from calibrate.base.secrets import remember
+from calibrate.base.times import SourceTimeOrEpochMs
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
@@ -146,7 +147,7 @@ class Assessment(Schema):
     feedback: _Feedback | None = None
     expectation: _Expectation | None = None
     rationale: JsonValue = None
-    last_update_time: str | None = None
+    last_update_time: SourceTimeOrEpochMs = None
 
 
 class TraceInfo(Schema):
@@ -353,7 +354,7 @@ def _ratings(info: TraceInfo, case_id: str) -> tuple[list[ImportedRating], list[
             skipped.append(Skip(what, "it has no id or no name (MLflow gives both)"))
         else:
             failure = a.feedback.error
-            value = rating_value(a.feedback.value)
+            value = rating_value(a.feedback.value, where=f"MLflow assessment {a.assessment_id}, field 'feedback.value'")
             error = None
             if failure is not None and kind in JUDGE_SOURCES:
                 message = failure.error_message or failure.error_code or "failed"
@@ -431,7 +432,7 @@ def read_mlflow_experiment(tracking_uri: str, experiment: str, *, client: Mlflow
 
 
 def import_mlflow(campaign_folder: str | Path, tracking_uri: str, experiment: str, *,
-                  metric_map: Mapping[str, str] | None = None, dry_run: bool = False,
+                  metric_map: Mapping[str, str] | None = None, rater: str | None = None, dry_run: bool = False,
                   allow_withdraw: bool = False) -> Result:
     """The ``calibrate import mlflow`` command: an MLflow experiment's traces and feedback read by
     :func:`read_mlflow_experiment`, brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
@@ -445,6 +446,8 @@ def import_mlflow(campaign_folder: str | Path, tracking_uri: str, experiment: st
         The experiment's name.
     metric_map : mapping, optional
         Feedback name -> campaign metric, for names that do not match the campaign's.
+    rater : str, optional
+        The judge's name in the campaign, for an experiment of one judge (one named like an annotator, say).
     dry_run : bool
         Say what the import would do; write nothing.
     allow_withdraw : bool
@@ -467,4 +470,4 @@ def import_mlflow(campaign_folder: str | Path, tracking_uri: str, experiment: st
     calibrate.imports.mlflow_traces.MlflowError: cannot reach MLflow at http://127.0.0.1:9 (...
     """
     return import_batch(campaign_folder, read_mlflow_experiment(tracking_uri, experiment), metric_map=metric_map,
-                        dry_run=dry_run, allow_withdraw=allow_withdraw)
+                        rater=rater, dry_run=dry_run, allow_withdraw=allow_withdraw)

@@ -34,6 +34,7 @@ from calibrate.base.documents import Schema
 from calibrate.base.http import HttpClient, HttpError, HttpPolicy, path_segment
 from calibrate.base.results import Result
 from calibrate.base.secrets import remember
+from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
@@ -101,7 +102,7 @@ class Annotation(Schema):
     metadata: JsonValue = None
     identifier: str | None = None
     user_id: OptionalId = None
-    updated_at: str | None = None
+    updated_at: SourceTime = None
 
 
 class _Annotations(Schema):
@@ -219,7 +220,9 @@ def _rating(annotation: Annotation, case_id: str, on: str) -> ImportedRating | S
     if annotation.id is None or annotation.name is None:
         return Skip(what, "it has no id or no name (Phoenix gives both)")
     result = annotation.result or _Result()
-    value = rating_value(result.score) if result.score is not None else rating_value(result.label)
+    field = f"Phoenix annotation {annotation.id} ({on}), field"
+    value = (rating_value(result.score, where=f"{field} 'result.score'") if result.score is not None
+             else rating_value(result.label, where=f"{field} 'result.label'"))
     if value is None:
         return Skip(what, f"it has no score, and its label {result.label!r} reads as neither pass nor fail")
     metadata = annotation.metadata if isinstance(annotation.metadata, dict) else {}
@@ -312,8 +315,8 @@ def read_phoenix_project(endpoint: str, project: str, *, client: PhoenixClient |
 
 
 def import_phoenix(campaign_folder: str | Path, endpoint: str, project: str, *,
-                   metric_map: Mapping[str, str] | None = None, dry_run: bool = False,
-                  allow_withdraw: bool = False) -> Result:
+                   metric_map: Mapping[str, str] | None = None, rater: str | None = None, dry_run: bool = False,
+                   allow_withdraw: bool = False) -> Result:
     """The ``calibrate import phoenix`` command: a Phoenix project's traces and annotations read by
     :func:`read_phoenix_project`, brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -326,6 +329,8 @@ def import_phoenix(campaign_folder: str | Path, endpoint: str, project: str, *,
         The project's name.
     metric_map : mapping, optional
         Annotation name -> campaign metric, for names that do not match the campaign's.
+    rater : str, optional
+        The judge's name in the campaign, for a project of one judge (one named like an annotator, say).
     dry_run : bool
         Say what the import would do; write nothing.
     allow_withdraw : bool
@@ -348,4 +353,4 @@ def import_phoenix(campaign_folder: str | Path, endpoint: str, project: str, *,
     calibrate.imports.phoenix_spans.PhoenixError: cannot reach Phoenix at http://127.0.0.1:9 (...
     """
     return import_batch(campaign_folder, read_phoenix_project(endpoint, project), metric_map=metric_map,
-                        dry_run=dry_run, allow_withdraw=allow_withdraw)
+                        rater=rater, dry_run=dry_run, allow_withdraw=allow_withdraw)

@@ -36,6 +36,7 @@ SAMPLE_COLUMNS = {"user_input", "response", "reference", "retrieved_contexts", "
                   "multi_responses", "rubrics", "reference_tool_calls", "reference_topics", "persona_name",
                   "query_style", "query_length", "synthesizer_name"}
 NAN_ERROR = "RAGAS recorded no score (NaN): the metric failed on this sample, and RAGAS keeps no reason"
+INF_ERROR = "RAGAS recorded an infinite score ({score}): no score a metric gives, so none is kept"
 
 
 EXPECTED = "EvaluationResult.to_pandas() saved as CSV or Parquet"
@@ -161,7 +162,9 @@ def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None)
             value = score
             batch.ratings.append(ImportedRating(
                 case_id=case["case_id"], metric=str(metric), rater=str(rater), rater_kind="judge",
-                value=None if failed else float(value), error=NAN_ERROR if failed else None,
+                value=None if failed else float(value),
+                error=None if not failed else NAN_ERROR if score is None or math.isnan(score) else INF_ERROR.format(
+                    score=score),
                 source_id=f"{path.name}#row{line}/{metric}", facts=facts))
     if problems:
         raise CampaignError(problems)

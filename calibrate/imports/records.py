@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from calibrate.base.secrets import redact
+from calibrate.base.times import instant
 
 __all__ = ["ImportedRating", "Skip", "SourceBatch", "match_metric", "parse_map", "rating_value"]
 
@@ -41,7 +42,8 @@ class ImportedRating:
     facts : dict
         What the source says of the rater for this rating (model, threshold, strict mode, source type).
     updated : str, optional
-        When the source last changed the rating (ISO 8601), if it says.
+        When the source last changed the rating (ISO 8601, as :func:`calibrate.base.times.instant` reads
+        it), if it says; a text that is no time is a ValueError naming the rating.
     """
 
     case_id: str
@@ -61,6 +63,11 @@ class ImportedRating:
             text = getattr(self, name)
             if isinstance(text, str):
                 object.__setattr__(self, name, redact(text))
+        if self.updated is not None:
+            try:
+                instant(self.updated)
+            except ValueError as exc:
+                raise ValueError(f"rating {self.source_id!r:.200}, field 'updated': {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -112,9 +119,11 @@ def _key(name: str) -> str:
 
 
 def match_metric(name: str, metrics: list[str], mapping: Mapping[str, str]) -> str | None:
-    """The campaign metric a source's metric name stands for: ``mapping``'s, else the one of the same
-    name up to case and punctuation (DeepEval's ``Answer Relevancy`` is ``answer_relevancy``; a G-Eval
-    metric's ``Correctness [GEval]`` is ``correctness``), else None.
+    """The campaign metric a source's metric name stands for: ``mapping``'s, else the one of exactly that
+    name, else the one of the same name up to case and punctuation (DeepEval's ``Answer Relevancy`` is
+    ``answer_relevancy``; a G-Eval metric's ``Correctness [GEval]`` is ``correctness``), else None (also
+    when two of the campaign's metrics have that name up to case and punctuation: which one is meant is
+    for ``--map`` to say).
 
     Examples
     --------
@@ -124,13 +133,22 @@ def match_metric(name: str, metrics: list[str], mapping: Mapping[str, str]) -> s
     ('correctness', None)
     >>> match_metric("is_grounded", ["faithfulness"], {"is_grounded": "faithfulness"})
     'faithfulness'
+    >>> [match_metric(n, ["faithfulness", "Faithfulness"], {}) for n in ("Faithfulness", "faithfulness", "FAITHFULNESS")]
+    ['Faithfulness', 'faithfulness', None]
     """
     if name in mapping:
         return mapping[name]
-    keys = {_key(m): m for m in metrics}
-    for candidate in (name, re.sub(r"\s*[\[(][^\])]*[\])]\s*$", "", name)):
-        if _key(candidate) in keys:
-            return keys[_key(candidate)]
+    candidates = (name, re.sub(r"\s*[\[(][^\])]*[\])]\s*$", "", name))
+    for candidate in candidates:
+        if candidate in metrics:
+            return candidate
+    keys: dict[str, list[str]] = {}
+    for m in metrics:
+        keys.setdefault(_key(m), []).append(m)
+    for candidate in candidates:
+        found = keys.get(_key(candidate), [])
+        if found:
+            return found[0] if len(found) == 1 else None
     return None
 
 
@@ -162,20 +180,46 @@ PASS_WORDS = {"yes": 1.0, "true": 1.0, "pass": 1.0, "passed": 1.0, "correct": 1.
               "fail": 0.0, "failed": 0.0, "incorrect": 0.0}
 
 
-def rating_value(value: Any) -> float | None:
+def rating_value(value: Any, *, where: str = "a rating's value") -> float | None:
     """A source's rating value as a number: a number as it is, ``True`` / ``False`` and the words tools
     give for them (``yes`` / ``no``, ``pass`` / ``fail``, ``correct`` / ``incorrect``) as 1 / 0; None
-    for anything else.
+    for anything else (NaN, an infinity, a list, another word). Every reader converts its values here.
 
+    Parameters
+    ----------
+    value : Any
+    where : str
+        The source and field of the value (``"MLflow assessment a-1, field 'feedback.value'"``), for the
+        error below.
+
+    Raises
+    ------
+    ValueError
+        An integer too large for any number calibrate computes with (JSON allows ``1000...0`` of 400
+        digits), naming ``where``: the import is refused rather than the value guessed.
+
+    Examples
+    --------
     >>> rating_value(True), rating_value("Yes"), rating_value(0.25), rating_value("4"), rating_value("maybe")
     (1.0, 1.0, 0.25, 4.0, None)
     >>> rating_value(float("nan")) is None
     True
+    >>> rating_value(10 ** 400, where="scores.json, score s1, field 'value'")
+    Traceback (most recent call last):
+    ...
+    ValueError: scores.json, score s1, field 'value': an integer of about 401 digits is too large for a rating; expected a number, true / false, yes / no or pass / fail
     """
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            digits = int(value.bit_length() * math.log10(2)) + 1
+            raise ValueError(f"{where}: an integer of about {digits} digits is too large for a rating; expected a "
+                             "number, true / false, yes / no or pass / fail") from None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, str):
         text = value.strip().lower()
         if text in PASS_WORDS:

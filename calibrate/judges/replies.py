@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from calibrate.base.secrets import clip
+
 __all__ = ["JudgeReplyError", "json_text", "parse_reply", "notes"]
 
 #: What the replies of the rating being scored said about how its score was made (for example whether
@@ -48,5 +50,5 @@ def parse_reply(text: str, schema: Any) -> Any:
     except (ValidationError, json.JSONDecodeError) as exc:
         why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise JudgeReplyError(f"the judge's reply is not the JSON {schema.__name__} asks for: "
-                              f"{text[:200]!r} ({why})",
+                              f"{clip(text, 200)!r} ({why})",
                               summary=f"the judge's reply is not the JSON {schema.__name__} asks for") from None

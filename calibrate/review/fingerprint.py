@@ -7,7 +7,11 @@ when the anchors were chosen:
 
 - The anchors are chosen once, by calibrate, among the cases the judge has scored: half the nearest
   to its threshold (where a change shows first), half spread over its scores. They are stored in
-  ``fingerprints/JUDGE/anchors.json`` with their scores then, the threshold and the judge's settings.
+  ``fingerprints/JUDGE/anchors.json`` with their scores then, the threshold, the judge's settings and
+  the hash of each anchor case's content (the fields the judge reads). An anchor whose case was edited
+  since (an ordinary fix of cases.jsonl) is not comparable: its stored score is of another text. It is
+  left out, and not paid for, and the fingerprint says so; with too few anchors left, the fingerprint
+  refuses before its first call.
 - Each fingerprint re-scores them ``repeats`` times through ``calibrate judge``'s own machinery, in a
   folder of its own (``fingerprints/JUDGE/STAMP/``, its store keeping every attempt), and never
   touches the campaign's ratings.
@@ -20,9 +24,11 @@ when the anchors were chosen:
   the anchors' mean new minus stored score) larger than the mean difference between repeats.
 - **SAME** otherwise.
 
-The result is written to ``fingerprints/JUDGE/STAMP.json``, and its hash to ``index.json`` beside it;
-``calibrate gate --require-fingerprint`` refuses a judge whose latest fingerprint (by the time recorded
-in it) is not SAME, or any file of whose folder is not one calibrate wrote as it wrote it
+The result is written to ``fingerprints/JUDGE/STAMP.json`` with the judge's settings it scored with
+(:func:`judge_settings`: library, metric settings, model, ``base_url``, ...) and their hash, and its hash
+to ``index.json`` beside it; ``calibrate gate --require-fingerprint`` refuses a judge whose latest
+fingerprint (by the time recorded in it) is not SAME, whose settings in ``campaign.toml`` differ from
+the ones that fingerprint recorded (or that records none: an earlier calibrate wrote it), or any file of whose folder is not one calibrate wrote as it wrote it
 (:mod:`calibrate.review.fingerprint_files`). Everything a fingerprint reads (the folder, the anchor
 set, the judge, the cases) is checked before its first paid call.
 """
@@ -48,15 +54,18 @@ from calibrate.judges.store import STORE_NAME
 from calibrate.review.fingerprint_files import (
     ANCHORS_FILE,
     FINGERPRINTS_FOLDER,
+    MIN_ANCHORS,
     AnchorSet,
     Fingerprints,
+    case_hash,
+    content_hash,
     read_folder,
     store_anchors,
     store_fingerprint,
 )
 
 __all__ = ["fingerprint_judge", "latest_fingerprint", "fingerprint_reasons", "read_fingerprints", "choose_anchors",
-           "FINGERPRINTS_FOLDER", "LEVEL"]
+           "judge_settings", "judge_settings_sha256", "changed_anchors", "FINGERPRINTS_FOLDER", "LEVEL"]
 
 #: the level of the tests that call a judge CHANGED
 LEVEL = 0.05
@@ -74,6 +83,61 @@ def choose_anchors(case_ids: np.ndarray, oriented: np.ndarray, threshold: float,
     ranked = [str(case_ids[i]) for i in np.lexsort((case_ids, oriented)) if str(case_ids[i]) not in near]
     spread = [ranked[int(round(k))] for k in np.linspace(0, len(ranked) - 1, n // 2)] if ranked and n // 2 else []
     return sorted(set(near) | set(spread))
+
+
+def judge_settings(spec: Any) -> dict[str, Any]:
+    """Everything that defines a judge's scores, as ``campaign.toml`` sets it: the library, its metric
+    and the metric's settings (criteria, evaluation steps, a DAG's tree: the prompt), the model (provider,
+    name, ``base_url``, temperature, ...) and the embeddings; not the variable holding the key, nor the
+    price, nor the installed library's version (a gate may run where the library is not installed).
+
+    A fingerprint records them, and :func:`fingerprint_reasons` refuses a fingerprint whose record
+    differs from the judge's settings now: it fingerprinted another judge.
+
+    Parameters
+    ----------
+    spec : JudgeSpec
+        A judge of ``[judges]`` (``campaign.judges[name]``).
+
+    Examples
+    --------
+    >>> from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
+    >>> spec = JudgeSpec("j", "deepeval", "faithfulness", "faithfulness",
+    ...                  ModelSpec("openai", "m", base_url="http://h/v1", api_key_env="KEY"), None)
+    >>> judge_settings(spec)["model"]
+    {'provider': 'openai', 'name': 'm', 'base_url': 'http://h/v1', 'temperature': 0.0}
+    """
+    from calibrate.judges.versions import rating_template
+
+    record = rating_template(spec.public(), None)
+    record.pop("library_version", None)
+    if "embeddings" in record:
+        record["embeddings"] = {k: v for k, v in record["embeddings"].items() if k != "versions"}
+    record["fields"] = list(spec.fields)
+    return json.loads(json.dumps(record, default=str))   # as the fingerprint file holds it
+
+
+def judge_settings_sha256(spec: Any) -> str:
+    """The hash of :func:`judge_settings` (:func:`~calibrate.review.fingerprint_files.content_hash`).
+
+    Examples
+    --------
+    >>> from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
+    >>> a = JudgeSpec("j", "deepeval", "faithfulness", "faithfulness", ModelSpec("openai", "careful"), None)
+    >>> b = JudgeSpec("j", "deepeval", "faithfulness", "faithfulness", ModelSpec("openai", "lenient"), None)
+    >>> judge_settings_sha256(a) == judge_settings_sha256(b)
+    False
+    """
+    return content_hash(judge_settings(spec))
+
+
+def changed_anchors(stored: AnchorSet, campaign: Campaign) -> list[str]:
+    """The anchors whose case content (the fields the judge reads) changed since the anchors were chosen:
+    their stored score is of another text, so they are not comparable. Anchors of an anchor set that
+    recorded no content (an earlier calibrate) are taken as unchanged."""
+    fields = stored.case_fields or []
+    return [a.case_id for a in stored.anchors if a.case_sha256 is not None
+            and a.case_id in (campaign.cases or {}) and case_hash(campaign.cases[a.case_id], fields) != a.case_sha256]
 
 
 def _folder(campaign: Campaign, judge: str) -> Path:
@@ -130,14 +194,31 @@ def fingerprint_reasons(campaign: Campaign, judge: str, metric: str) -> list[str
     found = read_fingerprints(campaign, judge)
     reasons = [f"a file of its fingerprints is refused: {problem}" for problem in found.refused]
     latest = found.latest
+    again = f"run calibrate fingerprint CAMPAIGN --judge {judge} again"
     if latest is None:
         if not reasons:
             reasons.append(f"no fingerprint of the judge: run calibrate fingerprint CAMPAIGN --judge {judge} (a judge "
                            "of [judges])")
-    elif latest.metric != metric:
+        return reasons
+    if latest.metric != metric:
         reasons.append(f"its latest fingerprint ({found.latest_file}) is of metric {latest.metric}, not {metric}: "
                        f"take a new one (calibrate fingerprint CAMPAIGN --judge {judge})")
-    elif latest.verdict != "SAME":
+        return reasons
+    now = judge_settings(campaign.judges[judge])
+    if latest.judge_settings_sha256 is None or latest.judge_settings is None:
+        reasons.append(f"its latest fingerprint ({found.latest_file.name}) records no settings of the judge (an "
+                       "earlier calibrate wrote it), so whether it fingerprinted the judge as campaign.toml sets it "
+                       f"now cannot be told: {again}")
+    elif latest.judge_settings_sha256 != content_hash(latest.judge_settings):
+        reasons.append(f"its latest fingerprint ({found.latest_file.name}) records settings that do not match their "
+                       f"own hash: {again}")
+    elif latest.judge_settings_sha256 != content_hash(now):
+        from calibrate.judges.versions import settings_changes
+
+        changes = settings_changes(latest.judge_settings, now) or ["(a change the fields do not show)"]
+        reasons.append(f"the judge's settings changed since its latest fingerprint ({found.latest_file.name}: "
+                       f"{'; '.join(changes[:5])}): {again}")
+    if latest.verdict != "SAME":
         reasons.append(f"its latest fingerprint ({latest.created.isoformat()[:19]}, {found.latest_file.name}) says "
                        f"{latest.verdict}: " + "; ".join(latest.reasons)[:300])
     return reasons
@@ -286,10 +367,22 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
         stored, anchors_sha256, index = store_anchors(folder, judge, index, {
             "judge": judge, "metric": metric, "threshold": float(threshold), "threshold_source": source,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "settings": spec.public(), "anchors": [{"case_id": c, "score": scores[c]} for c in chosen]})
+            "settings": spec.public(), "case_fields": list(spec.fields),
+            "anchors": [{"case_id": c, "score": scores[c], "case_sha256": case_hash(campaign.cases[c], spec.fields)}
+                        for c in chosen]})
     _check_anchors(stored, campaign, judge, metric, stored_file)
     threshold = stored.threshold
-    anchor_ids = [a.case_id for a in stored.anchors]
+    edited = changed_anchors(stored, campaign)   # their stored score is of another text: left out, not paid for
+    comparable = [a for a in stored.anchors if a.case_id not in edited]
+    if len(comparable) < max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2):
+        raise CampaignError([Problem(
+            str(stored_file), f"{len(edited)} of {len(stored.anchors)} anchor cases changed in cases.jsonl since the "
+            f"anchors were chosen ({', '.join(edited[:5])}{', ...' if len(edited) > 5 else ''}): their stored "
+            f"scores are of another text, and the {len(comparable)} left cannot show a change",
+            field="anchors", expected=f"at least {max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2)} anchors whose "
+            f"case is unchanged: remove {stored_file} to choose anchors anew (calibrate fingerprint)")],
+            heading=f"the anchor set of judge {judge} (nothing was scored)")
+    anchor_ids = [a.case_id for a in comparable]
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     try:
         scratch = _scratch(campaign, judge, anchor_ids, folder / stamp)
@@ -305,7 +398,7 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
         if r["error"]:
             errors.append(f"{r['case_id']} (repeat {r['repeat']}): {r['error']}")
     rows, verdicts = [], []
-    for anchor in stored.anchors:
+    for anchor in comparable:
         values = [v for v in now[anchor.case_id] if v is not None]
         passes = [bool(sign * v >= sign * threshold) for v in values]
         stored_pass = bool(sign * anchor.score >= sign * threshold)
@@ -319,6 +412,9 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
                            "threshold_source": stored.threshold_source,
                            "anchors_chosen": stored.created.isoformat(), "anchors_sha256": anchors_sha256,
                            "settings_then": stored.settings, "settings_now": spec.public(),
+                           "judge_settings": judge_settings(spec), "judge_settings_sha256": judge_settings_sha256(spec),
+                           "left_out": [{"case_id": c, "why": "its case changed in cases.jsonl since the anchors "
+                                         "were chosen"} for c in edited],
                            "repeats": repeats, "anchors": rows, "run": run["run_id"], "errors": errors,
                            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
     reasons = []
@@ -363,6 +459,10 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
                 reasons.append(f"{len(flips)} of {len(scored)} anchors changed verdict and the scores moved by a "
                                f"median {shift:+.3g}: within the judge's own noise")
         doc["reasons"] = reasons
+    if edited:
+        doc["reasons"] = doc["reasons"] + [
+            f"{len(edited)} of {len(stored.anchors)} anchors left out of the comparison: their case changed in "
+            f"cases.jsonl since the anchors were chosen ({', '.join(edited[:5])}{', ...' if len(edited) > 5 else ''})"]
     out = folder / f"{stamp}.json"
     doc["file"] = str(out)
     store_fingerprint(folder, judge, index, out.name, doc)

@@ -57,7 +57,7 @@ from calibrate.base.fields import FiniteNumber, Name, Sha256, Text, Timestamp
 from calibrate.base.files import write_all
 
 __all__ = ["AnchorCase", "AnchorSet", "FingerprintDocument", "FingerprintIndex", "IndexEntry", "Fingerprints",
-           "read_folder", "store_anchors", "store_fingerprint", "content_hash", "VERDICTS", "FINGERPRINTS_FOLDER",
+           "read_folder", "store_anchors", "store_fingerprint", "content_hash", "case_hash", "VERDICTS", "FINGERPRINTS_FOLDER",
            "ANCHORS_FILE", "INDEX_FILE", "INDEX_FORMAT", "MIN_ANCHORS"]
 
 FINGERPRINTS_FOLDER = "fingerprints"
@@ -75,10 +75,12 @@ FingerprintName = Annotated[str, Field(strict=True, pattern=r"^[0-9]{8}T[0-9]{6}
 
 
 class AnchorCase(Schema):
-    """An anchor: a case and the judge's score of it when the anchors were chosen."""
+    """An anchor: a case, the judge's score of it when the anchors were chosen, and the hash of the
+    case's content the judge read then (:func:`case_hash`; absent in anchor sets of an earlier calibrate)."""
 
     case_id: Name
     score: FiniteNumber
+    case_sha256: Sha256 | None = None
 
 
 class AnchorSet(Schema):
@@ -90,6 +92,8 @@ class AnchorSet(Schema):
     threshold_source: Text
     created: Timestamp
     settings: dict[str, JsonValue]
+    #: the case fields whose content each anchor's ``case_sha256`` hashes
+    case_fields: list[Name] | None = None
     anchors: Annotated[list[AnchorCase], Field(min_length=MIN_ANCHORS)]
 
     @model_validator(mode="after")
@@ -112,6 +116,10 @@ class FingerprintDocument(Schema):
     reasons: list[Text]
     threshold: FiniteNumber
     anchors_sha256: Sha256 | None = None
+    #: the judge's settings the fingerprint scored with (:func:`calibrate.review.fingerprint.judge_settings`)
+    #: and their hash; absent in fingerprints of an earlier calibrate, which the gate therefore refuses
+    judge_settings: dict[str, JsonValue] | None = None
+    judge_settings_sha256: Sha256 | None = None
 
 
 class IndexEntry(Schema):
@@ -173,6 +181,20 @@ def content_hash(value: Any) -> str:
     """
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def case_hash(case: dict[str, Any], fields: list[str] | tuple[str, ...]) -> str:
+    """The hash of the content a judge reads of a case: the case's ``fields`` (:func:`content_hash`).
+
+    Examples
+    --------
+    >>> case = {"case_id": "c1", "input": "q", "actual_output": "a", "metadata": {"k": 1}}
+    >>> case_hash(case, ["input", "actual_output"]) == case_hash({**case, "metadata": {}}, ["input", "actual_output"])
+    True
+    >>> case_hash(case, ["actual_output"]) == case_hash({**case, "actual_output": "b"}, ["actual_output"])
+    False
+    """
+    return content_hash({field: case.get(field) for field in fields})
 
 
 def _start_again(folder: Path) -> str:

@@ -40,7 +40,7 @@ from calibrate.base.documents import validate
 from calibrate.campaign import SAMPLES_FOLDER, Campaign
 from calibrate.campaign.own_files import SampleDesign, read_case_ids
 from calibrate.base.files import write_all, writes_campaign
-from calibrate.base.names import inside, path_component
+from calibrate.base.names import inside, name_key, path_component
 from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result
@@ -434,6 +434,13 @@ def write_sample(folder: Path, sample: Sample, name: str) -> Path:
     if target.exists():
         raise FileExistsError(ParameterText("{_target} exists: choose another {name} (a sample already drawn is kept)",
                                             _target=target, name=NO_VALUE))
+    # a name differing only by case or Unicode form is the same file on macOS and Windows disks
+    twin = next((p for p in sorted(target.parent.glob("*")) if p.suffix in (".csv", ".json")
+                 and name_key(p.stem) == name_key(name)), None) if target.parent.is_dir() else None
+    if twin is not None:
+        raise FileExistsError(ParameterText(
+            "{_twin} exists, and its name differs from {name} only by case or Unicode form (one file on macOS "
+            "and Windows disks): choose another {name} (a sample already drawn is kept)", _twin=twin, name=name))
     target.parent.mkdir(exist_ok=True)
     table = io.StringIO()
     writer = csv.writer(table)

@@ -20,7 +20,10 @@ linearised value inside each stratum, a proportional sample (or a uniform one po
 variance the judge's score explains is saved. Kappa measures the judge itself, so its plan is uniform.
 
 Values come from the campaign's labels (weighted by their sample designs) or from stated assumptions.
-These are large-sample figures, and no plan goes below 50 labels (``MIN_PLANNED_LABELS``).
+These are large-sample figures, and no plan goes below 50 labels (``MIN_PLANNED_LABELS``). A width
+so narrow that some statistic would need more than ``MAX_PLANNED_LABELS`` labels is refused, naming
+the labels it would take, rather than planned (no labelling effort reaches it, and the arithmetic of
+such counts is no longer exact).
 """
 
 from __future__ import annotations
@@ -38,33 +41,69 @@ from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result, records_frame
 
 __all__ = ["plan_labels", "trials_for_rate", "labels_for_rate", "labels_for_false_pass_rate", "labels_for_kappa",
-           "stratified_labels", "missing_options", "MIN_PLANNED_LABELS"]
+           "stratified_labels", "missing_options", "MIN_PLANNED_LABELS", "MAX_PLANNED_LABELS"]
 
 #: No plan asks for fewer labels: large-sample formulas do not hold below, and calibrate calls every
 #: figure on fewer than 50 labels untrustworthy (``calibrate.analysis.agreement.MIN_TRUSTED_LABELS``).
 MIN_PLANNED_LABELS = 50
+#: No plan asks for more labels: a width needing more is refused (a billion labels is beyond any
+#: labelling effort, and counts this large are no longer exact in floating point)
+MAX_PLANNED_LABELS = 10**9
+
+
+def _labels_for(variance_per_case: float, width: float, confidence: float) -> float:
+    """``z^2 variance / (width / 2)^2``, in floating point: ``inf`` where it overflows, never an error."""
+    with np.errstate(all="ignore"):
+        return float(np.float64(normal_quantile(confidence)) ** 2 * np.float64(variance_per_case)
+                     / (np.float64(width) / 2) ** 2)
+
+
+def _too_narrow(width: float, needed: float) -> ValueError:
+    shown = f"about {needed:,.0f}" if needed < 1e15 else (f"about {needed:.2g}" if np.isfinite(needed) else
+                                                          "more than 1e308")
+    return ValueError(ParameterText(
+        "{width}: an interval that narrow needs {_needed} labels, more than the {_most} calibrate plans "
+        "for: ask for a wider interval", width=width, _needed=shown, _most=f"{MAX_PLANNED_LABELS:,}"))
 
 
 def _count(variance_per_case: float, width: float, confidence: float) -> int:
     """Labels for an interval of full ``width`` on a statistic of variance ``variance_per_case / n``, and
-    never fewer than ``MIN_PLANNED_LABELS``."""
-    return max(MIN_PLANNED_LABELS, int(np.ceil(normal_quantile(confidence) ** 2 * variance_per_case / (width / 2) ** 2)))
+    never fewer than ``MIN_PLANNED_LABELS``; more than ``MAX_PLANNED_LABELS`` is a ``ValueError``."""
+    needed = _labels_for(variance_per_case, width, confidence)
+    if not needed <= MAX_PLANNED_LABELS:   # also inf, and nan
+        raise _too_narrow(width, needed)
+    return max(MIN_PLANNED_LABELS, int(np.ceil(needed)))
 
 
 def trials_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:
     """The fewest trials whose Wilson interval around ``rate`` is at most ``width`` wide (no floor):
     it holds at a rate of zero, where the normal approximation needs none.
 
+    The Wilson interval's width falls as the trials grow, so the fewest is found by bisection, up to
+    ``MAX_PLANNED_LABELS``; a width needing more is a ``ValueError`` (never a count that is not enough).
+
     Examples
     --------
-    >>> trials_for_rate(0.0, 0.1), trials_for_rate(0.268, 0.06)
-    (35, 835)
+    >>> trials_for_rate(0.0, 0.1), trials_for_rate(0.268, 0.06), trials_for_rate(0.662, 0.001)
+    (35, 835, 3438195)
+    >>> trials_for_rate(0.5, 1e-9)
+    Traceback (most recent call last):
+    ...
+    ValueError: width=1e-09: an interval that narrow needs about 3.8e+18 labels, more than the 1,000,000,000 calibrate plans for: ask for a wider interval
     """
     from calibrate.stats.intervals import wilson_interval
 
-    trials = np.arange(1, 200_001, dtype=float)
-    low, high = wilson_interval(rate * trials, trials, confidence=confidence)
-    return int(trials[np.argmax(high - low <= width)])
+    def wide_enough(n: int) -> bool:
+        low, high = wilson_interval(rate * n, n, confidence=confidence)
+        return bool(float(high) - float(low) <= width)
+
+    if not wide_enough(MAX_PLANNED_LABELS):
+        raise _too_narrow(width, _labels_for(max(rate * (1 - rate), 1 / MAX_PLANNED_LABELS), width, confidence))
+    low, high = 0, MAX_PLANNED_LABELS   # wide_enough(high), and not wide_enough(low) (no trials: no interval)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if wide_enough(middle) else (middle, high)
+    return high
 
 
 def labels_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:

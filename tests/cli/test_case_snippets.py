@@ -102,3 +102,38 @@ def test_validate_lists_adjustments_with_the_question(tmp_path):
     result = run("validate", str(folder), "--out-of-scale", "clip")
     assert result.returncode == 0, result.stderr
     assert f'rated case {case["case_id"]} ("Is the warranty two years?")' in result.stdout
+
+
+def test_monitor_alarms_fingerprint_anchors_and_withdrawn_ratings_name_cases_with_their_question():
+    from calibrate.cli.imports import print_import
+    from calibrate.cli.review import print_fingerprint, print_monitor
+
+    cases = {content_id(c): c for c in ({"input": q, "actual_output": f"answer {i}"} for i, q in enumerate(QUESTIONS))}
+    first, second = list(cases)[:2]
+    monitor = {"metric": "faithfulness", "judge": "faith-gpt", "passed": False, "alarmed": True, "not_watched": [],
+               "stream": {"n_cases": 80, "first": "2026-11-01", "last": "2026-11-30", "n_audited": 20, "audit": "all"},
+               "baseline": {"n_labelled": 60}, "threshold": {"value": 0.5, "source": "given"}, "guarantee": "g",
+               "baseline_fitness": {"better_than_chance": True},
+               "rates": [{"rate": "false_pass_rate", "watch": "above", "bound": 0.1, "basis": "audited",
+                          "current": None, "alarms": [{"time": "2026-11-20", "case_id": second,
+                                                        "change_time": "2026-11-15", "change_case_id": first,
+                                                        "cases_since_change": 10, "audited_since_change": 4,
+                                                        "evidence": 40.0}]}]}
+    fingerprint = {"judge": "faith-gpt", "metric": "faithfulness", "anchors_chosen": "2026-11-01", "threshold": 0.5,
+                   "repeats": 3, "run": "r1", "verdict": "SAME", "reasons": [], "file": "f.json",
+                   "anchors": [{"case_id": first, "stored": 1.0, "now": [1.0, 1.0, 1.0], "stored_pass": True,
+                                "now_pass": True, "straddles": False}]}
+    imported = {"dry_run": False, "source": "s.json", "kind": "inspect", "import_id": "imp-1", "by_metric": {},
+                "skipped_by_reason": [],
+                "raters": {}, "cases": {"added": 0, "unchanged": 2, "completed": 0},
+                "ratings": {"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 1, "absent_kept": 0},
+                "withdrawn": [{"rater": "ana", "metric": "faithfulness", "case_id": second, "source_id": "x"}]}
+    with out.capture() as captured:
+        print_monitor(monitor, cases)
+        print_fingerprint(fingerprint, cases)
+        print_import(imported, cases)
+    shown = " ".join(captured.get().split())
+    assert f'(case {first} ("How do I reset my password on the mobile…"))' in shown      # the change
+    assert f'(case {second} ("Can I get a refund after 30 days?"))' in shown             # the alarm
+    assert f'{first} ("How do I reset' in shown                                          # the anchor table
+    assert f'of case {second} ("Can I get a refund after 30 days?")' in shown            # the withdrawn rating

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, Field, JsonValue
 
 from calibrate.base.documents import Schema, check, parse_json, read_bytes
+from calibrate.base.times import SourceTime, latest_first
 from calibrate.campaign import Campaign
 from calibrate.humans.labelstudio.interface import PER_ITEM, Interface
 
@@ -80,7 +81,7 @@ class Annotation(_Strict):
     id: LabelStudioId
     completed_by: Annotated[User | None, BeforeValidator(_user)] = None
     project: LabelStudioId | None = None
-    updated_at: str | None = None
+    updated_at: SourceTime = None
     was_cancelled: bool | None = None
     result: list[AnnotationResult] | None = None
 
@@ -306,6 +307,26 @@ def _value(metric: str, kind: str, answers: list[tuple[int | None, Any]], data: 
     return float(answer), details
 
 
+def _answered_twice(answered: dict[tuple[str, int | None], Any], answer: tuple[Any, Any], index: int | None,
+                    where: str, problems: list[str]) -> bool:
+    """Whether a control (of one item) already has an answer in this annotation: the same answer again is
+    left out; another one is a conflict, recorded in ``problems`` (which of the two the annotator meant is
+    unknown). A span control (``labels``) takes any number of results."""
+    control, value = answer
+    if control.type == "labels":
+        return False
+    slot = (control.name, index)
+    if slot not in answered:
+        answered[slot] = value
+        return False
+    if answered[slot] != value:
+        item = f" (item {index + 1})" if index is not None else ""
+        problems.append(f"{where}: {control.name}{item} has two results that disagree ({answered[slot]!r:.80} and "
+                        f"{value!r:.80}); Label Studio gives one per control: fix the annotation in Label Studio "
+                        "(or the export file) so that it holds one")
+    return True
+
+
 def read_export(tasks: list[Task] | Any, campaign: Campaign, interface: Interface, *,
                 users: dict[int, str] | None = None, source: str | None = None) -> ExportReading:
     """The labels in a Label Studio JSON export: tasks read by :func:`parse_export`, or the export's JSON
@@ -336,10 +357,13 @@ def read_export(tasks: list[Task] | Any, campaign: Campaign, interface: Interfac
             annotator = _annotator(annotation, users)
             where = f"task {task.id} (case {case_id}), annotator {annotator}"
             per_metric: dict[str, list] = {}
+            answered: dict[tuple[str, int | None], Any] = {}
             for result in annotation.result or []:
                 checked = _check_result(result, interface, data, where, problems, campaign.metrics)
                 if checked:
                     metric, index, answer = checked
+                    if _answered_twice(answered, answer, index, where, problems):
+                        continue
                     per_metric.setdefault(metric, []).append((index, answer))
             for metric, kind in interface.metrics.items():
                 if metric not in per_metric:
@@ -353,7 +377,8 @@ def read_export(tasks: list[Task] | Any, campaign: Campaign, interface: Interfac
                 key = (case_id, metric, annotator)
                 if key in latest:
                     reading.replaced += 1
-                    if (latest[key].updated_at, latest[key].annotation_id) > (label.updated_at, label.annotation_id):
+                    if ((latest_first(latest[key].updated_at), latest[key].annotation_id)
+                            > (latest_first(label.updated_at), label.annotation_id)):
                         continue
                 latest[key] = label
     if problems:

@@ -28,6 +28,7 @@ from calibrate.base.documents import parse_json
 from calibrate.campaign import LABELSTUDIO_META_FILE, LABELSTUDIO_RATINGS_FILE
 from calibrate.base.files import replacing
 from calibrate.base.sqlite_store import now, open_store
+from calibrate.base.times import latest_first
 from calibrate.humans.labelstudio.interface import Interface, read_interface_record
 from calibrate.humans.labelstudio.labels import Label
 
@@ -82,12 +83,18 @@ MIGRATIONS = [
 ]
 
 
-def _later(updated: str, than: str) -> bool:
-    """Whether Label Studio's ``updated`` time of an annotation is after the time ``than`` (ISO 8601)."""
+def _moment(updated: str | None) -> _dt.datetime:
+    """When Label Studio last updated an annotation, read by :func:`calibrate.base.times.latest_first` (a
+    time a pull stored before times were checked, and that does not read as one, is the earliest)."""
     try:
-        return _dt.datetime.fromisoformat(updated) > _dt.datetime.fromisoformat(than)
-    except (TypeError, ValueError):
-        return False
+        return latest_first(updated)
+    except ValueError:
+        return latest_first(None)
+
+
+def _later(updated: str | None, than: str | None) -> bool:
+    """Whether Label Studio's ``updated`` time of an annotation is after the time ``than`` (ISO 8601)."""
+    return _moment(updated) > _moment(than)
 
 
 class Project(NamedTuple):
@@ -145,14 +152,15 @@ class LabelStore:
                 for text, column in found if text]
 
     def _current(self, source: str | None = None) -> list[tuple]:
-        """The latest revision of each (source, annotation, metric), with when it was withdrawn (None
+        """The latest revision of each (source, task, annotation, metric), with when it was withdrawn (None
         when it is not): (id, source, annotation_id, metric, case_id, annotator, value, details,
-        annotation_updated, withdrawn)."""
+        annotation_updated, withdrawn, task_id). An annotation is known by its task and its id: an export
+        holding one id on two tasks holds two annotations (each kept), not one."""
         where = "WHERE source = ?" if source is not None else ""
         return self._db.execute(
             "SELECT id, source, annotation_id, metric, case_id, annotator, value, details, annotation_updated, "
-            "(SELECT MAX(withdrawn) FROM withdrawals WHERE label_id = labels.id) FROM labels WHERE id IN "
-            f"(SELECT MAX(id) FROM labels {where} GROUP BY source, annotation_id, metric) ORDER BY id",
+            "(SELECT MAX(withdrawn) FROM withdrawals WHERE label_id = labels.id), task_id FROM labels WHERE id IN "
+            f"(SELECT MAX(id) FROM labels {where} GROUP BY source, task_id, annotation_id, metric) ORDER BY id",
             (source,) if source is not None else ())
 
     def add_pull(self, pull_id: str, source: str, labels: list[Label], *, metrics: list[str], whole: bool,
@@ -161,23 +169,29 @@ class LabelStore:
         """Append what is new or changed since the last pull from ``source``; one transaction.
 
         The labels of ``metrics`` pulled from ``source`` before and absent now are withdrawn when the
-        pull read the ``whole`` project, and kept (counted as ``absent_kept``) when it did not. The
+        pull read the ``whole`` project, and kept (counted as ``absent_kept``) when it did not. A label
+        older than the revision stored (Label Studio updated the annotation since: an older export file)
+        does not replace it (counted as ``older_kept``). The
         ``interface`` the pull read with is recorded for the source (see :meth:`interfaces`)."""
-        current = {(row[2], row[3]): row for row in self._current(source)}
+        current = {(row[10], row[2], row[3]): row for row in self._current(source)}
         counts = {"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 0, "absent_kept": 0,
-                  "deleted_since": 0}
+                  "deleted_since": 0, "older_kept": 0}
         stamp = now()
         seen = set()
         self._db.execute("BEGIN")
         for label in labels:
             details = json.dumps(label.details, sort_keys=True) if label.details else None
-            before = current.get((label.annotation_id, label.metric))
-            seen.add((label.annotation_id, label.metric))
+            key = (label.task_id, label.annotation_id, label.metric)
+            before = current.get(key)
+            seen.add(key)
             if before is not None and before[9] and not whole and not _later(label.updated_at, before[9]):
                 counts["deleted_since"] += 1   # an older file: the project has deleted it since
                 continue
             if before is not None and (before[6], before[7]) == (label.value, details) and not before[9]:
                 counts["unchanged"] += 1
+                continue
+            if before is not None and not before[9] and _later(before[8], label.updated_at):
+                counts["older_kept"] += 1   # an older file: Label Studio updated the annotation since
                 continue
             counts["new" if before is None else "restored" if before[9] else "changed"] += 1
             # an export file names annotators by id only: keep the name an API pull gave the annotation
@@ -221,11 +235,11 @@ class LabelStore:
             "SELECT source, shown_judge, adjudicators FROM sources")}
         chosen: dict[tuple[str, str, str], tuple] = {}
         for row in self._current():
-            label_id, source, _, metric, case_id, annotator, value, _, updated, withdrawn = row
+            label_id, source, _, metric, case_id, annotator, value, _, updated, withdrawn, _ = row
             if withdrawn or annotator in sources.get(source, (None, set()))[1]:
                 continue  # deleted in Label Studio, or a decision (adjudications.csv), not a rating
             key = (case_id, metric, annotator)
-            if key not in chosen or (updated or "", label_id) > (chosen[key][8] or "", chosen[key][0]):
+            if key not in chosen or (_moment(updated), label_id) > (_moment(chosen[key][8]), chosen[key][0]):
                 chosen[key] = row
         with replacing(self.folder / RATINGS_FILE) as handle:
             writer = csv.writer(handle)
