@@ -21,11 +21,24 @@ from pydantic import JsonValue
 
 from calibrate.base.documents import read_csv_rows, read_json_lines
 from calibrate.base.errors import CampaignError, Problem
-from calibrate.campaign.config import CampaignFile, MetricTable, RaterTable, nesting_problem, read_toml, table, tables
+from calibrate.base.secrets import clip
+from calibrate.campaign.config import (
+    CampaignFile,
+    MetricTable,
+    RaterTable,
+    nesting_problem,
+    read_toml,
+    table,
+    tables,
+)
 from calibrate.campaign.judge_settings import JudgeSpec, parse_judges
-from calibrate.campaign.own_files import read_imported_raters, read_sample, read_shown_judge
-from calibrate.campaign.service import parse_service
 from calibrate.campaign.juries import jury_ratings, parse_juries
+from calibrate.campaign.own_files import (
+    read_imported_raters,
+    read_sample,
+    read_shown_judge,
+)
+from calibrate.campaign.service import parse_service
 
 __all__ = ["Metric", "Rater", "Adjustment", "SetAside", "Campaign", "load_campaign", "RATING_COLUMNS",
            "CASE_FIELDS", "id_problem"]
@@ -504,7 +517,7 @@ def _read_ratings(path: Path) -> pd.DataFrame:
             frame = pd.read_parquet(path)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds for a file that is not Parquet
             raise CampaignError([Problem(str(path), f"not a readable Parquet file ({type(exc).__name__}: "
-                                         f"{str(exc)[:200]})", expected="a Parquet file of ratings")]) from None
+                                         f"{clip(exc, 200)})", expected="a Parquet file of ratings")]) from None
         frame = frame.astype(object)
         frame["line"] = np.arange(len(frame)) + 1
         return frame

@@ -21,12 +21,21 @@ from typing import Annotated, Any, Literal
 import pandas as pd
 from pydantic import BeforeValidator, ConfigDict, JsonValue
 
-from calibrate.campaign import CASES_FILE
-from calibrate.campaign.folder import id_problem
-from calibrate.base.documents import DocumentError, Schema, check, parse_json, read_bytes, read_json_lines, short
+from calibrate.base.documents import (
+    DocumentError,
+    Schema,
+    check,
+    parse_json,
+    read_bytes,
+    read_json_lines,
+    short,
+)
 from calibrate.base.errors import NO_VALUE, CampaignError, ParameterText, Problem
 from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.results import Result, single_row
+from calibrate.base.secrets import clip
+from calibrate.campaign import CASES_FILE
+from calibrate.campaign.folder import id_problem
 
 __all__ = ["import_cases", "read_external_cases", "merge_cases", "read_cases_file", "plan_merge", "content_id", "case_content",
            "external_case", "RAGAS_TO_DEEPEVAL", "CaseRecord", "jsonl_line", "CONTENT_ID", "is_content_id", "id_field"]
@@ -60,7 +69,7 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
             frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8")
         except Exception as exc:  # noqa: BLE001 - pandas raises many kinds for a file that is not CSV
             raise DocumentError([Problem(str(path), f"not a readable CSV file ({type(exc).__name__}: "
-                                         f"{str(exc)[:200]})", expected=expected)], source=str(path)) from None
+                                         f"{clip(exc, 200)})", expected=expected)], source=str(path)) from None
         return [(i + 2, record) for i, record in enumerate(frame.to_dict("records"))]
     if path.suffix == ".json":
         data = parse_json(read_bytes(path, expected=expected), JsonValue, source=str(path), expected=expected)

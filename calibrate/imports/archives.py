@@ -30,6 +30,7 @@ from pathlib import Path
 from calibrate.base import documents
 from calibrate.base.documents import DocumentError
 from calibrate.base.errors import CampaignError, Problem
+from calibrate.base.secrets import clip
 
 __all__ = ["BoundedZip", "MAX_RATIO", "RATIO_FLOOR", "ZSTANDARD"]
 
@@ -101,7 +102,7 @@ class BoundedZip:
             self.infos = {info.filename: info for info in self.archive.infolist()}
         except DAMAGED as exc:
             self.close()
-            raise self._error(f"not a readable ZIP archive ({type(exc).__name__}: {str(exc)[:200]})") from None
+            raise self._error(f"not a readable ZIP archive ({type(exc).__name__}: {clip(exc, 200)})") from None
 
     @property
     def names(self) -> list[str]:
@@ -149,7 +150,7 @@ class BoundedZip:
         except Exception as exc:  # noqa: BLE001 - DAMAGED, and zstandard's ZstdError
             if not isinstance(exc, DAMAGED) and type(exc).__module__.split(".")[0] != "zstandard":
                 raise
-            raise self._error(f"entry {name!r} cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
+            raise self._error(f"entry {name!r} cannot be read ({type(exc).__name__}: {clip(exc, 200)})") from None
 
     def _open(self, info: zipfile.ZipInfo):
         """A reader of the entry's decompressed bytes, and a function saying how many compressed bytes it

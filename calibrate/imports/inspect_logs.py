@@ -40,13 +40,21 @@ from pydantic import JsonValue
 from calibrate.base.documents import DocumentError, check, parse_json, read_bytes
 from calibrate.base.errors import Problem
 from calibrate.base.results import Result
+from calibrate.base.secrets import clip
 from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import content_id, external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.archives import BoundedZip
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
-from calibrate.imports.texts import (CONTEXT_KEYS, OptionalId, Record, documents_of, fits, problem_text,
-                                     text_of)
+from calibrate.imports.texts import (
+    CONTEXT_KEYS,
+    OptionalId,
+    Record,
+    documents_of,
+    fits,
+    problem_text,
+    text_of,
+)
 
 __all__ = ["read_inspect_log", "import_inspect", "inspect_value", "EvalLog", "EvalSpec", "Sample", "Score",
            "ScoreEdit"]
@@ -241,7 +249,7 @@ def _message_text(value: Any) -> Any:
 def _case(sample: Sample, spec: EvalSpec, where: str, context_key: str | None) -> tuple[dict | None, str | None]:
     if sample.error:
         error = fits(sample.error, _Error)
-        return None, (f"the sample failed in Inspect ({str(error.message if error else sample.error)[:200]}): no "
+        return None, (f"the sample failed in Inspect ({clip(error.message if error else sample.error, 200)}): no "
                       "output to rate")
     metadata = dict(sample.metadata or {})
     target = sample.target
@@ -300,7 +308,7 @@ def _ratings(name: str, score: Score, case_id: str, source_id: str, graders: dic
         elif unscored:
             ratings.append(ImportedRating(case_id=case_id, metric=metric, rater=rater, rater_kind="judge", value=None,
                                           error=f"unscored: {reason or 'the scorer gave no value'}"
-                                                + (f" ({score.explanation[:300]})" if score.explanation else ""),
+                                                + (f" ({clip(score.explanation, 300)})" if score.explanation else ""),
                                           source_id=where, facts=facts))
         elif number is None:
             skipped.append(Skip(where, f"its value {item!r:.200} reads as no number (C / I / P / N, yes / no, a "

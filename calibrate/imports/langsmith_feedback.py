@@ -34,12 +34,24 @@ from pydantic import JsonValue
 
 from calibrate.base.documents import check
 from calibrate.base.results import Result
+from calibrate.base.secrets import clip
 from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
-from calibrate.imports.texts import (EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, Id, OptionalId, Record,
-                                     documents_of, fits, problem_text, read_records, text_of)
+from calibrate.imports.texts import (
+    EXPECTED_OUTPUT_NAMES,
+    INPUT_KEYS,
+    OUTPUT_KEYS,
+    Id,
+    OptionalId,
+    Record,
+    documents_of,
+    fits,
+    problem_text,
+    read_records,
+    text_of,
+)
 
 __all__ = ["read_langsmith_export", "import_langsmith", "SOURCE_KINDS", "Run", "Feedback", "Example"]
 
@@ -129,7 +141,7 @@ def _cases(runs: list[Run], examples: dict[str, Example], where: str, batch: Sou
             batch.skipped.append(Skip(trace_id, "a trace whose root run is not in the file"))
             continue
         if root.error and not root.outputs:
-            batch.skipped.append(Skip(trace_id, f"the run failed ({root.error[:200]}): no output to rate"))
+            batch.skipped.append(Skip(trace_id, f"the run failed ({clip(root.error, 200)}): no output to rate"))
             continue
         record: dict[str, Any] = {"case_id": trace_id,
                                   "input": text_of(root.inputs, INPUT_KEYS, chat_role="user"),

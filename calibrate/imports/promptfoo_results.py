@@ -38,11 +38,23 @@ from pydantic import Field, JsonValue
 from calibrate.base.documents import DocumentError, check
 from calibrate.base.errors import Problem
 from calibrate.base.results import Result
+from calibrate.base.secrets import clip
 from calibrate.cases.datasets import content_id, external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
-from calibrate.imports.texts import (CONTEXT_KEYS, EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, OptionalId, Record,
-                                     documents_of, fits, json_documents, problem_text, text_of)
+from calibrate.imports.texts import (
+    CONTEXT_KEYS,
+    EXPECTED_OUTPUT_NAMES,
+    INPUT_KEYS,
+    OUTPUT_KEYS,
+    OptionalId,
+    Record,
+    documents_of,
+    fits,
+    json_documents,
+    problem_text,
+    text_of,
+)
 
 __all__ = ["read_promptfoo_results", "import_promptfoo", "MODEL_GRADED", "HUMAN_METRIC", "PromptfooOutput",
            "EvalResult", "GradedAssertion"]
@@ -223,7 +235,7 @@ def _case(result: EvalResult, where: str, *, input_var: str | None, context_var:
     response = result.response
     if response is None or response.error or "output" not in response.model_fields_set:
         error = response.error if response is not None and response.error else result.error
-        return None, f"the provider gave no output ({str(error)[:200]})"
+        return None, f"the provider gave no output ({clip(error, 200)})"
     used = set()
     key, value = _var(vars_, input_var, INPUT_KEYS)
     if key is None and input_var is None:

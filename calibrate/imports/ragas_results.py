@@ -23,8 +23,9 @@ from pydantic import JsonValue
 
 from calibrate.base.documents import DocumentError, check, read_bytes
 from calibrate.base.errors import CampaignError, Problem
-from calibrate.cases.datasets import external_case
 from calibrate.base.results import Result
+from calibrate.base.secrets import clip
+from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
 from calibrate.imports.texts import Record
@@ -60,7 +61,7 @@ def _table(path: Path) -> pd.DataFrame:
     try:
         return pd.read_parquet(data) if path.suffix == ".parquet" else pd.read_csv(data, keep_default_na=True)
     except Exception as exc:  # noqa: BLE001 - pandas and pyarrow raise many kinds for an unreadable file
-        raise DocumentError([Problem(str(path), f"not a readable table ({type(exc).__name__}: {str(exc)[:200]})",
+        raise DocumentError([Problem(str(path), f"not a readable table ({type(exc).__name__}: {clip(exc, 200)})",
                                      expected=EXPECTED)], source=str(path)) from None
 
 

@@ -33,22 +33,36 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from importlib import metadata
 from dataclasses import dataclass, replace
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from calibrate.campaign import JUDGE_RATINGS_FILE, Campaign
+from calibrate.base.errors import ParameterText
 from calibrate.base.files import holding, replacing, writes_campaign
-from calibrate.base.names import inside, path_component
 from calibrate.base.manifest import package_version
-from calibrate.judges.calls import CallPolicy, ClientPool, JudgeCallError, Usage, endpoint_name, usage
+from calibrate.base.names import inside, path_component
+from calibrate.base.results import Result
+from calibrate.base.secrets import clip
+from calibrate.campaign import JUDGE_RATINGS_FILE, Campaign
 from calibrate.campaign.judge_settings import JudgeSpec
+from calibrate.judges.calls import (
+    CallPolicy,
+    ClientPool,
+    JudgeCallError,
+    Usage,
+    endpoint_name,
+    usage,
+)
 from calibrate.judges.replies import JudgeReplyError, notes
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore
-from calibrate.judges.versions import counted, judge_versions, rating_key, rating_template, settings_changes
-from calibrate.base.errors import ParameterText
-from calibrate.base.results import Result
+from calibrate.judges.versions import (
+    counted,
+    judge_versions,
+    rating_key,
+    rating_template,
+    settings_changes,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -180,7 +194,7 @@ def _cause(exc: BaseException, kind: type) -> Any:
 def _summary(exc: BaseException) -> str:
     """What went wrong, without what differs from case to case."""
     own = _cause(exc, JudgeCallError) or _cause(exc, JudgeReplyError)
-    return own.summary if own is not None else f"{type(exc).__name__}: {str(exc)[:160]}"
+    return own.summary if own is not None else f"{type(exc).__name__}: {clip(exc, 160)}"
 
 
 async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, run_id: str) -> _Outcome:
