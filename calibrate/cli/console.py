@@ -224,7 +224,8 @@ def check_judges(campaign: Campaign, judges: tuple[str, ...] | list[str] | None)
     known = {name for j in found for name in (j.name, j.rater.name)} | set(campaign.judges) | set(campaign.juries)
     unknown = [name for name in judges if name not in known]
     if unknown:
-        names = ", ".join(sorted({j.name for j in found} | set(campaign.judges) | set(campaign.juries))) \
+        # the raters (a run of one is named RATER@RUN_ID), not every run of each
+        names = ", ".join(sorted({j.rater.name for j in found} | set(campaign.judges) | set(campaign.juries))) \
             or "none (no judge ratings yet)"
         humans = set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "human", "rater"].astype(str))
         why = ("{judges}: " + ("a human annotator of the campaign, not a judge" if set(unknown) <= humans else

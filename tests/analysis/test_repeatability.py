@@ -72,6 +72,14 @@ def test_the_command_line(tmp_path):
     table = subprocess.run([str(EXE), "repeatability", str(folder), "--n-boot", "100"], capture_output=True,
                            text=True, timeout=120, check=True).stdout
     assert "alpha across repeats" in table and "steady" in table
-    missing = subprocess.run([str(EXE), "repeatability", str(folder), "--judge", "ann"], capture_output=True,
+    human = subprocess.run([str(EXE), "repeatability", str(folder), "--judge", "ann"], capture_output=True,
+                           text=True, timeout=120)
+    assert human.returncode == 2, human.stderr
+    assert "--judge ann: a human annotator of the campaign, not a judge; its judges are noisy, steady" in human.stderr
+    # a judge rated once, without repeats, is told how to get them
+    ratings = pd.read_csv(folder / "ratings.csv", keep_default_na=False)
+    once = ratings[(ratings["rater"] == "steady") & (ratings["run_id"] == "repeat-0")].assign(rater="once", run_id="")
+    pd.concat([ratings, once]).to_csv(folder / "ratings.csv", index=False)
+    missing = subprocess.run([str(EXE), "repeatability", str(folder), "--judge", "once"], capture_output=True,
                              text=True, timeout=120)
-    assert missing.returncode == 2 and "--repeats" in missing.stderr
+    assert missing.returncode == 2 and "--repeats" in missing.stderr, missing.stderr
