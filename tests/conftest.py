@@ -18,6 +18,17 @@ import pytest
 IN_CI = os.environ.get("CI") == "true"
 
 
+@pytest.fixture(autouse=True)
+def forget_credentials_after_each_test():
+    """What a test makes calibrate remember as a credential (a judge's key, a header's value, hypothesis's
+    made-up keys) is forgotten after it: remembered, a key such as ``expected`` would be redacted as a word
+    from every later test's text (it was, from a G-Eval step and a collect error)."""
+    from calibrate.base.secrets import remembered_scope
+
+    with remembered_scope():
+        yield
+
+
 def need(condition: bool, what: str) -> None:
     """Skip a test whose part is missing, except under CI=true, where a missing part fails it."""
     if not condition:

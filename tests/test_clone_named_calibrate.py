@@ -40,8 +40,12 @@ def test_python_beside_a_clone_named_calibrate_imports_the_package(tmp_path):
     site = tmp_path / "site-packages"   # what pip puts in site-packages: the .pth and whatever it imports
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site, [n for n in archive.namelist() if "/" not in n])
+    # the environment running the tests has calibrate installed too (this checkout, as a path entry):
+    # left out of the child's path, so the child sees the clone's install alone, as a user's would
+    installed = str(ROOT.resolve())
+    forget = (f"import os, sys; sys.path = [p for p in sys.path if not p or os.path.realpath(p) != {installed!r}]; ")
     for where in (parent, clone, tmp_path):   # beside the clone, inside it, elsewhere
-        found = subprocess.run([sys.executable, "-c", f"import site; site.addsitedir({str(site)!r}); {IMPORT}"],
+        found = subprocess.run([sys.executable, "-c", f"{forget}import site; site.addsitedir({str(site)!r}); {IMPORT}"],
                                cwd=where, capture_output=True, text=True, timeout=120)
         assert found.returncode == 0, (where, found.stderr[-2000:])
         assert found.stdout.splitlines() == [str(clone / "calibrate" / "__init__.py"), "calibrate.campaign.folder"]

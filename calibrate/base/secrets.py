@@ -35,9 +35,11 @@ import os
 import re
 import threading
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["REDACTED", "remember", "redact", "redact_any", "redact_known", "clip", "secret_env_name",
+__all__ = ["REDACTED", "remember", "remembered_scope", "redact", "redact_any", "redact_known", "clip", "secret_env_name",
            "looks_like_credential", "MIN_SECRET", "MIN_REMEMBERED"]
 
 REDACTED = "[redacted]"
@@ -84,6 +86,9 @@ def _credential_or_word(match: re.Match, group: int) -> str:
 
 _lock = threading.Lock()
 _remembered: set[str] = set()
+# bumped on every change of _remembered: the compiled patterns are rebuilt when it moves (a count of
+# the values would miss one value forgotten and another remembered)
+_generation = 0
 # where a credential stands: after a scheme word or a credential's name (for the shortest remembered ones)
 _PLACE = (r"""(?i)((?:\b(?:bearer|basic|token)\s+)|(?:["']?(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token"""
           r"""|authorization|password|passwd|secret|token|key)["']?\s*[:=]\s*["']?))""")
@@ -149,9 +154,35 @@ def remember(value: str | None) -> None:
     >>> remember("k3Y!"); redact("bad key k3Y! sent")
     'bad key [redacted] sent'
     """
+    global _generation
     if isinstance(value, str) and value.strip():
         with _lock:
-            _remembered.add(value.strip())
+            if value.strip() not in _remembered:
+                _remembered.add(value.strip())
+                _generation += 1
+
+
+@contextmanager
+def remembered_scope() -> Iterator[None]:
+    """Credentials remembered inside the block are forgotten when it ends; those remembered before stay.
+    For tests that remember made-up credentials (a four-letter one would otherwise be redacted from
+    every later text as a word), and for a process that serves one campaign after another.
+
+    >>> with remembered_scope():
+    ...     remember("zQ7!x"); redact("a zQ7!x b")
+    'a [redacted] b'
+    >>> redact("a zQ7!x b")
+    'a zQ7!x b'
+    """
+    global _generation
+    with _lock:
+        before = set(_remembered)
+    try:
+        yield
+    finally:
+        with _lock:
+            _remembered.intersection_update(before)
+            _generation += 1
 
 
 def _known() -> _Known:
@@ -160,7 +191,7 @@ def _known() -> _Known:
     global _known_values
     data = getattr(os.environ, "_data", None)   # CPython's raw environment: compared without decoding it
     environment = tuple(data.items()) if isinstance(data, dict) else tuple(os.environ.items())
-    state = (environment, len(_remembered))
+    state = (environment, _generation)
     if state != _known_values[0]:
         with _lock:
             remembered = set(_remembered)

@@ -10,13 +10,29 @@ import base64
 import json
 import urllib.parse
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calibrate.base.documents import short
 from calibrate.base.http import HttpClient, HttpError, HttpPolicy, Reply
-from calibrate.base.secrets import REDACTED, clip, redact, redact_known, remember
+from calibrate.base.secrets import (
+    REDACTED,
+    clip,
+    redact,
+    redact_known,
+    remember,
+    remembered_scope,
+)
 from tests.base.adversary import Adversary
+
+
+@pytest.fixture(autouse=True)
+def forget_made_up_credentials():
+    """The credentials a test makes up (hypothesis draws hundreds, some of four characters) are forgotten
+    after it: remembered, they would be redacted as words from the texts of every later test."""
+    with remembered_scope():
+        yield
 
 # credential characters (no "~", which pads the texts below, and none of the letters of "[redacted]")
 KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZbfghijklmnopqsuvwxyz0123456789-_./+=!"
@@ -82,3 +98,16 @@ def test_an_error_reply_message_straddling_its_500_character_cut_is_redacted_who
             assert leaked_prefix(key, str(exc)) is None
         else:
             raise AssertionError("a 401 was not an error")
+
+
+def test_a_credential_forgotten_and_another_remembered_is_redacted():
+    """The compiled patterns follow every change, not the count of credentials: one forgotten and another
+    remembered in its place (the same count) must not leave the old patterns in force."""
+    with remembered_scope():
+        remember("first-made-up-credential")
+        assert redact("x first-made-up-credential") == f"x {REDACTED}"
+    with remembered_scope():
+        remember("second-made-up-credential")
+        assert redact("x second-made-up-credential") == f"x {REDACTED}"
+    assert redact("x first-made-up-credential and second-made-up-credential") == \
+        "x first-made-up-credential and second-made-up-credential"
