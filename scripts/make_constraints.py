@@ -35,9 +35,11 @@ HEADER = """\
 """
 
 
-def closure(project: str, extras: set[str]) -> dict[str, str]:
-    """Canonical name -> installed version of every distribution ``project[extras]`` requires, itself
-    excluded."""
+def requirements_closure(project: str, extras: set[str]) -> tuple[dict[str, set[str]], list[str]]:
+    """Every distribution ``project[extras]`` requires, itself included, through each installed
+    distribution's own metadata (markers evaluated for this Python, the extras a requirement names
+    followed): canonical name -> the extras asked of it; and the names required but not installed.
+    tests/test_constraints.py walks the same closure."""
     seen: dict[str, set[str]] = {}
     missing: list[str] = []
 
@@ -57,6 +59,13 @@ def closure(project: str, extras: set[str]) -> dict[str, str]:
                 visit(req.name, set(req.extras))
 
     visit(project, extras)
+    return seen, missing
+
+
+def closure(project: str, extras: set[str]) -> dict[str, str]:
+    """Canonical name -> installed version of every distribution ``project[extras]`` requires, itself
+    excluded."""
+    seen, missing = requirements_closure(project, extras)
     if missing:
         raise SystemExit(f"not installed here, so not pinned: {', '.join(sorted(set(missing)))} "
                          "(run this with the Python of an environment `make test` built)")

@@ -9,6 +9,7 @@ extra with the file, choosing only pinned versions: nothing to backtrack over; a
 from __future__ import annotations
 
 import importlib.metadata as md
+import importlib.util
 import re
 import tomllib
 from pathlib import Path
@@ -20,6 +21,10 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[1]
 PINS_FILE = ROOT / "constraints" / "tested.txt"
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+# the script that writes the file: the tests walk the requirements as it does
+_spec = importlib.util.spec_from_file_location("make_constraints", ROOT / "scripts" / "make_constraints.py")
+MAKE_CONSTRAINTS = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(MAKE_CONSTRAINTS)
 
 
 def read_pins(text: str) -> dict[str, str]:
@@ -75,26 +80,8 @@ def test_judges_is_deepeval_and_ragas_for_compatibility():
 
 def closure(extras: set[str]) -> dict[str, set[str]]:
     """Canonical name -> the extras asked of it, for every distribution calibrate with ``extras`` needs,
-    read from the installed distributions' metadata (as scripts/make_constraints.py walks it)."""
-    seen: dict[str, set[str]] = {}
-    missing = []
-
-    def visit(name: str, wanted: set[str]) -> None:
-        key = canonicalize_name(name)
-        if key in seen and wanted <= seen[key]:
-            return
-        try:
-            dist = md.distribution(name)
-        except md.PackageNotFoundError:
-            missing.append(name)
-            return
-        seen.setdefault(key, set()).update(wanted)
-        for line in dist.requires or []:
-            req = Requirement(line)
-            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in ["", *wanted]):
-                visit(req.name, set(req.extras))
-
-    visit(PROJECT["name"], extras)
+    read from the installed distributions' metadata (scripts/make_constraints.py's own walk)."""
+    seen, missing = MAKE_CONSTRAINTS.requirements_closure(PROJECT["name"], extras)
     assert not missing, (f"not installed in this environment: {sorted(set(missing))} (the tests run in the "
                          "environment `make test` builds, every extra installed with constraints/tested.txt)")
     seen.pop(canonicalize_name(PROJECT["name"]))
