@@ -10,7 +10,6 @@ import base64
 import json
 import urllib.parse
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,14 +24,6 @@ from calibrate.base.secrets import (
     remembered_scope,
 )
 from tests.base.adversary import Adversary
-
-
-@pytest.fixture(autouse=True)
-def forget_made_up_credentials():
-    """The credentials a test makes up (hypothesis draws hundreds, some of four characters) are forgotten
-    after it: remembered, they would be redacted as words from the texts of every later test."""
-    with remembered_scope():
-        yield
 
 # credential characters (no "~", which pads the texts below, and none of the letters of "[redacted]")
 KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZbfghijklmnopqsuvwxyz0123456789-_./+=!"

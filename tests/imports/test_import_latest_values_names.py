@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calibrate import CampaignError, init_campaign
-from calibrate.base.secrets import remember, remembered_scope
+from calibrate.base.secrets import remember
 from calibrate.cli import main
 from calibrate.imports.apply import import_batch
 from calibrate.imports.inspect_logs import read_inspect_log
@@ -40,14 +40,6 @@ from tests.imports.test_import_attacks import (
 )
 from tests.imports.test_import_mlflow import fake_mlflow, fake_trace
 from tests.imports.test_import_phoenix import REPLIES, SPAN_NOTES, fake_phoenix
-
-
-@pytest.fixture(autouse=True)
-def forget_made_up_credentials():
-    """The credentials a test makes up (hypothesis draws hundreds, some of four characters) are forgotten
-    after it: remembered, they would be redacted as words from the texts of every later test."""
-    with remembered_scope():
-        yield
 
 UTC = dt.timezone.utc
 HUGE = "1" + "0" * 400   # a JSON integer no float holds
