@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+from process_timing import environment, timed
 
 TOML = """name = "team"
 
@@ -56,18 +55,10 @@ def make_campaign(folder: Path, n_cases: int, n_judges: int, annotators: int, se
     (folder / "ratings.csv").write_text("\n".join(rows) + "\n")
 
 
-def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
-    """Wall and CPU seconds (user + system) of one run, and the load average before it. ``cwd`` is a
-    folder without a ``calibrate`` package: ``python -m`` puts the working directory first on the path,
-    before ``PYTHONPATH``, so run from a checkout it would time that checkout whatever ``--env`` says."""
+def timed_with_load(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
+    """Wall and CPU seconds of one run (:func:`process_timing.timed`), and the load average before it."""
     load = os.getloadavg()[0]
-    start = time.perf_counter()
-    process = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{' '.join(args)} failed: {process.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, load
+    return (*timed(args, env, cwd), load)
 
 
 def main() -> None:
@@ -78,10 +69,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
-    env = dict(os.environ)
-    for item in args.env:
-        key, _, value = item.partition("=")
-        env[key] = value
+    env = environment(args.env)
     with tempfile.TemporaryDirectory() as tmp:
         folders = {}
         for count in (1, 3):
@@ -92,12 +80,12 @@ def main() -> None:
         command = {count: [sys.executable, "-m", "calibrate", "stats", str(folder), "--n-boot", str(args.n_boot)]
                    for count, folder in folders.items()}
         for count in (1, 3):
-            wall, cpu, load = timed(command[count], env, Path(tmp))
+            wall, cpu, load = timed_with_load(command[count], env, Path(tmp))
             print(f"  warm-up, {count} annotator(s): wall {wall:6.1f} s  cpu {cpu:6.1f} s  (load before {load:.1f})")
         runs: dict[int, list[tuple[float, float, float]]] = {1: [], 3: []}
         for i in range(args.repeat):
             for count in (1, 3):
-                found = timed(command[count], env, Path(tmp))
+                found = timed_with_load(command[count], env, Path(tmp))
                 runs[count].append(found)
                 print(f"  {count} annotator(s), run {i + 1}: wall {found[0]:6.1f} s  cpu {found[1]:6.1f} s  "
                       f"(load before {found[2]:.1f})", flush=True)

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from process_timing import environment, timed
+
 NEIGHBOUR = [sys.executable, "-c", "while True: pass"]
 
 
@@ -39,18 +41,6 @@ def command(what: str, out_dir: Path) -> list[str]:
 
     return [*calibrate, "stats", str(demo_campaign_path()), "--by", DEMO_SLICE_KEY, "--out-of-scale",
             DEMO_OUT_OF_SCALE]
-
-
-def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system) of one run of ``args``."""
-    start = time.perf_counter()
-    process = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode:
-        raise SystemExit(f"{' '.join(args)} failed (exit {process.returncode}): {process.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, neighbours: int) -> tuple[float, float, float]:
@@ -76,10 +66,7 @@ def main() -> None:
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--label", default="calibrate")
     args = parser.parse_args()
-    env = dict(os.environ)
-    for item in args.env:
-        key, _, value = item.partition("=")
-        env[key] = value
+    env = environment(args.env)
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
         argv = command(args.what, cwd / "out")
