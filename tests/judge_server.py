@@ -16,7 +16,17 @@ judge would give (supported, relevant, useful, attributed, committal) and G-Eval
 Faults are injected by marker: a prompt containing a marker gets the fault for the next ``times``
 requests (429 with Retry-After, 500, a reply slower than the timeout, a dropped connection,
 malformed JSON, an answer whose lists are all empty, a 401 whose body quotes the API key sent:
-``echo-key``).
+``echo-key``; ``cut``: the answer's JSON cut in the middle, as a model stopped at ``max_tokens`` leaves it,
+with ``finish_reason`` "length" (``stop_reason`` "max_tokens" on ``/v1/messages``)). A server started with
+``digits=True`` writes numbers digit by digit in its logprobs, as Qwen's tokenizer does (see :func:`logprobs`).
+
+Structured output: a request may carry ``response_format`` ``{"type": "json_schema", "json_schema":
+{"name", "schema", "strict"}}`` (or, to ``/v1/messages``, Anthropic's ``output_config.format``); the
+server records it (``seen``: ``response_format``, ``schema``) and counts in ``counts["schema_mismatch"]``
+every answer whose keys the schema does not declare, or that lacks a key it requires (the schema is not
+the metric's own). A server started with ``refuse={"json_schema", "json_object"}`` refuses those modes
+with a 400 naming ``response_format`` (as an older llama.cpp or vLLM does; ``output_config`` on
+``/v1/messages``), counted in ``counts["refused_json_schema"]`` and ``counts["refused_json_object"]``.
 """
 
 from __future__ import annotations
@@ -212,18 +222,35 @@ def g_eval_score(prompt: str, judge: Judge = CAREFUL) -> int:
     return judge.score(round(10 * len(actual & reference) / max(1, len(actual))), field("Actual Output") or "")
 
 
-def logprobs(content: str, top: int) -> dict:
-    """OpenAI's ``logprobs`` of a reply: every token certain, but the last integer token (G-Eval's
-    score s) has the alternatives of SCORE_PROBABILITIES."""
-    tokens = re.findall(r"\d+|[A-Za-z]+|\s+|[^\w\s]", content)
-    last_number = max((i for i, t in enumerate(tokens) if t.isdecimal()), default=None)
+#: ``digits=True``: after a "1" that begins the score 10, the probability that "0" follows (the number
+#: ends there, a score of 1, otherwise)
+TEN_AFTER_ONE = 0.9
+
+
+def logprobs(content: str, top: int, digits: bool = False) -> dict:
+    """OpenAI's ``logprobs`` of a reply: every token certain, but the last integer (G-Eval's score s) has
+    the alternatives of SCORE_PROBABILITIES.
+
+    ``digits``: numbers are written digit by digit, as Qwen's, Llama 2's or SmolLM's tokenizers write them:
+    a score of 10 is the tokens "1" (alternatives "1" for 10, with s's probability, and "9") and "0"
+    (alternatives "0", with TEN_AFTER_ONE, and "}" ending the number at 1); an alternative 10 of a
+    one-digit score is the token "1"."""
+    tokens = re.findall(r"\d|[A-Za-z]+|\s+|[^\w\s]" if digits else r"\d+|[A-Za-z]+|\s+|[^\w\s]", content)
+    numbers = [m.span() for m in re.finditer(r"\d+", content)]
+    starts = [sum(map(len, tokens[:i])) for i in range(len(tokens))]
+    last = numbers[-1] if numbers else None
+    score = int(content[last[0]:last[1]]) if last else None
     out = []
     for i, token in enumerate(tokens):
-        alternatives = [{"token": token, "logprob": 0.0, "bytes": list(token.encode())}]
-        if i == last_number:
-            score = int(token)
-            alternatives = [{"token": str(score + d), "logprob": math.log(p), "bytes": list(str(score + d).encode())}
-                            for d, p in SCORE_PROBABILITIES.items() if 0 <= score + d <= 10]
+        alternatives = [{"token": token, "logprob": 0.0}]
+        if last and starts[i] == last[0]:   # the score's (first) token
+            weighed = [(str(score + d)[:1] if digits else str(score + d), p) for d, p in SCORE_PROBABILITIES.items()
+                       if 0 <= score + d <= 10]
+            alternatives = [{"token": t, "logprob": math.log(p)} for t, p in weighed]
+        elif last and digits and score == 10 and starts[i] == last[0] + 1:   # the "0" after the "1" of 10
+            alternatives = [{"token": "0", "logprob": math.log(TEN_AFTER_ONE)},
+                            {"token": "}", "logprob": math.log(1 - TEN_AFTER_ONE)}]
+        alternatives = [{**a, "bytes": list(a["token"].encode())} for a in alternatives]
         out.append({"token": token, "logprob": alternatives[0]["logprob"], "bytes": list(token.encode()),
                     "top_logprobs": alternatives[:top]})
     return {"content": out}
@@ -319,8 +346,11 @@ class JudgeServer:
     logprobs, top_logprobs.
     """
 
-    def __init__(self, *, delay_s: float = 0.0, models: set[str] | None = None, aliases: dict[str, str] | None = None):
+    def __init__(self, *, delay_s: float = 0.0, models: set[str] | None = None, aliases: dict[str, str] | None = None,
+                 refuse: set[str] | frozenset[str] = frozenset(), digits: bool = False):
         self.delay_s = delay_s
+        self.digits = digits
+        self.refuse = set(refuse)
         self.models = models
         self.aliases = dict(aliases or {})
         self.faults: dict[str, list] = {}   # marker -> [kind, times left]
@@ -356,7 +386,9 @@ class JudgeServer:
                     outer.seen.append({"model": model, "path": self.path.rsplit("/", 1)[-1],
                                        **{k: body.get(k) for k in ("temperature", "max_tokens", "logprobs",
                                                                    "top_logprobs")},
-                                       "json_mode": (body.get("response_format") or {}).get("type") == "json_object"})
+                                       "json_mode": (body.get("response_format") or {}).get("type") in
+                                       ("json_object", "json_schema"),
+                                       "response_format": outer._mode(body), "schema": outer._schema(body)})
                 if outer.models is not None and model not in outer.models:
                     with outer.lock:
                         outer.counts["unknown_model"] += 1
@@ -381,6 +413,15 @@ class JudgeServer:
                 with outer.lock:
                     outer.keys_seen.add(self.headers.get("x-api-key") or self.headers.get("Authorization") or "")
                 prompt = body["messages"][-1]["content"]
+                mode = outer._mode(body)
+                if mode in outer.refuse:   # an older server: a 400 naming what it does not support
+                    with outer.lock:
+                        outer.counts[f"refused_{mode}"] += 1
+                    if anthropic:
+                        return self._send(400, {"type": "error", "error": {
+                            "type": "invalid_request_error", "message": "output_config: Extra inputs are not permitted"}})
+                    return self._send(400, {"error": {"code": 400, "type": "invalid_request_error",
+                                                      "message": f"response_format type '{mode}' is not supported"}})
                 fault = outer._take_fault(prompt)
                 with outer.lock:
                     outer.counts["requests"] += 1
@@ -407,19 +448,25 @@ class JudgeServer:
                 elif fault == "empty":  # a judge that finds nothing: every list in its answer empty
                     content = json.dumps({k: [] if isinstance(v, list) else v for k, v in answer(prompt).items()})
                 else:
-                    content = json.dumps(answer(prompt, Judge(model, outer.aliases.get(model))))
+                    given = answer(prompt, Judge(model, outer.aliases.get(model)))
+                    outer._check_schema(outer._schema(body), given)
+                    content = json.dumps(given)
+                if fault == "cut":   # stopped at max_tokens in the middle of the JSON
+                    content = content[:max(1, len(content) // 2)]
+                stop = "length" if fault == "cut" else "stop"
                 if anthropic:  # Anthropic's Messages API: no JSON mode, so the JSON comes in a Markdown fence
-                    if fault != "malformed":
+                    if fault not in ("malformed", "cut") and mode != "json_schema":
                         content = f"Here is the JSON:\n```json\n{content}\n```"
                     return self._send(200, {
                         "id": "msg-scripted", "type": "message", "role": "assistant", "model": body["model"],
-                        "content": [{"type": "text", "text": content}], "stop_reason": "end_turn",
+                        "content": [{"type": "text", "text": content}],
+                        "stop_reason": "max_tokens" if stop == "length" else "end_turn",
                         "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(content.split())}})
-                choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                choice = {"index": 0, "finish_reason": stop, "message": {"role": "assistant", "content": content}}
                 if body.get("logprobs"):
                     with outer.lock:
                         outer.counts["logprobs"] += 1
-                    choice["logprobs"] = logprobs(content, body.get("top_logprobs") or 1)
+                    choice["logprobs"] = logprobs(content, body.get("top_logprobs") or 1, outer.digits)
                 return self._send(200, {
                     "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body["model"],
                     "choices": [choice],
@@ -439,6 +486,28 @@ class JudgeServer:
 
         self.httpd = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    @staticmethod
+    def _mode(body: dict) -> str:
+        """The structured-output mode of a request: json_schema, json_object or text."""
+        if ((body.get("output_config") or {}).get("format") or {}).get("type") == "json_schema":
+            return "json_schema"
+        return (body.get("response_format") or {}).get("type") or "text"
+
+    @staticmethod
+    def _schema(body: dict) -> dict | None:
+        """The JSON Schema a request sent (OpenAI's ``response_format``, Anthropic's ``output_config``)."""
+        anthropic = ((body.get("output_config") or {}).get("format") or {}).get("schema")
+        return anthropic or ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+
+    def _check_schema(self, schema: dict | None, given: dict) -> None:
+        """Count an answer whose keys the request's schema does not declare, or that lacks one it requires."""
+        if schema is None:
+            return
+        declared, required = set(schema.get("properties") or {}), set(schema.get("required") or [])
+        if not set(given) <= declared or not required <= set(given):
+            with self.lock:
+                self.counts["schema_mismatch"] += 1
 
     def _take_fault(self, prompt: str) -> str | None:
         with self.lock:

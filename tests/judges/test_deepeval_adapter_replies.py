@@ -10,10 +10,15 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calibrate.judges.deepeval_adapter import _weighted_by_logprobs
+from calibrate.judges.logprobs import weigh
 from tests.judge_server import logprobs
 
 CONTENT = '{"score": 8, "reason": "fine"}'
+
+
+def why_not(reply: dict) -> str | None:
+    """Why the reply's score cannot be weighted (None: it can)."""
+    return weigh(reply).why_not
 
 
 def reply(content=CONTENT, probs=None) -> dict:
@@ -23,9 +28,9 @@ def reply(content=CONTENT, probs=None) -> dict:
 
 
 def test_a_sound_reply_can_be_weighted_and_the_reasons_it_cannot():
-    assert _weighted_by_logprobs(reply()) is None
-    assert _weighted_by_logprobs(reply(probs={"content": []})) == "the server returned no logprobs for the score token"
-    assert _weighted_by_logprobs(reply(content="no JSON here")) == "the reply holds no score"
+    assert why_not(reply()) is None
+    assert why_not(reply(probs={"content": []})) == "the server returned no logprobs for the score token"
+    assert why_not(reply(content="no JSON here")) == "the reply holds no score"
 
 
 def test_the_replies_that_raised_before():
@@ -37,7 +42,7 @@ def test_the_replies_that_raised_before():
              reply(probs={"content": [{"token": "8", "top_logprobs": [3]}]}),  # AttributeError
              reply(probs={"content": [{"token": "8", "top_logprobs": {"a": 1}}]})]
     for case in cases:
-        assert isinstance(_weighted_by_logprobs(case), str)
+        assert isinstance(why_not(case), str)
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers(-5, 12) | st.floats() | st.text(max_size=6)
@@ -62,7 +67,7 @@ def test_any_reply_gives_a_reason_or_none(content, probs, where):
         good[at] = probs
     else:
         good[at]["top_logprobs"] = probs
-    why = _weighted_by_logprobs(whole)
+    why = why_not(whole)
     assert why is None or isinstance(why, str)
     if why is None:   # weighted only where DeepEval can: some alternative of the score token is a likely integer
         assert any(isinstance(t, dict) and str(t.get("token", "")).isdecimal()

@@ -10,6 +10,7 @@ from calibrate import CampaignError, load_campaign
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import write_campaign
+from tests.judge_server import SCORE_PROBABILITIES, TEN_AFTER_ONE, JudgeServer
 
 CASES = [{"case_id": "same", "input": "Where is Paris?", "actual_output": "Paris is located in France.",
           "expected_output": "Paris is located in France."},
@@ -50,11 +51,34 @@ def test_scores_are_weighted_by_the_score_tokens_probabilities(tmp_path, server)
     assert ratings["same"]["value"] == pytest.approx((10 * 0.6 + 9 * 0.25) / 0.85 / 10)
     assert ratings["half"]["value"] == pytest.approx(0.49)
     assert ratings["none"]["value"] == pytest.approx(0.02)
-    assert all(r["details"] == {"logprob_weighted": True} for r in ratings.values())
+    # the score call asks for no response format: the rating says so (its one call was sent as text)
+    said = {"logprob_weighted": True, "logprob_weighting": "score token", "structured_output": "text"}
+    assert all(r["details"] == said for r in ratings.values())
+    assert {s["response_format"] for s in server.seen} == {"text"}
     assert doc["judges"][0]["logprob_weighted"] == 3 and server.counts["logprobs"] == 3
     with sqlite3.connect(tmp_path / "campaign" / STORE_NAME) as db:
         stored = [json.loads(d) for (d,) in db.execute("SELECT details FROM attempts")]
-    assert stored == [{"logprob_weighted": True}] * 3
+    assert stored == [said] * 3
+    again = run_judges(load_campaign(folder_for(tmp_path, server.url)))   # the key is the judge's: cached
+    assert again["judges"][0]["from_cache"] == 3 and server.counts["logprobs"] == 3
+
+
+def test_a_ten_written_as_two_tokens_is_weighted(tmp_path):
+    """A tokenizer that writes numbers digit by digit (Qwen's) writes 10 as "1", "0": DeepEval finds no
+    token equal to 10 and keeps the raw 10; calibrate weights it over the two tokens, and the one-token
+    scores exactly as DeepEval does."""
+    with JudgeServer(digits=True) as server:
+        doc = run_judges(load_campaign(folder_for(tmp_path, server.url)))
+    ratings = by_case(doc)
+    # first digit: "1" (10 or 1) with 0.6, "9" with 0.25; after "1", "0" with TEN_AFTER_ONE, "}" (ends at 1)
+    p1, p9 = SCORE_PROBABILITIES[0], SCORE_PROBABILITIES[-1]
+    ten = (10 * p1 * TEN_AFTER_ONE + 1 * p1 * (1 - TEN_AFTER_ONE) + 9 * p9) / (p1 + p9)
+    assert ratings["same"]["value"] == pytest.approx(ten / 10)
+    assert ratings["same"]["details"]["logprob_weighting"].startswith("10 as '1','0'")
+    assert ratings["half"]["value"] == pytest.approx(0.49) and ratings["none"]["value"] == pytest.approx(0.02)
+    assert all(r["details"]["logprob_weighted"] is True and "logprob_fallback" not in r["details"]
+               for r in ratings.values())
+    assert doc["judges"][0]["logprob_weighted"] == 3
 
 
 @pytest.mark.parametrize("settings, why", [(STEPS + ", logprobs = false", "logprobs = false in the settings"),
@@ -64,14 +88,15 @@ def test_without_logprobs_the_raw_score_is_kept_and_said(tmp_path, server, setti
     ratings = by_case(doc)
     expected = {"same": 1.0, "half": 0.0, "none": 0.0} if "strict" in why else {"same": 1.0, "half": 0.5, "none": 0.0}
     assert {c: r["value"] for c, r in ratings.items()} == expected
-    assert all(r["details"] == {"logprob_weighted": False, "logprob_fallback": why} for r in ratings.values())
+    assert all(r["details"] == {"logprob_weighted": False, "logprob_fallback": why, "structured_output": "json_schema"}
+               for r in ratings.values())
     assert doc["judges"][0]["logprob_weighted"] == 0 and server.counts["logprobs"] == 0
 
 
 def test_anthropic_gives_no_logprobs(tmp_path, server):
     doc = run_judges(load_campaign(folder_for(tmp_path, server.url.rsplit("/v1", 1)[0], provider="anthropic")))
     assert {c: r["value"] for c, r in by_case(doc).items()} == {"same": 1.0, "half": 0.5, "none": 0.0}
-    assert by_case(doc)["same"]["details"] == {"logprob_weighted": False,
+    assert by_case(doc)["same"]["details"] == {"logprob_weighted": False, "structured_output": "json_schema",
                                                "logprob_fallback": "the anthropic provider gives no logprobs"}
 
 
@@ -82,6 +107,11 @@ def test_steps_from_criteria_are_made_once_and_kept(tmp_path, server):
     steps = {json.dumps(r["details"]["evaluation_steps"]) for r in doc["ratings"]}
     assert len(steps) == 1 and "expected output" in steps.pop()
     assert by_case(doc)["half"]["value"] == pytest.approx(0.49)
+    # the steps' call carried G-Eval's Steps schema, the score calls none: each rating names what its calls sent
+    calls = [r["details"].get("structured_output_calls") for r in doc["ratings"]]
+    assert sorted(calls, key=json.dumps) == [["json_schema", "text"], None, None]
+    assert {r["details"]["structured_output"] for r in doc["ratings"]} == {"text"}
+    assert sorted(s["response_format"] for s in server.seen) == ["json_schema", "text", "text", "text"]
 
 
 def test_settings_are_checked_before_any_call(tmp_path, server):
@@ -105,3 +135,17 @@ def test_a_rubric_bounds_the_score(tmp_path, server):
               '{ score_range = [4, 10], expected_outcome = "The same." }]')
     doc = run_judges(load_campaign(folder_for(tmp_path, server.url, f"{STEPS}, {rubric}")))
     assert by_case(doc)["half"]["value"] == pytest.approx(0.49) and doc["judges"][0]["failed"] == 0
+
+
+def test_a_score_reply_cut_at_max_tokens_says_so(tmp_path, server):
+    """The logprob score call is read by DeepEval, not by calibrate's parser: a reply cut at max_tokens is
+    told apart in the same one place (the model client), not left to DeepEval's "invalid JSON"."""
+    folder = folder_for(tmp_path, server.url)
+    toml = (folder / "campaign.toml").read_text()
+    (folder / "campaign.toml").write_text(toml.replace('base_url = "', 'max_tokens = 64, base_url = "'))
+    server.inject("Bananas grow everywhere", "cut")
+    doc = run_judges(load_campaign(folder))
+    error = by_case(doc)["none"]["error"]
+    assert "cut at max_tokens" in error and "gpt-scripted" in error and "max_tokens = 64" in error, error
+    assert "campaign.toml" in error and "invalid JSON" not in error
+    assert by_case(doc)["same"]["value"] is not None and server.counts["cut"] == 1
