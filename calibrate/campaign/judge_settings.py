@@ -27,7 +27,14 @@ from pydantic import Field, JsonValue, create_model
 from calibrate.base.documents import DocumentError, Schema, read_json
 from calibrate.base.documents import check as check_document
 from calibrate.base.errors import Problem
-from calibrate.base.names import RULE, OutsideFolder, UnsafeName, inside, name_key, name_problem
+from calibrate.base.names import (
+    RULE,
+    OutsideFolder,
+    UnsafeName,
+    inside,
+    name_key,
+    name_problem,
+)
 from calibrate.campaign.config import NonNegative, Number, Table, Text, table, tables
 
 __all__ = ["STRUCTURED_OUTPUT", "ModelSpec", "JudgeSpec", "SUPPORTED", "parse_judges", "infer_family", "JudgeTable", "ModelTable",

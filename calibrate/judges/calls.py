@@ -22,6 +22,7 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,15 @@ class Usage:
 
 
 usage: contextvars.ContextVar[Usage] = contextvars.ContextVar("calibrate_judge_usage")
+
+
+class NotSent(Exception):
+    """Raised by a call's maker, when its slot comes, to say the call is not to be sent after all (its
+    endpoint refused the only form it could take): :meth:`CallPolicy.call` raises ``error`` instead."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
 
 
 @dataclass
@@ -126,11 +136,14 @@ class CallPolicy:
                     await provider_limit.acquire()
                 try:
                     await self._pace()
+                    pending = make_call()   # a call that declines to be sent raises NotSent here, uncounted
                     current = usage.get(None)
                     if current is not None:
                         current.calls += 1
                     async with asyncio.timeout(self.timeout_s):  # no extra task per call, unlike wait_for
-                        return await make_call()
+                        return await pending
+                except NotSent as declined:
+                    raise declined.error from None
                 except Exception as exc:  # noqa: BLE001 - classified below, re-raised when final
                     retryable, retry_after, what = classify(exc, self.timeout_s)
                     if not retryable or attempt > self.retries:
@@ -253,20 +266,16 @@ class _Session:
 
 class Modes:
     """What a run learnt of one model endpoint's structured output (shared by the clients of every judge of
-    that model on that endpoint): the modes it refused, and the mode a request succeeded in. Until one
-    succeeds, one request at a time tries (the others wait for it), so that a refusing endpoint sees one
-    refused request per mode, not one per call."""
+    that model on that endpoint): the modes it refused, and the mode a request succeeded in.
+
+    Requests do not wait for the first one to find out: an endpoint that takes the mode (nearly every one)
+    costs nothing, and one that refuses it sees at most the requests already in flight when its first
+    refusal came back (no more than the run's concurrency) refused, then none.
+    """
 
     def __init__(self) -> None:
         self.refused: dict[str, str] = {}    # mode -> the refusal, as the server worded it
         self.settled: str | None = None
-        self._lock: asyncio.Lock | None = None
-
-    @property
-    def lock(self) -> asyncio.Lock:
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        return self._lock
 
 
 class _HTTPClient:
@@ -378,15 +387,24 @@ class _HTTPClient:
                                  summary="the model server's reply holds no message content")
         return content, prompt_tokens, completion_tokens
 
-    async def _ask(self, body: dict[str, Any], policy: CallPolicy, mode: str = "text", schema: bool = False) -> str:
-        """One call, sent in structured-output ``mode`` (``schema``: with the metric's schema, in the mode the
-        model's table chose); the reply's text, its tokens counted into the current rating's usage, the mode
-        noted with the rating (:func:`~calibrate.judges.replies.note_call`)."""
-        reply = await policy.call(self.endpoint, lambda: self._post(body, policy.timeout_s))
+    async def _ask(self, make: Callable[[], tuple[dict[str, Any], str]], policy: CallPolicy, *,
+                   schema: bool = False, sent: dict[str, Any] | None = None) -> str:
+        """One call whose request body and structured-output mode ``make()`` gives when the call gets its
+        slot (so a request queued behind a refusal is not sent in the refused mode), the body and mode sent
+        left in ``sent``; the reply's text, its tokens counted into the current rating's usage, the mode
+        noted with the rating (:func:`~calibrate.judges.replies.note_call`; ``schema``: the request carried
+        the metric's schema, in the mode the model's table chose)."""
+        sent = {} if sent is None else sent
+
+        def post() -> Any:
+            sent["body"], sent["mode"] = make()
+            return self._post(sent["body"], policy.timeout_s)
+
+        reply = await policy.call(self.endpoint, post)
         read = self._read_reply(reply, self.schema, self.what)
         text = self._spent(read)[0]
-        note_call(mode, schema=schema)
-        self.check_cut(read, text, body)
+        note_call(sent["mode"], schema=schema)
+        self.check_cut(read, text, sent["body"])
         return text
 
     async def complete(self, prompt: str, policy: CallPolicy, *, json_mode: bool, schema: Any = None) -> str:
@@ -394,51 +412,38 @@ class _HTTPClient:
         metric validates the reply with) in the model's structured-output mode (:attr:`mode`), noted with
         the rating (``structured_output``); without one, in JSON mode unless the model says ``text``."""
         if not json_mode:
-            return await self._ask(self.body(prompt), policy)
+            return await self._ask(lambda: (self.body(prompt), "text"), policy)
         if schema is None:
             mode = "text" if self.chain == ("text",) else "json_object"
-            return await self._ask(self.body(prompt, mode), policy, mode)
+            return await self._ask(lambda: (self.body(prompt, mode), mode), policy)
         wanted = response_schema(schema)
-        while True:
+
+        def make() -> tuple[dict[str, Any], str]:
             mode = self.mode
             if mode in self.modes.refused:   # a mode the model's table names, refused already: not asked again
-                raise self._refusal(mode, self.modes.refused[mode])
-            if mode == "text" or self.modes.settled == mode:
-                try:
-                    text = await self._structured(prompt, mode, wanted, policy)
-                except JudgeCallError as exc:
-                    if mode == "text" or not refuses(exc):
-                        raise
-                    self._refused(mode, exc)
-                    continue
-                self.modes.settled = mode
-                return text
-            async with self.modes.lock:   # the first request in an untried mode goes alone
-                if self.mode != mode or self.modes.settled == mode or mode in self.modes.refused:
-                    continue   # another request found out meanwhile
-                try:
-                    text = await self._structured(prompt, mode, wanted, policy)
-                except JudgeCallError as exc:
-                    if not refuses(exc):
-                        self.modes.settled = mode   # it failed for another reason: the others need not wait
-                        raise
-                    self._refused(mode, exc)
-                    continue
-                self.modes.settled = mode
-                return text
+                raise NotSent(self._refusal(mode, self.modes.refused[mode]))
+            return self.body(prompt, mode, wanted), mode
+
+        while True:
+            sent: dict[str, Any] = {}
+            try:
+                text = await self._ask(make, policy, schema=True, sent=sent)
+            except JudgeReplyError:   # the server took the mode; what it wrote is what failed
+                self.modes.settled = sent["mode"]
+                raise
+            except JudgeCallError as exc:
+                if sent.get("mode", "text") == "text" or not refuses(exc):
+                    raise
+                self._refused(sent["mode"], exc)
+                continue
+            self.modes.settled = sent["mode"]
+            return text
 
     def _refused(self, mode: str, exc: JudgeCallError) -> None:
         """Remember for the rest of the run that the endpoint refused ``mode``."""
         self.modes.refused.setdefault(mode, str(exc))
         if self.modes.settled == mode:
             self.modes.settled = None
-
-    async def _structured(self, prompt: str, mode: str, schema: ResponseSchema, policy: CallPolicy) -> str:
-        try:
-            return await self._ask(self.body(prompt, mode, schema), policy, mode, schema=True)
-        except JudgeReplyError:   # the server took the mode; what it wrote is what failed
-            self.modes.settled = mode
-            raise
 
     def _refusal(self, mode: str, said: str) -> JudgeCallError:
         return JudgeCallError(

@@ -17,9 +17,13 @@ import os
 from importlib import metadata
 from typing import Any
 
-from calibrate.judges.calls import CallPolicy
 from calibrate.base.manifest import package_version
-from calibrate.campaign.judge_settings import LOCAL_EMBEDDING_MODEL, JudgeSpec, ModelSpec
+from calibrate.campaign.judge_settings import (
+    LOCAL_EMBEDDING_MODEL,
+    JudgeSpec,
+    ModelSpec,
+)
+from calibrate.judges.calls import CallPolicy
 from calibrate.judges.replies import JudgeReplyError, parse_reply
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # the string "true": RAGAS ignores "1"

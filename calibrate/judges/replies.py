@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextvars
 import json
 import re
+from collections import Counter
 from typing import Any
 
 from calibrate.base.secrets import clip
 
-__all__ = ["JudgeReplyError", "json_text", "complete_json", "parse_reply", "notes", "note_call", "settle_modes"]
+__all__ = ["JudgeReplyError", "json_text", "complete_json", "parse_reply", "notes", "note_call", "sent_modes", "settle_modes"]
 
 #: What the replies of the rating being scored said about how its score was made (for example whether
 #: G-Eval weighted it by the score token's probabilities); stored with the rating.
@@ -66,6 +67,17 @@ def note_call(mode: str, *, schema: bool) -> None:
     said = notes.get(None)
     if said is not None:
         said.setdefault(_CALLS, []).append((mode, schema))
+
+
+def sent_modes(said: dict[str, Any]) -> Counter:
+    """How many of a rating's calls (noted in ``said`` by :func:`note_call`) were answered in each mode.
+
+    Examples
+    --------
+    >>> sent_modes({_CALLS: [("json_schema", True), ("text", False), ("text", False)]})
+    Counter({'text': 2, 'json_schema': 1})
+    """
+    return Counter(mode for mode, _ in said.get(_CALLS, []))
 
 
 def settle_modes(said: dict[str, Any], default: str) -> str:

@@ -33,7 +33,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,7 +54,7 @@ from calibrate.judges.calls import (
     endpoint_name,
     usage,
 )
-from calibrate.judges.replies import JudgeReplyError, notes, settle_modes
+from calibrate.judges.replies import JudgeReplyError, notes, sent_modes, settle_modes
 from calibrate.judges.store import STORE_NAME, Attempt, JudgeStore
 from calibrate.judges.structured import chain, expected_mode
 from calibrate.judges.versions import (
@@ -191,6 +191,7 @@ class _Outcome:
 
     attempt: Attempt
     failure: BaseException | None = None
+    sent: Counter = field(default_factory=Counter)   # its calls answered, per structured-output mode
 
 
 def _cause(exc: BaseException, kind: type) -> Any:
@@ -227,6 +228,7 @@ async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, ru
     # no schema: the mode its model settled in, which made what it shares, such as G-Eval's steps); a mode
     # other than its key's gives it that mode's key
     learnt = pool.modes(task.spec.model) if pool is not None else None
+    sent = sent_modes(said)
     keyed = settle_modes(said, learnt.settled if learnt is not None and learnt.settled else task.mode)
     key = task.key
     if keyed != task.mode:
@@ -237,7 +239,7 @@ async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, ru
                       latency_s=time.perf_counter() - start, self_eval=task.self_eval, details=said or None,
                       error_summary=_summary(failure) if failure is not None else None)
     store.add(attempt, run_id=run_id)
-    return _Outcome(attempt, failure)
+    return _Outcome(attempt, failure, sent)
 
 
 def _endpoints(spec: JudgeSpec) -> set[str]:
@@ -259,11 +261,14 @@ class _Stop:
 @dataclass
 class _Learnt:
     """What a run learnt of each judge's structured output: the mode its ratings were made under, the modes
-    its endpoint refused, and the keys of ratings made under another mode than the one they were planned in."""
+    its endpoint refused, the keys of ratings made under another mode than the one they were planned in,
+    and its calls answered per mode (a judge whose calls carry no schema, such as G-Eval's logprob call
+    with steps given, sends none in the mode that keys it)."""
 
     modes: dict[str, str]
     refused: dict[str, dict[str, str]]
     rekeyed: dict[str, str]
+    sent: dict[str, Counter]
 
 
 async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id: str, policy: CallPolicy,
@@ -332,6 +337,7 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
                 done.append(outcome.attempt)
                 if outcome.attempt.cache_key != task.key:
                     learnt.rekeyed[task.key] = outcome.attempt.cache_key
+                learnt.sent.setdefault(task.spec.name, Counter()).update(outcome.sent)
                 note(outcome)
                 if progress:   # one bar per judge
                     name = outcome.attempt.judge
@@ -642,7 +648,7 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     to_score = list(first.values())
     suspect = store.suspect_keys([t.key for t in to_score]) if use_cache else set()
     attempts, stopped = [], {}
-    learnt = _Learnt({}, {}, {})
+    learnt = _Learnt({}, {}, {}, {})
     try:
         if to_score:
             attempts, stopped = asyncio.run(_run(campaign, to_score, store, run_id, policy, strict, progress,
@@ -678,7 +684,9 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
         entry["key_template"] = {**entry["key_template"], "structured_output": modes[entry["name"]]}
     manifest |= {"seconds": seconds, "judges_summary": summary, "stopped": stops,
                  "structured_output": {s.name: {"setting": s.model.structured_output, "mode": modes[s.name],
-                                                "refused": learnt.refused.get(s.name, {})} for s in specs},
+                                                "refused": learnt.refused.get(s.name, {}),
+                                                "sent": dict(sorted(learnt.sent.get(s.name, {}).items()))}
+                               for s in specs},
                  "counts": {"calls": sum(j["calls"] for j in summary), "failures": sum(j["failed"] for j in summary),
                             "cache_hits": sum(j["from_cache"] for j in summary)}}
     store.finish_run(run_id, manifest)

@@ -11,8 +11,9 @@ A model table's ``structured_output`` chooses it (:data:`~calibrate.campaign.jud
 - ``"text"``: nothing but the library's prompt, which asks for JSON; the JSON is read out of the text.
 - ``"auto"`` (the default): the first of those the endpoint accepts. An endpoint that refuses a mode (an
   HTTP 400 or 422 naming the response format or schema, as an older llama.cpp, vLLM or LM Studio
-  sends) is not asked in that mode again for the rest of the run: one refused request per mode, not
-  one per call.
+  sends) is not asked in that mode again for the rest of the run: requests do not wait for the first
+  to find out, so it sees the requests already in flight refused (at most the run's concurrency), then
+  none.
 
 The mode a rating was made under is part of its cache key and is recorded in the rating's details and
 the run's manifest. Under ``auto`` a run keys its ratings by the mode the model's endpoint took in the
@@ -23,7 +24,6 @@ another mode keys what it scores by that mode (:func:`expected_mode`).
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -139,6 +139,7 @@ def expected_mode(spec: ModelSpec, manifests: list[str]) -> str:
 
     Examples
     --------
+    >>> import json
     >>> run = {"judges": [{"model": {"provider": "openai", "name": "m"}, "key_template": {"structured_output":
     ...        "json_object"}}]}
     >>> expected_mode(ModelSpec("openai", "m"), [json.dumps(run)]), expected_mode(ModelSpec("openai", "n"), [])

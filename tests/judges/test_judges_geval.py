@@ -39,6 +39,10 @@ settings = {{ evaluation_params = ["actual_output", "expected_output"], {setting
     return write_campaign(tmp_path / "campaign", config, humans, CASES)
 
 
+def manifest(folder, doc):
+    return json.loads((folder / "judge_runs" / f"{doc['run_id']}.json").read_text())
+
+
 def by_case(doc):
     return {r["case_id"]: r for r in doc["ratings"]}
 
@@ -56,6 +60,10 @@ def test_scores_are_weighted_by_the_score_tokens_probabilities(tmp_path, server)
     assert all(r["details"] == said for r in ratings.values())
     assert {s["response_format"] for s in server.seen} == {"text"}
     assert doc["judges"][0]["logprob_weighted"] == 3 and server.counts["logprobs"] == 3
+    # the manifest says what keys the ratings (the mode the endpoint would take for a schema), and that no
+    # call of this run carried one
+    recorded = manifest(tmp_path / "campaign", doc)["structured_output"]["geval-gpt"]
+    assert recorded == {"setting": "auto", "mode": "json_schema", "refused": {}, "sent": {"text": 3}}
     with sqlite3.connect(tmp_path / "campaign" / STORE_NAME) as db:
         stored = [json.loads(d) for (d,) in db.execute("SELECT details FROM attempts")]
     assert stored == [said] * 3
@@ -112,6 +120,7 @@ def test_steps_from_criteria_are_made_once_and_kept(tmp_path, server):
     assert sorted(calls, key=json.dumps) == [["json_schema", "text"], None, None]
     assert {r["details"]["structured_output"] for r in doc["ratings"]} == {"text"}
     assert sorted(s["response_format"] for s in server.seen) == ["json_schema", "text", "text", "text"]
+    assert manifest(folder, doc)["structured_output"]["geval-gpt"]["sent"] == {"json_schema": 1, "text": 3}
 
 
 def test_settings_are_checked_before_any_call(tmp_path, server):

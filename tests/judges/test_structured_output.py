@@ -68,19 +68,22 @@ def test_the_metrics_own_schema_is_sent_as_json_schema(tmp_path, server):
     assert all(r["value"] is not None for r in doc["ratings"])
     assert {r["details"]["structured_output"] for r in doc["ratings"]} == {"json_schema"}
     recorded = manifest(folder, doc)
-    assert recorded["structured_output"]["de-faith"] == {"setting": "auto", "mode": "json_schema", "refused": {}}
+    assert recorded["structured_output"]["de-faith"] == {"setting": "auto", "mode": "json_schema", "refused": {},
+                                                         "sent": {"json_schema": 4 * CALLS_PER_CASE}}
     assert {j["key_template"]["structured_output"] for j in recorded["judges"]} == {"json_schema"}
 
 
 @pytest.mark.parametrize("refuse, mode", [({"json_schema"}, "json_object"),
                                           ({"json_schema", "json_object"}, "text")])
-def test_a_refusing_endpoint_is_asked_once_per_mode_then_cached(tmp_path, refuse, mode):
-    n = 6
+def test_a_refusing_endpoint_is_not_asked_again_in_the_refused_mode(tmp_path, refuse, mode):
+    n, concurrency = 12, 3
     with JudgeServer(refuse=refuse) as server:
         folder = campaign(tmp_path, server.url, n=n, ragas=True)
-        doc = run_judges(load_campaign(folder), policy=CallPolicy(concurrency=8))
-        # one refused request per mode and model endpoint, not one per call
-        assert {m: server.counts[f"refused_{m}"] for m in refuse} == {m: 2 for m in refuse}
+        doc = run_judges(load_campaign(folder), policy=CallPolicy(concurrency=concurrency))
+        # at most the requests in flight when the first refusal came back, not one per call (12 cases x 6
+        # calls); each of the two models on the endpoint finds out for itself
+        for m in refuse:
+            assert 2 <= server.counts[f"refused_{m}"] <= 2 * concurrency, m
         assert all(r["value"] is not None for r in doc["ratings"]) and len(doc["ratings"]) == 2 * n
         assert {r["details"]["structured_output"] for r in doc["ratings"]} == {mode}
         chat = [s for s in server.seen if s["path"] == "completions" and s["response_format"] not in refuse]
@@ -119,7 +122,7 @@ def test_a_mode_the_table_names_is_not_fallen_back_from(tmp_path):
     with JudgeServer(refuse={"json_schema"}) as server:
         folder = campaign(tmp_path, server.url, n=5, setting="json_schema")
         doc = run_judges(load_campaign(folder), policy=CallPolicy(concurrency=4))
-        assert server.counts["refused_json_schema"] == 1 and server.counts["requests"] == 0
+        assert 1 <= server.counts["refused_json_schema"] <= 4 and server.counts["requests"] == 0
         assert all(r["value"] is None for r in doc["ratings"])
         assert doc["judges"][0]["errors"] == [{"error": "the model server refused structured output json_schema",
                                                "count": 5}]
@@ -137,8 +140,8 @@ def test_anthropic_gets_the_schema_in_output_config_and_falls_back_to_text(tmp_p
                    for r in doc["ratings"])
     with JudgeServer(refuse={"json_schema"}) as server:
         folder = campaign(tmp_path / "old", server.url.rsplit("/v1", 1)[0], n=2, provider="anthropic")
-        doc = run_judges(load_campaign(folder))
-        assert server.counts["refused_json_schema"] == 1
+        doc = run_judges(load_campaign(folder), policy=CallPolicy(concurrency=2))
+        assert 1 <= server.counts["refused_json_schema"] <= 2
         assert all(r["value"] is not None and r["details"]["structured_output"] == "text" for r in doc["ratings"])
 
 
