@@ -42,14 +42,20 @@ def make_campaign(folder: Path, n_cases: int, n_judges: int, annotators: int, se
     rows = ["case_id,metric,rater,rater_kind,value"]
     for metric in ("faithfulness", "answer_relevancy"):
         truth = rng.random(n_cases) < 0.55
-        labels = {"ana": truth, "ben": truth ^ (rng.random(n_cases) < 0.08), "cleo": truth ^ (rng.random(n_cases) < 0.2)}
+        labels = {
+            "ana": truth,
+            "ben": truth ^ (rng.random(n_cases) < 0.08),
+            "cleo": truth ^ (rng.random(n_cases) < 0.2),
+        }
         missing = {name: rng.random(n_cases) < (0 if name == "ana" else 0.1) for name in labels}
         for j in range(n_judges):
             quality = 0.15 + 0.1 * j
             scores = np.clip(np.where(truth, 0.75, 0.35) + rng.normal(0, quality, n_cases), 0, 1)
             rows += [f"c{i:03d},{metric},judge{j},judge,{s:.3f}" for i, s in enumerate(scores)]
         for name in list(labels)[:annotators]:
-            rows += [f"c{i:03d},{metric},{name},human,{int(v)}" for i, v in enumerate(labels[name]) if not missing[name][i]]
+            rows += [
+                f"c{i:03d},{metric},{name},human,{int(v)}" for i, v in enumerate(labels[name]) if not missing[name][i]
+            ]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "campaign.toml").write_text(TOML)
     (folder / "ratings.csv").write_text("\n".join(rows) + "\n")
@@ -75,10 +81,14 @@ def main() -> None:
         for count in (1, 3):
             folders[count] = Path(tmp) / f"annotators-{count}"
             make_campaign(folders[count], args.cases, args.judges, count)
-        print(f"calibrate stats: {args.cases} cases, 2 metrics, {args.judges} judges, {args.n_boot} resamples "
-              f"({os.cpu_count()} CPUs; extra env: {' '.join(args.env) or 'none'})")
-        command = {count: [sys.executable, "-m", "calibrate", "stats", str(folder), "--n-boot", str(args.n_boot)]
-                   for count, folder in folders.items()}
+        print(
+            f"calibrate stats: {args.cases} cases, 2 metrics, {args.judges} judges, {args.n_boot} resamples "
+            f"({os.cpu_count()} CPUs; extra env: {' '.join(args.env) or 'none'})"
+        )
+        command = {
+            count: [sys.executable, "-m", "calibrate", "stats", str(folder), "--n-boot", str(args.n_boot)]
+            for count, folder in folders.items()
+        }
         for count in (1, 3):
             wall, cpu, load = timed_with_load(command[count], env, Path(tmp))
             print(f"  warm-up, {count} annotator(s): wall {wall:6.1f} s  cpu {cpu:6.1f} s  (load before {load:.1f})")
@@ -87,14 +97,20 @@ def main() -> None:
             for count in (1, 3):
                 found = timed_with_load(command[count], env, Path(tmp))
                 runs[count].append(found)
-                print(f"  {count} annotator(s), run {i + 1}: wall {found[0]:6.1f} s  cpu {found[1]:6.1f} s  "
-                      f"(load before {found[2]:.1f})", flush=True)
-    median = {c: (statistics.median(r[0] for r in found), statistics.median(r[1] for r in found))
-              for c, found in runs.items()}
+                print(
+                    f"  {count} annotator(s), run {i + 1}: wall {found[0]:6.1f} s  cpu {found[1]:6.1f} s  "
+                    f"(load before {found[2]:.1f})",
+                    flush=True,
+                )
+    median = {
+        c: (statistics.median(r[0] for r in found), statistics.median(r[1] for r in found)) for c, found in runs.items()
+    }
     for count in (1, 3):
         print(f"  median, {count} annotator(s): wall {median[count][0]:.1f} s, cpu {median[count][1]:.1f} s")
-    print(f"  three / one annotator: wall {median[3][0] / median[1][0]:.2f}x, cpu {median[3][1] / median[1][1]:.2f}x "
-          "(target: at most 2x)")
+    print(
+        f"  three / one annotator: wall {median[3][0] / median[1][0]:.2f}x, cpu {median[3][1] / median[1][1]:.2f}x "
+        "(target: at most 2x)"
+    )
 
 
 if __name__ == "__main__":

@@ -40,18 +40,21 @@ def make_campaign(folder: Path, n_cases: int, continuous: bool, seed: int = 0) -
     rng = np.random.default_rng(seed)
     human = rng.choice(4, size=n_cases, p=[0.45, 0.28, 0.18, 0.09]).astype(float)
     ids = np.array([f"c{i:06d}" for i in range(n_cases)])
-    frames = [pd.DataFrame({"case_id": ids, "metric": "relevance", "rater": "human", "rater_kind": "human",
-                            "value": human})]
+    frames = [
+        pd.DataFrame({"case_id": ids, "metric": "relevance", "rater": "human", "rater_kind": "human", "value": human})
+    ]
     for name, keep in (("old", 0.55), ("new", 0.6)):
         if continuous:
             values = np.clip(human / 3 * 0.6 + rng.normal(0.2, 0.25 - 0.1 * keep, n_cases), 0, 1)
         else:
             values = np.where(rng.random(n_cases) < keep, human, rng.integers(0, 4, n_cases)).astype(float)
-        frames.append(pd.DataFrame({"case_id": ids, "metric": "relevance", "rater": name, "rater_kind": "judge",
-                                    "value": values}))
+        frames.append(
+            pd.DataFrame({"case_id": ids, "metric": "relevance", "rater": name, "rater_kind": "judge", "value": values})
+        )
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "campaign.toml").write_text(TOML if not continuous else TOML.replace("on_metric_scale = true",
-                                                                                    "on_metric_scale = false"))
+    (folder / "campaign.toml").write_text(
+        TOML if not continuous else TOML.replace("on_metric_scale = true", "on_metric_scale = false")
+    )
     pd.concat(frames, ignore_index=True).to_parquet(folder / "ratings.parquet", index=False)
 
 
@@ -71,21 +74,39 @@ def main() -> None:
         for _ in range(args.repeat):
             start = time.perf_counter()
             with tempfile.TemporaryFile("w+") as stdout:
-                process = subprocess.Popen([str(calibrate), "audit", str(folder), "--metric", "relevance", "--old",
-                                            "old", "--new", "new", "--n-boot", str(args.n_boot), "--json"],
-                                           stdout=stdout, stderr=subprocess.PIPE, text=True)
+                process = subprocess.Popen(
+                    [
+                        str(calibrate),
+                        "audit",
+                        str(folder),
+                        "--metric",
+                        "relevance",
+                        "--old",
+                        "old",
+                        "--new",
+                        "new",
+                        "--n-boot",
+                        str(args.n_boot),
+                        "--json",
+                    ],
+                    stdout=stdout,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
                 _, status, usage = os.wait4(process.pid, 0)
                 runs.append(time.perf_counter() - start)
-                cpu.append(usage.ru_utime + usage.ru_stime)   # what a shared, loaded machine does not inflate
+                cpu.append(usage.ru_utime + usage.ru_stime)  # what a shared, loaded machine does not inflate
                 if os.waitstatus_to_exitcode(status) not in (0, 1):
                     raise SystemExit(process.stderr.read())
                 stdout.seek(0)
                 doc = json.loads(stdout.read())
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         kind = "continuous scores" if args.continuous else "0-3 scores"
-        print(f"calibrate audit, {args.cases:,} cases, {kind}, {args.n_boot} paired resamples: median "
-              f"{statistics.median(runs):.1f} s over {len(runs)} runs ({min(runs):.1f}-{max(runs):.1f} s), CPU "
-              f"{statistics.median(cpu):.1f} s (load average {os.getloadavg()[0]:.1f}); peak memory {peak_mb:,.0f} MB")
+        print(
+            f"calibrate audit, {args.cases:,} cases, {kind}, {args.n_boot} paired resamples: median "
+            f"{statistics.median(runs):.1f} s over {len(runs)} runs ({min(runs):.1f}-{max(runs):.1f} s), CPU "
+            f"{statistics.median(cpu):.1f} s (load average {os.getloadavg()[0]:.1f}); peak memory {peak_mb:,.0f} MB"
+        )
         print(f"decision: {doc['decision']['decision']} ({doc['decision']['reason']})")
 
 

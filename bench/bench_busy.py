@@ -39,8 +39,7 @@ def command(what: str, out_dir: Path) -> list[str]:
         return [*calibrate, "demo", "--out", str(out_dir)]
     from calibrate.demo import DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
 
-    return [*calibrate, "stats", str(demo_campaign_path()), "--by", DEMO_SLICE_KEY, "--out-of-scale",
-            DEMO_OUT_OF_SCALE]
+    return [*calibrate, "stats", str(demo_campaign_path()), "--by", DEMO_SLICE_KEY, "--out-of-scale", DEMO_OUT_OF_SCALE]
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, neighbours: int) -> tuple[float, float, float]:
@@ -78,13 +77,22 @@ def main() -> None:
             for condition, neighbours in (("idle", 0), ("busy", args.neighbours)):
                 found = run(argv, env, cwd, neighbours)
                 results[condition].append(found)
-                print(f"  {condition} {i + 1:<6}  wall {found[0]:6.1f} s  cpu {found[1]:6.1f} s  "
-                      f"(load before {found[2]:.1f})", flush=True)
-    median = {c: (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
-              for c, runs in results.items()}
-    print(f"  median idle: wall {median['idle'][0]:.1f} s, cpu {median['idle'][1]:.1f} s; "
-          f"beside {args.neighbours} busy neighbour(s): wall {median['busy'][0]:.1f} s, cpu {median['busy'][1]:.1f} s")
-    print(f"  busy / idle: wall {median['busy'][0] / median['idle'][0]:.2f}x, cpu {median['busy'][1] / median['idle'][1]:.2f}x")
+                print(
+                    f"  {condition} {i + 1:<6}  wall {found[0]:6.1f} s  cpu {found[1]:6.1f} s  "
+                    f"(load before {found[2]:.1f})",
+                    flush=True,
+                )
+    median = {
+        c: (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)) for c, runs in results.items()
+    }
+    print(
+        f"  median idle: wall {median['idle'][0]:.1f} s, cpu {median['idle'][1]:.1f} s; "
+        f"beside {args.neighbours} busy neighbour(s): wall {median['busy'][0]:.1f} s, cpu {median['busy'][1]:.1f} s"
+    )
+    print(
+        f"  busy / idle: wall {median['busy'][0] / median['idle'][0]:.2f}x, "
+        f"cpu {median['busy'][1] / median['idle'][1]:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -66,8 +66,12 @@ def user_env(keep_config: bool) -> dict[str, str]:
 
 def source_copy(into: Path) -> Path:
     """The files git tracks (symlinks kept), with their working-tree contents, copied to ``into``."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            check=True, capture_output=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout
     names = [n for n in listed.decode().split("\0") if n and ((ROOT / n).exists() or (ROOT / n).is_symlink())]
     into.mkdir(parents=True)
     for name in names:
@@ -88,29 +92,33 @@ def du_mb(path: Path) -> float:
 def pip(venv: Path, args: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
     """Run pip in ``venv``: (wall seconds, the process); its CPU seconds are added to ``CPU["s"]``."""
     start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", *args], env=env, capture_output=True,
-                          text=True)
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", *args], env=env, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU["s"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return time.perf_counter() - start, done
 
 
-CPU = {"s": 0.0}   # the CPU seconds of the last pip run (user + system, its children included)
+CPU = {"s": 0.0}  # the CPU seconds of the last pip run (user + system, its children included)
 
 
 def requirement(src: Path, extra: str) -> str:
     return str(src) if extra == "core" else f"{src}[{extra}]"
 
 
-def install(src: Path, work: Path, extra: str, constrained: bool, env: dict[str, str], torch_from: Path,
-            empty_mb: float) -> dict:
+def install(
+    src: Path, work: Path, extra: str, constrained: bool, env: dict[str, str], torch_from: Path, empty_mb: float
+) -> dict:
     venv = work / f"venv-{extra}-{'c' if constrained else 'p'}"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     row: dict = {"extra": extra, "constraints": constrained}
     common = ["install", "--no-cache-dir", "-v"] + (["-c", str(CONSTRAINTS)] if constrained else [])
     if extra == "local-embeddings":
-        seconds, done = pip(venv, ["install", "--no-cache-dir", "--find-links", str(torch_from), "torch==2.13.0"]
-                            + (["-c", str(CONSTRAINTS)] if constrained else []), env)
+        seconds, done = pip(
+            venv,
+            ["install", "--no-cache-dir", "--find-links", str(torch_from), "torch==2.13.0"]
+            + (["-c", str(CONSTRAINTS)] if constrained else []),
+            env,
+        )
         if done.returncode:
             raise SystemExit(f"torch from {torch_from}: {done.stderr[-2000:]}")
         row["torch_s"], row["torch_mb"] = round(seconds, 1), round(du_mb(venv) - empty_mb)
@@ -123,8 +131,9 @@ def install(src: Path, work: Path, extra: str, constrained: bool, env: dict[str,
     row["load_after"] = round(os.getloadavg()[0], 1)
     row["mb"] = round(du_mb(venv) - empty_mb - row.get("torch_mb", 0))
     row["backtracked_over"] = sorted(set(BACKTRACK.findall(done.stdout + done.stderr)))
-    freeze = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"], env=env,
-                            capture_output=True, text=True).stdout
+    freeze = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"], env=env, capture_output=True, text=True
+    ).stdout
     row["packages"] = len(json.loads(freeze or "[]"))
     if not row["ok"]:
         row["error"] = done.stderr[-3000:]
@@ -147,18 +156,25 @@ def check(src: Path, work: Path, extras: list[str], env: dict[str, str]) -> int:
             print(f"{extra}: pip failed after {seconds:.1f} s:\n{done.stderr[-3000:]}")
             failures += 1
             continue
-        chosen = {re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower(): i["metadata"]["version"]
-                  for i in json.loads(report.read_text())["install"]}
+        chosen = {
+            re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower(): i["metadata"]["version"]
+            for i in json.loads(report.read_text())["install"]
+        }
         chosen.pop("calibrate-judges", None)
         unpinned = sorted(n for n in chosen if n not in pinned)
-        off = sorted(f"{n} {v} (pinned {pinned[n]})" for n, v in chosen.items()
-                     if n in pinned and v.split("+")[0] != pinned[n])
+        off = sorted(
+            f"{n} {v} (pinned {pinned[n]})" for n, v in chosen.items() if n in pinned and v.split("+")[0] != pinned[n]
+        )
         backtracked = sorted(set(BACKTRACK.findall(done.stdout + done.stderr)))
         bad = unpinned or off or backtracked
         failures += bool(bad)
-        print(f"{extra}: {len(chosen)} packages resolved in {seconds:.1f} s"
-              + (f"; NOT PINNED: {unpinned}" if unpinned else "") + (f"; OFF THE PIN: {off}" if off else "")
-              + (f"; BACKTRACKED over {backtracked}" if backtracked else "") + ("" if bad else "; all pinned"))
+        print(
+            f"{extra}: {len(chosen)} packages resolved in {seconds:.1f} s"
+            + (f"; NOT PINNED: {unpinned}" if unpinned else "")
+            + (f"; OFF THE PIN: {off}" if off else "")
+            + (f"; BACKTRACKED over {backtracked}" if backtracked else "")
+            + ("" if bad else "; all pinned")
+        )
     return failures
 
 
@@ -181,8 +197,11 @@ def main() -> None:
         empty = work / "venv-empty"
         subprocess.run([sys.executable, "-m", "venv", str(empty)], check=True)
         empty_mb = du_mb(empty)
-        print(f"pip: {pip(empty, ['--version'], env)[1].stdout.strip()}; empty environment {empty_mb:.0f} MB; "
-              f"machine configuration {'kept' if args.keep_config else 'left out'}; cache off", flush=True)
+        print(
+            f"pip: {pip(empty, ['--version'], env)[1].stdout.strip()}; empty environment {empty_mb:.0f} MB; "
+            f"machine configuration {'kept' if args.keep_config else 'left out'}; cache off",
+            flush=True,
+        )
         rows = []
         for extra in extras:
             for mode in args.modes.split(","):

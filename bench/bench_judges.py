@@ -42,14 +42,24 @@ MODELS = {"deepeval": "llama-3-careful", "ragas": "qwen-careful"}
 
 
 def make_cases(n: int) -> list[dict]:
-    return [{"case_id": f"c{i:04d}", "input": f"question {i}?",
-             "actual_output": f"Fact {i} is true." + ("" if i % 2 else f" Invented claim {i} is false."),
-             "retrieval_context": [f"Fact {i} is true.", f"Other fact {i} holds."]} for i in range(n)]
+    return [
+        {
+            "case_id": f"c{i:04d}",
+            "input": f"question {i}?",
+            "actual_output": f"Fact {i} is true." + ("" if i % 2 else f" Invented claim {i} is false."),
+            "retrieval_context": [f"Fact {i} is true.", f"Other fact {i} holds."],
+        }
+        for i in range(n)
+    ]
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "judge_server.py"), str(latency)],
-                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "judge_server.py"), str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     return process, process.stdout.readline().strip()
 
 
@@ -62,13 +72,18 @@ def deepeval_evaluate(cases: list[dict], url: str, concurrency: int) -> float:
     from deepeval.test_case import LLMTestCase
 
     model = LocalModel(model=MODELS["deepeval"], base_url=url, api_key="unused", temperature=0)
-    test_cases = [LLMTestCase(input=c["input"], actual_output=c["actual_output"],
-                              retrieval_context=c["retrieval_context"]) for c in cases]
+    test_cases = [
+        LLMTestCase(input=c["input"], actual_output=c["actual_output"], retrieval_context=c["retrieval_context"])
+        for c in cases
+    ]
     start = time.perf_counter()
-    evaluate(test_cases, [FaithfulnessMetric(model=model, async_mode=True)],
-             async_config=AsyncConfig(max_concurrent=concurrency),
-             display_config=DisplayConfig(show_indicator=False, print_results=False),
-             cache_config=CacheConfig(write_cache=False, use_cache=False))
+    evaluate(
+        test_cases,
+        [FaithfulnessMetric(model=model, async_mode=True)],
+        async_config=AsyncConfig(max_concurrent=concurrency),
+        display_config=DisplayConfig(show_indicator=False, print_results=False),
+        cache_config=CacheConfig(write_cache=False, use_cache=False),
+    )
     return time.perf_counter() - start
 
 
@@ -84,11 +99,19 @@ def ragas_evaluate(cases: list[dict], url: str, concurrency: int) -> float:
 
     faithfulness = importlib.import_module("ragas.metrics._faithfulness").Faithfulness
     llm = llm_factory(MODELS["ragas"], client=AsyncOpenAI(base_url=url, api_key="unused"))
-    dataset = EvaluationDataset.from_list([{"user_input": c["input"], "response": c["actual_output"],
-                                            "retrieved_contexts": c["retrieval_context"]} for c in cases])
+    dataset = EvaluationDataset.from_list(
+        [
+            {"user_input": c["input"], "response": c["actual_output"], "retrieved_contexts": c["retrieval_context"]}
+            for c in cases
+        ]
+    )
     start = time.perf_counter()
-    result = evaluate(dataset, metrics=[faithfulness(llm=llm)], show_progress=False,
-                      run_config=RunConfig(max_workers=concurrency, timeout=60))
+    result = evaluate(
+        dataset,
+        metrics=[faithfulness(llm=llm)],
+        show_progress=False,
+        run_config=RunConfig(max_workers=concurrency, timeout=60),
+    )
     seconds = time.perf_counter() - start
     assert result.to_pandas()["faithfulness"].notna().all()
     return seconds
@@ -99,10 +122,19 @@ def calibrate_run(folder: Path, judges: list[tuple[str, str]], url: str, args) -
     fresh campaign."""
     config = 'name = "bench"\n[metrics.faithfulness]\nscale = "binary"\n' + "".join(
         f'[judges.{library}-{model}]\nlibrary = "{library}"\nmetric = "faithfulness"\n'
-        f'model = {{ provider = "openai", name = "{model}", base_url = "{url}" }}\n' for library, model in judges)
+        f'model = {{ provider = "openai", name = "{model}", base_url = "{url}" }}\n'
+        for library, model in judges
+    )
     cases = make_cases(args.cases)
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness",
-                           "rater": "ann", "rater_kind": "human", "value": 1})
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases],
+            "metric": "faithfulness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": 1,
+        }
+    )
     write_campaign(folder, config, humans, cases)
     policy = CallPolicy(concurrency=args.concurrency)
     start = time.perf_counter()
@@ -113,9 +145,11 @@ def calibrate_run(folder: Path, judges: list[tuple[str, str]], url: str, args) -
     assert not any(j["failed"] for j in doc["judges"])
     ideal = args.concurrency / args.latency
     models = " + ".join(f"{library} on {model}" for library, model in judges)
-    print(f"calibrate judge, faithfulness, {models} (one endpoint): {args.cases} cases, {calls} calls in "
-          f"{seconds:.2f} s = {calls / seconds:.0f} calls/s, {calls / seconds / ideal:.0%} of the ideal "
-          f"{ideal:.0f} calls/s (concurrency {args.concurrency}, latency {args.latency * 1000:.0f} ms)")
+    print(
+        f"calibrate judge, faithfulness, {models} (one endpoint): {args.cases} cases, {calls} calls in "
+        f"{seconds:.2f} s = {calls / seconds:.0f} calls/s, {calls / seconds / ideal:.0%} of the ideal "
+        f"{ideal:.0f} calls/s (concurrency {args.concurrency}, latency {args.latency * 1000:.0f} ms)"
+    )
     return seconds, calls
 
 
@@ -135,23 +169,30 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             os.chdir(tmp)  # DeepEval's evaluate() writes its run files into the working directory
             calibrate_run(Path(tmp) / "both", list(MODELS.items()), url, args)
-            calibrate_run(Path(tmp) / "two-models", [("deepeval", MODELS["deepeval"]), ("deepeval", "gpt-4-lenient")],
-                          url, args)
+            calibrate_run(
+                Path(tmp) / "two-models", [("deepeval", MODELS["deepeval"]), ("deepeval", "gpt-4-lenient")], url, args
+            )
             start = time.perf_counter()
             again = run_judges(load_campaign(Path(tmp) / "both"), policy=CallPolicy(concurrency=args.concurrency))
-            print(f"unchanged rerun: {time.perf_counter() - start:.2f} s, {sum(j['calls'] for j in again['judges'])} "
-                  f"calls, {sum(j['from_cache'] for j in again['judges'])} ratings from the cache")
+            print(
+                f"unchanged rerun: {time.perf_counter() - start:.2f} s, {sum(j['calls'] for j in again['judges'])} "
+                f"calls, {sum(j['from_cache'] for j in again['judges'])} ratings from the cache"
+            )
             # calibrate first: DeepEval's evaluate() leaves its per-call clients to the garbage collector
-            ours = {library: calibrate_run(Path(tmp) / library, [(library, MODELS[library])], url, args)
-                    for library in CALLS_PER_CASE}
+            ours = {
+                library: calibrate_run(Path(tmp) / library, [(library, MODELS[library])], url, args)
+                for library in CALLS_PER_CASE
+            }
             logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # those clients' "Event loop is closed"
             for library, theirs in (("deepeval", deepeval_evaluate), ("ragas", ragas_evaluate)):
                 seconds, calls = ours[library]
                 their_seconds = theirs(cases, url, args.concurrency)
                 name = {"deepeval": "DeepEval", "ragas": "RAGAS"}[library]
-                print(f"{name} evaluate(), same cases, server and concurrency: {their_seconds:.2f} s "
-                      f"({calls / their_seconds:.0f} calls/s); calibrate judge / {name} evaluate() wall time: "
-                      f"{seconds / their_seconds:.2f}")
+                print(
+                    f"{name} evaluate(), same cases, server and concurrency: {their_seconds:.2f} s "
+                    f"({calls / their_seconds:.0f} calls/s); calibrate judge / {name} evaluate() wall time: "
+                    f"{seconds / their_seconds:.2f}"
+                )
     finally:
         server.terminate()
 

@@ -40,19 +40,39 @@ human_pass = 0.5
 
 
 def make_cases(n: int, contexts: int) -> list[dict]:
-    return [{"case_id": f"c{i:05d}", "input": f"What does document {i} say about topic {i % 97}?",
-             "actual_output": f"Document {i} says that topic {i % 97} matters. It gives three reasons.",
-             "retrieval_context": [f"Chunk {k} of document {i}: a passage of ordinary length about topic "
-                                   f"{(i + k) % 97}, with enough words to look like retrieved text." for k in range(contexts)]}
-            for i in range(n)]
+    return [
+        {
+            "case_id": f"c{i:05d}",
+            "input": f"What does document {i} say about topic {i % 97}?",
+            "actual_output": f"Document {i} says that topic {i % 97} matters. It gives three reasons.",
+            "retrieval_context": [
+                f"Chunk {k} of document {i}: a passage of ordinary length about topic "
+                f"{(i + k) % 97}, with enough words to look like retrieved text."
+                for k in range(contexts)
+            ],
+        }
+        for i in range(n)
+    ]
 
 
 def result(i: int, contexts: int) -> list[dict]:
-    out = [{"from_name": "faithfulness", "to_name": "answer", "type": "choices",
-            "value": {"choices": ["pass" if i % 3 else "fail"]}}]
-    out += [{"from_name": f"contextual_relevancy__chunk_{k}", "to_name": f"contextual_relevancy__chunk_text_{k}",
-             "type": "choices", "value": {"choices": ["relevant" if (i + k) % 2 else "not relevant"]}}
-            for k in range(contexts)]
+    out = [
+        {
+            "from_name": "faithfulness",
+            "to_name": "answer",
+            "type": "choices",
+            "value": {"choices": ["pass" if i % 3 else "fail"]},
+        }
+    ]
+    out += [
+        {
+            "from_name": f"contextual_relevancy__chunk_{k}",
+            "to_name": f"contextual_relevancy__chunk_text_{k}",
+            "type": "choices",
+            "value": {"choices": ["relevant" if (i + k) % 2 else "not relevant"]},
+        }
+        for k in range(contexts)
+    ]
     return out
 
 
@@ -62,14 +82,23 @@ def main() -> None:
     parser.add_argument("--contexts", type=int, default=5)
     args = parser.parse_args()
     cases = make_cases(args.cases, args.contexts)
-    humans = pd.DataFrame({"case_id": [cases[0]["case_id"]], "metric": "faithfulness", "rater": "lead",
-                           "rater_kind": "human", "value": [1]})
+    humans = pd.DataFrame(
+        {
+            "case_id": [cases[0]["case_id"]],
+            "metric": "faithfulness",
+            "rater": "lead",
+            "rater_kind": "human",
+            "value": [1],
+        }
+    )
     with tempfile.TemporaryDirectory() as tmp, LabelStudioServer(Path(tmp) / "ls") as server:
         folder = write_campaign(Path(tmp) / "campaign", TOML, humans, cases)
         start = time.perf_counter()
         first = push(load_campaign(folder), url=server.url, api_key=server.token)
-        print(f"push of {args.cases} cases x {args.contexts} contexts: {time.perf_counter() - start:.1f} s "
-              f"({first['tasks_added']} tasks added)")
+        print(
+            f"push of {args.cases} cases x {args.contexts} contexts: {time.perf_counter() - start:.1f} s "
+            f"({first['tasks_added']} tasks added)"
+        )
         start = time.perf_counter()
         again = push(load_campaign(folder), url=server.url, api_key=server.token)
         print(f"second push (nothing new): {time.perf_counter() - start:.1f} s ({again['tasks_added']} added)")
@@ -81,8 +110,10 @@ def main() -> None:
         project = client.projects.create(title="bench annotated", label_config=interface.xml)
         tasks = [task_data(case_id, case) for case_id, case in sorted(campaign.cases.items())]
         for start_row in range(0, len(tasks), 1000):
-            batch = [{"data": t, "annotations": [{"result": result(i, args.contexts), "completed_by": annotator}]}
-                     for i, t in enumerate(tasks[start_row:start_row + 1000], start=start_row)]
+            batch = [
+                {"data": t, "annotations": [{"result": result(i, args.contexts), "completed_by": annotator}]}
+                for i, t in enumerate(tasks[start_row : start_row + 1000], start=start_row)
+            ]
             client.projects.import_tasks(id=project.id, request=batch)
         store = LabelStore(folder)
         store.set_project(server.url, project.id, sorted(interface.metrics))
@@ -91,8 +122,10 @@ def main() -> None:
         pulled = pull(load_campaign(folder), url=server.url, api_key=server.token)
         seconds = time.perf_counter() - start
         rows = len(pd.read_csv(folder / RATINGS_FILE))
-        print(f"pull of {pulled['annotations']} annotations ({pulled['labels']} labels, {rows} ratings written): "
-              f"{seconds:.1f} s")
+        print(
+            f"pull of {pulled['annotations']} annotations ({pulled['labels']} labels, {rows} ratings written): "
+            f"{seconds:.1f} s"
+        )
 
 
 if __name__ == "__main__":

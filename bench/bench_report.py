@@ -29,30 +29,32 @@ import pandas as pd
 CALIBRATE = [sys.executable, "-m", "calibrate"]
 
 
-def make_campaign(folder: Path, n_cases: int, n_metrics: int, n_judges: int, seed: int = 0,
-                  text_chars: int = 0) -> Path:
+def make_campaign(
+    folder: Path, n_cases: int, n_metrics: int, n_judges: int, seed: int = 0, text_chars: int = 0
+) -> Path:
     rng = np.random.default_rng(seed)
     ids = [f"c{i:04d}" for i in range(n_cases)]
     toml = ['name = "bench-report"']
     rows = []
     for m in range(n_metrics):
         metric = f"metric{m}"
-        toml.append(f"[metrics.{metric}]\nscale = \"binary\"\nmax_false_pass = 0.1")
+        toml.append(f'[metrics.{metric}]\nscale = "binary"\nmax_false_pass = 0.1')
         human = (rng.random(n_cases) < 0.4 + 0.03 * m).astype(float)
         rows += [(c, metric, "human", "human", v) for c, v in zip(ids, human)]
         for j in range(n_judges):
             skill = 0.55 + 0.03 * j
-            if j % 2 == 0:   # a verdict
+            if j % 2 == 0:  # a verdict
                 value = np.where(rng.random(n_cases) < skill, human, 1 - human)
-            else:            # a continuous score
+            else:  # a continuous score
                 value = np.clip(human * skill + rng.normal(0.25, 0.2, n_cases), 0, 1).round(4)
             rows += [(c, metric, f"judge{j:02d}", "judge", v) for c, v in zip(ids, value)]
     for j in range(n_judges):
-        toml.append(f"[raters.judge{j:02d}]\nfamily = \"{['gpt', 'llama', 'claude'][j % 3]}\"")
+        toml.append(f'[raters.judge{j:02d}]\nfamily = "{["gpt", "llama", "claude"][j % 3]}"')
     folder.mkdir(parents=True)
     (folder / "campaign.toml").write_text("\n\n".join(toml) + "\n")
     pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "value"]).to_csv(
-        folder / "ratings.csv", index=False)
+        folder / "ratings.csv", index=False
+    )
     words = ["the", "answer", "model", "question", "because", "which", "context", "paris", "river", "claim"]
 
     def text(kind: str, i: int) -> str:
@@ -62,9 +64,18 @@ def make_campaign(folder: Path, n_cases: int, n_metrics: int, n_judges: int, see
 
     with (folder / "cases.jsonl").open("w") as handle:
         for i, c in enumerate(ids):
-            handle.write(json.dumps({"case_id": c, "input": text("question", i), "actual_output": text("answer", i),
-                                     "retrieval_context": [text("context", i)], "metadata": {"topic": f"t{i % 5}"}})
-                         + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "case_id": c,
+                        "input": text("question", i),
+                        "actual_output": text("answer", i),
+                        "retrieval_context": [text("context", i)],
+                        "metadata": {"topic": f"t{i % 5}"},
+                    }
+                )
+                + "\n"
+            )
     return folder
 
 
@@ -87,14 +98,17 @@ def main() -> None:
     parser.add_argument("--text-chars", type=int, default=0)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        folder = make_campaign(Path(tmp) / "campaign", options.cases, options.metrics, options.judges,
-                               text_chars=options.text_chars)
+        folder = make_campaign(
+            Path(tmp) / "campaign", options.cases, options.metrics, options.judges, text_chars=options.text_chars
+        )
         boot = ["--n-boot", str(options.n_boot)]
         stats_s = timed(["stats", str(folder), *boot], options.repeats)
         report_s = timed(["report", str(folder), "--out", str(Path(tmp) / "report"), *boot], options.repeats)
         size = (Path(tmp) / "report" / "report.html").stat().st_size
-    print(f"campaign: {options.cases} cases x {options.metrics} binary metrics x {options.judges} judges, "
-          f"{options.n_boot} resamples; median of {options.repeats} runs of the command line")
+    print(
+        f"campaign: {options.cases} cases x {options.metrics} binary metrics x {options.judges} judges, "
+        f"{options.n_boot} resamples; median of {options.repeats} runs of the command line"
+    )
     print(f"calibrate stats:  {stats_s:6.1f} s")
     print(f"calibrate report: {report_s:6.1f} s  ({report_s / stats_s:.2f}x stats; target at most 1.5x)")
     print(f"report.html:      {size / 1e6:6.2f} MB (target under 1.5 MB)")

@@ -51,10 +51,13 @@ def make_campaign(folder: Path, n_cases: int, n_judges: int, seed: int = 0) -> d
             toml += f"[raters.{name}]\non_metric_scale = true\n"
         else:
             judges[name] = np.clip(human / 3 * 0.6 + rng.normal(0.2, 0.2, n_cases), 0, 1)
-    frames = [pd.DataFrame({"case_id": ids, "metric": "relevance", "rater": "human", "rater_kind": "human",
-                            "value": human})]
-    frames += [pd.DataFrame({"case_id": ids, "metric": "relevance", "rater": name, "rater_kind": "judge",
-                             "value": values}) for name, values in judges.items()]
+    frames = [
+        pd.DataFrame({"case_id": ids, "metric": "relevance", "rater": "human", "rater_kind": "human", "value": human})
+    ]
+    frames += [
+        pd.DataFrame({"case_id": ids, "metric": "relevance", "rater": name, "rater_kind": "judge", "value": values})
+        for name, values in judges.items()
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "campaign.toml").write_text(toml)
     pd.concat(frames, ignore_index=True).to_parquet(folder / "ratings.parquet", index=False)
@@ -66,10 +69,14 @@ def record_targeted_sample(folder: Path, n_cases: int, seed: int = 0) -> None:
     rng = np.random.default_rng([seed, 1])
     near = rng.random(n_cases) < 0.2
     (folder / "samples").mkdir(exist_ok=True)
-    (folder / "samples" / "bench.json").write_text('{"strategy": "threshold", "n": %d}' % n_cases)
-    pd.DataFrame({"case_id": [f"c{i:06d}" for i in range(n_cases)], "stratum": np.where(near, "near", "far"),
-                  "inclusion_probability": np.where(near, 0.5, 0.05)}).to_csv(folder / "samples" / "bench.csv",
-                                                                             index=False)
+    (folder / "samples" / "bench.json").write_text(f'{{"strategy": "threshold", "n": {n_cases}}}')
+    pd.DataFrame(
+        {
+            "case_id": [f"c{i:06d}" for i in range(n_cases)],
+            "stratum": np.where(near, "near", "far"),
+            "inclusion_probability": np.where(near, 0.5, 0.05),
+        }
+    ).to_csv(folder / "samples" / "bench.csv", index=False)
 
 
 def naive_loop(data: dict[str, np.ndarray], n_resamples: int, seed: int = 0) -> float:
@@ -118,8 +125,12 @@ def main() -> None:
                 # as a user runs it: `calibrate stats CAMPAIGN [--json] > file`
                 with output.open("w") as stdout:
                     start = time.perf_counter()
-                    process = subprocess.Popen([str(calibrate), "stats", str(folder), "--n-boot", str(args.n_boot),
-                                                *extra], stdout=stdout, stderr=subprocess.PIPE, text=True)
+                    process = subprocess.Popen(
+                        [str(calibrate), "stats", str(folder), "--n-boot", str(args.n_boot), *extra],
+                        stdout=stdout,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                    )
                     _, status, usage = os.wait4(process.pid, 0)
                     runs.append(time.perf_counter() - start)
                     cpu.append(usage.ru_utime + usage.ru_stime)
@@ -127,22 +138,30 @@ def main() -> None:
                     raise SystemExit(process.stderr.read())
             timings[mode] = statistics.median(runs)
             # CPU seconds (user + system of calibrate's process): what a shared, loaded machine does not inflate
-            print(f"calibrate stats ({mode} output{', weighted' if args.weighted else ''}, {output.stat().st_size / 1e6:.1f} MB): {args.cases:,} cases x "
-                  f"{args.judges} judges x {args.n_boot} resamples: median {timings[mode]:.1f} s over {len(runs)} "
-                  f"runs ({min(runs):.1f}-{max(runs):.1f} s), CPU {statistics.median(cpu):.1f} s "
-                  f"(load average before the last run {os.getloadavg()[0]:.1f})")
+            print(
+                f"calibrate stats ({mode} output{', weighted' if args.weighted else ''}, "
+                f"{output.stat().st_size / 1e6:.1f} MB): {args.cases:,} cases x "
+                f"{args.judges} judges x {args.n_boot} resamples: median {timings[mode]:.1f} s over {len(runs)} "
+                f"runs ({min(runs):.1f}-{max(runs):.1f} s), CPU {statistics.median(cpu):.1f} s "
+                f"(load average before the last run {os.getloadavg()[0]:.1f})"
+            )
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(f"peak memory of either run: {peak_mb:,.0f} MB")
 
         naive = naive_loop(data, args.naive_resamples)
         scaled = naive * args.n_boot / args.naive_resamples
-        note = "" if args.naive_resamples == args.n_boot else \
-            f" (measured on {args.naive_resamples} resamples: {naive:.1f} s, scaled linearly)"
+        note = (
+            ""
+            if args.naive_resamples == args.n_boot
+            else f" (measured on {args.naive_resamples} resamples: {naive:.1f} s, scaled linearly)"
+        )
         print(f"straightforward loop, spearmanr + cohen_kappa_score per resample: {scaled:.1f} s{note}")
         for mode, seconds in timings.items():
             print(f"speed-up, {mode} output: {scaled / seconds:.1f}x")
-        print("(the loop computes 2 statistics per resample; calibrate computes every statistic, its BCa "
-              "jackknife, the threshold rule per resample and, with --json, every curve point)")
+        print(
+            "(the loop computes 2 statistics per resample; calibrate computes every statistic, its BCa "
+            "jackknife, the threshold rule per resample and, with --json, every curve point)"
+        )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,17 @@ from pathlib import Path
 
 import pandas as pd
 
-JUDGES = ["Olz-gpt4o", "RMITIR-GPT4o", "willia-umbrela1", "h2oloo-fewself", "RMITIR-llama70B",
-          "NISTRetrieval-instruct0", "h2oloo-zeroshot1", "TREMA-all", "TREMA-other"]
+JUDGES = [
+    "Olz-gpt4o",
+    "RMITIR-GPT4o",
+    "willia-umbrela1",
+    "h2oloo-fewself",
+    "RMITIR-llama70B",
+    "NISTRetrieval-instruct0",
+    "h2oloo-zeroshot1",
+    "TREMA-all",
+    "TREMA-other",
+]
 QUESTION_WORDS = {"what", "how", "who", "why", "where", "when", "which"}
 OUT = Path(__file__).resolve().parents[1] / "calibrate" / "demo" / "data"
 
@@ -44,9 +53,20 @@ def main(source: Path) -> None:
             qid, pid = case_id.split("-", 1)
             text = queries[qid].strip()
             first = text.split()[0].lower()
-            handle.write(json.dumps({"case_id": case_id, "input": text, "metadata": {
-                "query_id": qid, "passage_id": pid,
-                "question_type": first if first in QUESTION_WORDS else "other"}}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "case_id": case_id,
+                        "input": text,
+                        "metadata": {
+                            "query_id": qid,
+                            "passage_id": pid,
+                            "question_type": first if first in QUESTION_WORDS else "other",
+                        },
+                    }
+                )
+                + "\n"
+            )
 
     families = {row["judge_id"]: row for row in csv.DictReader((source / "judges.csv").open())}
     lines = [
@@ -68,16 +88,21 @@ def main(source: Path) -> None:
     ]
     for judge in JUDGES:
         row = families[judge]
-        lines += ["", f"[raters.{judge}]", f'family = "{row["family"]}"', f'model = "{row["model"]}"',
-                  "on_metric_scale = true",
-                  f'description = "{row["size"] or "size n/a"}, prompt {row["prompt"]}, fine-tuned {row["fine_tuned"]}, '
-                  f'ensemble {row["ensemble"]}"']
+        lines += [
+            "",
+            f"[raters.{judge}]",
+            f'family = "{row["family"]}"',
+            f'model = "{row["model"]}"',
+            "on_metric_scale = true",
+            f'description = "{row["size"] or "size n/a"}, prompt {row["prompt"]}, fine-tuned {row["fine_tuned"]}, '
+            f'ensemble {row["ensemble"]}"',
+        ]
     (OUT / "campaign.toml").write_text("\n".join(lines) + "\n")
     shutil.copy(source / "LICENSE", OUT / "LICENSE")
     (OUT / "SOURCE.md").write_text(
         "# Source of the demo campaign\n\n"
         "The LLMJudge challenge data (SIGIR 2024 LLM4Eval workshop): repositories llm4eval/LLMJudge @81159c6 "
-        "and llm4eval/LLMJudge-benchmark @968a1f9; paper: Rahmani et al. 2025, \"Judging the Judges\" "
+        'and llm4eval/LLMJudge-benchmark @968a1f9; paper: Rahmani et al. 2025, "Judging the Judges" '
         "(arXiv 2502.13908). MIT license, copied in LICENSE.\n\n"
         "- `human_qrels.txt` (NIST assessors) became the `nist-assessor` human ratings;\n"
         f"- the judge runs {', '.join(JUDGES)} became judge ratings, with their model and family from the "
@@ -85,7 +110,8 @@ def main(source: Path) -> None:
         "- `queries.tsv` gave each case its `input`; passage texts are not part of the data.\n\n"
         "Case ids are `QUERY-PASSAGE`. Values are as published: RMITIR-llama70B holds two labels of 5 on "
         "the 0-3 scale, which `calibrate demo` drops (`--out-of-scale drop`) and lists in the report.\n"
-        "Built by `scripts/build_demo.py`.\n")
+        "Built by `scripts/build_demo.py`.\n"
+    )
 
 
 if __name__ == "__main__":

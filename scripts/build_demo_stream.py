@@ -52,8 +52,9 @@ def main() -> None:
     fp = production[false_pass]
     late_fp = set(rng.choice(fp, size=int(round(0.9 * fp.size)), replace=False))
     other_fails = production[fails & ~false_pass]
-    late_fails = set(rng.choice(other_fails, size=int(round(len(late_fp) * (1 / LATE_FALSE_PASS_RATE - 1))),
-                                replace=False))
+    late_fails = set(
+        rng.choice(other_fails, size=int(round(len(late_fp) * (1 / LATE_FALSE_PASS_RATE - 1))), replace=False)
+    )
     passes = production[~fails]
     pass_share = passes.size / production.size
     n_late_passes = int(round((len(late_fp) + len(late_fails)) * pass_share / (1 - pass_share)))
@@ -64,8 +65,10 @@ def main() -> None:
     def spread(members: list[str], begin: pd.Timestamp, end: pd.Timestamp) -> dict[str, str]:
         seconds = np.sort(rng.uniform(0, (end - begin).total_seconds(), len(members)))
         shuffled = rng.permutation(members)
-        return {c: (begin + pd.Timedelta(seconds=float(s))).strftime("%Y-%m-%dT%H:%M:%SZ")
-                for c, s in zip(shuffled, seconds)}
+        return {
+            c: (begin + pd.Timedelta(seconds=float(s))).strftime("%Y-%m-%dT%H:%M:%SZ")
+            for c, s in zip(shuffled, seconds)
+        }
 
     times = spread(early, START, DRIFT) | spread(late, DRIFT, END)
     audited = set(rng.choice(production, size=int(round(AUDIT * production.size)), replace=False))
@@ -77,27 +80,42 @@ def main() -> None:
             if case["case_id"] in times:
                 case = {**case, "metadata": {**case.get("metadata", {}), "time": times[case["case_id"]]}}
             handle.write(json.dumps(case) + "\n")
-    toml = (SOURCE / "campaign.toml").read_text().replace(
-        'name = "trec-dl-2023-llmjudge"', 'name = "trec-dl-2023-stream"').replace(
-        'description = "TREC DL 2023 passage relevance', 'description = "A stream of TREC DL 2023 passage relevance, '
-        'with a planted drift from 2026-11-02 (scripts/build_demo_stream.py):')
+    toml = (
+        (SOURCE / "campaign.toml")
+        .read_text()
+        .replace('name = "trec-dl-2023-llmjudge"', 'name = "trec-dl-2023-stream"')
+        .replace(
+            'description = "TREC DL 2023 passage relevance',
+            'description = "A stream of TREC DL 2023 passage relevance, '
+            "with a planted drift from 2026-11-02 (scripts/build_demo_stream.py):",
+        )
+    )
     (OUT / "campaign.toml").write_text(toml)
     samples = OUT / "samples"
     samples.mkdir(exist_ok=True)
     probability = len(audited) / production.size
     pd.DataFrame({"case_id": sorted(audited), "stratum": "all", "inclusion_probability": probability}).to_csv(
-        samples / "audit.csv", index=False)
-    design = {"strategy": "random", "n": len(audited), "seed": SEED, "pool": "production (cases with a time)",
-              "strata": {"all": {"size": int(production.size), "sampled": len(audited),
-                                 "inclusion_probability": probability}},
-              "created": "2026-09-07T00:00:00+00:00"}
+        samples / "audit.csv", index=False
+    )
+    design = {
+        "strategy": "random",
+        "n": len(audited),
+        "seed": SEED,
+        "pool": "production (cases with a time)",
+        "strata": {
+            "all": {"size": int(production.size), "sampled": len(audited), "inclusion_probability": probability}
+        },
+        "created": "2026-09-07T00:00:00+00:00",
+    }
     (samples / "audit.json").write_text(json.dumps(design, indent=2) + "\n")
     for name in ("LICENSE", "SOURCE.md"):
         shutil.copyfile(SOURCE / name, OUT / name)
     late_fails_all = sum(1 for c in late if human.get(c, 0) < 2)
-    print(f"baseline {BASELINE}, production {production.size} ({len(early)} before the drift, {len(late)} after), "
-          f"audited {len(audited)}; {DRIFTING_JUDGE} false passes: {len(late_fp)} of {late_fails_all} fails after the "
-          f"drift, {fp.size - len(late_fp)} of {int(fails.sum()) - late_fails_all} before")
+    print(
+        f"baseline {BASELINE}, production {production.size} ({len(early)} before the drift, {len(late)} after), "
+        f"audited {len(audited)}; {DRIFTING_JUDGE} false passes: {len(late_fp)} of {late_fails_all} fails after the "
+        f"drift, {fp.size - len(late_fp)} of {int(fails.sum()) - late_fails_all} before"
+    )
 
 
 if __name__ == "__main__":

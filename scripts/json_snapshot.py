@@ -63,29 +63,42 @@ combine = "mean"
 
 
 def synthetic_campaign(folder: Path) -> None:
-    """120 cases; two annotators who overlap on 40, 20 cases not labelled; judges good (two runs), noisy (three repeats) and
-    levels (on the ordinal scale); metadata topic and generator_family."""
+    """120 cases; two annotators who overlap on 40, 20 cases not labelled; judges good (two runs), noisy
+    (three repeats) and levels (on the ordinal scale); metadata topic and generator_family."""
     rng = np.random.default_rng(7)
     folder.mkdir(parents=True)
     (folder / "campaign.toml").write_text(SYNTHETIC_TOML)
     rows, cases = ["case_id,metric,rater,rater_kind,value,error,run_id"], []
     for i in range(120):
         case = f"c{i:03d}"
-        cases.append({"case_id": case, "input": f"question {i}", "actual_output": "x " * (i % 17 + 1),
-                      "retrieval_context": [f"passage {i}"],
-                      "metadata": {"topic": ["billing", "shipping", "returns"][i % 3],
-                                   "generator_family": ["gpt", "mistral"][i % 2]}})
+        cases.append(
+            {
+                "case_id": case,
+                "input": f"question {i}",
+                "actual_output": "x " * (i % 17 + 1),
+                "retrieval_context": [f"passage {i}"],
+                "metadata": {
+                    "topic": ["billing", "shipping", "returns"][i % 3],
+                    "generator_family": ["gpt", "mistral"][i % 2],
+                },
+            }
+        )
         truth = {"faithfulness": rng.random(), "helpfulness": rng.random(), "fluency": rng.random()}
-        human = {"faithfulness": int(truth["faithfulness"] > 0.35),
-                 "helpfulness": 1 + min(4, int(truth["helpfulness"] * 5)),
-                 "fluency": round(10 * truth["fluency"], 1)}
+        human = {
+            "faithfulness": int(truth["faithfulness"] > 0.35),
+            "helpfulness": 1 + min(4, int(truth["helpfulness"] * 5)),
+            "fluency": round(10 * truth["fluency"], 1),
+        }
         annotators = [] if i >= 100 else ["ann-a"] if i >= 40 else ["ann-a", "ann-b"]
         for metric, value in human.items():
             for annotator in annotators:
                 shown = value
                 if annotator == "ann-b" and rng.random() < 0.2:
-                    shown = {"faithfulness": 1 - value, "helpfulness": max(1, value - 1),
-                             "fluency": round(max(0.0, value - 1.5), 1)}[metric]
+                    shown = {
+                        "faithfulness": 1 - value,
+                        "helpfulness": max(1, value - 1),
+                        "fluency": round(max(0.0, value - 1.5), 1),
+                    }[metric]
                 rows.append(f"{case},{metric},{annotator},human,{shown},,")
             for run, shift in (("v1", 0.0), ("v2", 0.08)):
                 score = float(np.clip(truth[metric] + rng.normal(shift, 0.12), 0, 1))
@@ -109,44 +122,140 @@ def commands(demo: Path, synthetic: Path, work: Path) -> dict[str, list[str]]:
         "demo-stats": ["stats", str(demo), *drop, *N_BOOT, "--json"],
         "demo-stats-by": ["stats", str(demo), *drop, *N_BOOT, "--by", "question_type", *judge_demo, "--json"],
         "demo-thresholds": ["thresholds", str(demo), *drop, *N_BOOT, "--json"],
-        "demo-thresholds-cost": ["thresholds", str(demo), *drop, *N_BOOT, "--cost-false-pass", "4",
-                                 "--cost-false-fail", "1", "--json"],
+        "demo-thresholds-cost": [
+            "thresholds",
+            str(demo),
+            *drop,
+            *N_BOOT,
+            "--cost-false-pass",
+            "4",
+            "--cost-false-fail",
+            "1",
+            "--json",
+        ],
         "demo-gate": ["gate", str(demo), *drop, *N_BOOT, "--min-kappa", "0.3", "--json"],
-        "demo-audit": ["audit", str(demo), *drop, *N_BOOT, "--metric", "relevance", "--old", "Olz-gpt4o",
-                       "--new", "RMITIR-GPT4o", "--json"],
-        "demo-pass-rate": ["pass-rate", str(demo), *drop, "--metric", "relevance", "--judge", "Olz-gpt4o",
-                           "--json"],
+        "demo-audit": [
+            "audit",
+            str(demo),
+            *drop,
+            *N_BOOT,
+            "--metric",
+            "relevance",
+            "--old",
+            "Olz-gpt4o",
+            "--new",
+            "RMITIR-GPT4o",
+            "--json",
+        ],
+        "demo-pass-rate": ["pass-rate", str(demo), *drop, "--metric", "relevance", "--judge", "Olz-gpt4o", "--json"],
         "demo-compare": ["compare", str(demo), *drop, "--json"],
         "demo-bias": ["bias", str(demo), *drop, "--metric", "relevance", "--json"],
-        "demo-calibration": ["calibration", str(demo), *drop, "--metric", "relevance", "--judge",
-                             "TREMA-all", "--json"],
+        "demo-calibration": [
+            "calibration",
+            str(demo),
+            *drop,
+            "--metric",
+            "relevance",
+            "--judge",
+            "TREMA-all",
+            "--json",
+        ],
         "demo-plan": ["plan", str(demo), *drop, "--judge", "Olz-gpt4o", "--json"],
-        "demo-sample": ["sample", str(demo), *drop, "--n", "30", "--strategy", "neyman", "--metric",
-                        "relevance", "--judge", "Olz-gpt4o", "--include-labelled", "--json"],
+        "demo-sample": [
+            "sample",
+            str(demo),
+            *drop,
+            "--n",
+            "30",
+            "--strategy",
+            "neyman",
+            "--metric",
+            "relevance",
+            "--judge",
+            "Olz-gpt4o",
+            "--include-labelled",
+            "--json",
+        ],
         "demo-repeatability": ["repeatability", str(demo), *drop, "--json"],
-        "demo-report": ["report", str(demo), *drop, *N_BOOT, "--out", str(work / "demo-report"),
-                        "--audit", "Olz-gpt4o", "RMITIR-GPT4o"],
+        "demo-report": [
+            "report",
+            str(demo),
+            *drop,
+            *N_BOOT,
+            "--out",
+            str(work / "demo-report"),
+            "--audit",
+            "Olz-gpt4o",
+            "RMITIR-GPT4o",
+        ],
         "syn-validate": ["validate", str(synthetic)],
         "syn-stats": ["stats", str(synthetic), *N_BOOT, "--by", "topic", "--json"],
         "syn-thresholds": ["thresholds", str(synthetic), *N_BOOT, "--json"],
-        "syn-thresholds-confidence": ["thresholds", str(synthetic), *N_BOOT, "--metric", "faithfulness",
-                                      "--max-false-pass", "0.2", "--confidence", "0.9", "--json"],
+        "syn-thresholds-confidence": [
+            "thresholds",
+            str(synthetic),
+            *N_BOOT,
+            "--metric",
+            "faithfulness",
+            "--max-false-pass",
+            "0.2",
+            "--confidence",
+            "0.9",
+            "--json",
+        ],
         "syn-gate": ["gate", str(synthetic), *N_BOOT, "--min-spearman", "0.3", "--forbid-self-eval", "--json"],
-        "syn-audit": ["audit", str(synthetic), *N_BOOT, "--metric", "faithfulness", "--old", "good@v1",
-                      "--new", "good@v2", "--json"],
-        "syn-pass-rate": ["pass-rate", str(synthetic), "--metric", "fluency", "--judge", "good@v1", "--by",
-                          "topic", "--json"],
+        "syn-audit": [
+            "audit",
+            str(synthetic),
+            *N_BOOT,
+            "--metric",
+            "faithfulness",
+            "--old",
+            "good@v1",
+            "--new",
+            "good@v2",
+            "--json",
+        ],
+        "syn-pass-rate": [
+            "pass-rate",
+            str(synthetic),
+            "--metric",
+            "fluency",
+            "--judge",
+            "good@v1",
+            "--by",
+            "topic",
+            "--json",
+        ],
         "syn-compare": ["compare", str(synthetic), "--json"],
         "syn-bias": ["bias", str(synthetic), "--metric", "faithfulness", "--by", "topic", "--json"],
-        "syn-calibration": ["calibration", str(synthetic), "--metric", "faithfulness", "--judge", "good@v1",
-                            "--json"],
+        "syn-calibration": ["calibration", str(synthetic), "--metric", "faithfulness", "--judge", "good@v1", "--json"],
         "syn-plan": ["plan", str(synthetic), "--metric", "faithfulness", "--judge", "good@v1", "--json"],
-        "syn-sample": ["sample", str(synthetic), "--n", "20", "--strategy", "disagreement", "--metric",
-                       "faithfulness", "--json"],
+        "syn-sample": [
+            "sample",
+            str(synthetic),
+            "--n",
+            "20",
+            "--strategy",
+            "disagreement",
+            "--metric",
+            "faithfulness",
+            "--json",
+        ],
         "syn-repeatability": ["repeatability", str(synthetic), *N_BOOT, "--json"],
         "syn-adjudicate": ["adjudicate", str(synthetic), "--json"],
-        "syn-report": ["report", str(synthetic), *N_BOOT, "--by", "topic", "--out", str(work / "syn-report"),
-                       "--audit", "good@v1", "good@v2"],
+        "syn-report": [
+            "report",
+            str(synthetic),
+            *N_BOOT,
+            "--by",
+            "topic",
+            "--out",
+            str(work / "syn-report"),
+            "--audit",
+            "good@v1",
+            "good@v2",
+        ],
     }
 
 

@@ -67,8 +67,10 @@ def closure(project: str, extras: set[str]) -> dict[str, str]:
     excluded."""
     seen, missing = requirements_closure(project, extras)
     if missing:
-        raise SystemExit(f"not installed here, so not pinned: {', '.join(sorted(set(missing)))} "
-                         "(run this with the Python of an environment `make test` built)")
+        raise SystemExit(
+            f"not installed here, so not pinned: {', '.join(sorted(set(missing)))} "
+            "(run this with the Python of an environment `make test` built)"
+        )
     key = canonicalize_name(project)
     return {name: md.version(name) for name in sorted(seen) if name != key}
 

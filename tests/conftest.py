@@ -37,8 +37,13 @@ def need(condition: bool, what: str) -> None:
         pytest.skip(f"{what} is missing")
 
 
-def write_campaign(folder: Path, toml: str, ratings: pd.DataFrame | str, cases: list[dict] | None = None,
-                   ratings_name: str = "ratings.csv") -> Path:
+def write_campaign(
+    folder: Path,
+    toml: str,
+    ratings: pd.DataFrame | str,
+    cases: list[dict] | None = None,
+    ratings_name: str = "ratings.csv",
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "campaign.toml").write_text(toml)
     if isinstance(ratings, str):
@@ -83,16 +88,30 @@ def small_campaign(tmp_path) -> Path:
     cases = []
     for i in range(n):
         case_id = f"c{i:03d}"
-        cases.append({"case_id": case_id, "input": f"question {i}", "actual_output": f"answer {i}",
-                      "metadata": {"question_type": "how" if i % 3 else "what", "generator_family": "gpt"}})
+        cases.append(
+            {
+                "case_id": case_id,
+                "input": f"question {i}",
+                "actual_output": f"answer {i}",
+                "metadata": {"question_type": "how" if i % 3 else "what", "generator_family": "gpt"},
+            }
+        )
         rows.append((case_id, "faithfulness", "ann1", "human", int(truth[i]), ""))
         if i % 5 == 0:
             rows.append((case_id, "faithfulness", "ann2", "human", int(truth[i]), ""))
         score_a = float(np.clip(truth[i] * 0.5 + rng.normal(0.3, 0.2), 0, 1).round(2))
         score_b = float(np.clip(rng.random(), 0, 1).round(2))
         rows.append((case_id, "faithfulness", "judge-a", "judge", score_a, ""))
-        rows.append((case_id, "faithfulness", "judge-b", "judge", "" if i == 3 else score_b,
-                     "timeout after 30 s" if i == 3 else ""))
+        rows.append(
+            (
+                case_id,
+                "faithfulness",
+                "judge-b",
+                "judge",
+                "" if i == 3 else score_b,
+                "timeout after 30 s" if i == 3 else "",
+            )
+        )
     frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "value", "error"])
     return write_campaign(tmp_path / "small", BINARY_TOML, frame, cases)
 
@@ -123,8 +142,13 @@ def label_studio(tmp_path_factory):
     yields the server (``.url``, ``.token``, ``.set_password``)."""
     from tests.labelstudio_server import LABEL_STUDIO, LabelStudioServer
 
-    yield from serve(LabelStudioServer, LABEL_STUDIO, "Label Studio", "install-label-studio.sh",
-                     tmp_path_factory.mktemp("label-studio"))
+    yield from serve(
+        LabelStudioServer,
+        LABEL_STUDIO,
+        "Label Studio",
+        "install-label-studio.sh",
+        tmp_path_factory.mktemp("label-studio"),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -153,9 +177,13 @@ def local_model(tmp_path_factory, model_file: str, alias: str):
 
     model = getattr(local, model_file)
     need(model.is_file(), f"the local judge model {model.name} ({model}; run scripts/install-local-model.sh)")
-    yield from serve(partial(local.LocalModelServer, model=model, alias=alias), local.PYTHON,
-                     "xllamacpp (the local model runtime)", "install-local-model.sh",
-                     tmp_path_factory.mktemp(f"local-model-{alias}"))
+    yield from serve(
+        partial(local.LocalModelServer, model=model, alias=alias),
+        local.PYTHON,
+        "xllamacpp (the local model runtime)",
+        "install-local-model.sh",
+        tmp_path_factory.mktemp(f"local-model-{alias}"),
+    )
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,10 @@ import zlib
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-CLAIMS = "please extract a comprehensive list of FACTUAL, undisputed truths, that can inferred from the provided actual AI output"
+CLAIMS = (
+    "please extract a comprehensive list of FACTUAL, undisputed truths, "
+    "that can inferred from the provided actual AI output"
+)
 TRUTHS = 'with the "truths" key as a list of strings'
 VERDICTS = "indicate whether EACH claim contradicts any facts in the retrieval context"
 STATEMENTS = "breakdown and generate a list of statements presented"
@@ -58,11 +61,16 @@ DAG_TASK = "with the 'output' key as the output from the instructions"
 DAG_BINARY = "`verdict` (true or false)"
 DAG_NON_BINARY = "only return a json with two keys: 'verdict' ["
 DAG_REASON = "Given the metric name, the score of that metric, and the DAG traversal"
-PROMPTFOO_RUBRIC = "</Output>\n<Rubric>\n"   # promptfoo's llm-rubric: the output, then the rubric
+PROMPTFOO_RUBRIC = "</Output>\n<Rubric>\n"  # promptfoo's llm-rubric: the output, then the rubric
 #: G-Eval: the probability of the score s given in the reply, and of its neighbours
 SCORE_PROBABILITIES = {0: 0.6, -1: 0.25, +1: 0.15}
-REASONS = ("Faithfulness Score:", "Answer Relevancy Score:", "Contextual Precision Score:",
-           "Contextual Recall Score:", "Contextual Relevancy Score:")
+REASONS = (
+    "Faithfulness Score:",
+    "Answer Relevancy Score:",
+    "Contextual Precision Score:",
+    "Contextual Recall Score:",
+    "Contextual Relevancy Score:",
+)
 STOPWORDS = {"this", "that", "with", "from", "what", "which", "have", "there", "their", "about", "does", "into"}
 
 #: persona -> what a model of that persona does to the careful judge's verdicts (the first persona whose
@@ -102,14 +110,18 @@ class Judge:
 
     def inverts(self, item: str) -> bool:
         """Whether this model turns the careful verdict on ``item`` around."""
-        return (self.persona == "contrarian" or (self.persona == "numbers" and bool(re.search(r"\d", item)))
-                or (self.persona == "noisy" and zlib.crc32(f"{self.model}|{item}".encode()) / 2 ** 32 < NOISE)
-                or (self.persona == "flaky" and random.random() < FLAKY))
+        return (
+            self.persona == "contrarian"
+            or (self.persona == "numbers" and bool(re.search(r"\d", item)))
+            or (self.persona == "noisy" and zlib.crc32(f"{self.model}|{item}".encode()) / 2**32 < NOISE)
+            or (self.persona == "flaky" and random.random() < FLAKY)
+        )
 
     def verdicts(self, careful: list[bool], items: list[str]) -> list[bool]:
         """The verdicts on the items of one prompt (claims, statements, chunks), ``careful`` the careful ones."""
-        if self.persona == "lenient" or (self.persona == "verbose"
-                                         and sum(len(i.split()) for i in items) >= LONG_WORDS):
+        if self.persona == "lenient" or (
+            self.persona == "verbose" and sum(len(i.split()) for i in items) >= LONG_WORDS
+        ):
             return [True] * len(careful)
         if self.persona == "strict":
             return [all(careful)] * len(careful)
@@ -163,8 +175,10 @@ def verdict(ok: bool, why: str, **extra) -> dict:
 
 def verdict_list(judge: Judge, careful: list[bool], items: list[str], why: str, **extra) -> list[dict]:
     """DeepEval's verdicts on ``items``, as ``judge`` gives them; ``why`` is formatted with the item."""
-    return [verdict(ok, why.format(item), **({k: item for k in extra})) for ok, item in
-            zip(judge.verdicts(careful, items), items)]
+    return [
+        verdict(ok, why.format(item), **({k: item for k in extra}))
+        for ok, item in zip(judge.verdicts(careful, items), items)
+    ]
 
 
 RAGAS_SCHEMA = "as specified in JSON Schema:\n"
@@ -192,8 +206,12 @@ def ragas_answer(prompt: str, judge: Judge = CAREFUL) -> dict:
     if title == "NLIStatementOutput":
         context, statements = normalise(given["context"]), given["statements"]
         supported = judge.verdicts([normalise(s) in context for s in statements], statements)
-        return {"statements": [{"statement": s, "verdict": int(ok), "reason": "In the context." if ok else
-                                "Not in the context."} for s, ok in zip(statements, supported)]}
+        return {
+            "statements": [
+                {"statement": s, "verdict": int(ok), "reason": "In the context." if ok else "Not in the context."}
+                for s, ok in zip(statements, supported)
+            ]
+        }
     if title == "AnswerRelevanceOutput":
         response = given["response"]
         committal = judge.verdict(not any(phrase in response.lower() for phrase in NONCOMMITTAL), response)
@@ -205,14 +223,19 @@ def ragas_answer(prompt: str, judge: Judge = CAREFUL) -> dict:
     if title in ("ContextRecallOutput", "ContextRecallClassifications"):
         context, statements = normalise(given["context"]), sentences(given["answer"])
         found = judge.verdicts([normalise(s) in context for s in statements], statements)
-        return {"classifications": [{"statement": s, "reason": "Found." if ok else "Missing.", "attributed": int(ok)}
-                                    for s, ok in zip(statements, found)]}
+        return {
+            "classifications": [
+                {"statement": s, "reason": "Found." if ok else "Missing.", "attributed": int(ok)}
+                for s, ok in zip(statements, found)
+            ]
+        }
     raise ValueError("unknown RAGAS output model: " + title)
 
 
 def g_eval_score(prompt: str, judge: Judge = CAREFUL) -> int:
     """G-Eval, 0-10: carefully, the share of the actual output's words found in the expected output
     (or, without one, in the input); then as ``judge`` gives it."""
+
     def field(name: str) -> str | None:
         found = re.search(rf"{name}:\n(.*?) \n\n", prompt, re.S)
         return found.group(1) if found else None
@@ -239,20 +262,31 @@ def logprobs(content: str, top: int, digits: bool = False) -> dict:
     numbers = [m.span() for m in re.finditer(r"\d+", content)]
     starts = [sum(map(len, tokens[:i])) for i in range(len(tokens))]
     last = numbers[-1] if numbers else None
-    score = int(content[last[0]:last[1]]) if last else None
+    score = int(content[last[0] : last[1]]) if last else None
     out = []
     for i, token in enumerate(tokens):
         alternatives = [{"token": token, "logprob": 0.0}]
-        if last and starts[i] == last[0]:   # the score's (first) token
-            weighed = [(str(score + d)[:1] if digits else str(score + d), p) for d, p in SCORE_PROBABILITIES.items()
-                       if 0 <= score + d <= 10]
+        if last and starts[i] == last[0]:  # the score's (first) token
+            weighed = [
+                (str(score + d)[:1] if digits else str(score + d), p)
+                for d, p in SCORE_PROBABILITIES.items()
+                if 0 <= score + d <= 10
+            ]
             alternatives = [{"token": t, "logprob": math.log(p)} for t, p in weighed]
-        elif last and digits and score == 10 and starts[i] == last[0] + 1:   # the "0" after the "1" of 10
-            alternatives = [{"token": "0", "logprob": math.log(TEN_AFTER_ONE)},
-                            {"token": "}", "logprob": math.log(1 - TEN_AFTER_ONE)}]
+        elif last and digits and score == 10 and starts[i] == last[0] + 1:  # the "0" after the "1" of 10
+            alternatives = [
+                {"token": "0", "logprob": math.log(TEN_AFTER_ONE)},
+                {"token": "}", "logprob": math.log(1 - TEN_AFTER_ONE)},
+            ]
         alternatives = [{**a, "bytes": list(a["token"].encode())} for a in alternatives]
-        out.append({"token": token, "logprob": alternatives[0]["logprob"], "bytes": list(token.encode()),
-                    "top_logprobs": alternatives[:top]})
+        out.append(
+            {
+                "token": token,
+                "logprob": alternatives[0]["logprob"],
+                "bytes": list(token.encode()),
+                "top_logprobs": alternatives[:top],
+            }
+        )
     return {"content": out}
 
 
@@ -265,8 +299,11 @@ def rubric_grade(prompt: str, judge: Judge = CAREFUL) -> dict:
     claims = sentences(output) or [output]
     found = judge.verdicts([normalise(c) in rubric for c in claims], claims)
     score = sum(found) / len(found)
-    return {"reason": "Every sentence is supported." if all(found) else "Some sentences are not supported.",
-            "pass": all(found), "score": score}
+    return {
+        "reason": "Every sentence is supported." if all(found) else "Some sentences are not supported.",
+        "pass": all(found),
+        "score": score,
+    }
 
 
 def answer(prompt: str, judge: Judge = CAREFUL) -> dict:
@@ -284,8 +321,10 @@ def answer(prompt: str, judge: Judge = CAREFUL) -> dict:
             term = re.search(r"'([^']+)'", criteria).group(1).lower()
             return {"reason": f"Looked for {term}.", "verdict": judge.verdict(term in content, content)}
         options = ast.literal_eval("[" + prompt.split(DAG_NON_BINARY, 1)[1].split("]", 1)[0] + "]")
-        return {"reason": "The first option named.", "verdict": next((o for o in options if o.lower() in content),
-                                                                      options[-1])}
+        return {
+            "reason": "The first option named.",
+            "verdict": next((o for o in options if o.lower() in content), options[-1]),
+        }
     if DAG_REASON in prompt:
         return {"reason": "The score follows the DAG traversal."}
     if G_EVAL_STEPS in prompt:
@@ -303,32 +342,53 @@ def answer(prompt: str, judge: Judge = CAREFUL) -> dict:
         context = normalise(section(prompt, "Retrieval Contexts:\n", "\n\nClaims:"))
         claims = ast.literal_eval(section(prompt, "Claims:\n", "\n\nJSON:"))
         supported = judge.verdicts([normalise(c) in context for c in claims], claims)
-        return {"verdicts": [{"verdict": "yes"} if ok else {"verdict": "no", "reason": f"The context does not "
-                                                                                       f"support: {c}"}
-                             for c, ok in zip(claims, supported)]}
+        return {
+            "verdicts": [
+                {"verdict": "yes"} if ok else {"verdict": "no", "reason": f"The context does not support: {c}"}
+                for c, ok in zip(claims, supported)
+            ]
+        }
     if STATEMENTS in prompt:
         return {"statements": sentences(section(prompt, "Text:\n", "\n\nJSON:"))}
     if RELEVANT_STATEMENTS in prompt:  # answer relevancy: a statement is relevant when it shares a word with the input
         question = words(section(prompt, "Input:\n", "\n\nStatements:"))
         statements = nodes(section(prompt, "Statements:\n", "\n\nJSON:"))
-        return {"verdicts": verdict_list(judge, [bool(words(s) & question) for s in statements], statements,
-                                         "'{}' does not address the input")}
+        return {
+            "verdicts": verdict_list(
+                judge, [bool(words(s) & question) for s in statements], statements, "'{}' does not address the input"
+            )
+        }
     if PRECISION in prompt:  # a node is useful when most of its words are in the expected output
         expected = words(section(prompt, "Expected output:\n", "\n\nRetrieval Context"))
         context = nodes(section(prompt.rsplit("Retrieval Context", 1)[1], ":\n", "\n\nJSON:"))
-        return {"verdicts": verdict_list(judge, [len(words(n) & expected) * 2 >= max(1, len(words(n)))
-                                                 for n in context], context,
-                                         "'{}' does not help to reach the expected output")}
+        return {
+            "verdicts": verdict_list(
+                judge,
+                [len(words(n) & expected) * 2 >= max(1, len(words(n))) for n in context],
+                context,
+                "'{}' does not help to reach the expected output",
+            )
+        }
     if RECALL in prompt:  # a sentence of the expected output is attributable when the context holds it
         context = normalise(" ".join(nodes(section(prompt, "Retrieval Context:\n", "\n\nJSON:"))))
         expected = sentences(section(prompt, "Expected Output:\n", "\n\nRetrieval Context:"))
-        return {"verdicts": verdict_list(judge, [normalise(s) in context for s in expected], expected,
-                                         "'{}' is not in the retrieval context")}
+        return {
+            "verdicts": verdict_list(
+                judge, [normalise(s) in context for s in expected], expected, "'{}' is not in the retrieval context"
+            )
+        }
     if CONTEXT_RELEVANCY in prompt:  # a context statement is relevant when it shares a word with the input
         question = words(section(prompt, "Input:\n", "\n\nContext:"))
         statements = [s for n in nodes(section(prompt, "Context:\n", "\n\nJSON:")) for s in sentences(n)]
-        return {"verdicts": verdict_list(judge, [bool(words(s) & question) for s in statements], statements,
-                                         "'{}' is unrelated to the input", statement=True)}
+        return {
+            "verdicts": verdict_list(
+                judge,
+                [bool(words(s) & question) for s in statements],
+                statements,
+                "'{}' is unrelated to the input",
+                statement=True,
+            )
+        }
     for marker in REASONS:
         if marker in prompt:
             score = section(prompt, marker + "\n", "\n")
@@ -341,19 +401,27 @@ class JudgeServer:
 
     ``models``: the model names the server hosts (any other gets a 404, as from OpenAI or vLLM); every
     name by default. ``aliases``: model name -> the persona it answers as, whatever the name says (a
-    provider moving an alias to another model: change it while the server runs). ``by_model`` counts the requests (chat and embeddings) that named each model, and
+    provider moving an alias to another model: change it while the server runs). ``by_model`` counts
+    the requests (chat and embeddings) that named each model, and
     ``seen`` holds the settings of every request: model, path, temperature, max_tokens, JSON mode,
     logprobs, top_logprobs.
     """
 
-    def __init__(self, *, delay_s: float = 0.0, models: set[str] | None = None, aliases: dict[str, str] | None = None,
-                 refuse: set[str] | frozenset[str] = frozenset(), digits: bool = False):
+    def __init__(
+        self,
+        *,
+        delay_s: float = 0.0,
+        models: set[str] | None = None,
+        aliases: dict[str, str] | None = None,
+        refuse: set[str] | frozenset[str] = frozenset(),
+        digits: bool = False,
+    ):
         self.delay_s = delay_s
         self.digits = digits
         self.refuse = set(refuse)
         self.models = models
         self.aliases = dict(aliases or {})
-        self.faults: dict[str, list] = {}   # marker -> [kind, times left]
+        self.faults: dict[str, list] = {}  # marker -> [kind, times left]
         self.counts: Counter = Counter()
         self.by_model: Counter = Counter()
         self.seen: list[dict] = []
@@ -383,17 +451,30 @@ class JudgeServer:
                 model = str(body.get("model"))
                 with outer.lock:
                     outer.by_model[model] += 1
-                    outer.seen.append({"model": model, "path": self.path.rsplit("/", 1)[-1],
-                                       **{k: body.get(k) for k in ("temperature", "max_tokens", "logprobs",
-                                                                   "top_logprobs")},
-                                       "json_mode": (body.get("response_format") or {}).get("type") in
-                                       ("json_object", "json_schema"),
-                                       "response_format": outer._mode(body), "schema": outer._schema(body)})
+                    outer.seen.append(
+                        {
+                            "model": model,
+                            "path": self.path.rsplit("/", 1)[-1],
+                            **{k: body.get(k) for k in ("temperature", "max_tokens", "logprobs", "top_logprobs")},
+                            "json_mode": (body.get("response_format") or {}).get("type")
+                            in ("json_object", "json_schema"),
+                            "response_format": outer._mode(body),
+                            "schema": outer._schema(body),
+                        }
+                    )
                 if outer.models is not None and model not in outer.models:
                     with outer.lock:
                         outer.counts["unknown_model"] += 1
-                    return self._send(404, {"error": {"message": f"The model `{model}` does not exist.",
-                                                      "type": "invalid_request_error", "code": "model_not_found"}})
+                    return self._send(
+                        404,
+                        {
+                            "error": {
+                                "message": f"The model `{model}` does not exist.",
+                                "type": "invalid_request_error",
+                                "code": "model_not_found",
+                            }
+                        },
+                    )
                 if self.path.endswith("/embeddings"):
                     texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
                     fault = outer._take_fault(" ".join(texts))
@@ -402,11 +483,20 @@ class JudgeServer:
                         outer.counts[fault or "ok"] += 1
                     if fault == "500":
                         return self._send(500, {"error": {"message": "internal error"}})
-                    return self._send(200, {"object": "list", "model": body["model"],
-                                            "data": [{"object": "embedding", "index": i, "embedding": embed(t)}
-                                                     for i, t in enumerate(texts)],
-                                            "usage": {"prompt_tokens": sum(len(t.split()) for t in texts),
-                                                      "total_tokens": sum(len(t.split()) for t in texts)}})
+                    return self._send(
+                        200,
+                        {
+                            "object": "list",
+                            "model": body["model"],
+                            "data": [
+                                {"object": "embedding", "index": i, "embedding": embed(t)} for i, t in enumerate(texts)
+                            ],
+                            "usage": {
+                                "prompt_tokens": sum(len(t.split()) for t in texts),
+                                "total_tokens": sum(len(t.split()) for t in texts),
+                            },
+                        },
+                    )
                 anthropic = self.path.endswith("/v1/messages")
                 if not (anthropic or self.path.endswith("/chat/completions")):
                     return self._send(404, {"error": {"message": "not found"}})
@@ -414,14 +504,30 @@ class JudgeServer:
                     outer.keys_seen.add(self.headers.get("x-api-key") or self.headers.get("Authorization") or "")
                 prompt = body["messages"][-1]["content"]
                 mode = outer._mode(body)
-                if mode in outer.refuse:   # an older server: a 400 naming what it does not support
+                if mode in outer.refuse:  # an older server: a 400 naming what it does not support
                     with outer.lock:
                         outer.counts[f"refused_{mode}"] += 1
                     if anthropic:
-                        return self._send(400, {"type": "error", "error": {
-                            "type": "invalid_request_error", "message": "output_config: Extra inputs are not permitted"}})
-                    return self._send(400, {"error": {"code": 400, "type": "invalid_request_error",
-                                                      "message": f"response_format type '{mode}' is not supported"}})
+                        return self._send(
+                            400,
+                            {
+                                "type": "error",
+                                "error": {
+                                    "type": "invalid_request_error",
+                                    "message": "output_config: Extra inputs are not permitted",
+                                },
+                            },
+                        )
+                    return self._send(
+                        400,
+                        {
+                            "error": {
+                                "code": 400,
+                                "type": "invalid_request_error",
+                                "message": f"response_format type '{mode}' is not supported",
+                            }
+                        },
+                    )
                 fault = outer._take_fault(prompt)
                 with outer.lock:
                     outer.counts["requests"] += 1
@@ -430,11 +536,19 @@ class JudgeServer:
                     return self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0.05"})
                 if fault == "500":
                     return self._send(500, {"error": {"message": "internal error"}})
-                if fault == "echo-key":   # a server that quotes the key it was sent in its error, as some do
+                if fault == "echo-key":  # a server that quotes the key it was sent in its error, as some do
                     sent = (self.headers.get("x-api-key") or self.headers.get("Authorization") or "").split()[-1:]
-                    return self._send(401, {"error": {"message": f"Incorrect API key provided: {' '.join(sent)}. "
-                                                                 "You can find your API key in your account.",
-                                                      "type": "invalid_request_error", "code": "invalid_api_key"}})
+                    return self._send(
+                        401,
+                        {
+                            "error": {
+                                "message": f"Incorrect API key provided: {' '.join(sent)}. "
+                                "You can find your API key in your account.",
+                                "type": "invalid_request_error",
+                                "code": "invalid_api_key",
+                            }
+                        },
+                    )
                 if fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
@@ -451,29 +565,46 @@ class JudgeServer:
                     given = answer(prompt, Judge(model, outer.aliases.get(model)))
                     outer._check_schema(outer._schema(body), given)
                     content = json.dumps(given)
-                if fault == "cut":   # stopped at max_tokens in the middle of the JSON
-                    content = content[:max(1, len(content) // 2)]
+                if fault == "cut":  # stopped at max_tokens in the middle of the JSON
+                    content = content[: max(1, len(content) // 2)]
                 stop = "length" if fault == "cut" else "stop"
                 if anthropic:  # Anthropic's Messages API: no JSON mode, so the JSON comes in a Markdown fence
                     if fault not in ("malformed", "cut") and mode != "json_schema":
                         content = f"Here is the JSON:\n```json\n{content}\n```"
-                    return self._send(200, {
-                        "id": "msg-scripted", "type": "message", "role": "assistant", "model": body["model"],
-                        "content": [{"type": "text", "text": content}],
-                        "stop_reason": "max_tokens" if stop == "length" else "end_turn",
-                        "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(content.split())}})
+                    return self._send(
+                        200,
+                        {
+                            "id": "msg-scripted",
+                            "type": "message",
+                            "role": "assistant",
+                            "model": body["model"],
+                            "content": [{"type": "text", "text": content}],
+                            "stop_reason": "max_tokens" if stop == "length" else "end_turn",
+                            "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(content.split())},
+                        },
+                    )
                 choice = {"index": 0, "finish_reason": stop, "message": {"role": "assistant", "content": content}}
                 if body.get("logprobs"):
                     with outer.lock:
                         outer.counts["logprobs"] += 1
                     choice["logprobs"] = logprobs(content, body.get("top_logprobs") or 1, outer.digits)
-                return self._send(200, {
-                    "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [choice],
-                    "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(content.split()),
-                              "total_tokens": len(prompt.split()) + len(content.split()),
-                              # a proxy that reports each call's cost (OpenRouter, LiteLLM)
-                              **({"cost": COST_PER_CALL} if body["model"].endswith("-costed") else {})}})
+                return self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-scripted",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [choice],
+                        "usage": {
+                            "prompt_tokens": len(prompt.split()),
+                            "completion_tokens": len(content.split()),
+                            "total_tokens": len(prompt.split()) + len(content.split()),
+                            # a proxy that reports each call's cost (OpenRouter, LiteLLM)
+                            **({"cost": COST_PER_CALL} if body["model"].endswith("-costed") else {}),
+                        },
+                    },
+                )
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 256
@@ -522,7 +653,7 @@ class JudgeServer:
         with self.lock:
             self.faults[marker] = [kind, times]
 
-    def __enter__(self) -> "JudgeServer":
+    def __enter__(self) -> JudgeServer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         return self
 

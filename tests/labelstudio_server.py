@@ -29,28 +29,69 @@ class LabelStudioServer:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def _env(self) -> dict[str, str]:
-        return {**os.environ, "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false", "SENTRY_DSN": "",
-                "FRONTEND_SENTRY_DSN": "", "LABEL_STUDIO_BASE_DATA_DIR": str(self.data_dir), "DJANGO_DB": "sqlite",
-                "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true"}
+        return {
+            **os.environ,
+            "LATEST_VERSION_CHECK": "false",
+            "COLLECT_ANALYTICS": "false",
+            "SENTRY_DSN": "",
+            "FRONTEND_SENTRY_DSN": "",
+            "LABEL_STUDIO_BASE_DATA_DIR": str(self.data_dir),
+            "DJANGO_DB": "sqlite",
+            "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+        }
 
     def set_password(self, email: str, password: str) -> None:
         """Give a user (made through the API, which sets no password) a password to log in with."""
-        subprocess.run([str(LABEL_STUDIO), "reset_password", "--username", email, "--password", password,
-                        "--data-dir", str(self.data_dir)], env=self._env(), cwd=self.data_dir, check=True,
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                str(LABEL_STUDIO),
+                "reset_password",
+                "--username",
+                email,
+                "--password",
+                password,
+                "--data-dir",
+                str(self.data_dir),
+            ],
+            env=self._env(),
+            cwd=self.data_dir,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
 
-    def __enter__(self) -> "LabelStudioServer":
+    def __enter__(self) -> LabelStudioServer:
         env = self._env()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._log = (self.data_dir / "server.log").open("w")
         self.process = subprocess.Popen(
-            [str(LABEL_STUDIO), "start", "--host", "127.0.0.1", "--port", str(self.port), "--no-browser",
-             "--data-dir", str(self.data_dir), "--username", ADMIN[0], "--password", ADMIN[1],
-             "--user-token", TOKEN, "--enable-legacy-api-token"],
-            stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.data_dir)
+            [
+                str(LABEL_STUDIO),
+                "start",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--no-browser",
+                "--data-dir",
+                str(self.data_dir),
+                "--username",
+                ADMIN[0],
+                "--password",
+                ADMIN[1],
+                "--user-token",
+                TOKEN,
+                "--enable-legacy-api-token",
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=self.data_dir,
+        )
         try:
-            wait_healthy(self.url + "/health", self.process, self.start_timeout_s, self.data_dir / "server.log",
-                         "Label Studio")
+            wait_healthy(
+                self.url + "/health", self.process, self.start_timeout_s, self.data_dir / "server.log", "Label Studio"
+            )
         except RuntimeError:
             self.__exit__()
             raise

@@ -56,15 +56,24 @@ class LocalModelServer:
     """``with LocalModelServer(folder, model, alias) as server:`` gives ``server.url`` (``.../v1``) and
     ``server.model`` (the name requests use)."""
 
-    def __init__(self, folder: Path, model: Path = QWEN, alias: str = "qwen", *, n_ctx: int = 4096,
-                 threads: int | None = None, start_timeout_s: float = 180.0):
+    def __init__(
+        self,
+        folder: Path,
+        model: Path = QWEN,
+        alias: str = "qwen",
+        *,
+        n_ctx: int = 4096,
+        threads: int | None = None,
+        start_timeout_s: float = 180.0,
+    ):
         self.folder = Path(folder)
         self.model_path = Path(model)
         self.model = alias
         self.n_ctx = n_ctx
         # CALIBRATE_TEST_MODEL_THREADS: fewer threads beside other work (the default: the cores, at most 4)
-        self.threads = (threads or int(os.environ.get("CALIBRATE_TEST_MODEL_THREADS") or 0)
-                        or max(1, min(os.cpu_count() or 1, 4)))
+        self.threads = (
+            threads or int(os.environ.get("CALIBRATE_TEST_MODEL_THREADS") or 0) or max(1, min(os.cpu_count() or 1, 4))
+        )
         self.start_timeout_s = start_timeout_s
         self.port = free_port()
         self.root = f"http://127.0.0.1:{self.port}"
@@ -74,18 +83,36 @@ class LocalModelServer:
     def _env(self) -> dict[str, str]:
         return {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "PYTHONNOUSERSITE": "1"}
 
-    def __enter__(self) -> "LocalModelServer":
+    def __enter__(self) -> LocalModelServer:
         if not self.model_path.is_file():
             raise RuntimeError(f"the local model {self.model_path} is missing (run scripts/install-local-model.sh)")
         self.folder.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            [str(PYTHON), "-c", SERVE, str(self.model_path), str(self.port), self.model, str(self.n_ctx),
-             str(self.threads)],
-            stdout=self._log, stderr=subprocess.STDOUT, env=self._env(), cwd=self.folder, start_new_session=True)
+            [
+                str(PYTHON),
+                "-c",
+                SERVE,
+                str(self.model_path),
+                str(self.port),
+                self.model,
+                str(self.n_ctx),
+                str(self.threads),
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=self._env(),
+            cwd=self.folder,
+            start_new_session=True,
+        )
         try:
-            wait_healthy(self.root + "/health", self.process, self.start_timeout_s, self.log_path,
-                         f"the local model server ({self.model_path.name})")
+            wait_healthy(
+                self.root + "/health",
+                self.process,
+                self.start_timeout_s,
+                self.log_path,
+                f"the local model server ({self.model_path.name})",
+            )
         except RuntimeError:
             self.__exit__(None, None, None)
             raise

@@ -18,9 +18,14 @@ from tests.servers import free_port, run_script, stop, wait_healthy
 MLFLOW_VENV = Path(__file__).resolve().parents[1] / ".mlflow-venv"
 MLFLOW = MLFLOW_VENV / "bin" / "mlflow"
 PYTHON = MLFLOW_VENV / "bin" / "python"
-QUIET = {"MLFLOW_ENABLE_TELEMETRY": "false", "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
-         "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false", "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
-         "GIT_PYTHON_REFRESH": "quiet"}
+QUIET = {
+    "MLFLOW_ENABLE_TELEMETRY": "false",
+    "MLFLOW_DISABLE_TELEMETRY": "true",
+    "DO_NOT_TRACK": "true",
+    "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false",
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
+    "GIT_PYTHON_REFRESH": "quiet",
+}
 
 
 class MlflowServer:
@@ -36,15 +41,30 @@ class MlflowServer:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
         return {**env, **QUIET, "PYTHONNOUSERSITE": "1"}
 
-    def __enter__(self) -> "MlflowServer":
+    def __enter__(self) -> MlflowServer:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._log = (self.folder / "server.log").open("w")
         self.process = subprocess.Popen(
-            [str(MLFLOW), "server", "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1",
-             "--backend-store-uri", f"sqlite:///{self.folder / 'mlflow.db'}",
-             "--artifacts-destination", str(self.folder / "artifacts")],
-            stdout=self._log, stderr=subprocess.STDOUT, env=self._env(), cwd=self.folder,
-            start_new_session=True)   # its own process group: the workers it starts stop with it
+            [
+                str(MLFLOW),
+                "server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                "1",
+                "--backend-store-uri",
+                f"sqlite:///{self.folder / 'mlflow.db'}",
+                "--artifacts-destination",
+                str(self.folder / "artifacts"),
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=self._env(),
+            cwd=self.folder,
+            start_new_session=True,
+        )  # its own process group: the workers it starts stop with it
         try:
             wait_healthy(self.url + "/health", self.process, self.start_timeout_s, self.folder / "server.log", "MLflow")
         except RuntimeError:
@@ -54,8 +74,9 @@ class MlflowServer:
 
     def client(self, script: str, *args: str) -> object:
         """Run ``script`` with MLflow's Python, the tracking URI set; the JSON its last line printed."""
-        return run_script(PYTHON, self.folder, f"import mlflow\nmlflow.set_tracking_uri({self.url!r})\n", script,
-                          args, self._env())
+        return run_script(
+            PYTHON, self.folder, f"import mlflow\nmlflow.set_tracking_uri({self.url!r})\n", script, args, self._env()
+        )
 
     def __exit__(self, *exc) -> None:
         stop(self.process)

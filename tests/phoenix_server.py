@@ -30,18 +30,32 @@ class PhoenixServer:
 
     def _env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "OTEL_"))}
-        return {**env, "PHOENIX_WORKING_DIR": str(self.folder / "work"), "PHOENIX_HOST": "127.0.0.1",
-                "PHOENIX_PORT": str(self.port), "PHOENIX_GRPC_PORT": str(self.grpc_port),
-                "PHOENIX_TELEMETRY_ENABLED": "false", "PYTHONNOUSERSITE": "1", "DO_NOT_TRACK": "1"}
+        return {
+            **env,
+            "PHOENIX_WORKING_DIR": str(self.folder / "work"),
+            "PHOENIX_HOST": "127.0.0.1",
+            "PHOENIX_PORT": str(self.port),
+            "PHOENIX_GRPC_PORT": str(self.grpc_port),
+            "PHOENIX_TELEMETRY_ENABLED": "false",
+            "PYTHONNOUSERSITE": "1",
+            "DO_NOT_TRACK": "1",
+        }
 
-    def __enter__(self) -> "PhoenixServer":
+    def __enter__(self) -> PhoenixServer:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._log = (self.folder / "server.log").open("w")
-        self.process = subprocess.Popen([str(PHOENIX), "serve"], stdout=self._log, stderr=subprocess.STDOUT,
-                                        env=self._env(), cwd=self.folder, start_new_session=True)
+        self.process = subprocess.Popen(
+            [str(PHOENIX), "serve"],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=self._env(),
+            cwd=self.folder,
+            start_new_session=True,
+        )
         try:
-            wait_healthy(self.url + "/healthz", self.process, self.start_timeout_s, self.folder / "server.log",
-                         "Phoenix")
+            wait_healthy(
+                self.url + "/healthz", self.process, self.start_timeout_s, self.folder / "server.log", "Phoenix"
+            )
         except RuntimeError:
             self.__exit__(None, None, None)
             raise

@@ -37,14 +37,22 @@ class Promptfoo:
     def __init__(self, folder: Path):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(self.folder / "home"), "PROMPTFOO_DISABLE_TELEMETRY": "1",
-                    "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1", "OPENAI_API_KEY": "scripted",
-                    "PROMPTFOO_CACHE_ENABLED": "false", "NO_COLOR": "1"}
+        self.env = {
+            **os.environ,
+            "PROMPTFOO_CONFIG_DIR": str(self.folder / "home"),
+            "PROMPTFOO_DISABLE_TELEMETRY": "1",
+            "PROMPTFOO_DISABLE_UPDATE": "1",
+            "PROMPTFOO_DISABLE_SHARING": "1",
+            "OPENAI_API_KEY": "scripted",
+            "PROMPTFOO_CACHE_ENABLED": "false",
+            "NO_COLOR": "1",
+        }
 
     def _run(self, *args: str) -> subprocess.CompletedProcess:
-        done = subprocess.run([str(PROMPTFOO), *args], cwd=self.folder, env=self.env, capture_output=True, text=True,
-                              timeout=600)
-        if done.returncode not in (0, 100):   # 100: some tests failed, as graders say they should
+        done = subprocess.run(
+            [str(PROMPTFOO), *args], cwd=self.folder, env=self.env, capture_output=True, text=True, timeout=600
+        )
+        if done.returncode not in (0, 100):  # 100: some tests failed, as graders say they should
             raise AssertionError(f"promptfoo {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         return done
 
@@ -52,8 +60,9 @@ class Promptfoo:
         (self.folder / "provider.js").write_text(PROVIDER_JS)
         (self.folder / "answers.json").write_text(json.dumps(answers))
         (self.folder / "promptfooconfig.json").write_text(json.dumps(config, indent=1))
-        self._run("eval", "-c", "promptfooconfig.json", "-o", out, "--no-cache", "--no-progress-bar",
-                  "--max-concurrency", "2")
+        self._run(
+            "eval", "-c", "promptfooconfig.json", "-o", out, "--no-cache", "--no-progress-bar", "--max-concurrency", "2"
+        )
         return self.folder / out
 
     def rate(self, results: Path, ratings: dict[int, tuple[bool, str]]) -> None:
@@ -62,8 +71,14 @@ class Promptfoo:
         port = free_port()
         log = self.folder / "view.log"
         with log.open("w") as handle:
-            process = subprocess.Popen([str(PROMPTFOO), "view", "-n", "--port", str(port)], cwd=self.folder,
-                                       env=self.env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                [str(PROMPTFOO), "view", "-n", "--port", str(port)],
+                cwd=self.folder,
+                env=self.env,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         try:
             url = f"http://127.0.0.1:{port}"
             wait_healthy(url + "/health", process, 120, log, "promptfoo view")
@@ -72,15 +87,28 @@ class Promptfoo:
                     continue
                 passed, comment = ratings[result["testIdx"]]
                 grading = result["gradingResult"]
-                human = {"pass": passed, "score": float(passed), "reason": MANUAL, "comment": comment,
-                         "assertion": {"type": "human"}}
+                human = {
+                    "pass": passed,
+                    "score": float(passed),
+                    "reason": MANUAL,
+                    "comment": comment,
+                    "assertion": {"type": "human"},
+                }
                 components = [c for c in grading["componentResults"] if c.get("assertion", {}).get("type") != "human"]
-                body = {**{k: v for k, v in grading.items() if k != "componentResults"}, "pass": passed,
-                        "score": float(passed), "reason": MANUAL, "comment": comment,
-                        "componentResults": components + [human]}
-                request = urllib.request.Request(f"{url}/api/eval/{data['evalId']}/results/{result['id']}/rating",
-                                                 data=json.dumps(body).encode(), method="POST",
-                                                 headers={"Content-Type": "application/json"})
+                body = {
+                    **{k: v for k, v in grading.items() if k != "componentResults"},
+                    "pass": passed,
+                    "score": float(passed),
+                    "reason": MANUAL,
+                    "comment": comment,
+                    "componentResults": components + [human],
+                }
+                request = urllib.request.Request(
+                    f"{url}/api/eval/{data['evalId']}/results/{result['id']}/rating",
+                    data=json.dumps(body).encode(),
+                    method="POST",
+                    headers={"Content-Type": "application/json"},
+                )
                 with urllib.request.urlopen(request, timeout=30) as reply:
                     assert reply.status == 200
         finally:

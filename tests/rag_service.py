@@ -57,7 +57,7 @@ class RagService:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self):   # the same service, its parameters in the query string
+            def do_GET(self):  # the same service, its parameters in the query string
                 from urllib.parse import parse_qsl, urlsplit
 
                 request = dict(parse_qsl(urlsplit(self.path).query))
@@ -103,7 +103,7 @@ class RagService:
         self.server = Server(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/ask"
 
-    def __enter__(self) -> "RagService":
+    def __enter__(self) -> RagService:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
@@ -112,7 +112,7 @@ class RagService:
         self.server.server_close()
 
 
-if __name__ == "__main__":   # a service of its own, for a test that interrupts a collection run
+if __name__ == "__main__":  # a service of its own, for a test that interrupts a collection run
     with RagService(delay_s=float(sys.argv[1]), port=int(sys.argv[2])) as s:
         print(s.url, flush=True)
         threading.Event().wait()

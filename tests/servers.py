@@ -37,14 +37,16 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float, log: Pat
         time.sleep(0.5)
 
 
-def run_script(python: Path, folder: Path, prelude: str, script: str, args: tuple[str, ...],
-               env: dict[str, str]) -> object:
+def run_script(
+    python: Path, folder: Path, prelude: str, script: str, args: tuple[str, ...], env: dict[str, str]
+) -> object:
     """Run ``prelude`` + ``script`` with a server's own Python (in its virtual environment); the JSON its
     last line printed (None when it printed nothing)."""
     path = folder / f"script-{time.monotonic_ns()}.py"
     path.write_text(prelude + textwrap.dedent(script))
-    done = subprocess.run([str(python), str(path), *args], capture_output=True, text=True, env=env, cwd=folder,
-                          timeout=600)
+    done = subprocess.run(
+        [str(python), str(path), *args], capture_output=True, text=True, env=env, cwd=folder, timeout=600
+    )
     if done.returncode != 0:
         raise AssertionError(f"the script failed:\n{done.stderr[-4000:]}")
     lines = [line for line in done.stdout.splitlines() if line.strip()]

@@ -19,16 +19,41 @@ from calibrate.cli.console import command_line_text
 
 #: every command of the command line -> the function of calibrate that does its work
 COMMAND_FUNCTIONS = {
-    "init": "init_campaign", "validate": "validate_campaign", "cases import": "import_cases", "collect": "collect_cases",
-    "sample": "sample_cases", "plan": "plan_labels", "labelstudio push": "push_to_label_studio",
-    "labelstudio pull": "pull_from_label_studio", "adjudicate": "adjudicate", "judge": "run_judges",
-    "cache clear": "clear_judge_cache", "probe": "run_probe", "stats": "compute_stats", "thresholds": "thresholds",
-    "repeatability": "repeatability", "pass-rate": "estimate_pass_rate", "calibration": "fit_calibration",
-    "compare": "compare_judges", "bias": "bias_probes", "audit": "audit_judges", "gate": "run_gate",
-    "report": "build_report", "demo": "demo_report", "import deepeval": "import_deepeval_run",
-    "import ragas": "import_ragas_result", "import mlflow": "import_mlflow", "export mlflow": "export_to_mlflow",
-    "import phoenix": "import_phoenix", "import promptfoo": "import_promptfoo", "import inspect": "import_inspect",
-    "import langfuse": "import_langfuse", "import undo-withdrawals": "undo_withdrawals", "import langsmith": "import_langsmith", "monitor": "monitor_judge", "fingerprint": "fingerprint_judge",
+    "init": "init_campaign",
+    "validate": "validate_campaign",
+    "cases import": "import_cases",
+    "collect": "collect_cases",
+    "sample": "sample_cases",
+    "plan": "plan_labels",
+    "labelstudio push": "push_to_label_studio",
+    "labelstudio pull": "pull_from_label_studio",
+    "adjudicate": "adjudicate",
+    "judge": "run_judges",
+    "cache clear": "clear_judge_cache",
+    "probe": "run_probe",
+    "stats": "compute_stats",
+    "thresholds": "thresholds",
+    "repeatability": "repeatability",
+    "pass-rate": "estimate_pass_rate",
+    "calibration": "fit_calibration",
+    "compare": "compare_judges",
+    "bias": "bias_probes",
+    "audit": "audit_judges",
+    "gate": "run_gate",
+    "report": "build_report",
+    "demo": "demo_report",
+    "import deepeval": "import_deepeval_run",
+    "import ragas": "import_ragas_result",
+    "import mlflow": "import_mlflow",
+    "export mlflow": "export_to_mlflow",
+    "import phoenix": "import_phoenix",
+    "import promptfoo": "import_promptfoo",
+    "import inspect": "import_inspect",
+    "import langfuse": "import_langfuse",
+    "import undo-withdrawals": "undo_withdrawals",
+    "import langsmith": "import_langsmith",
+    "monitor": "monitor_judge",
+    "fingerprint": "fingerprint_judge",
     "compare-systems": "compare_systems",
 }
 
@@ -76,14 +101,22 @@ def test_results_are_the_json_documents(demo):
     """to_dict() is what --json prints, figure for figure, for the commands the demo can run."""
     path = str(calibrate.demo_campaign_path())
     pairs = [
-        (calibrate.compute_stats(demo, judges=["Olz-gpt4o"], n_boot=50), ["stats", path, "--judge", "Olz-gpt4o",
-                                                                          "--n-boot", "50"]),
-        (calibrate.thresholds(demo, judges=["Olz-gpt4o"], n_boot=50), ["thresholds", path, "--judge", "Olz-gpt4o",
-                                                                        "--n-boot", "50"]),
-        (calibrate.compare_judges(demo, judges=["Olz-gpt4o", "RMITIR-llama70B"]),
-         ["compare", path, "--judge", "Olz-gpt4o", "--judge", "RMITIR-llama70B"]),
-        (calibrate.fit_calibration(demo, metric="relevance", judge="Olz-gpt4o", scores=[2.0]),
-         ["calibration", path, "--metric", "relevance", "--judge", "Olz-gpt4o", "--score", "2"]),
+        (
+            calibrate.compute_stats(demo, judges=["Olz-gpt4o"], n_boot=50),
+            ["stats", path, "--judge", "Olz-gpt4o", "--n-boot", "50"],
+        ),
+        (
+            calibrate.thresholds(demo, judges=["Olz-gpt4o"], n_boot=50),
+            ["thresholds", path, "--judge", "Olz-gpt4o", "--n-boot", "50"],
+        ),
+        (
+            calibrate.compare_judges(demo, judges=["Olz-gpt4o", "RMITIR-llama70B"]),
+            ["compare", path, "--judge", "Olz-gpt4o", "--judge", "RMITIR-llama70B"],
+        ),
+        (
+            calibrate.fit_calibration(demo, metric="relevance", judge="Olz-gpt4o", scores=[2.0]),
+            ["calibration", path, "--metric", "relevance", "--judge", "Olz-gpt4o", "--score", "2"],
+        ),
         (calibrate.validate_campaign(demo), ["validate", path]),
     ]
     for result, args in pairs:
@@ -125,8 +158,9 @@ def test_to_frame_is_tidy(demo):
 def test_frames_of_other_results(demo):
     thresholds = calibrate.thresholds(demo, n_boot=0).to_frame()
     assert set(thresholds["statistic"]) >= {"threshold", "false_pass_rate", "false_fail_rate"}
-    audit = calibrate.audit_judges(demo, metric="relevance", old="RMITIR-llama70B", new="RMITIR-GPT4o",
-                                   n_boot=50).to_frame()
+    audit = calibrate.audit_judges(
+        demo, metric="relevance", old="RMITIR-llama70B", new="RMITIR-GPT4o", n_boot=50
+    ).to_frame()
     assert "RMITIR-GPT4o vs RMITIR-llama70B" in set(audit["judge"])
     assert {"RMITIR-llama70B", "RMITIR-GPT4o"} <= set(audit["judge"])
     plan = calibrate.plan_labels(demo, judge="Olz-gpt4o").to_frame()
@@ -137,11 +171,20 @@ def test_frames_of_other_results(demo):
 
 
 def test_from_frames_round_trip():
-    ratings = pd.DataFrame({"case_id": [f"c{i}" for i in range(40)] * 2, "metric": "m",
-                            "rater": ["h"] * 40 + ["j"] * 40, "rater_kind": ["human"] * 40 + ["judge"] * 40,
-                            "value": np.r_[np.tile([True, False], 20), np.linspace(0, 1, 40)]})
-    c = calibrate.Campaign.from_frames({"name": "n", "metrics": {"m": {"scale": "binary"}}}, ratings,
-                                       pd.DataFrame({"case_id": [f"c{i}" for i in range(40)]}))
+    ratings = pd.DataFrame(
+        {
+            "case_id": [f"c{i}" for i in range(40)] * 2,
+            "metric": "m",
+            "rater": ["h"] * 40 + ["j"] * 40,
+            "rater_kind": ["human"] * 40 + ["judge"] * 40,
+            "value": np.r_[np.tile([True, False], 20), np.linspace(0, 1, 40)],
+        }
+    )
+    c = calibrate.Campaign.from_frames(
+        {"name": "n", "metrics": {"m": {"scale": "binary"}}},
+        ratings,
+        pd.DataFrame({"case_id": [f"c{i}" for i in range(40)]}),
+    )
     frame = calibrate.compute_stats(c, n_boot=0).to_frame()
     assert frame.loc[frame["statistic"] == "auc", "n"].iloc[0] == 40
 
@@ -151,20 +194,35 @@ def test_library_errors_name_parameters_and_the_cli_flags(demo, tmp_path):
         calibrate.plan_labels(demo, judge="Olz-gpt4o", width=3)
     assert str(caught.value).startswith("width=3: ") and "--" not in str(caught.value)
     assert command_line_text(caught.value).startswith("--width 3: ")
-    with pytest.raises(ValueError, match="^by='topic': "):
+    with pytest.raises(ValueError, match=r"^by='topic': "):
         calibrate.draw_sample(demo, 5, strategy="stratified", by="topic", include_labelled=True)
-    result = CliRunner().invoke(main, ["sample", str(calibrate.demo_campaign_path()), "--n", "5", "--strategy",
-                                       "stratified", "--by", "topic", "--include-labelled"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "sample",
+            str(calibrate.demo_campaign_path()),
+            "--n",
+            "5",
+            "--strategy",
+            "stratified",
+            "--by",
+            "topic",
+            "--include-labelled",
+        ],
+    )
     assert result.exit_code == 2 and "--by topic: " in result.output
     text = ParameterText("{skip_incomplete} for {_who}", skip_incomplete=True, _who="judge {x}")
-    assert (str(text), text.for_command_line()) == ("skip_incomplete=True for judge {x}",
-                                                    "--skip-incomplete for judge {x}")
+    assert (str(text), text.for_command_line()) == (
+        "skip_incomplete=True for judge {x}",
+        "--skip-incomplete for judge {x}",
+    )
     assert ParameterText("with {threshold}", threshold=NO_VALUE).for_command_line() == "with --threshold"
 
 
 def test_adjudication_template_is_never_replaced(tmp_path):
-    ratings = pd.DataFrame({"case_id": ["a", "a"], "metric": "f", "rater": ["x", "y"], "rater_kind": "human",
-                            "value": [1, 0]})
+    ratings = pd.DataFrame(
+        {"case_id": ["a", "a"], "metric": "f", "rater": ["x", "y"], "rater_kind": "human", "value": [1, 0]}
+    )
     c = calibrate.Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, ratings)
     template = tmp_path / "decisions.csv"
     template.write_text("an adjudicator's work\n")

@@ -49,8 +49,10 @@ def requirements() -> dict[str, list[Requirement]]:
     """pyproject's requirements per extra ("" for the core), markers evaluated for this Python."""
     out = {"": [Requirement(r) for r in PROJECT["dependencies"]]}
     out |= {extra: [Requirement(r) for r in reqs] for extra, reqs in PROJECT["optional-dependencies"].items()}
-    return {extra: [r for r in reqs if r.marker is None or r.marker.evaluate({"extra": extra})]
-            for extra, reqs in out.items()}
+    return {
+        extra: [r for r in reqs if r.marker is None or r.marker.evaluate({"extra": extra})]
+        for extra, reqs in out.items()
+    }
 
 
 def satisfied(requirement: Requirement, version: str) -> bool:
@@ -63,7 +65,7 @@ def test_every_requirement_of_pyproject_is_pinned_within_its_range():
         for req in reqs:
             name = canonicalize_name(req.name)
             if name == canonicalize_name(PROJECT["name"]):
-                continue   # judges = deepeval + ragas: the extras it names are checked themselves
+                continue  # judges = deepeval + ragas: the extras it names are checked themselves
             if name not in PINS:
                 problems.append(f"[{extra or 'core'}] {req} is not pinned")
             elif not satisfied(req, PINS[name]):
@@ -82,8 +84,10 @@ def closure(extras: set[str]) -> dict[str, set[str]]:
     """Canonical name -> the extras asked of it, for every distribution calibrate with ``extras`` needs,
     read from the installed distributions' metadata (scripts/make_constraints.py's own walk)."""
     seen, missing = MAKE_CONSTRAINTS.requirements_closure(PROJECT["name"], extras)
-    assert not missing, (f"not installed in this environment: {sorted(set(missing))} (the tests run in the "
-                         "environment `make test` builds, every extra installed with constraints/tested.txt)")
+    assert not missing, (
+        f"not installed in this environment: {sorted(set(missing))} (the tests run in the "
+        "environment `make test` builds, every extra installed with constraints/tested.txt)"
+    )
     seen.pop(canonicalize_name(PROJECT["name"]))
     return seen
 
@@ -114,7 +118,9 @@ def test_the_makefile_installs_with_the_pins():
     """`make demo` and `make test` (what CI and the README's Quick start run) install held to the file."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^PINS\s*:=\s*constraints/tested\.txt$", makefile, re.M)
-    installs = [line for line in makefile.splitlines() if re.search(r"pip install\b", line) and "--upgrade pip" not in line]
+    installs = [
+        line for line in makefile.splitlines() if re.search(r"pip install\b", line) and "--upgrade pip" not in line
+    ]
     assert len(installs) == 3 and all("-c $(PINS)" in line for line in installs), installs
 
 

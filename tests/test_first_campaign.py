@@ -24,16 +24,17 @@ from tests.judges.test_judges import make_cases
 
 EXE = Path(sys.executable).parent / "calibrate"
 N = 60
-EARLY = 6                        # the first handful labelled: 3 passes, 3 fails
-PLANTED = range(0, N, 5)         # the cases the third annotator labels against the other two
+EARLY = 6  # the first handful labelled: 3 passes, 3 fails
+PLANTED = range(0, N, 5)  # the cases the third annotator labels against the other two
 GPT, LLAMA = "faith-gpt", "faith-llama"
 OLD_MODEL, NEW_MODEL = "gpt-4o-mini", "gpt-4.1-noisy"
-CALLS_PER_CASE = 4               # DeepEval faithfulness: truths, claims, verdicts, reason
+CALLS_PER_CASE = 4  # DeepEval faithfulness: truths, claims, verdicts, reason
 
 
 def cli(*args, expect: int = 0, env: dict | None = None) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(EXE), *map(str, args)], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, **(env or {})})
+    done = subprocess.run(
+        [str(EXE), *map(str, args)], capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})}
+    )
     assert done.returncode == expect, (args, done.returncode, done.stdout[-3000:], done.stderr[-3000:])
     return done
 
@@ -58,8 +59,15 @@ def goldens(tmp_path: Path) -> Path:
     """The 60 cases as DeepEval's ``EvaluationDataset.save_as("json")`` writes goldens: no case id, a
     ticket number in ``additional_metadata``. Even cases are supported by their context, odd ones add an
     invented claim."""
-    records = [{"input": c["input"], "actual_output": c["actual_output"], "retrieval_context": c["retrieval_context"],
-                "additional_metadata": {"ticket": f"T-{i:03d}"}} for i, c in enumerate(make_cases(N))]
+    records = [
+        {
+            "input": c["input"],
+            "actual_output": c["actual_output"],
+            "retrieval_context": c["retrieval_context"],
+            "additional_metadata": {"ticket": f"T-{i:03d}"},
+        }
+        for i, c in enumerate(make_cases(N))
+    ]
     path = tmp_path / "goldens.json"
     path.write_text(json.dumps(records))
     return path
@@ -73,9 +81,18 @@ def annotate(client, tasks: dict[str, int], users: dict[str, int], cases: range,
     for i in cases:
         for name in who:
             label = human_pass(i) != (name == "carol" and i in PLANTED)
-            client.annotations.create(id=tasks[f"T-{i:03d}"], completed_by=users[name], result=[
-                {"from_name": "faithfulness", "to_name": "answer", "type": "choices",
-                 "value": {"choices": ["pass" if label else "fail"]}}])
+            client.annotations.create(
+                id=tasks[f"T-{i:03d}"],
+                completed_by=users[name],
+                result=[
+                    {
+                        "from_name": "faithfulness",
+                        "to_name": "answer",
+                        "type": "choices",
+                        "value": {"choices": ["pass" if label else "fail"]},
+                    }
+                ],
+            )
 
 
 def verdict_of(doc: dict, judge: str) -> dict:
@@ -104,16 +121,18 @@ def test_a_teams_first_campaign_end_to_end(tmp_path, server, label_studio):
     assert server.by_model[OLD_MODEL] == N * CALLS_PER_CASE and server.by_model["llama-3.1-8b"] > 0
 
     # 2. Label Studio: every case to all three annotators, the guidelines as HTML instructions
-    pushed = json.loads(cli("labelstudio", "push", folder, "--overlap", 1, "--annotators", 3, "--json",
-                            env=ls).stdout)
+    pushed = json.loads(cli("labelstudio", "push", folder, "--overlap", 1, "--annotators", 3, "--json", env=ls).stdout)
     assert pushed["tasks_added"] == N
     client = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
     users = {}
     for name in ("alice", "bob", "carol"):
         email = f"{name}@support-bot.test"
         found = [u for u in client.users.list() if u.email == email]
-        users[name] = found[0].id if found else client.users.create(email=email, username=f"story-{name}",
-                                                                     password=f"{name}-password-123").id
+        users[name] = (
+            found[0].id
+            if found
+            else client.users.create(email=email, username=f"story-{name}", password=f"{name}-password-123").id
+        )
     tasks = {t.data["case_id"]: t.id for t in client.tasks.list(project=pushed["project_id"])}
     assert sorted(tasks) == [f"T-{i:03d}" for i in range(N)]
     project = client.projects.get(pushed["project_id"])
@@ -180,11 +199,16 @@ def test_the_llama_judge_is_trusted():
 def test_the_gpt_judge_is_trusted():
     assert_gate_passes(CAMPAIGN, judge={GPT!r}, min_labels=50, min_kappa=0.8, n_boot=300)
 """)
-    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
-                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert ran.returncode == 1, ran.stdout[-3000:]
     assert "1 failed, 1 passed" in ran.stdout, ran.stdout[-3000:]
     assert f"FAIL faithfulness / {GPT}" in ran.stdout and "kappa" in ran.stdout
-    assert f"faithfulness / {LLAMA}" not in ran.stdout.split("FAIL", 1)[1]   # only the asked judge is checked
+    assert f"faithfulness / {LLAMA}" not in ran.stdout.split("FAIL", 1)[1]  # only the asked judge is checked
     gate = cli("gate", folder, "--judge", LLAMA, "--min-labels", 50, "--max-false-pass", 0.2, "--n-boot", 300)
     assert f"{LLAMA}" in gate.stdout

@@ -31,11 +31,35 @@ from tests.conftest import write_campaign
 from tests.judge_server import Judge, JudgeServer
 
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
-SHELVES = ["amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heron", "inlet", "juniper", "kestrel",
-           "larch", "maple", "nectar", "osprey", "poplar", "quartz", "raven", "spruce", "thistle"]
-JUDGES = {"de-llama": ("deepeval", "llama-3-careful"), "rg-claude": ("ragas", "claude-careful"),
-          "rg-qwen": ("ragas", "qwen-numbers"), "de-gpt": ("deepeval", "gpt-4-lenient"),
-          "rg-mistral": ("ragas", "mistral-noisy")}
+SHELVES = [
+    "amber",
+    "birch",
+    "cedar",
+    "delta",
+    "ember",
+    "fjord",
+    "grove",
+    "heron",
+    "inlet",
+    "juniper",
+    "kestrel",
+    "larch",
+    "maple",
+    "nectar",
+    "osprey",
+    "poplar",
+    "quartz",
+    "raven",
+    "spruce",
+    "thistle",
+]
+JUDGES = {
+    "de-llama": ("deepeval", "llama-3-careful"),
+    "rg-claude": ("ragas", "claude-careful"),
+    "rg-qwen": ("ragas", "qwen-numbers"),
+    "de-gpt": ("deepeval", "gpt-4-lenient"),
+    "rg-mistral": ("ragas", "mistral-noisy"),
+}
 CALLS_PER_CASE = {"deepeval": 4, "ragas": 2}
 
 
@@ -46,9 +70,15 @@ def cases() -> list[dict]:
             subject = f"Shelf {i + 1}{kind[0]}" if kind.endswith("N") else f"The {word} shelf"
             fact = f"{subject} holds books."
             answer = fact if kind.startswith("S") else f"{fact} {subject} is made of gold."
-            out.append({"case_id": f"{kind}-{i:02d}", "input": f"What does {subject.lower()} hold?",
-                        "actual_output": answer, "retrieval_context": [fact, f"{subject} stands by the door."],
-                        "metadata": {"kind": kind}})
+            out.append(
+                {
+                    "case_id": f"{kind}-{i:02d}",
+                    "input": f"What does {subject.lower()} hold?",
+                    "actual_output": answer,
+                    "retrieval_context": [fact, f"{subject} stands by the door."],
+                    "metadata": {"kind": kind},
+                }
+            )
     return out
 
 
@@ -64,13 +94,21 @@ def flow(tmp_path_factory):
     folder = tmp_path_factory.mktemp("known-truth") / "campaign"
     with JudgeServer(models={model for _, model in JUDGES.values()}) as server:
         config = 'name = "known truth"\n[metrics.faithfulness]\nscale = "binary"\nmax_false_pass = 0.1\n'
-        config += "".join(f'[judges.{name}]\nlibrary = "{library}"\nmetric = "faithfulness"\nmodel = {{ provider = '
-                          f'"openai", name = "{model}", base_url = "{server.url}" }}\n'
-                          for name, (library, model) in JUDGES.items())
+        config += "".join(
+            f'[judges.{name}]\nlibrary = "{library}"\nmetric = "faithfulness"\nmodel = {{ provider = '
+            f'"openai", name = "{model}", base_url = "{server.url}" }}\n'
+            for name, (library, model) in JUDGES.items()
+        )
         all_cases = cases()
-        humans = pd.DataFrame({"case_id": [c["case_id"] for c in all_cases], "metric": "faithfulness",
-                               "rater": "ann", "rater_kind": "human",
-                               "value": [int(c["case_id"].startswith("S")) for c in all_cases]})
+        humans = pd.DataFrame(
+            {
+                "case_id": [c["case_id"] for c in all_cases],
+                "metric": "faithfulness",
+                "rater": "ann",
+                "rater_kind": "human",
+                "value": [int(c["case_id"].startswith("S")) for c in all_cases],
+            }
+        )
         write_campaign(folder, config, humans, all_cases)
         judged = calibrate("judge", folder)
         yield folder, judged, dict(server.by_model)
@@ -124,14 +162,22 @@ def test_stats_recover_the_planted_agreement(flow):
 
 def test_thresholds_recover_the_planted_error_rates(flow):
     folder, _, _ = flow
-    recs = {r["judge"]: r for r in calibrate("thresholds", folder, "--metric", "faithfulness",
-                                             "--max-false-pass", 0.1, "--n-boot", 400)["recommendations"]}
+    recs = {
+        r["judge"]: r
+        for r in calibrate("thresholds", folder, "--metric", "faithfulness", "--max-false-pass", 0.1, "--n-boot", 400)[
+            "recommendations"
+        ]
+    }
     for judge, false_fail in (("de-llama", 0.0), ("rg-claude", 0.0), ("rg-qwen", 0.5)):
         assert (recs[judge]["threshold"], recs[judge]["false_pass_rate"], recs[judge]["false_fail_rate"]) == (
-            1.0, 0.0, false_fail), judge
-    assert recs["de-gpt"]["threshold"] is None and recs["de-gpt"]["deepeval_default"]["false_pass_rate"][
-        "estimate"] == 1.0
-    assert recs["rg-mistral"]["threshold"] is None   # 0.16 is over the 0.1 ceiling
+            1.0,
+            0.0,
+            false_fail,
+        ), judge
+    assert (
+        recs["de-gpt"]["threshold"] is None and recs["de-gpt"]["deepeval_default"]["false_pass_rate"]["estimate"] == 1.0
+    )
+    assert recs["rg-mistral"]["threshold"] is None  # 0.16 is over the 0.1 ceiling
 
 
 def test_the_gate_passes_the_perfect_judges_only(flow):
@@ -143,10 +189,22 @@ def test_the_gate_passes_the_perfect_judges_only(flow):
 
 def test_the_audit_tells_an_upgrade_from_a_downgrade(flow):
     folder, _, _ = flow
-    same = calibrate("audit", folder, "--metric", "faithfulness", "--old", "de-llama", "--new", "rg-claude",
-                     "--n-boot", 400)
+    same = calibrate(
+        "audit", folder, "--metric", "faithfulness", "--old", "de-llama", "--new", "rg-claude", "--n-boot", 400
+    )
     assert same["decision"]["decision"] == "non-inferior"
-    worse = calibrate("audit", folder, "--metric", "faithfulness", "--old", "de-llama", "--new", "rg-mistral",
-                      "--n-boot", 400, expect=1)
+    worse = calibrate(
+        "audit",
+        folder,
+        "--metric",
+        "faithfulness",
+        "--old",
+        "de-llama",
+        "--new",
+        "rg-mistral",
+        "--n-boot",
+        400,
+        expect=1,
+    )
     assert worse["decision"]["decision"] == "inferior"
     assert worse["changes"]["spearman"]["ci_high"] < -0.05

@@ -13,8 +13,23 @@ import calibrate
 PACKAGE = Path(calibrate.__file__).parent
 
 #: what may import what: a folder imports only the folders before it in this list (and itself)
-LAYERS = ["demo", "base", "stats", "campaign", "judges", "cases", "humans", "imports", "analysis", "sampling", "review",
-          "report", "testing", "cli", ""]  # "": calibrate/__init__.py and __main__.py
+LAYERS = [
+    "demo",
+    "base",
+    "stats",
+    "campaign",
+    "judges",
+    "cases",
+    "humans",
+    "imports",
+    "analysis",
+    "sampling",
+    "review",
+    "report",
+    "testing",
+    "cli",
+    "",
+]  # "": calibrate/__init__.py and __main__.py
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -37,8 +52,11 @@ def imports_of(path: Path, root: Path) -> list[tuple[int, str, list[str]]]:
             else:
                 target = node.module or ""
             found.append((node.lineno, target, [alias.name for alias in node.names]))
-    return [(line, target, names) for line, target, names in found
-            if target == "calibrate" or target.startswith("calibrate.")]
+    return [
+        (line, target, names)
+        for line, target, names in found
+        if target == "calibrate" or target.startswith("calibrate.")
+    ]
 
 
 def is_module(module: str, root: Path) -> bool:
@@ -62,7 +80,9 @@ def violations(root: Path) -> list[str]:
             problems.append(f"{where}: a flat module beside the folders")
         for line, target, names in imports_of(path, root):
             # `from calibrate.cli import analysis` imports the module calibrate.cli.analysis
-            targets = sorted({f"{target}.{n}" if is_module(f"{target}.{n}", root) else target for n in names} or {target})
+            targets = sorted(
+                {f"{target}.{n}" if is_module(f"{target}.{n}", root) else target for n in names} or {target}
+            )
             for t in targets:
                 edges.setdefault(here, set()).add(t)
                 mine, theirs = folder_of(here, root), folder_of(t, root)

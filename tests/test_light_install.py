@@ -11,8 +11,17 @@ import pandas as pd
 
 from tests.conftest import write_campaign
 
-EXTRAS = ("torch", "deepeval", "ragas", "label_studio_sdk", "sentence_transformers", "langchain_community",
-          "instructor", "openai", "anthropic")
+EXTRAS = (
+    "torch",
+    "deepeval",
+    "ragas",
+    "label_studio_sdk",
+    "sentence_transformers",
+    "langchain_community",
+    "instructor",
+    "openai",
+    "anthropic",
+)
 
 
 def _without_extras(*argv: str) -> subprocess.CompletedProcess:
@@ -53,17 +62,24 @@ library = "deepeval"
 metric = "faithfulness"
 model = { provider = "openai", name = "m", base_url = "http://127.0.0.1:9/v1" }
 """
-    folder = write_campaign(tmp_path / "c", toml, pd.DataFrame(columns=["case_id", "metric", "rater", "rater_kind",
-                                                                         "value"]),
-                            [{"case_id": "a", "input": "q?", "actual_output": "a.", "retrieval_context": ["c"]}])
+    folder = write_campaign(
+        tmp_path / "c",
+        toml,
+        pd.DataFrame(columns=["case_id", "metric", "rater", "rater_kind", "value"]),
+        [{"case_id": "a", "input": "q?", "actual_output": "a.", "retrieval_context": ["c"]}],
+    )
     judged = _without_extras("judge", str(folder))
     assert judged.returncode == 2 and "pip install 'calibrate-judges[deepeval]'" in judged.stderr
     assert "Traceback" not in judged.stderr
     # each library its own extra (issue 26: [judges] brought both, and langchain, for either)
     ragas = folder.parent / "r"
     ragas_toml = toml.replace("de-faith", "ra-faith").replace('library = "deepeval"', 'library = "ragas"')
-    write_campaign(ragas, ragas_toml, pd.DataFrame(columns=["case_id", "metric", "rater", "rater_kind", "value"]),
-                   [{"case_id": "a", "input": "q?", "actual_output": "a.", "retrieval_context": ["c"]}])
+    write_campaign(
+        ragas,
+        ragas_toml,
+        pd.DataFrame(columns=["case_id", "metric", "rater", "rater_kind", "value"]),
+        [{"case_id": "a", "input": "q?", "actual_output": "a.", "retrieval_context": ["c"]}],
+    )
     judged = _without_extras("judge", str(ragas))
     assert judged.returncode == 2 and "pip install 'calibrate-judges[ragas]'" in judged.stderr, judged.stderr
     pushed = _without_extras("labelstudio", "push", str(folder), "--url", "http://127.0.0.1:9", "--api-key", "k")

@@ -24,5 +24,5 @@ def test_threshold_selection_notebook_runs(tmp_path):
 def test_judge_upgrade_audit_notebook_runs(tmp_path):
     text = run("judge_upgrade_audit.ipynb", tmp_path)
     assert "non-inferior - change in spearman" in text and "inconclusive -> exit code 1" in text
-    assert "worse on other statistics - change in spearman" in text   # the family switch: AUC and alpha fell
+    assert "worse on other statistics - change in spearman" in text  # the family switch: AUC and alpha fell
     assert "verdict flips" in text and (tmp_path / "audit-report" / "report.html").is_file()

@@ -20,21 +20,24 @@ from typing import Any
 import numpy as np
 
 from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import once_per_command
 from calibrate.campaign.weights import design_weights
 from calibrate.stats import N_BOOT
 from calibrate.stats.annotators import Agreement, agreement_intervals, others_reference
 from calibrate.stats.label_tables import LabelTables, multiply_labelled
-from calibrate.base.results import Result
 
 __all__ = ["annotator_agreement", "label_matrix"]
 
 
 def label_matrix(campaign: Campaign, metric: str) -> tuple[np.ndarray, list[str], list[str]]:
     """Human labels of ``metric`` as (cases x annotators), NaN where an annotator gave none."""
-    rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "human")
-                            & campaign.ratings["value"].notna()]
+    rows = campaign.ratings[
+        (campaign.ratings["metric"] == metric)
+        & (campaign.ratings["rater_kind"] == "human")
+        & campaign.ratings["value"].notna()
+    ]
     table = rows.pivot_table(index="case_id", columns="rater", values="value", aggfunc="last")
     return table.to_numpy(float), [str(c) for c in table.index], [str(r) for r in table.columns]
 
@@ -50,8 +53,9 @@ def _entry(agreement: Agreement) -> dict[str, Any]:
     return figure | {"n_items": agreement.n_items}
 
 
-def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT, seed: int = 0,
-                        confidence: float = 0.95) -> Result:
+def annotator_agreement(
+    campaign: Campaign, metric: str, *, n_boot: int = N_BOOT, seed: int = 0, confidence: float = 0.95
+) -> Result:
     """Agreement between the annotators of ``metric``, with bootstrap intervals over the items that
     two annotators or more labelled (computed once per command: :func:`~calibrate.campaign.reference.computed_once`).
 
@@ -81,20 +85,29 @@ def annotator_agreement(campaign: Campaign, metric: str, *, n_boot: int = N_BOOT
     >>> doc["percent_agreement"]["estimate"], doc["cohen_kappa"]["estimate"]
     (0.75, 0.5)
     """
-    doc = once_per_command("annotator agreement", campaign, (metric, n_boot, seed, confidence),
-                           lambda: _agreement(campaign, metric, n_boot=n_boot, seed=seed, confidence=confidence))
-    return Result(copy.deepcopy(dict(doc)))   # each caller its own copy of the shared document
+    doc = once_per_command(
+        "annotator agreement",
+        campaign,
+        (metric, n_boot, seed, confidence),
+        lambda: _agreement(campaign, metric, n_boot=n_boot, seed=seed, confidence=confidence),
+    )
+    return Result(copy.deepcopy(dict(doc)))  # each caller its own copy of the shared document
 
 
 def _agreement(campaign: Campaign, metric: str, *, n_boot: int, seed: int, confidence: float) -> Result:
     spec = campaign.metrics[metric]
     matrix, case_ids, annotators = label_matrix(campaign, metric)
     multiply = int(np.sum(multiply_labelled(matrix))) if matrix.size else 0
-    doc: dict[str, Any] = {"metric": metric, "annotators": annotators, "n_annotators": len(annotators),
-                           "n_items_multiply_labelled": multiply}
+    doc: dict[str, Any] = {
+        "metric": metric,
+        "annotators": annotators,
+        "n_annotators": len(annotators),
+        "n_items_multiply_labelled": multiply,
+    }
     if len(annotators) < 2 or multiply < 2:
-        return Result(doc | {"reason": f"{multiply} case(s) labelled by two annotators or more: agreement needs "
-                                       "at least 2"})
+        return Result(
+            doc | {"reason": f"{multiply} case(s) labelled by two annotators or more: agreement needs at least 2"}
+        )
     # the items' design weights (a targeted sample), and their strata for the bootstrap
     design = design_weights(campaign, np.array(case_ids))
     w, strata = design.weights, design.strata
@@ -103,8 +116,11 @@ def _agreement(campaign: Campaign, metric: str, *, n_boot: int, seed: int, confi
     continuous = spec.scale == "continuous"
     compared = np.where(np.isnan(matrix), np.nan, (matrix >= spec.human_pass).astype(float)) if continuous else matrix
     kappa = "cohen_kappa_quadratic" if spec.scale == "ordinal" else "cohen_kappa"
-    doc["basis"] = (f"pass/fail at human_pass = {spec.human_pass:g} (alpha: the values, interval level)"
-                    if continuous else f"the labels as given ({spec.scale})")
+    doc["basis"] = (
+        f"pass/fail at human_pass = {spec.human_pass:g} (alpha: the values, interval level)"
+        if continuous
+        else f"the labels as given ({spec.scale})"
+    )
     options = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "subject": f"the annotators of {metric}"}
     # the items two annotators or more labelled, resampled once for every figure of the panel
     keep = multiply_labelled(matrix)
@@ -120,8 +136,9 @@ def _agreement(campaign: Campaign, metric: str, *, n_boot: int, seed: int, confi
     doc["percent_agreement"] = _entry(found["percent_agreement"])
     doc["alpha"] = _entry(found["alpha"]) | {"level": spec.alpha_level}
     if len(annotators) == 2:
-        doc["cohen_kappa"] = _entry(found["cohen_kappa"]) | {"weights": "quadratic" if spec.scale == "ordinal"
-                                                             else "none"}
+        doc["cohen_kappa"] = _entry(found["cohen_kappa"]) | {
+            "weights": "quadratic" if spec.scale == "ordinal" else "none"
+        }
     else:
         doc["fleiss_kappa"] = _entry(found["fleiss_kappa"])
     per = []
@@ -132,9 +149,18 @@ def _agreement(campaign: Campaign, metric: str, *, n_boot: int, seed: int, confi
         pair = pair[both]
         pair_w = None if w is None else w[both]
         agree = float(np.average(pair[:, 0] == pair[:, 1], weights=pair_w)) if len(pair) else None
-        with_others = agreement_intervals({"kappa": (LabelTables(pair, pair_w), kappa)}, strata=strata[both],
-                                          **options | {"subject": f"annotator {annotator} of {metric}"})["kappa"]
-        per.append({"annotator": annotator, "n_items": int(len(pair)), "agreement_with_others": agree,
-                    "kappa_with_others": _entry(with_others)})
+        with_others = agreement_intervals(
+            {"kappa": (LabelTables(pair, pair_w), kappa)},
+            strata=strata[both],
+            **options | {"subject": f"annotator {annotator} of {metric}"},
+        )["kappa"]
+        per.append(
+            {
+                "annotator": annotator,
+                "n_items": len(pair),
+                "agreement_with_others": agree,
+                "kappa_with_others": _entry(with_others),
+            }
+        )
     doc["per_annotator"] = per
     return Result(doc)

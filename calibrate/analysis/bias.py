@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from calibrate.base.errors import ParameterText
+from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import human_reference, judge_scores, pair
 from calibrate.stats.intervals import spearman_with_interval
-from calibrate.base.errors import ParameterText
-from calibrate.base.results import Result
 
 __all__ = ["bias_probes", "excess"]
 
@@ -43,9 +43,11 @@ def excess(human: np.ndarray, judge: np.ndarray) -> np.ndarray:
 
 
 def _group(human: np.ndarray, judge: np.ndarray, ex: np.ndarray, mask: np.ndarray, confidence: float) -> dict:
-    return {"n": int(mask.sum()),
-            "spearman": spearman_with_interval(human[mask], judge[mask], confidence=confidence),
-            "mean_excess": float(ex[mask].mean()) if mask.any() else None}
+    return {
+        "n": int(mask.sum()),
+        "spearman": spearman_with_interval(human[mask], judge[mask], confidence=confidence),
+        "mean_excess": float(ex[mask].mean()) if mask.any() else None,
+    }
 
 
 def _welch(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
@@ -53,12 +55,18 @@ def _welch(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
         return {"estimate": None, "reason": f"{a.size} and {b.size} cases: each group needs {MIN_GROUP}"}
     test = stats.ttest_ind(a, b, equal_var=False)
     ci = test.confidence_interval(confidence)
-    return {"estimate": float(a.mean() - b.mean()), "ci_low": float(ci.low), "ci_high": float(ci.high),
-            "ci_method": "Welch t", "p_value": float(test.pvalue)}
+    return {
+        "estimate": float(a.mean() - b.mean()),
+        "ci_low": float(ci.low),
+        "ci_high": float(ci.high),
+        "ci_method": "Welch t",
+        "p_value": float(test.pvalue),
+    }
 
 
-def bias_probes(campaign: Campaign, *, metric: str, judges: list[str] | None = None, by: str | None = None,
-                confidence: float = 0.95) -> Result:
+def bias_probes(
+    campaign: Campaign, *, metric: str, judges: list[str] | None = None, by: str | None = None, confidence: float = 0.95
+) -> Result:
     """Verbosity, self-preference and slice probes of ``metric``'s judges; see the module docstring.
 
     Parameters
@@ -112,26 +120,41 @@ def bias_probes(campaign: Campaign, *, metric: str, judges: list[str] | None = N
             length = np.array([len(str(t).split()) if t is not None else np.nan for t in texts], dtype=float)
             known = ~np.isnan(length)
             entry["verbosity"] = spearman_with_interval(length[known], ex[known], confidence=confidence) | {
-                "measure": "words of actual_output"}
+                "measure": "words of actual_output"
+            }
             cuts = np.quantile(length[known], [1 / 3, 2 / 3])
             tertile = np.where(~known, -1, np.searchsorted(cuts, length, side="right"))
             entry["verbosity"]["tertiles"] = [
-                {"words_up_to": float(length[tertile == t].max()) if (tertile == t).any() else None,
-                 **_group(human, judge, ex, tertile == t, confidence)} for t in range(3)]
-        families = np.array([str(((cases.get(c) or {}).get("metadata") or {}).get("generator_family", "")).lower()
-                             for c in ids.tolist()])
+                {
+                    "words_up_to": float(length[tertile == t].max()) if (tertile == t).any() else None,
+                    **_group(human, judge, ex, tertile == t, confidence),
+                }
+                for t in range(3)
+            ]
+        families = np.array(
+            [
+                str(((cases.get(c) or {}).get("metadata") or {}).get("generator_family", "")).lower()
+                for c in ids.tolist()
+            ]
+        )
         if not s.rater.family or not (families != "").any():
-            entry["self_preference"] = {"estimate": None, "reason": "no family for the judge, or no "
-                                                                    "metadata.generator_family on the cases"}
+            entry["self_preference"] = {
+                "estimate": None,
+                "reason": "no family for the judge, or no metadata.generator_family on the cases",
+            }
         else:
             own = families == s.rater.family.lower()
             entry["self_preference"] = _welch(ex[own], ex[~own & (families != "")], confidence) | {
                 "own_family": _group(human, judge, ex, own, confidence),
-                "other_families": _group(human, judge, ex, ~own & (families != ""), confidence)}
+                "other_families": _group(human, judge, ex, ~own & (families != ""), confidence),
+            }
         if by is not None:
-            values = np.array([str(((cases.get(c) or {}).get("metadata") or {}).get(by, "(missing)"))
-                               for c in ids.tolist()])
-            entry["slices"] = [{"key": by, "value": v, **_group(human, judge, ex, values == v, confidence)}
-                               for v in sorted(set(values.tolist()))]
+            values = np.array(
+                [str(((cases.get(c) or {}).get("metadata") or {}).get(by, "(missing)")) for c in ids.tolist()]
+            )
+            entry["slices"] = [
+                {"key": by, "value": v, **_group(human, judge, ex, values == v, confidence)}
+                for v in sorted(set(values.tolist()))
+            ]
         out.append(entry)
     return Result({"campaign": campaign.name, "metric": metric, "judges": out})

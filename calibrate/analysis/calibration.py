@@ -24,14 +24,22 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold
 
 from calibrate.analysis.agreement import MIN_TRUSTED_LABELS
-from calibrate.campaign import Campaign
 from calibrate.base.documents import DocumentError, Schema, read_json, short
 from calibrate.base.errors import Problem
 from calibrate.base.files import replacing
 from calibrate.base.results import FRAME_COLUMNS, Result, typed
-from calibrate.campaign.reference import judge_scores, pair, computed_once
+from calibrate.campaign import Campaign
+from calibrate.campaign.reference import computed_once, judge_scores, pair
 
-__all__ = ["CalibrationMap", "MapFile", "CalibrationResult", "fit_calibration", "reliability", "expected_calibration_error", "calibration_maps"]
+__all__ = [
+    "CalibrationMap",
+    "CalibrationResult",
+    "MapFile",
+    "calibration_maps",
+    "expected_calibration_error",
+    "fit_calibration",
+    "reliability",
+]
 
 
 @dataclass(frozen=True)
@@ -67,8 +75,13 @@ class CalibrationMap:
         return np.interp(sign * x, np.asarray(self.scores), np.asarray(self.probabilities))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "judge": self.judge, "higher_is_better": self.higher_is_better,
-                "oriented_scores": list(self.scores), "probabilities": list(self.probabilities)}
+        return {
+            "metric": self.metric,
+            "judge": self.judge,
+            "higher_is_better": self.higher_is_better,
+            "oriented_scores": list(self.scores),
+            "probabilities": list(self.probabilities),
+        }
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -77,7 +90,7 @@ class CalibrationMap:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "CalibrationMap":
+    def load(cls, path: str | Path) -> CalibrationMap:
         """A map :meth:`save` wrote, read through its declared format (:class:`MapFile`).
 
         Raises
@@ -105,16 +118,34 @@ class CalibrationMap:
         d = read_json(path, MapFile, expected=MAP_EXPECTED, max_bytes=MAP_MAX_BYTES)
         problems = []
         if len(d.probabilities) != len(d.oriented_scores):
-            problems.append(Problem(source, f"{len(d.probabilities)} probabilities for {len(d.oriented_scores)} "
-                                    "scores", field="probabilities", expected="one probability per score"))
+            problems.append(
+                Problem(
+                    source,
+                    f"{len(d.probabilities)} probabilities for {len(d.oriented_scores)} scores",
+                    field="probabilities",
+                    expected="one probability per score",
+                )
+            )
         if any(b <= a for a, b in zip(d.oriented_scores, d.oriented_scores[1:])):
-            problems.append(Problem(source, "the scores do not rise", field="oriented_scores",
-                                    value=short(list(d.oriented_scores)), expected="each score larger than the one "
-                                    "before (scikit-learn's X_thresholds_)"))
+            problems.append(
+                Problem(
+                    source,
+                    "the scores do not rise",
+                    field="oriented_scores",
+                    value=short(list(d.oriented_scores)),
+                    expected="each score larger than the one before (scikit-learn's X_thresholds_)",
+                )
+            )
         if any(b < a for a, b in zip(d.probabilities, d.probabilities[1:])):
-            problems.append(Problem(source, "the probabilities fall as the score rises", field="probabilities",
-                                    value=short(list(d.probabilities)), expected="each probability at least the "
-                                    "one before (an isotonic map)"))
+            problems.append(
+                Problem(
+                    source,
+                    "the probabilities fall as the score rises",
+                    field="probabilities",
+                    value=short(list(d.probabilities)),
+                    expected="each probability at least the one before (an isotonic map)",
+                )
+            )
         if problems:
             raise DocumentError(problems, source=source)
         return cls(d.metric, d.judge, d.higher_is_better, tuple(d.oriented_scores), tuple(d.probabilities))
@@ -123,7 +154,7 @@ class CalibrationMap:
 #: what a calibration map file holds
 MAP_EXPECTED = "a calibration map (calibrate calibration --save writes one)"
 #: the largest map file read (a map has at most one point per labelled case)
-MAP_MAX_BYTES = 64 * 2 ** 20
+MAP_MAX_BYTES = 64 * 2**20
 
 
 class MapFile(Schema):
@@ -144,8 +175,9 @@ def _bins(probability: np.ndarray, n_bins: int) -> np.ndarray:
     return np.searchsorted(np.linspace(0.0, 1.0, n_bins + 1)[1:-1], np.asarray(probability))
 
 
-def reliability(probability: np.ndarray, outcome: np.ndarray, weights: np.ndarray | None = None,
-                n_bins: int = 10) -> list[dict[str, float]]:
+def reliability(
+    probability: np.ndarray, outcome: np.ndarray, weights: np.ndarray | None = None, n_bins: int = 10
+) -> list[dict[str, float]]:
     """Per equal-width bin of the predicted probability: its cases, mean prediction and observed rate.
 
     Examples
@@ -159,14 +191,21 @@ def reliability(probability: np.ndarray, outcome: np.ndarray, weights: np.ndarra
     for b in range(n_bins):
         at = index == b
         if at.any():
-            out.append({"low": b / n_bins, "high": (b + 1) / n_bins, "n": int(at.sum()),
-                        "mean_predicted": float(np.average(probability[at], weights=w[at])),
-                        "observed": float(np.average(outcome[at], weights=w[at]))})
+            out.append(
+                {
+                    "low": b / n_bins,
+                    "high": (b + 1) / n_bins,
+                    "n": int(at.sum()),
+                    "mean_predicted": float(np.average(probability[at], weights=w[at])),
+                    "observed": float(np.average(outcome[at], weights=w[at])),
+                }
+            )
     return out
 
 
-def expected_calibration_error(probability: np.ndarray, outcome: np.ndarray, weights: np.ndarray | None = None,
-                               n_bins: int = 10) -> float:
+def expected_calibration_error(
+    probability: np.ndarray, outcome: np.ndarray, weights: np.ndarray | None = None, n_bins: int = 10
+) -> float:
     """``sum_b (weight of bin b) |mean prediction - observed rate|`` over equal-width bins."""
     w = np.ones(probability.size) if weights is None else np.asarray(weights, float)
     index = _bins(probability, n_bins)
@@ -179,9 +218,11 @@ def expected_calibration_error(probability: np.ndarray, outcome: np.ndarray, wei
 
 def _quality(probability, outcome, weights, n_bins) -> dict[str, Any]:
     w = np.ones(probability.size) if weights is None else weights
-    return {"brier": float(np.average((probability - outcome) ** 2, weights=w)),
-            "ece": expected_calibration_error(probability, outcome, weights, n_bins),
-            "reliability": reliability(probability, outcome, weights, n_bins)}
+    return {
+        "brier": float(np.average((probability - outcome) ** 2, weights=w)),
+        "ece": expected_calibration_error(probability, outcome, weights, n_bins),
+        "reliability": reliability(probability, outcome, weights, n_bins),
+    }
 
 
 class CalibrationResult(Result):
@@ -201,17 +242,39 @@ def _rebuilt(document: dict[str, Any], cmap: CalibrationMap) -> CalibrationResul
 
 
 def _quality_frame(document: dict[str, Any]) -> pd.DataFrame:
-    rows = [{"metric": document["metric"], "judge": document["judge"], "slice": None,
-             "statistic": f"{part}.{measure}", "estimate": float(document[part][measure]), "ci_low": None,
-             "ci_high": None, "method": method, "n": document["n"], "reason": None}
-            for part, method in (("cross_validated", f"{document['cross_validated']['folds']}-fold cross-validation"),
-                                 ("raw_score", "the raw score read as a probability"))
-            if document.get(part) for measure in ("brier", "ece")]
+    rows = [
+        {
+            "metric": document["metric"],
+            "judge": document["judge"],
+            "slice": None,
+            "statistic": f"{part}.{measure}",
+            "estimate": float(document[part][measure]),
+            "ci_low": None,
+            "ci_high": None,
+            "method": method,
+            "n": document["n"],
+            "reason": None,
+        }
+        for part, method in (
+            ("cross_validated", f"{document['cross_validated']['folds']}-fold cross-validation"),
+            ("raw_score", "the raw score read as a probability"),
+        )
+        if document.get(part)
+        for measure in ("brier", "ece")
+    ]
     return typed(pd.DataFrame(rows, columns=list(FRAME_COLUMNS)))
 
 
-def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int = 5, n_bins: int = 10,
-                    seed: int = 0, scores: Sequence[float] = ()) -> CalibrationResult:
+def fit_calibration(
+    campaign: Campaign,
+    *,
+    metric: str,
+    judge: str,
+    n_folds: int = 5,
+    n_bins: int = 10,
+    seed: int = 0,
+    scores: Sequence[float] = (),
+) -> CalibrationResult:
     """Fit the map of ``judge`` on ``metric`` and measure it by ``n_folds``-fold cross-validation.
 
     Parameters
@@ -248,8 +311,10 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     joined = pair(campaign, metric, judge)
     rated, ids = joined.judge, joined.case_ids
     if ids.size < max(2 * n_folds, 10):
-        raise ValueError(f"judge {rated.name} on {metric}: {ids.size} labelled case(s) it scored; a calibration map "
-                         f"needs at least {max(2 * n_folds, 10)}")
+        raise ValueError(
+            f"judge {rated.name} on {metric}: {ids.size} labelled case(s) it scored; a calibration map "
+            f"needs at least {max(2 * n_folds, 10)}"
+        )
     y, x, weights = joined.passes.astype(float), joined.oriented, joined.weights
 
     def model() -> IsotonicRegression:
@@ -260,20 +325,34 @@ def fit_calibration(campaign: Campaign, *, metric: str, judge: str, n_folds: int
     for train, test in KFold(n_folds, shuffle=True, random_state=seed).split(x):
         part = model().fit(x[train], y[train], sample_weight=None if weights is None else weights[train])
         out_of_fold[test] = part.predict(x[test])
-    cmap = CalibrationMap(metric, rated.name, rated.rater.higher_is_better,
-                          tuple(map(float, fitted.X_thresholds_)), tuple(map(float, fitted.y_thresholds_)))
+    cmap = CalibrationMap(
+        metric,
+        rated.name,
+        rated.rater.higher_is_better,
+        tuple(map(float, fitted.X_thresholds_)),
+        tuple(map(float, fitted.y_thresholds_)),
+    )
     doc: dict[str, Any] = {
-        "metric": metric, "judge": rated.name, "n": int(ids.size), "weighted": weights is not None, "map": None,
+        "metric": metric,
+        "judge": rated.name,
+        "n": int(ids.size),
+        "weighted": weights is not None,
+        "map": None,
         "cross_validated": {"folds": n_folds, **_quality(out_of_fold, y, weights, n_bins)},
         "base_rate": float(np.average(y, weights=weights)),
     }
     raw = joined.score
-    doc["raw_score"] = (_quality(raw if rated.rater.higher_is_better else 1 - raw, y, weights, n_bins)
-                        if raw.min() >= 0 and raw.max() <= 1 else None)
+    doc["raw_score"] = (
+        _quality(raw if rated.rater.higher_is_better else 1 - raw, y, weights, n_bins)
+        if raw.min() >= 0 and raw.max() <= 1
+        else None
+    )
     doc["warnings"] = []
     if ids.size < MIN_TRUSTED_LABELS:
-        doc["warnings"].append(f"fitted on {ids.size} labelled cases: under {MIN_TRUSTED_LABELS}, each probability "
-                               "rests on a handful of cases and carries no interval; it is not yet trustworthy")
+        doc["warnings"].append(
+            f"fitted on {ids.size} labelled cases: under {MIN_TRUSTED_LABELS}, each probability "
+            "rests on a handful of cases and carries no interval; it is not yet trustworthy"
+        )
     doc["scores"] = [{"score": v, "probability": float(p)} for v, p in zip(scores, cmap.predict(list(scores)))]
     return CalibrationResult(doc, cmap)
 

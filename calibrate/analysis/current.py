@@ -54,13 +54,19 @@ def check_current(current: Any) -> dict[str | None, float]:
         return {}
     if _number(current):
         return {None: float(current)}
-    if isinstance(current, Mapping) and all((k is None or isinstance(k, str)) and _number(v)
-                                            for k, v in current.items()):
+    if isinstance(current, Mapping) and all(
+        (k is None or isinstance(k, str)) and _number(v) for k, v in current.items()
+    ):
         return {k: float(v) for k, v in current.items()}
     named = next((k for k in current if isinstance(k, str)), None) if isinstance(current, Mapping) else None
     example = {named or "judge": 0.5}
-    raise ValueError(ParameterText("{current}: a threshold is a finite number; give one per judge, such as "
-                                   "{_example}", current=current, _example=repr(example)))
+    raise ValueError(
+        ParameterText(
+            "{current}: a threshold is a finite number; give one per judge, such as {_example}",
+            current=current,
+            _example=repr(example),
+        )
+    )
 
 
 def parse_current(texts: tuple[str, ...] | list[str]) -> dict[str | None, float]:
@@ -94,18 +100,24 @@ def parse_current(texts: tuple[str, ...] | list[str]) -> dict[str | None, float]
         except ValueError:
             number = math.nan
         if not math.isfinite(number):
-            raise ValueError(f"{text!r}: " + (f"{value} is not a finite number" if value.strip() else "no value")
-                             + " (give VALUE for every judge, or JUDGE=VALUE)")
+            raise ValueError(
+                f"{text!r}: "
+                + (f"{value} is not a finite number" if value.strip() else "no value")
+                + " (give VALUE for every judge, or JUDGE=VALUE)"
+            )
         key = judge or None
         if key in out:
-            raise ValueError(f"{text!r}: " + (f"judge {key} has a threshold already" if key else
-                                              "a threshold for every judge is given already"))
+            raise ValueError(
+                f"{text!r}: "
+                + (f"judge {key} has a threshold already" if key else "a threshold for every judge is given already")
+            )
         out[key] = number
     return out
 
 
-def current_thresholds(campaign: Campaign, metric: str, judge: JudgeScores,
-                       given: Mapping[str | None, float] | None = None) -> list[dict[str, Any]]:
+def current_thresholds(
+    campaign: Campaign, metric: str, judge: JudgeScores, given: Mapping[str | None, float] | None = None
+) -> list[dict[str, Any]]:
     """The thresholds ``judge`` runs at today on ``metric`` (see the module docstring), each
     ``{"threshold", "source", "source_text"}``; ``source`` one of ``given``, ``imported``,
     ``deepeval_strict_mode``, ``deepeval_setting``, ``deepeval_default``.
@@ -126,21 +138,35 @@ def current_thresholds(campaign: Campaign, metric: str, judge: JudgeScores,
     imported = (campaign.imported_raters.get(judge.rater.name) or {}).get("thresholds") or {}
     recorded = sorted({float(t) for t in imported.get(metric) or [] if _number(t)})
     if recorded:
-        text = "recorded in the imported run" if len(recorded) == 1 else \
-            f"one of {len(recorded)} recorded in the imported runs"
+        text = (
+            "recorded in the imported run"
+            if len(recorded) == 1
+            else f"one of {len(recorded)} recorded in the imported runs"
+        )
         return [{"threshold": t, "source": "imported", "source_text": text} for t in recorded]
     spec = campaign.judges.get(judge.rater.name)
     if spec is None or spec.library != "deepeval" or spec.into != metric:
         return []
     settings = spec.settings or {}
     if settings.get("strict_mode"):
-        return [{"threshold": 1.0, "source": "deepeval_strict_mode",
-                 "source_text": "DeepEval's strict_mode: only a score of 1 passes"}]
+        return [
+            {
+                "threshold": 1.0,
+                "source": "deepeval_strict_mode",
+                "source_text": "DeepEval's strict_mode: only a score of 1 passes",
+            }
+        ]
     if _number(settings.get("threshold")):
-        return [{"threshold": float(settings["threshold"]), "source": "deepeval_setting",
-                 "source_text": "the threshold in campaign.toml's settings"}]
-    return [{"threshold": DEEPEVAL_DEFAULT_THRESHOLD, "source": "deepeval_default",
-             "source_text": "DeepEval's default"}]
+        return [
+            {
+                "threshold": float(settings["threshold"]),
+                "source": "deepeval_setting",
+                "source_text": "the threshold in campaign.toml's settings",
+            }
+        ]
+    return [
+        {"threshold": DEEPEVAL_DEFAULT_THRESHOLD, "source": "deepeval_default", "source_text": "DeepEval's default"}
+    ]
 
 
 def unmatched(given: Mapping[str | None, float], judges: list[JudgeScores]) -> None:
@@ -154,6 +180,11 @@ def unmatched(given: Mapping[str | None, float], judges: list[JudgeScores]) -> N
     names = {j.name for j in judges} | {j.rater.name for j in judges}
     unknown = sorted(k for k in given if k is not None and k not in names)
     if unknown:
-        raise ValueError(ParameterText("{current} names {_unknown}: no such judge rated the metrics chosen (their "
-                                       "judges: {_names})", current=NO_VALUE, _unknown=", ".join(unknown),
-                                       _names=", ".join(sorted({j.name for j in judges})) or "none"))
+        raise ValueError(
+            ParameterText(
+                "{current} names {_unknown}: no such judge rated the metrics chosen (their judges: {_names})",
+                current=NO_VALUE,
+                _unknown=", ".join(unknown),
+                _names=", ".join(sorted({j.name for j in judges})) or "none",
+            )
+        )

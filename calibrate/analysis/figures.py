@@ -25,8 +25,9 @@ def undefined(reason: str) -> dict[str, Any]:
     return {"estimate": None, "reason": reason}
 
 
-def estimate(value: float, low: float | None, high: float | None, method: str,
-             ci_reason: str | None = None) -> dict[str, Any]:
+def estimate(
+    value: float, low: float | None, high: float | None, method: str, ci_reason: str | None = None
+) -> dict[str, Any]:
     """A statistic with its interval and the method that made it; with no interval, the reason.
 
     Examples
@@ -37,8 +38,13 @@ def estimate(value: float, low: float | None, high: float | None, method: str,
     'every resample gives 1'
     """
     low, high = finite_or_none(low), finite_or_none(high)
-    out = {"estimate": float(value), "ci_low": low, "ci_high": high, "ci_method": method,
-           "ci_width": None if low is None or high is None else high - low}
+    out = {
+        "estimate": float(value),
+        "ci_low": low,
+        "ci_high": high,
+        "ci_method": method,
+        "ci_width": None if low is None or high is None else high - low,
+    }
     if low is None:
         out["ci_reason"] = ci_reason or "no interval"
     return out

@@ -28,16 +28,16 @@ from typing import Any
 import numpy as np
 
 from calibrate.analysis.figures import estimate, undefined
-from calibrate.campaign import Campaign
-from calibrate.campaign.weights import kish_effective_n
+from calibrate.base.errors import ParameterText
 from calibrate.base.manifest import build_manifest
-from calibrate.campaign.reference import pair, computed_once
+from calibrate.base.results import Result
+from calibrate.campaign import Campaign
+from calibrate.campaign.reference import computed_once, pair
+from calibrate.campaign.weights import kish_effective_n
 from calibrate.stats.intervals import normal_quantile, wilson_interval
 from calibrate.stats.strata import score_edges, score_strata
-from calibrate.base.errors import ParameterText
-from calibrate.base.results import Result
 
-__all__ = ["ppi_mean", "stratified_mean", "estimate_pass_rate", "MIN_STRATUM_LABELS"]
+__all__ = ["MIN_STRATUM_LABELS", "estimate_pass_rate", "ppi_mean", "stratified_mean"]
 
 #: Score strata with fewer labelled cases are merged with their neighbour.
 MIN_STRATUM_LABELS = 2
@@ -47,8 +47,15 @@ def _normalised(weights: np.ndarray | None, n: int) -> np.ndarray:
     return np.ones(n) if weights is None else np.asarray(weights, float) / np.sum(weights) * n
 
 
-def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, weights: np.ndarray | None = None,
-             lam: float | None = None, confidence: float = 0.95) -> dict[str, float]:
+def ppi_mean(
+    y: np.ndarray,
+    yhat: np.ndarray,
+    yhat_unlabelled: np.ndarray,
+    *,
+    weights: np.ndarray | None = None,
+    lam: float | None = None,
+    confidence: float = 0.95,
+) -> dict[str, float]:
     """PPI++ estimate of the mean of ``y`` over the labelled and unlabelled cases, with its interval.
 
     Parameters
@@ -81,7 +88,7 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, we
     y, yhat, unl = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_unlabelled))
     n, big_n = y.size, unl.size
     w = _normalised(weights, n)
-    if lam is None:   # ppi_python's power tuning: from the lambda = 1 estimate, clipped to [0, 1]
+    if lam is None:  # ppi_python's power tuning: from the lambda = 1 estimate, clipped to [0, 1]
         theta = unl.mean() + np.mean(w * (y - yhat))
         grads, grads_hat = w * (y - theta), w * (yhat - theta)
         cov = 2 * np.mean((grads - grads.mean()) * (grads_hat - grads_hat.mean()))
@@ -91,12 +98,25 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, *, we
     var_labelled, var_unlabelled = float(np.var(w * (y - lam * yhat))), float(np.var(lam * unl))
     se = float(np.sqrt(var_unlabelled / big_n + var_labelled / n))
     z = normal_quantile(confidence)
-    return {"estimate": float(theta), "se": se, "ci_low": float(theta - z * se), "ci_high": float(theta + z * se),
-            "lam": float(lam), "var_labelled": var_labelled, "var_unlabelled": var_unlabelled}
+    return {
+        "estimate": float(theta),
+        "se": se,
+        "ci_low": float(theta - z * se),
+        "ci_high": float(theta + z * se),
+        "lam": float(lam),
+        "var_labelled": var_labelled,
+        "var_unlabelled": var_unlabelled,
+    }
 
 
-def stratified_mean(y: np.ndarray, stratum: np.ndarray, shares: np.ndarray, *, weights: np.ndarray | None = None,
-                    confidence: float = 0.95) -> dict[str, float]:
+def stratified_mean(
+    y: np.ndarray,
+    stratum: np.ndarray,
+    shares: np.ndarray,
+    *,
+    weights: np.ndarray | None = None,
+    confidence: float = 0.95,
+) -> dict[str, float]:
     """Post-stratified estimate ``sum_h W_h p_h`` of a pass rate, with a smoothed variance.
 
     Examples
@@ -123,8 +143,9 @@ def stratified_mean(y: np.ndarray, stratum: np.ndarray, shares: np.ndarray, *, w
     return {"estimate": float(theta), "se": se, "ci_low": float(theta - z * se), "ci_high": float(theta + z * se)}
 
 
-def _merged_strata(score_all: np.ndarray, score_labelled: np.ndarray, n_strata: int) -> tuple[np.ndarray, np.ndarray,
-                                                                                             list[float]]:
+def _merged_strata(
+    score_all: np.ndarray, score_labelled: np.ndarray, n_strata: int
+) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Score strata over every case, merged until each holds ``MIN_STRATUM_LABELS`` labelled cases:
     the labelled cases' stratum and every stratum's share of all cases."""
 
@@ -135,7 +156,7 @@ def _merged_strata(score_all: np.ndarray, score_labelled: np.ndarray, n_strata: 
         if not short.size:
             break
         h = int(short[0])
-        del edges[min(h, len(edges) - 1)]   # merge the short stratum with its upper neighbour (the last: lower)
+        del edges[min(h, len(edges) - 1)]  # merge the short stratum with its upper neighbour (the last: lower)
     shares = np.bincount(score_strata(score_all, edges), minlength=len(edges) + 1) / score_all.size
     return score_strata(score_labelled, edges), shares, edges
 
@@ -147,10 +168,12 @@ def _with_savings(result: dict, human_se: float, n: int, method: str) -> dict[st
     ratio = (result["se"] / human_se) ** 2 if human_se > 0 else float("nan")
     usable = np.isfinite(ratio) and ratio > 0
     return estimate(result["estimate"], result["ci_low"], result["ci_high"], method) | {
-        "se": result["se"], "variance_ratio": float(ratio) if usable else None,
+        "se": result["se"],
+        "variance_ratio": float(ratio) if usable else None,
         "labels_saved": int(n - np.ceil(n * ratio)) if usable else None,
         "humans_only_labels_for_this_width": int(np.ceil(n / ratio)) if usable else None,
-        **({"lam": result["lam"]} if "lam" in result else {})}
+        **({"lam": result["lam"]} if "lam" in result else {}),
+    }
 
 
 def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strata) -> dict[str, Any]:
@@ -158,26 +181,37 @@ def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strat
     out: dict[str, Any] = {"n_labelled": int(n), "n_unlabelled": int(big_n)}
     if n < 2:
         reason = f"{n} labelled case(s): an estimate needs 2"
-        return out | {"humans_only": undefined(reason), "ppi": undefined(reason), "stratified": undefined(reason),
-                      "judge_only": undefined(reason)}
+        return out | {
+            "humans_only": undefined(reason),
+            "ppi": undefined(reason),
+            "stratified": undefined(reason),
+            "judge_only": undefined(reason),
+        }
     w = _normalised(weights, n)
     p_h = float(np.average(passes, weights=w))
     n_eff = kish_effective_n(w)
     low, high = wilson_interval(p_h * n_eff, n_eff, confidence=confidence)
     smoothed = (p_h * n_eff + 0.5) / (n_eff + 1)
-    human_se = float(np.sqrt(smoothed * (1 - smoothed) / n_eff))   # for the savings, smoothed as the strata are
-    out["humans_only"] = estimate(p_h, float(low), float(high), "Wilson score" + (
-        " at the Kish effective size" if weights is not None else "")) | {"se": human_se}
+    human_se = float(np.sqrt(smoothed * (1 - smoothed) / n_eff))  # for the savings, smoothed as the strata are
+    out["humans_only"] = estimate(
+        p_h, float(low), float(high), "Wilson score" + (" at the Kish effective size" if weights is not None else "")
+    ) | {"se": human_se}
     if big_n == 0:
         reason = "every case the judge scored is labelled: the humans-only figure is the pass rate itself"
         return out | {"ppi": undefined(reason), "stratified": undefined(reason), "judge_only": undefined(reason)}
-    out["ppi"] = _with_savings(ppi_mean(passes, sign * score_l, sign * score_u, weights=weights,
-                                        confidence=confidence), human_se, n,
-                               "prediction-powered (PPI++, power-tuned, the judge's raw score), normal")
-    stratum, shares, edges = _merged_strata(sign * np.concatenate([score_l, score_u]), sign * score_l, n_strata)
-    out["stratified"] = _with_savings(stratified_mean(passes, stratum, shares, weights=weights,
-                                                      confidence=confidence), human_se, n,
-                                      f"stratified by the judge's score ({len(shares)} strata), normal, smoothed")
+    out["ppi"] = _with_savings(
+        ppi_mean(passes, sign * score_l, sign * score_u, weights=weights, confidence=confidence),
+        human_se,
+        n,
+        "prediction-powered (PPI++, power-tuned, the judge's raw score), normal",
+    )
+    stratum, shares, _edges = _merged_strata(sign * np.concatenate([score_l, score_u]), sign * score_l, n_strata)
+    out["stratified"] = _with_savings(
+        stratified_mean(passes, stratum, shares, weights=weights, confidence=confidence),
+        human_se,
+        n,
+        f"stratified by the judge's score ({len(shares)} strata), normal, smoothed",
+    )
     if threshold is None:
         out["judge_only"] = undefined("the judge has no pass threshold under the metric's rule")
     else:
@@ -185,14 +219,16 @@ def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strat
         k = float(np.sum(everyone >= sign * threshold))
         low, high = wilson_interval(k, everyone.size, confidence=confidence)
         out["judge_only"] = estimate(k / everyone.size, float(low), float(high), "Wilson score") | {
-            "threshold": threshold, "note": "the judge's own verdicts: biased by its errors, which the "
-                                            "interval does not include"}
+            "threshold": threshold,
+            "note": "the judge's own verdicts: biased by its errors, which the interval does not include",
+        }
     return out
 
 
 @computed_once()
-def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str | None = None,
-                       confidence: float = 0.95, n_strata: int = 5) -> Result:
+def estimate_pass_rate(
+    campaign: Campaign, *, metric: str, judge: str, by: str | None = None, confidence: float = 0.95, n_strata: int = 5
+) -> Result:
     """The human pass rate of every case ``judge`` scored on ``metric``, from the human labels and the
     judge's scores; per value of the metadata key ``by`` too. See the module docstring.
 
@@ -236,12 +272,25 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
 
     def part(mask_l: np.ndarray, mask_u: np.ndarray) -> dict[str, Any]:
         w = None if weights is None else weights[mask_l]
-        return _one(passes[mask_l], joined.score[mask_l], scores.values[~labelled][mask_u], w, threshold,
-                    scores.sign, confidence, n_strata)
+        return _one(
+            passes[mask_l],
+            joined.score[mask_l],
+            scores.values[~labelled][mask_u],
+            w,
+            threshold,
+            scores.sign,
+            confidence,
+            n_strata,
+        )
 
-    doc: dict[str, Any] = {"campaign": campaign.name, "metric": metric, "judge": scores.name,
-                           "weighted": weights is not None, "threshold": threshold,
-                           "overall": part(np.ones(ids_l.size, bool), np.ones((~labelled).sum(), bool))}
+    doc: dict[str, Any] = {
+        "campaign": campaign.name,
+        "metric": metric,
+        "judge": scores.name,
+        "weighted": weights is not None,
+        "threshold": threshold,
+        "overall": part(np.ones(ids_l.size, bool), np.ones((~labelled).sum(), bool)),
+    }
     if by is not None:
         if not campaign.cases:
             raise ValueError(ParameterText("{by}: slicing needs cases.jsonl with a metadata object per case", by=by))
@@ -252,8 +301,11 @@ def estimate_pass_rate(campaign: Campaign, *, metric: str, judge: str, by: str |
 
         keys_l = np.array([key(c) for c in ids_l.tolist()])
         keys_u = np.array([key(c) for c in scores.case_ids[~labelled].tolist()])
-        doc["slices"] = [{"key": by, "value": v, **part(keys_l == v, keys_u == v)}
-                         for v in sorted(set(keys_l.tolist()) | set(keys_u.tolist()))]
-    doc["manifest"] = build_manifest(campaign, command="pass-rate", metric=metric, judge=scores.name, by=by,
-                                     confidence=confidence, n_strata=n_strata)
+        doc["slices"] = [
+            {"key": by, "value": v, **part(keys_l == v, keys_u == v)}
+            for v in sorted(set(keys_l.tolist()) | set(keys_u.tolist()))
+        ]
+    doc["manifest"] = build_manifest(
+        campaign, command="pass-rate", metric=metric, judge=scores.name, by=by, confidence=confidence, n_strata=n_strata
+    )
     return Result(doc)

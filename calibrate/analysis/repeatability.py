@@ -21,21 +21,25 @@ import numpy as np
 
 from calibrate.analysis.agreement import default_rule, recommend_thresholds
 from calibrate.analysis.figures import estimate, from_interval, undefined
-from calibrate.campaign import Campaign
 from calibrate.base.manifest import build_manifest
+from calibrate.base.results import Result
+from calibrate.campaign import Campaign
 from calibrate.stats import N_BOOT
 from calibrate.stats.annotators import agreement_with_interval, krippendorff_alpha
 from calibrate.stats.intervals import wilson_interval
-from calibrate.base.results import Result
 
-__all__ = ["repeatability", "REPEAT_PREFIX"]
+__all__ = ["REPEAT_PREFIX", "repeatability"]
 
 REPEAT_PREFIX = "repeat-"
 
 
 def _repeat_matrix(campaign: Campaign, metric: str, rater: str) -> tuple[np.ndarray, list[str], list[str]]:
-    rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater"] == rater)
-                            & campaign.ratings["run_id"].str.startswith(REPEAT_PREFIX) & campaign.ratings["value"].notna()]
+    rows = campaign.ratings[
+        (campaign.ratings["metric"] == metric)
+        & (campaign.ratings["rater"] == rater)
+        & campaign.ratings["run_id"].str.startswith(REPEAT_PREFIX)
+        & campaign.ratings["value"].notna()
+    ]
     table = rows.pivot_table(index="case_id", columns="run_id", values="value", aggfunc="last")
     return table.to_numpy(float), [str(c) for c in table.index], [str(r) for r in table.columns]
 
@@ -49,11 +53,11 @@ def _one(campaign: Campaign, metric: str, rater: str, *, n_boot: int, seed: int,
     out: dict[str, Any] = {"metric": metric, "judge": rater, "repeats": runs, "n_cases": int(matrix.shape[0])}
     if matrix.shape[0] < 2:
         reason = f"{matrix.shape[0]} case(s) scored in two repeats or more (need 2)"
-        return out | {"alpha": undefined(reason), "flip_share": undefined(reason),
-                      "mean_absolute_difference": None}
+        return out | {"alpha": undefined(reason), "flip_share": undefined(reason), "mean_absolute_difference": None}
     level = spec.alpha_level if facts.on_metric_scale else "interval"
-    alpha = agreement_with_interval(lambda m, w: krippendorff_alpha(m, level, w), matrix, n_boot=n_boot, seed=seed,
-                                    confidence=confidence)
+    alpha = agreement_with_interval(
+        lambda m, w: krippendorff_alpha(m, level, w), matrix, n_boot=n_boot, seed=seed, confidence=confidence
+    )
     if not np.isfinite(alpha.estimate):
         out["alpha"] = undefined("undefined: every repeat gives every case the same score")
     elif alpha.interval is None:
@@ -68,9 +72,11 @@ def _one(campaign: Campaign, metric: str, rater: str, *, n_boot: int, seed: int,
     rule = default_rule(spec)
     values = matrix[~np.isnan(matrix)]
     # on the metric's scale as the statistics read it: every score on its levels, or declared on a continuous one
-    on_scale = facts.higher_is_better and (bool(spec.levels is not None and spec.in_scale(values).all())
-                                           or (spec.scale == "continuous" and facts.on_metric_scale))
-    if rule.kind in ("fixed", "default"):   # no labels needed
+    on_scale = facts.higher_is_better and (
+        bool(spec.levels is not None and spec.in_scale(values).all())
+        or (spec.scale == "continuous" and facts.on_metric_scale)
+    )
+    if rule.kind in ("fixed", "default"):  # no labels needed
         threshold = rule.fixed_threshold(on_scale=on_scale, zero_to_one=bool(values.min() >= 0 and values.max() <= 1))
     else:
         recs = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[first], n_boot=0)["recommendations"]
@@ -79,30 +85,45 @@ def _one(campaign: Campaign, metric: str, rater: str, *, n_boot: int, seed: int,
     if threshold is None:
         out["flip_share"] = undefined(f"no threshold for {first} under the metric's rule ({rule.describe()})")
         return out
-    passes = np.where(np.isnan(matrix), np.nan, (matrix >= threshold) if facts.higher_is_better
-                      else (matrix <= threshold))
+    passes = np.where(
+        np.isnan(matrix), np.nan, (matrix >= threshold) if facts.higher_is_better else (matrix <= threshold)
+    )
     flips = np.array([np.unique(row[~np.isnan(row)]).size > 1 for row in passes])
     low, high = wilson_interval(flips.sum(), flips.size, confidence=confidence)
     out["flip_share"] = estimate(float(flips.mean()), float(low), float(high), "Wilson score") | {
-        "k": int(flips.sum()), "n": int(flips.size)}
+        "k": int(flips.sum()),
+        "n": int(flips.size),
+    }
     return out
 
 
 def _other_runs(ratings, judges: list[str] | None) -> str:
     """What runs the judges do have, when none is a repeat: named otherwise, they are not taken for repeats."""
-    rows = ratings[(ratings["rater_kind"] == "judge") & (ratings["run_id"] != "")
-                   & ~ratings["run_id"].str.startswith(REPEAT_PREFIX)]
+    rows = ratings[
+        (ratings["rater_kind"] == "judge")
+        & (ratings["run_id"] != "")
+        & ~ratings["run_id"].str.startswith(REPEAT_PREFIX)
+    ]
     if judges is not None:
         rows = rows[rows["rater"].isin(judges)]
     runs = sorted({f"{r}@{run}" for r, run in zip(rows["rater"], rows["run_id"])})
     if not runs:
         return ""
-    return (f"; the runs found, {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, are not named repeat-N, "
-            "so they are not taken for repeats of one setting (compare two runs with calibrate audit)")
+    return (
+        f"; the runs found, {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, are not named repeat-N, "
+        "so they are not taken for repeats of one setting (compare two runs with calibrate audit)"
+    )
 
 
-def repeatability(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
-                  n_boot: int = N_BOOT, seed: int = 0, confidence: float = 0.95) -> Result:
+def repeatability(
+    campaign: Campaign,
+    *,
+    metrics: list[str] | None = None,
+    judges: list[str] | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Result:
     """Test-retest figures of every judge scored with repeats (or of ``judges``) on every metric.
 
     Parameters
@@ -134,17 +155,38 @@ def repeatability(campaign: Campaign, *, metrics: list[str] | None = None, judge
     """
     ratings = campaign.ratings
     found = ratings[(ratings["rater_kind"] == "judge") & ratings["run_id"].str.startswith(REPEAT_PREFIX)]
-    pairs = sorted({(m, r) for m, r in zip(found["metric"], found["rater"])
-                    if (metrics is None or m in metrics) and (judges is None or r in judges)})
+    pairs = sorted(
+        {
+            (m, r)
+            for m, r in zip(found["metric"], found["rater"])
+            if (metrics is None or m in metrics) and (judges is None or r in judges)
+        }
+    )
     if judges:
         missing = sorted(set(judges) - {r for _, r in pairs})
         if missing:
-            raise ValueError(f"no repeats of judge(s) {', '.join(missing)} (score them with calibrate judge "
-                             "--repeats K)" + _other_runs(ratings, missing))
+            raise ValueError(
+                f"no repeats of judge(s) {', '.join(missing)} (score them with calibrate judge "
+                "--repeats K)" + _other_runs(ratings, missing)
+            )
     if not pairs:
-        raise ValueError("no judge was scored with repeats (runs named repeat-0, repeat-1, ...: calibrate judge "
-                         "--repeats K writes them)" + _other_runs(ratings, None))
+        raise ValueError(
+            "no judge was scored with repeats (runs named repeat-0, repeat-1, ...: calibrate judge "
+            "--repeats K writes them)" + _other_runs(ratings, None)
+        )
     results = [_one(campaign, m, r, n_boot=n_boot, seed=seed, confidence=confidence) for m, r in pairs]
-    return Result({"campaign": campaign.name, "judges": results,
-                   "manifest": build_manifest(campaign, command="repeatability", n_boot=n_boot, seed=seed,
-                                              confidence=confidence, metrics=metrics, judges=judges)})
+    return Result(
+        {
+            "campaign": campaign.name,
+            "judges": results,
+            "manifest": build_manifest(
+                campaign,
+                command="repeatability",
+                n_boot=n_boot,
+                seed=seed,
+                confidence=confidence,
+                metrics=metrics,
+                judges=judges,
+            ),
+        }
+    )

@@ -37,13 +37,18 @@ from calibrate.campaign.reference import computed_once, pair
 from calibrate.campaign.weights import kish_effective_n
 from calibrate.stats.intervals import normal_quantile
 
-__all__ = ["compare_systems", "version_rate", "rate_difference", "labels_for_width"]
+__all__ = ["compare_systems", "labels_for_width", "rate_difference", "version_rate"]
 
 MISSING = "(missing)"
 
 
-def version_rate(passes: np.ndarray, score_labelled: np.ndarray, score_unlabelled: np.ndarray,
-                 weights: np.ndarray | None, confidence: float) -> dict[str, Any]:
+def version_rate(
+    passes: np.ndarray,
+    score_labelled: np.ndarray,
+    score_unlabelled: np.ndarray,
+    weights: np.ndarray | None,
+    confidence: float,
+) -> dict[str, Any]:
     """One version's human pass rate: PPI++ from its labelled and unlabelled cases, and humans only.
 
     Parameters
@@ -78,20 +83,29 @@ def version_rate(passes: np.ndarray, score_labelled: np.ndarray, score_unlabelle
     w = np.ones(n) if weights is None else np.asarray(weights, float) / np.sum(weights) * n
     p = float(np.average(y, weights=w))
     n_eff = kish_effective_n(w)
-    smoothed = (p * n_eff + 0.5) / (n_eff + 1)   # a version of one verdict still has some variance
+    smoothed = (p * n_eff + 0.5) / (n_eff + 1)  # a version of one verdict still has some variance
     se_h = float(math.sqrt(smoothed * (1 - smoothed) / n_eff))
     z = normal_quantile(confidence)
-    out["humans_only"] = estimate(p, p - z * se_h, p + z * se_h, "weighted labelled share, normal" if weights is not None
-                                  else "labelled share, normal") | {"se": se_h, "var_labelled": smoothed * (1 - smoothed)
-                                                                    * n / n_eff}
+    out["humans_only"] = estimate(
+        p,
+        p - z * se_h,
+        p + z * se_h,
+        "weighted labelled share, normal" if weights is not None else "labelled share, normal",
+    ) | {"se": se_h, "var_labelled": smoothed * (1 - smoothed) * n / n_eff}
     if big_n == 0:
-        out["ppi"] = out["humans_only"] | {"lam": 0.0, "var_unlabelled": 0.0,
-                                           "note": "every case of the version is labelled: the labels alone"}
+        out["ppi"] = out["humans_only"] | {
+            "lam": 0.0,
+            "var_unlabelled": 0.0,
+            "note": "every case of the version is labelled: the labels alone",
+        }
         return out
     r = ppi_mean(y, score_labelled, score_unlabelled, weights=weights, confidence=confidence)
-    out["ppi"] = estimate(r["estimate"], r["ci_low"], r["ci_high"], "prediction-powered (PPI++, power-tuned, the "
-                          "judge's raw score), normal") | {k: r[k] for k in ("se", "lam", "var_labelled",
-                                                                            "var_unlabelled")}
+    out["ppi"] = estimate(
+        r["estimate"],
+        r["ci_low"],
+        r["ci_high"],
+        "prediction-powered (PPI++, power-tuned, the judge's raw score), normal",
+    ) | {k: r[k] for k in ("se", "lam", "var_labelled", "var_unlabelled")}
     return out
 
 
@@ -109,10 +123,14 @@ def labels_for_width(width: float, versions: list[dict[str, Any]], confidence: f
     >>> labels_for_width(0.1, [v, v], 0.95)
     {'width': 0.1, 'with_the_judge': 515, 'humans_only': 769, 'reason': None}
     """
-    half = width / (2 * max(normal_quantile(confidence), 1e-12))   # a level near 0: an interval of no width
+    half = width / (2 * max(normal_quantile(confidence), 1e-12))  # a level near 0: an interval of no width
     if not all(v.get("ppi", {}).get("var_labelled") is not None for v in versions):
-        return {"width": width, "with_the_judge": None, "humans_only": None,
-                "reason": "a version has too few labels to plan on"}
+        return {
+            "width": width,
+            "with_the_judge": None,
+            "humans_only": None,
+            "reason": "a version has too few labels to plan on",
+        }
     sizes = np.array([v["n_labelled"] + v["n_unlabelled"] for v in versions], dtype=float)
     n = np.arange(2, int(sizes.min()) + 1, dtype=float)
     judge = np.zeros(n.size)
@@ -124,12 +142,16 @@ def labels_for_width(width: float, versions: list[dict[str, Any]], confidence: f
         judge += np.where(rest > 0, np.minimum(with_judge, alone), alone)
         humans += alone
     reach_judge, reach_humans = np.flatnonzero(judge <= half**2), np.flatnonzero(humans <= half**2)
-    found = {"with_the_judge": int(n[reach_judge[0]]) if reach_judge.size else None,
-             "humans_only": int(n[reach_humans[0]]) if reach_humans.size else None}
+    found = {
+        "with_the_judge": int(n[reach_judge[0]]) if reach_judge.size else None,
+        "humans_only": int(n[reach_humans[0]]) if reach_humans.size else None,
+    }
     reason = None
     if found["with_the_judge"] is None:
-        reason = (f"even labelling all {int(sizes.min())} cases of the smaller version does not reach that width: more "
-                  "cases are needed")
+        reason = (
+            f"even labelling all {int(sizes.min())} cases of the smaller version does not reach that width: more "
+            "cases are needed"
+        )
     return {"width": width, **found, "reason": reason}
 
 
@@ -150,15 +172,23 @@ def rate_difference(first: dict, second: dict, key: str, confidence: float) -> d
     se = math.sqrt(a["se"] ** 2 + b["se"] ** 2)
     z = normal_quantile(confidence)
     p_value = math.erfc(abs(diff) / se / math.sqrt(2)) if se > 0 else (0.0 if diff else 1.0)
-    return estimate(diff, diff - z * se, diff + z * se, f"{a['ci_method'].split(',')[0]}, difference of independent "
-                    "versions, normal") | {"se": se, "p_value": p_value}
+    return estimate(
+        diff,
+        diff - z * se,
+        diff + z * se,
+        f"{a['ci_method'].split(',')[0]}, difference of independent versions, normal",
+    ) | {"se": se, "p_value": p_value}
 
 
 def _judge_only(pass_a: np.ndarray, pass_b: np.ndarray) -> dict[str, Any]:
     if pass_a.size == 0 or pass_b.size == 0:
         return undefined("a version has no case the judge scored")
-    return {"estimate": float(pass_b.mean() - pass_a.mean()), "a": float(pass_a.mean()), "b": float(pass_b.mean()),
-            "note": "the judge's own verdicts at its threshold: biased by its errors, no interval given"}
+    return {
+        "estimate": float(pass_b.mean() - pass_a.mean()),
+        "a": float(pass_a.mean()),
+        "b": float(pass_b.mean()),
+        "note": "the judge's own verdicts at its threshold: biased by its errors, no interval given",
+    }
 
 
 def _holm(p_values: list[float | None]) -> list[float | None]:
@@ -175,8 +205,18 @@ def _holm(p_values: list[float | None]) -> list[float | None]:
 
 
 @computed_once()
-def compare_systems(campaign: Campaign, *, metric: str, judge: str, by: str, a: str, b: str,
-                    slice_by: str | None = None, width: float = 0.1, confidence: float = 0.95) -> Result:
+def compare_systems(
+    campaign: Campaign,
+    *,
+    metric: str,
+    judge: str,
+    by: str,
+    a: str,
+    b: str,
+    slice_by: str | None = None,
+    width: float = 0.1,
+    confidence: float = 0.95,
+) -> Result:
     """The ``calibrate compare-systems`` command: the human pass rate of version ``b`` minus version ``a``
     (cases tagged ``metadata[by]``), from ``judge``'s scores on every case and the human labels.
 
@@ -216,12 +256,16 @@ def compare_systems(campaign: Campaign, *, metric: str, judge: str, by: str, a: 
     if a == b:
         raise ValueError(ParameterText("{b}: the same version as {a}: compare two versions", a=a, b=b))
     if slice_by is not None and slice_by == by:
-        raise ValueError(ParameterText("{slice_by}: the key of the versions itself: each slice would hold one version",
-                                       slice_by=slice_by))
+        raise ValueError(
+            ParameterText(
+                "{slice_by}: the key of the versions itself: each slice would hold one version", slice_by=slice_by
+            )
+        )
     campaign.metric_names([metric])
     if not campaign.cases:
-        raise ValueError(ParameterText("{by}: the versions are read from cases.jsonl, which this campaign lacks",
-                                       by=by))
+        raise ValueError(
+            ParameterText("{by}: the versions are read from cases.jsonl, which this campaign lacks", by=by)
+        )
     joined = pair(campaign, metric, judge)
     scores = joined.judge
 
@@ -237,9 +281,15 @@ def compare_systems(campaign: Campaign, *, metric: str, judge: str, by: str, a: 
     found = sorted(set(version_l.tolist()) | set(version_u.tolist()))
     for name, value in (("a", a), ("b", b)):
         if value not in found:
-            raise ValueError(ParameterText("{" + name + "}: no case the judge scored has metadata.{_by} = {_value} "
-                                           "(its values: {_found})", **{name: value}, _by=by, _value=repr(value),
-                                           _found=", ".join(found[:20]) or "none"))
+            raise ValueError(
+                ParameterText(
+                    "{" + name + "}: no case the judge scored has metadata.{_by} = {_value} (its values: {_found})",
+                    **{name: value},
+                    _by=by,
+                    _value=repr(value),
+                    _found=", ".join(found[:20]) or "none",
+                )
+            )
     passes = joined.passes
     oriented_l = scores.sign * joined.score
     oriented_u = scores.sign * scores.values[unl]
@@ -255,21 +305,34 @@ def compare_systems(campaign: Campaign, *, metric: str, judge: str, by: str, a: 
             in_l, in_u = mask_l & (version_l == value), mask_u & (version_u == value)
             w = None if joined.weights is None else joined.weights[in_l]
             sides[name] = version_rate(passes[in_l], oriented_l[in_l], oriented_u[in_u], w, confidence)
-        result = {"a": sides["a"], "b": sides["b"],
-                  "difference": rate_difference(sides["a"], sides["b"], "ppi", confidence),
-                  "humans_only_difference": rate_difference(sides["a"], sides["b"], "humans_only", confidence),
-                  "labels": labels_for_width(width, [sides["a"], sides["b"]], confidence)}
+        result = {
+            "a": sides["a"],
+            "b": sides["b"],
+            "difference": rate_difference(sides["a"], sides["b"], "ppi", confidence),
+            "humans_only_difference": rate_difference(sides["a"], sides["b"], "humans_only", confidence),
+            "labels": labels_for_width(width, [sides["a"], sides["b"]], confidence),
+        }
         if judge_passes is not None:
             every = np.r_[mask_l, mask_u]
-            result["judge_only_difference"] = _judge_only(judge_passes[every & (version_all == a)],
-                                                          judge_passes[every & (version_all == b)])
+            result["judge_only_difference"] = _judge_only(
+                judge_passes[every & (version_all == a)], judge_passes[every & (version_all == b)]
+            )
         else:
             result["judge_only_difference"] = undefined("the judge has no threshold under the metric's rule")
         return result
 
-    doc: dict[str, Any] = {"campaign": campaign.name, "metric": metric, "judge": scores.name, "by": by, "a": a, "b": b,
-                           "threshold": threshold, "weighted": joined.weights is not None, "confidence": confidence,
-                           "overall": compare(np.ones(len(ids_l), bool), np.ones(len(ids_u), bool))}
+    doc: dict[str, Any] = {
+        "campaign": campaign.name,
+        "metric": metric,
+        "judge": scores.name,
+        "by": by,
+        "a": a,
+        "b": b,
+        "threshold": threshold,
+        "weighted": joined.weights is not None,
+        "confidence": confidence,
+        "overall": compare(np.ones(len(ids_l), bool), np.ones(len(ids_u), bool)),
+    }
     if slice_by is not None:
         slice_l = np.array([tag(c, slice_by) for c in ids_l])
         slice_u = np.array([tag(c, slice_by) for c in ids_u])
@@ -285,8 +348,20 @@ def compare_systems(campaign: Campaign, *, metric: str, judge: str, by: str, a: 
                 d["differs_after_holm"] = p < 1 - confidence
                 d["simultaneous_ci"] = [d["estimate"] - z_all * d["se"], d["estimate"] + z_all * d["se"]]
         doc["slices"] = slices
-        doc["multiplicity"] = (f"Holm's step-down adjustment over the {k} slices with a difference; simultaneous "
-                               f"intervals by Bonferroni at {1 - (1 - confidence) / max(k, 1):.4f}")
-    doc["manifest"] = build_manifest(campaign, command="compare-systems", metric=metric, judge=scores.name, by=by,
-                                     a=a, b=b, slice_by=slice_by, width=width, confidence=confidence)
+        doc["multiplicity"] = (
+            f"Holm's step-down adjustment over the {k} slices with a difference; simultaneous "
+            f"intervals by Bonferroni at {1 - (1 - confidence) / max(k, 1):.4f}"
+        )
+    doc["manifest"] = build_manifest(
+        campaign,
+        command="compare-systems",
+        metric=metric,
+        judge=scores.name,
+        by=by,
+        a=a,
+        b=b,
+        slice_by=slice_by,
+        width=width,
+        confidence=confidence,
+    )
     return Result(doc)

@@ -49,9 +49,25 @@ from scipy.stats import norm
 
 from calibrate.stats.thresholds import MOST_FAILS_SEARCHED, fails_for_ceiling
 
-__all__ = ["DEFENSIBLE", "NEEDS_LABELS", "NOT_SHOWN", "NOT_DEFENSIBLE", "NO_CRITERION", "STRICTER", "STATUSES",
-           "judge_verdict", "metric_verdict", "verdict_lines", "chance_level", "LOOSEST_CHANCE_LEVEL",
-           "zero_ceiling_text", "labels_to_beat_chance", "SIGN_Z", "MOST_LABELS_RATIO", "current_text"]
+__all__ = [
+    "DEFENSIBLE",
+    "LOOSEST_CHANCE_LEVEL",
+    "MOST_LABELS_RATIO",
+    "NEEDS_LABELS",
+    "NOT_DEFENSIBLE",
+    "NOT_SHOWN",
+    "NO_CRITERION",
+    "SIGN_Z",
+    "STATUSES",
+    "STRICTER",
+    "chance_level",
+    "current_text",
+    "judge_verdict",
+    "labels_to_beat_chance",
+    "metric_verdict",
+    "verdict_lines",
+    "zero_ceiling_text",
+]
 
 #: a reviewer can hold the recommendation to the rule
 DEFENSIBLE = "defensible"
@@ -137,12 +153,12 @@ def labels_to_beat_chance(chance_p: float, n: int, *, level: float) -> int | Non
     401
     """
     z, target = float(norm.isf(chance_p)), float(norm.isf(level))
-    if not z >= SIGN_Z:      # NaN included
+    if not z >= SIGN_Z:  # NaN included
         return None
     if chance_p < level:
         return int(n)
     r2 = (target / z) ** 2
-    c = (r2 * n + math.sqrt(r2 ** 2 * n ** 2 + 4 * (n + 1) * r2)) / (2 * (n + 1))
+    c = (r2 * n + math.sqrt(r2**2 * n**2 + 4 * (n + 1) * r2)) / (2 * (n + 1))
     return max(int(n) + 1, math.ceil(c * n - 1e-9))
 
 
@@ -154,10 +170,12 @@ def zero_ceiling_text() -> str:
     >>> zero_ceiling_text()[:44]
     'a false-pass ceiling of 0 can never be shown'
     """
-    return ("a false-pass ceiling of 0 can never be shown: on any finite number of human fails, even with no false "
-            "pass, the false-pass rate's upper bound is above 0, so no judge and no number of labels meets it; "
-            "give a ceiling above 0 (at 95% confidence, 0.05 takes about 73 human fails with no false pass, "
-            "0.01 about 380)")
+    return (
+        "a false-pass ceiling of 0 can never be shown: on any finite number of human fails, even with no false "
+        "pass, the false-pass rate's upper bound is above 0, so no judge and no number of labels meets it; "
+        "give a ceiling above 0 (at 95% confidence, 0.05 takes about 73 human fails with no false pass, "
+        "0.01 about 380)"
+    )
 
 
 def _num(x: float | None) -> str:
@@ -198,8 +216,10 @@ def _rates(rec_or_fp: dict[str, Any], ff: dict[str, Any] | None = None) -> str:
 
 def _separation_text(sep: dict[str, Any], alpha: float) -> str:
     """``AUC 0.71, one-sided Mann-Whitney p = 0.031 on 40 passes and 10 fails; needs p < 0.025``."""
-    return (f"AUC {sep['auc']:.2f}, one-sided Mann-Whitney p = {sep['chance_p']:.2g} on {sep['n_pass']} passes and "
-            f"{sep['n_fail']} fails; needs p < {alpha:g}")
+    return (
+        f"AUC {sep['auc']:.2f}, one-sided Mann-Whitney p = {sep['chance_p']:.2g} on {sep['n_pass']} passes and "
+        f"{sep['n_fail']} fails; needs p < {alpha:g}"
+    )
 
 
 def _chance(rec: dict[str, Any], confidence: float, min_labels: int) -> dict[str, Any] | None:
@@ -216,35 +236,58 @@ def _chance(rec: dict[str, Any], confidence: float, min_labels: int) -> dict[str
     total = labels_to_beat_chance(sep["chance_p"], n, level=alpha)
     if total is None:
         backwards = ""
-        if sep["auc"] < 0.5 and 1 - sep["chance_p"] < alpha:   # the other tail: the scores run the wrong way
-            backwards = ("; its scores rank human fails above passes: do its higher scores mean worse answers? "
-                         "(higher_is_better = false for the rater)")
+        if sep["auc"] < 0.5 and 1 - sep["chance_p"] < alpha:  # the other tail: the scores run the wrong way
+            backwards = (
+                "; its scores rank human fails above passes: do its higher scores mean worse answers? "
+                "(higher_is_better = false for the rater)"
+            )
         if n >= min_labels:
-            return {"status": NOT_DEFENSIBLE, "text": (
-                f"its scores separate human passes from fails no better than chance ({detail}): on {n} labels "
-                f"their separation is under one standard error from none, so more labels would not show one"
-                f"{backwards}")}
-        return {"status": NOT_SHOWN, "text": (
-            f"not shown better than chance; its scores show no sign of separating human passes from fails "
-            f"({detail}): a separation under one standard error from none gives no count of labels that would "
-            f"settle it (on {min_labels} labels or more, still without a sign, it is not defensible){backwards}")}
-    if n >= min_labels and total > MOST_LABELS_RATIO * n:   # a sign too weak to gate on: labels help little
-        return {"status": NOT_DEFENSIBLE, "text": (
-            f"its scores separate human passes from fails no better than chance ({detail}): at this AUC it would "
-            f"take about {total} labels to show, over {MOST_LABELS_RATIO} times the {n} so far: a separation this "
-            f"weak is no gate")}
+            return {
+                "status": NOT_DEFENSIBLE,
+                "text": (
+                    f"its scores separate human passes from fails no better than chance ({detail}): on {n} labels "
+                    f"their separation is under one standard error from none, so more labels would not show one"
+                    f"{backwards}"
+                ),
+            }
+        return {
+            "status": NOT_SHOWN,
+            "text": (
+                f"not shown better than chance; its scores show no sign of separating human passes from fails "
+                f"({detail}): a separation under one standard error from none gives no count of labels that would "
+                f"settle it (on {min_labels} labels or more, still without a sign, it is not defensible){backwards}"
+            ),
+        }
+    if n >= min_labels and total > MOST_LABELS_RATIO * n:  # a sign too weak to gate on: labels help little
+        return {
+            "status": NOT_DEFENSIBLE,
+            "text": (
+                f"its scores separate human passes from fails no better than chance ({detail}): at this AUC it would "
+                f"take about {total} labels to show, over {MOST_LABELS_RATIO} times the {n} so far: a separation this "
+                f"weak is no gate"
+            ),
+        }
     more = total - n
     fails = max(1, math.ceil(more * sep["n_fail"] / n - 1e-9))
-    return {"status": NEEDS_LABELS, "labels": more, "human_fails": fails, "total": total, "text": (
-        f"not shown better than chance yet: about {more} more label{'s' * (more != 1)} ({fails} human "
-        f"fail{'s' * (fails != 1)}) would settle it "
-        f"({detail}; at this AUC, p falls under {alpha:g} at about {total} labels)")}
+    return {
+        "status": NEEDS_LABELS,
+        "labels": more,
+        "human_fails": fails,
+        "total": total,
+        "text": (
+            f"not shown better than chance yet: about {more} more label{'s' * (more != 1)} ({fails} human "
+            f"fail{'s' * (fails != 1)}) would settle it "
+            f"({detail}; at this AUC, p falls under {alpha:g} at about {total} labels)"
+        ),
+    }
 
 
 def _beyond_reach(ceiling: float) -> str:
     """Why a ceiling above 0, but tiny, cannot be defended in practice."""
-    return (f"a {ceiling:g} ceiling needs more than {MOST_FAILS_SEARCHED:,} human fails even with no false pass; "
-            "declare a ceiling labels can show")
+    return (
+        f"a {ceiling:g} ceiling needs more than {MOST_FAILS_SEARCHED:,} human fails even with no false pass; "
+        "declare a ceiling labels can show"
+    )
 
 
 def _labels(n_fails_more: float, fail_share: float | None, n_cases_more: int = 0) -> dict[str, Any]:
@@ -276,8 +319,12 @@ def current_text(current: dict[str, Any], rule: dict[str, Any]) -> str:
     "at your current threshold 0.5 (DeepEval's default): passes 21 of 27 answers the annotators failed
      (0.78 [0.59, 0.89]) and fails 3 of 33 answers they passed (0.09 [0.03, 0.24]); past the 0.1 ceiling"
     """
-    shown = current["pass_rule"].replace("threshold", _threshold(current["threshold"])).replace(">=", "≥") \
+    shown = (
+        current["pass_rule"]
+        .replace("threshold", _threshold(current["threshold"]))
+        .replace(">=", "≥")
         .replace("<=", "≤")
+    )
     where = _threshold(current["threshold"]) if current["pass_rule"] == "score >= threshold" else shown
     head = f"at your current threshold {where} ({current['source_text']})"
     fp, ff = current.get("false_pass_rate") or {}, current.get("false_fail_rate") or {}
@@ -298,7 +345,7 @@ def current_text(current: dict[str, Any], rule: dict[str, Any]) -> str:
         else:
             text += f"; within the {ceiling:g} ceiling"
     if ff.get("estimate") is not None and ff["estimate"] > MOST:
-        text += f"; it fails most human passes"
+        text += "; it fails most human passes"
     return text
 
 
@@ -354,10 +401,18 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
     rule, judge = rec["rule"], rec["judge"]
     n, n_pass, n_fail = rec.get("n", 0), rec.get("n_human_pass", 0), rec.get("n_human_fail", 0)
     fail_share = n_fail / n if n else None
-    out: dict[str, Any] = {"judge": judge, "threshold": rec.get("threshold"), "reasons": [],
-                           "labels_needed": None, "chance": None, "warnings": [],
-                           "current": [{"threshold": c["threshold"], "source": c.get("source"),
-                                        "text": current_text(c, rule)} for c in rec.get("current") or []]}
+    out: dict[str, Any] = {
+        "judge": judge,
+        "threshold": rec.get("threshold"),
+        "reasons": [],
+        "labels_needed": None,
+        "chance": None,
+        "warnings": [],
+        "current": [
+            {"threshold": c["threshold"], "source": c.get("source"), "text": current_text(c, rule)}
+            for c in rec.get("current") or []
+        ],
+    }
     kind = rule["kind"]
 
     def done(status: str, text: str) -> dict[str, Any]:
@@ -367,9 +422,12 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
 
     at = f"at {_at(rec)} {_rates(rec)}" if rec.get("threshold") is not None else "no threshold"
     if kind in ("fixed", "default"):
-        why = ("the campaign fixes the threshold" if kind == "fixed" else
-               "the metric declares no false-pass ceiling or costs (max_false_pass, or cost_false_pass and "
-               "cost_false_fail, in campaign.toml)")
+        why = (
+            "the campaign fixes the threshold"
+            if kind == "fixed"
+            else "the metric declares no false-pass ceiling or costs (max_false_pass, or cost_false_pass and "
+            "cost_false_fail, in campaign.toml)"
+        )
         out["reasons"].append(why)
         return done(NO_CRITERION, f"no recommendation to defend: {why}; {at}")
     ceiling = rule.get("max_false_pass")
@@ -386,45 +444,56 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
 
     if n < 2 or n_pass == 0 or n_fail == 0:
         missing = "human labels" if n < 2 else "human fails" if n_fail == 0 else "human passes"
-        why = (f"only {n} case(s) rated by both the judge and the humans" if n < 2 else
-               f"every one of the {n} human labels is a " + ("pass" if n_fail == 0 else "fail"))
+        why = (
+            f"only {n} case(s) rated by both the judge and the humans"
+            if n < 2
+            else f"every one of the {n} human labels is a " + ("pass" if n_fail == 0 else "fail")
+        )
         out["reasons"].append(why)
         if kind == "constraint" and n_fail == 0:
             needed = fails_needed(0.0)
-            if needed is None:   # a ceiling so low that no count of fails we search reaches it
+            if needed is None:  # a ceiling so low that no count of fails we search reaches it
                 why += f"; {_beyond_reach(ceiling)}"
                 out["reasons"][-1] = why
                 return done(NOT_DEFENSIBLE, f"not defensible: {why}")
             out["labels_needed"] = _labels(needed, None, max(0, min_labels - n))
-            return done(NEEDS_LABELS, f"not defensible yet: {why}, so no human fail was found and nothing shows "
-                                      f"how often the judge passes a failing answer; a {ceiling:g} ceiling needs "
-                                      f"at least {needed} human fails: label cases the judge scores low to find "
-                                      "them")
+            return done(
+                NEEDS_LABELS,
+                f"not defensible yet: {why}, so no human fail was found and nothing shows "
+                f"how often the judge passes a failing answer; a {ceiling:g} ceiling needs "
+                f"at least {needed} human fails: label cases the judge scores low to find "
+                "them",
+            )
         out["labels_needed"] = {"human_fails": 0, "cases": max(2 - n, min_labels - n, 0), "fail_share": fail_share}
         return done(NEEDS_LABELS, f"not defensible yet: {why}; the rule needs {missing}")
     chance = _chance(rec, confidence, min_labels)
     if chance and chance["status"] != NEEDS_LABELS:
         # no sign of separating: no count of labels to give (few labels), or none would help (many)
         out["reasons"].append(chance["text"])
-        return done(chance["status"], chance["text"] if chance["status"] == NOT_SHOWN else
-                    f"not defensible: {chance['text']}")
-    if chance:   # a sign, not yet shown: the labels at its AUC; the other checks may ask for more
+        return done(
+            chance["status"], chance["text"] if chance["status"] == NOT_SHOWN else f"not defensible: {chance['text']}"
+        )
+    if chance:  # a sign, not yet shown: the labels at its AUC; the other checks may ask for more
         out["chance"] = {k: chance[k] for k in ("labels", "human_fails", "total")}
         out["reasons"].append(chance["text"])
     fp = rec.get("false_pass_rate_detail") or {}
-    fail_n = fp.get("effective_n", n_fail)     # weighted rates: the fails' Kish effective size
+    fail_n = fp.get("effective_n", n_fail)  # weighted rates: the fails' Kish effective size
     texts, more_fails = [], 0.0
     if kind == "constraint":
         if rec.get("threshold") is None:
             needed = fails_needed(0.0)
             if needed is not None and fail_n < needed:
-                texts.append(f"{n_fail} human fails: a {ceiling:g} ceiling needs at least {needed} even with no "
-                             "false pass")
+                texts.append(
+                    f"{n_fail} human fails: a {ceiling:g} ceiling needs at least {needed} even with no false pass"
+                )
                 more_fails = needed - fail_n
             else:
                 lowest = rec.get("lowest_false_pass") or {}
-                where = (f" (lowest: {_num(lowest['rate'])} at {_at({**rec, 'threshold': lowest['threshold']})})"
-                         if lowest.get("rate") is not None else "")
+                where = (
+                    f" (lowest: {_num(lowest['rate'])} at {_at({**rec, 'threshold': lowest['threshold']})})"
+                    if lowest.get("rate") is not None
+                    else ""
+                )
                 why = f"no threshold keeps false passes at or under {ceiling:g} short of failing every case{where}"
                 out["reasons"].append(why)
                 return done(NOT_DEFENSIBLE, f"not defensible: {why}")
@@ -438,13 +507,16 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
                 shown = {**rec, "threshold": alternative["threshold"]}
                 most = _fails_most(alternative["false_fail_rate"])
                 if most:
-                    out["warnings"].append(f"it fails most human passes: false fails "
-                                           f"{_rate_text(alternative['false_fail_rate'])}")
-                text = (f"defensible at a stricter threshold{', though it fails most human passes' if most else ''}: "
-                        f"pass at {_at(shown)}; "
-                        f"{_rates(alternative['false_pass_rate'], alternative['false_fail_rate'])} (the rule's "
-                        f"{_at(rec)} has false passes {_rate_text(fp)}, past the {ceiling:g} ceiling")
-                if needed is not None and needed - fail_n <= fail_n:   # labels help only while they are few
+                    out["warnings"].append(
+                        f"it fails most human passes: false fails {_rate_text(alternative['false_fail_rate'])}"
+                    )
+                text = (
+                    f"defensible at a stricter threshold{', though it fails most human passes' if most else ''}: "
+                    f"pass at {_at(shown)}; "
+                    f"{_rates(alternative['false_pass_rate'], alternative['false_fail_rate'])} (the rule's "
+                    f"{_at(rec)} has false passes {_rate_text(fp)}, past the {ceiling:g} ceiling"
+                )
+                if needed is not None and needed - fail_n <= fail_n:  # labels help only while they are few
                     out["labels_needed"] = _labels(needed - fail_n, fail_share)
                     text += f"; {keep} {out['labels_needed']['cases']} more labelled cases"
                 out["reasons"].append(f"the rule's threshold has false passes {_rate_text(fp)}, past the ceiling")
@@ -455,15 +527,19 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
                 # this threshold's rate sits at the ceiling, but a stricter one has fewer false passes: on
                 # more labels its bound comes under the ceiling (a perfect judge on too few labels, say)
                 strictest = _at({**rec, "threshold": rec["lowest_false_pass"]["threshold"]})
-                texts.append(f"at {_at(rec)} false passes {_rate_text(fp)} sit at the {ceiling:g} ceiling; a "
-                             f"stricter threshold (false passes {_num(lowest)} at {strictest}) needs at least "
-                             f"{stricter} human fails, {n_fail} labelled")
+                texts.append(
+                    f"at {_at(rec)} false passes {_rate_text(fp)} sit at the {ceiling:g} ceiling; a "
+                    f"stricter threshold (false passes {_num(lowest)} at {strictest}) needs at least "
+                    f"{stricter} human fails, {n_fail} labelled"
+                )
                 more_fails = max(stricter - fail_n, 1)
             elif needed is None:
-                why = (f"at {_at(rec)} false passes {_rate_text(fp)}: " + (
-                    _beyond_reach(ceiling) if fp["estimate"] < ceiling and fails_needed(0.0) is None else
-                    f"the rate sits at the {ceiling:g} ceiling, so no number of labels brings its upper bound "
-                    "under it"))
+                why = f"at {_at(rec)} false passes {_rate_text(fp)}: " + (
+                    _beyond_reach(ceiling)
+                    if fp["estimate"] < ceiling and fails_needed(0.0) is None
+                    else f"the rate sits at the {ceiling:g} ceiling, so no number of labels brings its upper bound "
+                    "under it"
+                )
                 if n >= min_labels:
                     out["reasons"].append(why)
                     return done(NOT_DEFENSIBLE, f"not defensible: {why}")
@@ -471,9 +547,10 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
             else:
                 # at least: the fails a threshold with no false pass needs; more at the rule's threshold's rate
                 least = fails_needed(0.0) or needed
-                texts.append(f"{n_fail} human fails: a {ceiling:g} ceiling needs at least {least}"
-                             + ("" if fp["estimate"] == 0 else
-                                f" ({needed} at this rate of {_num(fp['estimate'])})"))
+                texts.append(
+                    f"{n_fail} human fails: a {ceiling:g} ceiling needs at least {least}"
+                    + ("" if fp["estimate"] == 0 else f" ({needed} at this rate of {_num(fp['estimate'])})")
+                )
                 # enough fails for a threshold without false passes, but none has one: keep this threshold
                 # (at least one more fail: the bound shown is past the ceiling)
                 more_fails = max((least if least > fail_n else needed) - fail_n, 1)
@@ -483,18 +560,20 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
     if texts or chance:
         out["reasons"] += texts
         needed = _labels(more_fails, fail_share, more_cases)
-        if chance:   # the labels the test against chance needs, as it counted them
-            needed.update(human_fails=max(needed["human_fails"], chance["human_fails"]),
-                          cases=max(needed["cases"], chance["labels"]))
+        if chance:  # the labels the test against chance needs, as it counted them
+            needed.update(
+                human_fails=max(needed["human_fails"], chance["human_fails"]),
+                cases=max(needed["cases"], chance["labels"]),
+            )
         out["labels_needed"] = needed
-        if not texts:   # the test against chance is all that is missing
+        if not texts:  # the test against chance is all that is missing
             return done(NEEDS_LABELS, f"{chance['text']}; {at}")
         how = f"label at least {needed['cases']} more cases"
         if needed["human_fails"]:
             how += f" ({needed['human_fails']} more human fails at the {fail_share:.0%} share of fails)"
         head = f"{chance['text']}; and the rule needs more" if chance else "not defensible yet"
         return done(NEEDS_LABELS, f"{head}: {at}; {'; '.join(texts)}: {how}")
-    if rec.get("threshold") is None:   # a cost rule whose least cost is to fail every case
+    if rec.get("threshold") is None:  # a cost rule whose least cost is to fail every case
         why = "its least expected cost is to fail every case: at these costs the judge's scores add nothing"
         out["reasons"].append(why)
         return done(NOT_DEFENSIBLE, f"not defensible: {why}")
@@ -502,8 +581,11 @@ def judge_verdict(rec: dict[str, Any], *, confidence: float = 0.95, min_labels: 
     most = _fails_most(rec.get("false_fail_rate_detail"))
     if most:
         out["warnings"].append(f"it fails most human passes: false fails {_rate_text(rec['false_fail_rate_detail'])}")
-    return done(DEFENSIBLE, f"defensible{', though it fails most human passes' if most else ''}: pass at {_at(rec)}"
-                            f"{least}; {_rates(rec)}{most}")
+    return done(
+        DEFENSIBLE,
+        f"defensible{', though it fails most human passes' if most else ''}: pass at {_at(rec)}"
+        f"{least}; {_rates(rec)}{most}",
+    )
 
 
 def _defended(rec: dict[str, Any]) -> dict[str, Any]:
@@ -511,9 +593,13 @@ def _defended(rec: dict[str, Any]) -> dict[str, Any]:
     alternative = rec.get("defensible_alternative")
     if rec["verdict"]["status"] != STRICTER or not alternative:
         return rec
-    return {**rec, "threshold": alternative["threshold"], "accuracy": alternative.get("accuracy"),
-            "false_pass_rate": alternative["false_pass_rate"]["estimate"],
-            "false_fail_rate": alternative["false_fail_rate"]["estimate"]}
+    return {
+        **rec,
+        "threshold": alternative["threshold"],
+        "accuracy": alternative.get("accuracy"),
+        "false_pass_rate": alternative["false_pass_rate"]["estimate"],
+        "false_fail_rate": alternative["false_fail_rate"]["estimate"],
+    }
 
 
 def _cost(rec: dict[str, Any]) -> float:
@@ -522,8 +608,10 @@ def _cost(rec: dict[str, Any]) -> float:
     share = rule.get("prevalence")
     if share is None:
         share = rec["n_human_pass"] / rec["n"]
-    return (rule["cost_false_pass"] * (1 - share) * rec["false_pass_rate"]
-            + rule["cost_false_fail"] * share * rec["false_fail_rate"])
+    return (
+        rule["cost_false_pass"] * (1 - share) * rec["false_pass_rate"]
+        + rule["cost_false_fail"] * share * rec["false_fail_rate"]
+    )
 
 
 def _ceiling(annotators: dict[str, Any] | None) -> dict[str, Any]:
@@ -535,15 +623,16 @@ def _ceiling(annotators: dict[str, Any] | None) -> dict[str, Any]:
     agree = annotators["percent_agreement"]
     kappa_key = "cohen_kappa" if "cohen_kappa" in annotators else "fleiss_kappa"
     kappa = annotators.get(kappa_key) or {}
-    text = (f"human ceiling: {annotators['n_annotators']} annotators agree on {_rate_text(agree)} of the "
-            f"{annotators['n_items_multiply_labelled']} cases labelled twice or more (")
+    text = (
+        f"human ceiling: {annotators['n_annotators']} annotators agree on {_rate_text(agree)} of the "
+        f"{annotators['n_items_multiply_labelled']} cases labelled twice or more ("
+    )
     if kappa.get("estimate") is not None:
         text += f"{'Cohen' if kappa_key == 'cohen_kappa' else 'Fleiss'} κ {_rate_text(kappa)}; "
     return {"text": text + f"on {annotators.get('basis', 'the labels')})", "agreement": agree, "kappa": kappa}
 
 
-def metric_verdict(metric: str, recs: list[dict[str, Any]], annotators: dict[str, Any] | None = None
-                   ) -> dict[str, Any]:
+def metric_verdict(metric: str, recs: list[dict[str, Any]], annotators: dict[str, Any] | None = None) -> dict[str, Any]:
     """The verdict block of one metric: every judge's verdict, the best judge by the rule, the human ceiling.
 
     Parameters
@@ -578,14 +667,17 @@ def metric_verdict(metric: str, recs: list[dict[str, Any]], annotators: dict[str
         waiting = [r["verdict"] for r in recs if r["verdict"]["status"] == NEEDS_LABELS]
         best["text"] = "no judge is defensible yet"
         if waiting:
-            closest = min(waiting, key=lambda v: (v["labels_needed"]["cases"], v["labels_needed"]["human_fails"],
-                                                  v["judge"]))
+            closest = min(
+                waiting, key=lambda v: (v["labels_needed"]["cases"], v["labels_needed"]["human_fails"], v["judge"])
+            )
             best["closest"] = closest["judge"]
             needed = closest["labels_needed"]
-            if needed["human_fails"] and not needed.get("fail_share"):   # no fail found: the cases are unknown
-                best["text"] += (f"; closest: {closest['judge']}, once at least {needed['human_fails']} human fails "
-                                 "are labelled (none found yet: label cases the judges score low)"
-                                 + (f", among at least {needed['cases']} more labelled cases" if needed["cases"] else ""))
+            if needed["human_fails"] and not needed.get("fail_share"):  # no fail found: the cases are unknown
+                best["text"] += (
+                    f"; closest: {closest['judge']}, once at least {needed['human_fails']} human fails "
+                    "are labelled (none found yet: label cases the judges score low)"
+                    + (f", among at least {needed['cases']} more labelled cases" if needed["cases"] else "")
+                )
             elif needed["cases"]:
                 best["text"] += f"; closest: {closest['judge']}, with about {needed['cases']} more labelled cases"
             else:
@@ -602,8 +694,7 @@ def metric_verdict(metric: str, recs: list[dict[str, Any]], annotators: dict[str
         agrees = f"; it agrees with the human verdict on {_rate_text(accuracy)} of cases" if accuracy else ""
         best["text"] = f"best by the rule: {chosen['judge']} at {_at(chosen)} ({why}){agrees}"
         if chosen["false_fail_rate"] is not None and chosen["false_fail_rate"] > MOST:
-            best["text"] += (f"; even so, it fails {chosen['false_fail_rate']:.0%} of the answers the annotators "
-                             "passed")
+            best["text"] += f"; even so, it fails {chosen['false_fail_rate']:.0%} of the answers the annotators passed"
     return {"metric": metric, "rule": rule, "judges": verdicts, "best": best, "ceiling": _ceiling(annotators)}
 
 
@@ -617,6 +708,9 @@ def verdict_lines(verdict: dict[str, Any]) -> list[str]:
     ['m: no rule', '  no judge rated this metric', '  no human ceiling: one annotator (label some cases twice to measure it)']
     """
     head = f"{verdict['metric']}: " + (verdict["rule"].get("description") or "no rule")
-    judges = [line for v in verdict["judges"]
-              for line in (f"  {v['text']}", *(f"    {c['text']}" for c in v.get("current") or []))]
+    judges = [
+        line
+        for v in verdict["judges"]
+        for line in (f"  {v['text']}", *(f"    {c['text']}" for c in v.get("current") or []))
+    ]
     return [head, *judges, f"  {verdict['best']['text']}", f"  {verdict['ceiling']['text']}"]

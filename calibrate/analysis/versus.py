@@ -17,16 +17,17 @@ import numpy as np
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import human_reference, judge_scores, pair
-from calibrate.stats.strata import percentile_ranks
 from calibrate.stats.intervals import spearman_with_interval
+from calibrate.stats.strata import percentile_ranks
 
-__all__ = ["judge_matrix", "compare_judges"]
+__all__ = ["compare_judges", "judge_matrix"]
 
 TEXT_CHARS = 200
 
 
-def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = None, n_listed: int = 5,
-                 confidence: float = 0.95) -> Result:
+def judge_matrix(
+    campaign: Campaign, *, metric: str, judges: list[str] | None = None, n_listed: int = 5, confidence: float = 0.95
+) -> Result:
     """Every pair of ``metric``'s judges (or of ``judges``), and each judge against the humans.
 
     Parameters
@@ -61,8 +62,10 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
     if judges:
         unknown = [j for j in judges if not any(j in (s.name, s.rater.name) for s in found)]
         if unknown:
-            raise ValueError(f"judge(s) {', '.join(unknown)} did not rate {metric}; its judges are: "
-                             + ", ".join(s.name for s in found))
+            raise ValueError(
+                f"judge(s) {', '.join(unknown)} did not rate {metric}; its judges are: "
+                + ", ".join(s.name for s in found)
+            )
         found = [s for s in found if s.name in judges or s.rater.name in judges]
     if len(found) < 2:
         raise ValueError(f"metric {metric}: {len(found)} judge(s); a comparison needs two or more")
@@ -71,14 +74,24 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
     humans = []
     for s in found:
         joined = pair(campaign, metric, s, reference=ref)
-        humans.append({"judge": s.name, "family": s.rater.family,
-                       "spearman": spearman_with_interval(joined.human, joined.oriented, confidence=confidence)})
+        humans.append(
+            {
+                "judge": s.name,
+                "family": s.rater.family,
+                "spearman": spearman_with_interval(joined.human, joined.oriented, confidence=confidence),
+            }
+        )
     pairs = []
     for a, b in combinations(found, 2):
         common, i_a, i_b = np.intersect1d(a.case_ids, b.case_ids, return_indices=True)
         x, y = a.sign * a.values[i_a], b.sign * b.values[i_b]
-        entry = {"a": a.name, "b": b.name, "families": [a.rater.family, b.rater.family],
-                 "spearman": spearman_with_interval(x, y, confidence=confidence), "most_apart": []}
+        entry = {
+            "a": a.name,
+            "b": b.name,
+            "families": [a.rater.family, b.rater.family],
+            "spearman": spearman_with_interval(x, y, confidence=confidence),
+            "most_apart": [],
+        }
         if common.size >= 2:
             gap = percentile_ranks(x) - percentile_ranks(y)
             for i in np.argsort(-np.abs(gap), kind="stable")[:n_listed]:
@@ -86,18 +99,40 @@ def judge_matrix(campaign: Campaign, *, metric: str, judges: list[str] | None = 
                 at = np.searchsorted(ref.case_ids, case_id)
                 human = float(ref.values[at]) if at < ref.case_ids.size and ref.case_ids[at] == case_id else None
                 text = str((cases.get(case_id) or {}).get("input") or "")
-                entry["most_apart"].append({"case_id": case_id, "score_a": float(a.values[i_a[i]]),
-                                            "score_b": float(b.values[i_b[i]]), "rank_gap": float(gap[i]),
-                                            "human": human, "input": text[:TEXT_CHARS]})
+                entry["most_apart"].append(
+                    {
+                        "case_id": case_id,
+                        "score_a": float(a.values[i_a[i]]),
+                        "score_b": float(b.values[i_b[i]]),
+                        "rank_gap": float(gap[i]),
+                        "human": human,
+                        "input": text[:TEXT_CHARS],
+                    }
+                )
         pairs.append(entry)
-    order = sorted(range(len(pairs)), key=lambda k: (pairs[k]["spearman"].get("estimate") is None,
-                                                     pairs[k]["spearman"].get("estimate") or 0.0))
-    return Result({"metric": metric, "judges": [s.name for s in found], "with_humans": humans, "pairs": pairs,
-                   "least_agreeing": [f"{pairs[k]['a']} vs {pairs[k]['b']}" for k in order[:3]]})
+    order = sorted(
+        range(len(pairs)),
+        key=lambda k: (pairs[k]["spearman"].get("estimate") is None, pairs[k]["spearman"].get("estimate") or 0.0),
+    )
+    return Result(
+        {
+            "metric": metric,
+            "judges": [s.name for s in found],
+            "with_humans": humans,
+            "pairs": pairs,
+            "least_agreeing": [f"{pairs[k]['a']} vs {pairs[k]['b']}" for k in order[:3]],
+        }
+    )
 
 
-def compare_judges(campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None,
-                   n_listed: int = 5, confidence: float = 0.95) -> Result:
+def compare_judges(
+    campaign: Campaign,
+    *,
+    metrics: list[str] | None = None,
+    judges: list[str] | None = None,
+    n_listed: int = 5,
+    confidence: float = 0.95,
+) -> Result:
     """The ``calibrate compare`` command: :func:`judge_matrix` for every metric (or ``metrics``).
 
     Parameters
@@ -121,6 +156,12 @@ def compare_judges(campaign: Campaign, *, metrics: list[str] | None = None, judg
     >>> table[["judge", "estimate"]].round(3).values.tolist()[-1]
     ['Olz-gpt4o vs RMITIR-llama70B', 0.787]
     """
-    return Result({"campaign": campaign.name,
-                   "metrics": [judge_matrix(campaign, metric=m, judges=judges, n_listed=n_listed,
-                                            confidence=confidence) for m in campaign.metric_names(metrics)]})
+    return Result(
+        {
+            "campaign": campaign.name,
+            "metrics": [
+                judge_matrix(campaign, metric=m, judges=judges, n_listed=n_listed, confidence=confidence)
+                for m in campaign.metric_names(metrics)
+            ],
+        }
+    )

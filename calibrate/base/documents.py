@@ -44,9 +44,23 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from calibrate.base.errors import CampaignError, Problem
 
-__all__ = ["Schema", "DocumentError", "MAX_DOCUMENT_MB", "MAX_DEPTH", "parse_json", "validate", "check",
-           "read_json", "read_json_lines", "read_bytes", "read_text", "read_csv_rows", "field_path", "short",
-           "max_document_bytes"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_MB",
+    "DocumentError",
+    "Schema",
+    "check",
+    "field_path",
+    "max_document_bytes",
+    "parse_json",
+    "read_bytes",
+    "read_csv_rows",
+    "read_json",
+    "read_json_lines",
+    "read_text",
+    "short",
+    "validate",
+]
 
 T = TypeVar("T")
 
@@ -77,7 +91,7 @@ class Schema(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _adapter(schema: Any) -> TypeAdapter:
     return TypeAdapter(schema)
 
@@ -96,12 +110,19 @@ def max_document_bytes() -> int:
         return set_here
     from calibrate.base.settings import env_number
 
-    return int(env_number("CALIBRATE_MAX_DOCUMENT_MB", MAX_DOCUMENT_MB, unit="megabytes",
-                          meaning="calibrate reads at most of one document (a file, a server's reply)") * 2 ** 20)
+    return int(
+        env_number(
+            "CALIBRATE_MAX_DOCUMENT_MB",
+            MAX_DOCUMENT_MB,
+            unit="megabytes",
+            meaning="calibrate reads at most of one document (a file, a server's reply)",
+        )
+        * 2**20
+    )
 
 
 def __getattr__(name: str) -> Any:
-    if name == "MAX_DOCUMENT_BYTES":   # the limit in force, read when asked for
+    if name == "MAX_DOCUMENT_BYTES":  # the limit in force, read when asked for
         return max_document_bytes()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -163,19 +184,29 @@ def _problems(exc: ValidationError, *, source: str, expected: str, line: int | N
                 message += f" (column {found.group(2)})"
             if "recursion limit" in message:
                 message = f"nested deeper than {MAX_DEPTH} levels"
-            problems.append(Problem(source, message.replace("Invalid JSON: ", "not valid JSON: "), row=row,
-                                    expected=expected))
+            problems.append(
+                Problem(source, message.replace("Invalid JSON: ", "not valid JSON: "), row=row, expected=expected)
+            )
             continue
         path = field_path(error.get("loc", ()))
         path = f"{prefix}.{path}".strip(".") if prefix and path and not path.startswith("[") else prefix + path
         found = error.get("input")
-        problems.append(Problem(source, message, row=row, field=path or None,
-                                value=None if isinstance(found, dict) else short(found), expected=expected))
+        problems.append(
+            Problem(
+                source,
+                message,
+                row=row,
+                field=path or None,
+                value=None if isinstance(found, dict) else short(found),
+                expected=expected,
+            )
+        )
     return problems
 
 
-def parse_json(data: bytes | str, schema: Any, *, source: str, expected: str, line: int | None = None,
-               max_bytes: int | None = None) -> Any:
+def parse_json(
+    data: bytes | str, schema: Any, *, source: str, expected: str, line: int | None = None, max_bytes: int | None = None
+) -> Any:
     """JSON text read into ``schema``.
 
     Parameters
@@ -210,11 +241,19 @@ def parse_json(data: bytes | str, schema: Any, *, source: str, expected: str, li
     """
     limit = max_document_bytes() if max_bytes is None else max_bytes
     if len(data) > limit:
-        raise DocumentError([Problem(source, f"{len(data):,} bytes, more than the {limit:,} calibrate reads at once",
-                                     row=line, expected=expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)")],
-                            source=source)
+        raise DocumentError(
+            [
+                Problem(
+                    source,
+                    f"{len(data):,} bytes, more than the {limit:,} calibrate reads at once",
+                    row=line,
+                    expected=expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)",
+                )
+            ],
+            source=source,
+        )
     if isinstance(data, (bytes, bytearray)) and data[:3] == b"\xef\xbb\xbf":
-        data = data[3:]   # a UTF-8 byte-order mark (Windows tools write one)
+        data = data[3:]  # a UTF-8 byte-order mark (Windows tools write one)
     try:
         return _adapter(schema).validate_json(data)
     except ValidationError as exc:
@@ -222,15 +261,22 @@ def parse_json(data: bytes | str, schema: Any, *, source: str, expected: str, li
         if isinstance(data, (bytes, bytearray)) and any(e.get("type") == "json_invalid" for e in exc.errors()):
             try:
                 bytes(data).decode("utf-8")
-            except UnicodeDecodeError as bad:   # say so, not "expected value"
+            except UnicodeDecodeError as bad:  # say so, not "expected value"
                 row = data.count(b"\n", 0, bad.start) + (line or 1)
-                problems = [Problem(source, f"not UTF-8 text (byte {data[bad.start]:#04x} at offset {bad.start})",
-                                    row=row, expected=expected + ", saved as UTF-8")]
+                problems = [
+                    Problem(
+                        source,
+                        f"not UTF-8 text (byte {data[bad.start]:#04x} at offset {bad.start})",
+                        row=row,
+                        expected=expected + ", saved as UTF-8",
+                    )
+                ]
         raise DocumentError(problems, source=source) from None
 
 
-def check(value: Any, schema: Any, *, source: str, expected: str, line: int | None = None,
-          field: str = "") -> tuple[Any, list[Problem]]:
+def check(
+    value: Any, schema: Any, *, source: str, expected: str, line: int | None = None, field: str = ""
+) -> tuple[Any, list[Problem]]:
     """A value already read (a record of a list, a TOML table) checked against ``schema``: ``(model,
     [])``, or ``(None, problems)`` naming ``field`` and the path below it.
 
@@ -246,8 +292,9 @@ def check(value: Any, schema: Any, *, source: str, expected: str, line: int | No
     except ValidationError as exc:
         return None, _problems(exc, source=source, expected=expected, line=line, prefix=field)
     except RecursionError:
-        return None, [Problem(source, f"nested deeper than {MAX_DEPTH} levels", row=line, field=field or None,
-                              expected=expected)]
+        return None, [
+            Problem(source, f"nested deeper than {MAX_DEPTH} levels", row=line, field=field or None, expected=expected)
+        ]
 
 
 def validate(value: Any, schema: Any, *, source: str, expected: str, line: int | None = None, field: str = "") -> Any:
@@ -275,14 +322,22 @@ def read_bytes(path: str | Path, *, expected: str, max_bytes: int | None = None)
     try:
         size = path.stat().st_size
         if size > limit:
-            raise DocumentError([Problem(str(path), f"{size:,} bytes, more than the {limit:,} calibrate reads at "
-                                         "once", expected=expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)")],
-                                source=str(path))
+            raise DocumentError(
+                [
+                    Problem(
+                        str(path),
+                        f"{size:,} bytes, more than the {limit:,} calibrate reads at once",
+                        expected=expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)",
+                    )
+                ],
+                source=str(path),
+            )
         with path.open("rb") as handle:
             return handle.read(limit + 1)
     except OSError as exc:
-        raise DocumentError([Problem(str(path), f"cannot be read ({exc.strerror or exc})", expected=expected)],
-                            source=str(path)) from None
+        raise DocumentError(
+            [Problem(str(path), f"cannot be read ({exc.strerror or exc})", expected=expected)], source=str(path)
+        ) from None
 
 
 def read_json(path: str | Path, schema: Any, *, expected: str, max_bytes: int | None = None) -> Any:
@@ -300,8 +355,9 @@ def read_json(path: str | Path, schema: Any, *, expected: str, max_bytes: int | 
     return parse_json(data, schema, source=str(path), expected=expected, max_bytes=max_bytes)
 
 
-def read_json_lines(path: str | Path, schema: Any, *, expected: str, max_bytes: int | None = None,
-                    skip_blank: bool = True) -> list[tuple[int, Any]]:
+def read_json_lines(
+    path: str | Path, schema: Any, *, expected: str, max_bytes: int | None = None, skip_blank: bool = True
+) -> list[tuple[int, Any]]:
     """Each line of a JSON Lines file read into ``schema``, with its line number; every line that is
     not valid is listed in one :class:`DocumentError`.
 
@@ -349,13 +405,22 @@ def read_text(path: str | Path, *, expected: str, max_bytes: int | None = None) 
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DocumentError([Problem(str(path), f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
-                                     row=data.count(b"\n", 0, exc.start) + 1, expected="a file saved as UTF-8")],
-                            source=str(path)) from None
+        raise DocumentError(
+            [
+                Problem(
+                    str(path),
+                    f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+                    row=data.count(b"\n", 0, exc.start) + 1,
+                    expected="a file saved as UTF-8",
+                )
+            ],
+            source=str(path),
+        ) from None
 
 
-def read_csv_rows(path: str | Path, *, expected: str,
-                  max_bytes: int | None = None) -> tuple[list[str], list[tuple[int, list[str]]]]:
+def read_csv_rows(
+    path: str | Path, *, expected: str, max_bytes: int | None = None
+) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """A CSV file's header and rows, each row with the physical line it starts on (a quoted field may
     span lines, and blank rows are skipped, so a row's line is not its index). What is checked here is
     what every table shares: text (:func:`read_text`), a header, each column once, each row as wide as
@@ -379,21 +444,35 @@ def read_csv_rows(path: str | Path, *, expected: str,
         header = next(reader, None)
         if header is None:
             raise DocumentError([Problem(str(path), "the file is empty", row=1, expected=expected)], source=str(path))
-        problems = [Problem(str(path), "duplicate column (a second column of this name would be ignored)", row=1,
-                            field=name, expected="each column once")
-                    for name in sorted({n for n in header if header.count(n) > 1})]
+        problems = [
+            Problem(
+                str(path),
+                "duplicate column (a second column of this name would be ignored)",
+                row=1,
+                field=name,
+                expected="each column once",
+            )
+            for name in sorted({n for n in header if header.count(n) > 1})
+        ]
         rows, start = [], reader.line_num + 1
         for record in reader:
             if any(value != "" for value in record):
                 if len(record) != len(header):
-                    problems.append(Problem(str(path), f"{len(record)} field(s) where the header has {len(header)}",
-                                            row=start, expected="one field per column"))
+                    problems.append(
+                        Problem(
+                            str(path),
+                            f"{len(record)} field(s) where the header has {len(header)}",
+                            row=start,
+                            expected="one field per column",
+                        )
+                    )
                 else:
                     rows.append((start, record))
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise DocumentError([Problem(str(path), f"not a readable CSV file: {exc}", row=reader.line_num)],
-                            source=str(path)) from None
+        raise DocumentError(
+            [Problem(str(path), f"not a readable CSV file: {exc}", row=reader.line_num)], source=str(path)
+        ) from None
     if problems:
         raise DocumentError(problems, source=str(path))
     return header, rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Problem", "CampaignError", "FileError", "StoreError", "FolderInUse", "ParameterText", "NO_VALUE"]
+__all__ = ["NO_VALUE", "CampaignError", "FileError", "FolderInUse", "ParameterText", "Problem", "StoreError"]
 
 #: A parameter named in a message without its value: put it in parentheses, "give the one it runs at
 #: ({threshold})", which reads "(threshold)" to a library caller and "(--threshold)" on the command line.
@@ -30,7 +30,7 @@ class ParameterText(str):
     'give the one it runs at (-t)'
     """
 
-    def __new__(cls, template: str, /, **values: object) -> "ParameterText":
+    def __new__(cls, template: str, /, **values: object) -> ParameterText:
         text = super().__new__(cls, template.format(**{k: cls._library(k, v) for k, v in values.items()}))
         text.template, text.values = template, values
         return text
@@ -42,15 +42,19 @@ class ParameterText(str):
         return name if value is NO_VALUE else f"{name}={value!r}"
 
     @classmethod
-    def join(cls, separator: str, parts: list[str]) -> "ParameterText":
+    def join(cls, separator: str, parts: list[str]) -> ParameterText:
         """The parts (plain texts or parameter texts) joined into one parameter text."""
         templates, values = [], {}
         for i, part in enumerate(parts):
             if isinstance(part, ParameterText):
                 renamed = {k: f"_{i}_{k}" if k.startswith("_") else k for k in part.values}
-                templates.append(part.template.replace("{{", "\0").replace("}}", "\1")
-                                 .format(**{k: "{" + v + "}" for k, v in renamed.items()})
-                                 .replace("\0", "{{").replace("\1", "}}"))
+                templates.append(
+                    part.template.replace("{{", "\0")
+                    .replace("}}", "\1")
+                    .format(**{k: "{" + v + "}" for k, v in renamed.items()})
+                    .replace("\0", "{{")
+                    .replace("\1", "}}")
+                )
                 values |= {renamed[k]: v for k, v in part.values.items()}
             else:
                 templates.append(f"{{_{i}}}")
@@ -59,6 +63,7 @@ class ParameterText(str):
 
     def for_command_line(self, flags: dict[str, str] | None = None) -> str:
         """The message with each parameter as its flag (``flags`` maps the names that differ)."""
+
         def flag(name: str, value: object) -> str:
             if name.startswith("_"):
                 return str(value)
@@ -92,7 +97,7 @@ class Problem:
 
     file: str
     message: str
-    row: int | None = None      # the line number in a text file (the header is line 1 of a CSV)
+    row: int | None = None  # the line number in a text file (the header is line 1 of a CSV)
     field: str | None = None
     value: object = None
     expected: str | None = None

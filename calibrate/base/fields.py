@@ -33,7 +33,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StrictInt, StrictStr
 from pydantic_core import PydanticCustomError
 
-__all__ = ["FiniteNumber", "Probability", "Text", "Name", "Count", "Timestamp", "TimestampText", "Sha256"]
+__all__ = ["Count", "FiniteNumber", "Name", "Probability", "Sha256", "Text", "Timestamp", "TimestampText"]
 
 #: A JSON number that is finite (an integer is read as a float; a text, a boolean, NaN or an infinity is not).
 FiniteNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]

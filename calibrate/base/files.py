@@ -19,8 +19,20 @@ from typing import Any, TextIO
 
 from calibrate.base.errors import FileError, FolderInUse
 
-__all__ = ["replacing", "write_all", "holding", "held", "writes_campaign", "lock_timeout", "on_wait",
-           "campaign_folder_of", "LOCK_NAME", "LOCK_TIMEOUT_S", "LOCK_TIMEOUT_ENV", "WRITERS"]
+__all__ = [
+    "LOCK_NAME",
+    "LOCK_TIMEOUT_ENV",
+    "LOCK_TIMEOUT_S",
+    "WRITERS",
+    "campaign_folder_of",
+    "held",
+    "holding",
+    "lock_timeout",
+    "on_wait",
+    "replacing",
+    "write_all",
+    "writes_campaign",
+]
 
 #: the lock file of a campaign folder, held by every command that writes the campaign (a file lock,
 #: released by the system when the process ends however it ends, so a killed writer never leaves it stuck)
@@ -58,8 +70,11 @@ def replacing(path: str | Path) -> Iterator[TextIO]:
         if exc.filename not in (None, str(path), str(temporary)):
             raise  # a file the block itself opened, not this one
         kept = "the previous version is kept whole" if path.exists() else "nothing was written"
-        raise FileError(path, f"cannot be written ({exc.strerror or exc})",
-                        f"{kept}; free some space or choose a writable place, and run again") from None
+        raise FileError(
+            path,
+            f"cannot be written ({exc.strerror or exc})",
+            f"{kept}; free some space or choose a writable place, and run again",
+        ) from None
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -88,8 +103,11 @@ def write_all(texts: dict[Path, str]) -> None:
             os.replace(temporary, path)
     except OSError as exc:
         kept = "the previous version is kept whole" if current.exists() else "nothing was written"
-        raise FileError(current, f"cannot be written ({exc.strerror or exc})",
-                        f"{kept}; free some space or choose a writable place, and run again") from None
+        raise FileError(
+            current,
+            f"cannot be written ({exc.strerror or exc})",
+            f"{kept}; free some space or choose a writable place, and run again",
+        ) from None
     finally:
         for temporary in temporaries.values():
             temporary.unlink(missing_ok=True)
@@ -110,7 +128,7 @@ class _Hold:
     blocks holding it (a writer calling another writer holds it twice, and waits for nothing)."""
 
     def __init__(self) -> None:
-        self.thread_lock = threading.RLock()   # threads of one process take turns too
+        self.thread_lock = threading.RLock()  # threads of one process take turns too
         self.handle: TextIO | None = None
         self.depth = 0
         self.what = ""
@@ -137,8 +155,13 @@ def lock_timeout() -> float:
     """
     from calibrate.base.settings import env_number
 
-    return env_number(LOCK_TIMEOUT_ENV, LOCK_TIMEOUT_S, unit="seconds", zero="refuse at once",
-                      meaning="a writer waits for a campaign another process holds")
+    return env_number(
+        LOCK_TIMEOUT_ENV,
+        LOCK_TIMEOUT_S,
+        unit="seconds",
+        zero="refuse at once",
+        meaning="a writer waits for a campaign another process holds",
+    )
 
 
 def on_wait(notice: Callable[[str, str, float], None]) -> None:
@@ -170,20 +193,26 @@ def _holder(handle: TextIO) -> str:
 def _in_use(folder: str | Path, holder: str, timeout: float) -> FolderInUse:
     waited = f"waited {timeout:g} s for it; " if timeout > 0 else ""
     stop = re.search(r"process (\d+)", holder)
-    return FolderInUse(folder, f"in use by {holder}",
-                       f"{waited}let it finish (or stop it{': kill ' + stop.group(1) if stop else ''}) and run "
-                       f"again, or wait longer with {LOCK_TIMEOUT_ENV}=SECONDS: two writers at once would lose "
-                       "one's work (or pay for every model call twice)")
+    return FolderInUse(
+        folder,
+        f"in use by {holder}",
+        f"{waited}let it finish (or stop it{': kill ' + stop.group(1) if stop else ''}) and run "
+        f"again, or wait longer with {LOCK_TIMEOUT_ENV}=SECONDS: two writers at once would lose "
+        "one's work (or pay for every model call twice)",
+    )
 
 
 def _open_lock(path: Path) -> TextIO:
-    try:   # never through a link: the holder's note would overwrite where it leads
+    try:  # never through a link: the holder's note would overwrite where it leads
         return os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644), "a+", encoding="utf-8")
     except OSError as exc:
         if path.is_symlink():
             raise FileError(path, "is a symbolic link", "remove it: calibrate makes its own lock file") from None
-        raise FileError(path, f"cannot be made ({exc.strerror})",
-                        "make the campaign folder writable (a campaign is locked while it is written)") from None
+        raise FileError(
+            path,
+            f"cannot be made ({exc.strerror})",
+            "make the campaign folder writable (a campaign is locked while it is written)",
+        ) from None
 
 
 def _is_current(handle: TextIO, path: Path) -> bool:
@@ -219,11 +248,11 @@ def _take(folder: str | Path, what: str, deadline: float, timeout: float) -> Tex
                 continue
             if _is_current(handle, path):
                 break
-            handle.close()   # the holder let go and removed it: the lock is the file at the path now
+            handle.close()  # the holder let go and removed it: the lock is the file at the path now
             handle = _open_lock(path)
         handle.seek(0)
         handle.truncate()
-        since = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        since = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         handle.write(f"{what} (process {os.getpid()} on {socket.gethostname()}, since {since})\n")
         handle.flush()
     except BaseException:
@@ -242,7 +271,7 @@ def _let_go(handle: TextIO, folder: str | Path) -> None:
             path.unlink()
         fcntl.flock(handle, fcntl.LOCK_UN)
     except OSError:
-        pass   # the folder went (an init that cleaned up): closing releases the lock
+        pass  # the folder went (an init that cleaned up): closing releases the lock
     finally:
         handle.close()
 
@@ -319,6 +348,7 @@ def writes_campaign(command: str, *, when: Callable[[inspect.BoundArguments], bo
     >>> example(campaign), WRITERS[f"{example.__module__}.{example.__qualname__}"]
     (True, 'calibrate example')
     """
+
     def decorate(function: Callable) -> Callable:
         signature = inspect.signature(function)
 
@@ -326,13 +356,13 @@ def writes_campaign(command: str, *, when: Callable[[inspect.BoundArguments], bo
         def wrapper(*args, **kwargs):
             bound = signature.bind_partial(*args, **kwargs)
             folder = campaign_folder_of(next(iter(bound.arguments.values()), None))
-            if (folder is None or not (folder / "campaign.toml").is_file()
-                    or (when is not None and not when(bound))):
-                return function(*args, **kwargs)   # no campaign there: the function says what is wrong
+            if folder is None or not (folder / "campaign.toml").is_file() or (when is not None and not when(bound)):
+                return function(*args, **kwargs)  # no campaign there: the function says what is wrong
             with holding(folder, command):
                 return function(*args, **kwargs)
 
         WRITERS[f"{function.__module__}.{function.__qualname__}"] = command
         wrapper.writes_campaign = command
         return wrapper
+
     return decorate

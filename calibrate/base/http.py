@@ -62,9 +62,24 @@ from calibrate.base.errors import Problem
 from calibrate.base.secrets import clip, redact, remember
 from calibrate.base.settings import env_number
 
-__all__ = ["HttpPolicy", "HttpError", "Reply", "AsyncHttp", "HttpClient", "paginate", "path_segment", "origin",
-           "redirect_target", "run_sync", "httpx_client", "credential_headers", "MAX_REDIRECTS", "MAX_PAGES",
-           "REDIRECTS", "EXCERPT_MARGIN"]
+__all__ = [
+    "EXCERPT_MARGIN",
+    "MAX_PAGES",
+    "MAX_REDIRECTS",
+    "REDIRECTS",
+    "AsyncHttp",
+    "HttpClient",
+    "HttpError",
+    "HttpPolicy",
+    "Reply",
+    "credential_headers",
+    "httpx_client",
+    "origin",
+    "paginate",
+    "path_segment",
+    "redirect_target",
+    "run_sync",
+]
 
 T = TypeVar("T")
 
@@ -76,22 +91,28 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: bytes of a body decoded past an excerpt's cut, so that a credential straddling it is redacted whole
 EXCERPT_MARGIN = 8192
 #: headers that carry a credential (any header a caller marks as secret is one too)
-CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "x-auth-token",
-                                "cookie"})
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-auth-token", "cookie"}
+)
 
 
 def _http_timeout() -> float:
-    return env_number("CALIBRATE_HTTP_TIMEOUT_S", 60.0, unit="seconds",
-                      meaning="one request may take, its whole reply included")
+    return env_number(
+        "CALIBRATE_HTTP_TIMEOUT_S", 60.0, unit="seconds", meaning="one request may take, its whole reply included"
+    )
 
 
 def _command_timeout() -> float:
-    return env_number("CALIBRATE_COMMAND_TIMEOUT_S", 3600.0, unit="seconds",
-                      meaning="a command made of many requests (an import's pages) may take")
+    return env_number(
+        "CALIBRATE_COMMAND_TIMEOUT_S",
+        3600.0,
+        unit="seconds",
+        meaning="a command made of many requests (an import's pages) may take",
+    )
 
 
 def _max_reply_bytes() -> int:
-    return int(env_number("CALIBRATE_MAX_REPLY_MB", 256, unit="megabytes", meaning="one reply may hold") * 2 ** 20)
+    return int(env_number("CALIBRATE_MAX_REPLY_MB", 256, unit="megabytes", meaning="one reply may hold") * 2**20)
 
 
 @dataclass(frozen=True)
@@ -141,9 +162,17 @@ class HttpError(RuntimeError):
     'refused: key [redacted] echoed'
     """
 
-    def __init__(self, message: str, *, kind: str = "request", status: int | None = None,
-                 retry_after: float | None = None, target: str | None = None, reason: str | None = None,
-                 problems: list[Problem] | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "request",
+        status: int | None = None,
+        retry_after: float | None = None,
+        target: str | None = None,
+        reason: str | None = None,
+        problems: list[Problem] | None = None,
+    ):
         super().__init__(redact(str(message)))
         self.kind, self.status, self.retry_after, self.target = kind, status, retry_after, target
         self.reason = redact(reason) if reason else str(self)
@@ -153,7 +182,8 @@ class HttpError(RuntimeError):
     def retryable(self) -> bool:
         """Whether trying again may help: a dropped or refused connection, a timeout, 429 or 5xx."""
         return self.kind in ("connect", "connection", "timeout") or (
-            self.kind == "status" and self.status is not None and (self.status == 429 or self.status >= 500))
+            self.kind == "status" and self.status is not None and (self.status == 429 or self.status >= 500)
+        )
 
 
 def origin(url: Any) -> str:
@@ -193,8 +223,10 @@ def path_segment(name: str, *, what: str = "name") -> str:
     try:
         return urllib.parse.quote(name, safe="")
     except UnicodeEncodeError:
-        raise ValueError(f"the {what} {name!r} holds a character that is not Unicode text (a lone surrogate): it "
-                         "cannot be put in a URL") from None
+        raise ValueError(
+            f"the {what} {name!r} holds a character that is not Unicode text (a lone surrogate): it "
+            "cannot be put in a URL"
+        ) from None
 
 
 def credential_headers(headers: Mapping[str, str] | None, secret: tuple[str, ...] = ()) -> list[str]:
@@ -231,8 +263,17 @@ def _no_query(url: Any) -> str:
     return str(url.with_query(None).with_fragment(None)) + ("?..." if url.raw_query_string else "")
 
 
-def redirect_target(current: Any, location: str, *, status: int, server: str, request: str, hops: int,
-                    policy: HttpPolicy, credentials: list[str]) -> Any:
+def redirect_target(
+    current: Any,
+    location: str,
+    *,
+    status: int,
+    server: str,
+    request: str,
+    hops: int,
+    policy: HttpPolicy,
+    credentials: list[str],
+) -> Any:
     """Where a redirect leads, when calibrate may follow it: on the same origin, within
     ``policy.max_redirects``; otherwise :class:`HttpError` (``kind="redirect"``) naming the target and
     what to do. Shared by both transports.
@@ -254,26 +295,44 @@ def redirect_target(current: Any, location: str, *, status: int, server: str, re
     try:
         target = current.join(URL(location))
     except (ValueError, TypeError):
-        raise HttpError(f"{server}: {request} was answered with a redirect (HTTP {status}) to {clip(location, 200)!r}, "
-                        "which is not a URL", kind="redirect", target=clip(location, 200)) from None
+        raise HttpError(
+            f"{server}: {request} was answered with a redirect (HTTP {status}) to {clip(location, 200)!r}, "
+            "which is not a URL",
+            kind="redirect",
+            target=clip(location, 200),
+        ) from None
     shown = _no_query(target)
     if origin(target) != origin(current) or target.scheme not in ("http", "https"):
-        what = (f"the request's credentials ({', '.join(credentials)}) and its data" if credentials
-                else "the request and its data")
+        what = (
+            f"the request's credentials ({', '.join(credentials)}) and its data"
+            if credentials
+            else "the request and its data"
+        )
         base = f"{target.scheme}://{target.raw_authority}" if target.host else shown
-        raise HttpError(f"{server}: {request} was answered with a redirect (HTTP {status}) to {shown}, another "
-                        f"server: calibrate does not follow it, so that {what} go only to the address given; if "
-                        f"{base} is the right server, give its address instead", kind="redirect", target=shown)
+        raise HttpError(
+            f"{server}: {request} was answered with a redirect (HTTP {status}) to {shown}, another "
+            f"server: calibrate does not follow it, so that {what} go only to the address given; if "
+            f"{base} is the right server, give its address instead",
+            kind="redirect",
+            target=shown,
+        )
     if hops >= policy.max_redirects:
-        raise HttpError(f"{server}: {request} was redirected more than {policy.max_redirects} times (last to "
-                        f"{shown}): give the address the redirects end at", kind="redirect", target=shown)
+        raise HttpError(
+            f"{server}: {request} was redirected more than {policy.max_redirects} times (last to "
+            f"{shown}): give the address the redirects end at",
+            kind="redirect",
+            target=shown,
+        )
     return target
 
 
 def _too_large(server: str, request: str, size: int, limit: int, *, announced: bool) -> HttpError:
     how = "announces" if announced else "passed"
-    return HttpError(f"{server}: {request}: the reply {how} {size:,} bytes, more than the {limit:,} calibrate reads "
-                     "(CALIBRATE_MAX_REPLY_MB raises the limit)", kind="too_large")
+    return HttpError(
+        f"{server}: {request}: the reply {how} {size:,} bytes, more than the {limit:,} calibrate reads "
+        "(CALIBRATE_MAX_REPLY_MB raises the limit)",
+        kind="too_large",
+    )
 
 
 @dataclass(frozen=True)
@@ -303,16 +362,24 @@ class Reply:
         try:
             return self.body.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise HttpError(f"{self.server}: {self.request}: the reply is not UTF-8 text (byte "
-                            f"0x{self.body[exc.start]:02x} at position {exc.start})", kind="encoding") from None
+            raise HttpError(
+                f"{self.server}: {self.request}: the reply is not UTF-8 text (byte "
+                f"0x{self.body[exc.start]:02x} at position {exc.start})",
+                kind="encoding",
+            ) from None
 
     def json(self, schema: Any, *, expected: str) -> Any:
         """The body read into ``schema`` (:func:`~calibrate.base.documents.parse_json`); an
         :class:`HttpError` (``kind="document"``) names the server, the request and the field."""
         text = self.text()
         try:
-            return parse_json(text, schema, source=f"{self.server}: {self.request}", expected=expected,
-                              max_bytes=max(len(self.body), 1))
+            return parse_json(
+                text,
+                schema,
+                source=f"{self.server}: {self.request}",
+                expected=expected,
+                max_bytes=max(len(self.body), 1),
+            )
         except DocumentError as exc:
             raise HttpError(str(exc), kind="document", problems=exc.problems) from None
 
@@ -338,15 +405,22 @@ class Reply:
     def status_error(self, message: str | None = None) -> HttpError:
         """The :class:`HttpError` (``kind="status"``) of an error status: ``message``, or
         ``HTTP STATUS from the server: BODY``."""
-        return HttpError(message or f"HTTP {self.status} from the server: {self.excerpt()}", kind="status",
-                         status=self.status, retry_after=self.retry_after)
+        return HttpError(
+            message or f"HTTP {self.status} from the server: {self.excerpt()}",
+            kind="status",
+            status=self.status,
+            retry_after=self.retry_after,
+        )
 
 
 def _connect_reason(exc: BaseException) -> str:
     error = getattr(exc, "os_error", None)
     errno = getattr(error, "errno", None)
-    why = (os.strerror(errno) if isinstance(errno, int) and errno > 0
-           else getattr(error, "strerror", None) or str(error or exc) or type(error or exc).__name__)
+    why = (
+        os.strerror(errno)
+        if isinstance(errno, int) and errno > 0
+        else getattr(error, "strerror", None) or str(error or exc) or type(error or exc).__name__
+    )
     host, port = getattr(exc, "host", "?"), getattr(exc, "port", "?")
     return f"{type(exc).__name__} to {host}:{port} ({why})"
 
@@ -370,9 +444,16 @@ class AsyncHttp:
     calibrate.base.http.HttpError: cannot reach a server at http://127.0.0.1:9 (ClientConnectorError to 127.0.0.1:9 (...)): GET /x
     """
 
-    def __init__(self, *, name: str = "the server", headers: Mapping[str, str] | None = None,
-                 policy: HttpPolicy | None = None, connections: int = 0, keepalive_s: float = 15.0,
-                 secret_headers: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        *,
+        name: str = "the server",
+        headers: Mapping[str, str] | None = None,
+        policy: HttpPolicy | None = None,
+        connections: int = 0,
+        keepalive_s: float = 15.0,
+        secret_headers: tuple[str, ...] = (),
+    ):
         self.name, self.policy = name, policy or HttpPolicy()
         self.headers = dict(headers or {})
         self.secret_headers = secret_headers
@@ -386,8 +467,11 @@ class AsyncHttp:
 
         if self._session is None:
             self._session = aiohttp.ClientSession(
-                headers=self.headers, timeout=aiohttp.ClientTimeout(total=None), cookie_jar=aiohttp.DummyCookieJar(),
-                connector=aiohttp.TCPConnector(limit=self._limits[0], keepalive_timeout=self._limits[1]))
+                headers=self.headers,
+                timeout=aiohttp.ClientTimeout(total=None),
+                cookie_jar=aiohttp.DummyCookieJar(),
+                connector=aiohttp.TCPConnector(limit=self._limits[0], keepalive_timeout=self._limits[1]),
+            )
         return self._session
 
     async def close(self) -> None:
@@ -395,9 +479,16 @@ class AsyncHttp:
             await self._session.close()
             self._session = None
 
-    async def request(self, method: str, url: Any, *, data: bytes | str | None = None,
-                      headers: Mapping[str, str] | None = None, params: Mapping[str, str] | None = None,
-                      timeout_s: float | None = None) -> Reply:
+    async def request(
+        self,
+        method: str,
+        url: Any,
+        *,
+        data: bytes | str | None = None,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> Reply:
         """One request under the policy: redirects checked, the whole exchange within ``timeout_s``
         (the policy's by default), the reply within the size cap.
 
@@ -420,9 +511,12 @@ class AsyncHttp:
             async with asyncio.timeout(limit):
                 return await self._exchange(method, target, data, headers, params, server)
         except TimeoutError:
-            raise HttpError(f"{server}: {method} {target.raw_path}: no complete reply within {limit:g} s (the server "
-                            "is slow, or trickles its reply)", kind="timeout",
-                            reason=f"no complete reply within {limit:g} s") from None
+            raise HttpError(
+                f"{server}: {method} {target.raw_path}: no complete reply within {limit:g} s (the server "
+                "is slow, or trickles its reply)",
+                kind="timeout",
+                reason=f"no complete reply within {limit:g} s",
+            ) from None
 
     async def _exchange(self, method: str, target, data, headers, params, server: str) -> Reply:
         import aiohttp
@@ -432,29 +526,40 @@ class AsyncHttp:
         while True:
             request = f"{method} {target.raw_path}"
             try:
-                async with self.session().request(method, target, data=data, headers=headers, params=params,
-                                                  allow_redirects=False) as response:
+                async with self.session().request(
+                    method, target, data=data, headers=headers, params=params, allow_redirects=False
+                ) as response:
                     if response.status in REDIRECTS and "Location" in response.headers:
-                        target = redirect_target(response.url, response.headers["Location"], status=response.status,
-                                                 server=server, request=request, hops=hops, policy=self.policy,
-                                                 credentials=self.credentials + extra)
+                        target = redirect_target(
+                            response.url,
+                            response.headers["Location"],
+                            status=response.status,
+                            server=server,
+                            request=request,
+                            hops=hops,
+                            policy=self.policy,
+                            credentials=self.credentials + extra,
+                        )
                         hops += 1
                         params = None
                         if response.status == 303 or (response.status in (301, 302) and method == "POST"):
                             method, data = ("HEAD" if method == "HEAD" else "GET"), None
                         continue
-                    return Reply(response.status, response.headers, await self._read(response, server, request),
-                                 server, request)
+                    return Reply(
+                        response.status, response.headers, await self._read(response, server, request), server, request
+                    )
             except aiohttp.ClientConnectorError as exc:
                 reason = _connect_reason(exc)
                 raise HttpError(f"cannot reach {server} ({reason}): {request}", kind="connect", reason=reason) from None
             except (aiohttp.ClientError, OSError) as exc:
                 reason = f"{type(exc).__name__} {exc}".strip()
-                raise HttpError(f"{server}: {request}: the connection failed ({reason})", kind="connection",
-                                reason=reason) from None
-            except (ValueError, UnicodeError) as exc:   # a header or URL aiohttp cannot send
-                raise HttpError(f"{server}: {request}: the request cannot be sent ({type(exc).__name__}: {exc})",
-                                kind="request") from None
+                raise HttpError(
+                    f"{server}: {request}: the connection failed ({reason})", kind="connection", reason=reason
+                ) from None
+            except (ValueError, UnicodeError) as exc:  # a header or URL aiohttp cannot send
+                raise HttpError(
+                    f"{server}: {request}: the request cannot be sent ({type(exc).__name__}: {exc})", kind="request"
+                ) from None
 
     async def _read(self, response, server: str, request: str) -> bytes:
         limit = self.policy.max_reply_bytes
@@ -487,8 +592,13 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
         return pool.submit(lambda: asyncio.run(make())).result()
 
 
-def paginate(fetch: Callable[[str | None], tuple[T, str | None]], *, where: str, max_pages: int = MAX_PAGES,
-             error: type[HttpError] = HttpError) -> Iterator[T]:
+def paginate(
+    fetch: Callable[[str | None], tuple[T, str | None]],
+    *,
+    where: str,
+    max_pages: int = MAX_PAGES,
+    error: type[HttpError] = HttpError,
+) -> Iterator[T]:
     """Each page ``fetch(token)`` gives, following the next page's token until there is none; a token
     given twice (the server's pages loop), or more than ``max_pages`` pages, is an ``error`` naming
     ``where``, never an endless loop.
@@ -514,12 +624,18 @@ def paginate(fetch: Callable[[str | None], tuple[T, str | None]], *, where: str,
         if not following:
             return
         if following in seen:
-            raise error(f"{where}: page {number} gives the next-page token {_shown(following)!r} again (page "
-                        f"{seen[following]} gave it): the server's pages go round in a loop; calibrate stops rather "
-                        "than read forever", kind="pages")
+            raise error(
+                f"{where}: page {number} gives the next-page token {_shown(following)!r} again (page "
+                f"{seen[following]} gave it): the server's pages go round in a loop; calibrate stops rather "
+                "than read forever",
+                kind="pages",
+            )
         if number >= max_pages:
-            raise error(f"{where}: more than {max_pages:,} pages, each giving another next-page token: calibrate "
-                        "stops rather than read without end (is this the server's pagination?)", kind="pages")
+            raise error(
+                f"{where}: more than {max_pages:,} pages, each giving another next-page token: calibrate "
+                "stops rather than read without end (is this the server's pagination?)",
+                kind="pages",
+            )
         seen[following] = number
         token = following
 
@@ -557,8 +673,15 @@ class HttpClient:
     calibrate.base.http.HttpError: 'http://host:5000': give the MLflow server's address without a user name or password in it (calibrate reads credentials from the environment)
     """
 
-    def __init__(self, base: str, *, name: str, headers: Mapping[str, str] | None = None,
-                 error: type[HttpError] = HttpError, policy: HttpPolicy | None = None):
+    def __init__(
+        self,
+        base: str,
+        *,
+        name: str,
+        headers: Mapping[str, str] | None = None,
+        error: type[HttpError] = HttpError,
+        policy: HttpPolicy | None = None,
+    ):
         from yarl import URL
 
         self.name, self.error, self.policy = name, error, policy or HttpPolicy()
@@ -570,8 +693,10 @@ class HttpClient:
             raise error(f"{clip(base, 200)!r}: give the {name} server's http:// or https:// address")
         if url.user is not None or url.password is not None:
             remember(url.password)
-            raise error(f"{str(url.with_user(None))!r}: give the {name} server's address without a user name or "
-                        "password in it (calibrate reads credentials from the environment)")
+            raise error(
+                f"{str(url.with_user(None))!r}: give the {name} server's address without a user name or "
+                "password in it (calibrate reads credentials from the environment)"
+            )
         self.uri = str(url.with_query(None).with_fragment(None)).rstrip("/")
         self.headers = {"Accept": "application/json", **(headers or {})}
         self.credentials = credential_headers(self.headers)
@@ -583,9 +708,12 @@ class HttpClient:
         return f"{self.name} at {self.uri}"
 
     def _past_deadline(self, request: str) -> HttpError:
-        return self.error(f"{self.server}: {request}: the command ran past its deadline of "
-                          f"{self.policy.command_timeout_s:g} s after {self.requests} requests "
-                          "(CALIBRATE_COMMAND_TIMEOUT_S changes it)", kind="timeout")
+        return self.error(
+            f"{self.server}: {request}: the command ran past its deadline of "
+            f"{self.policy.command_timeout_s:g} s after {self.requests} requests "
+            "(CALIBRATE_COMMAND_TIMEOUT_S changes it)",
+            kind="timeout",
+        )
 
     def _timeout(self, request: str) -> float:
         limit = self.policy.timeout_s
@@ -596,8 +724,16 @@ class HttpClient:
             limit = min(limit, left)
         return limit
 
-    def send(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None, body: Any = None,
-             data: bytes | None = None, content_type: str | None = None) -> Reply:
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        data: bytes | None = None,
+        content_type: str | None = None,
+    ) -> Reply:
         """One request; the whole :class:`Reply`, whatever its status. ``path`` is already encoded (build
         it with :func:`path_segment`); ``query`` pairs are encoded here; ``body`` is sent as JSON.
 
@@ -613,7 +749,9 @@ class HttpClient:
         try:
             encoded = urllib.parse.urlencode(query or [], quote_via=urllib.parse.quote)
         except UnicodeEncodeError:
-            raise self.error(f"{self.server}: {request}: a query value is not Unicode text (a lone surrogate)") from None
+            raise self.error(
+                f"{self.server}: {request}: a query value is not Unicode text (a lone surrogate)"
+            ) from None
         url = URL(self.uri + path + ("?" + encoded if encoded else ""), encoded=True)
         headers = {}
         payload = data
@@ -636,12 +774,17 @@ class HttpClient:
             reply = run_sync(exchange)
         except HttpError as exc:
             if exc.kind == "connect":
-                raise self.error(f"cannot reach {self.server} ({exc.reason}; {request}): is the server running, and "
-                                 "is this its address?", kind="connect", reason=exc.reason) from None
+                raise self.error(
+                    f"cannot reach {self.server} ({exc.reason}; {request}): is the server running, and "
+                    "is this its address?",
+                    kind="connect",
+                    reason=exc.reason,
+                ) from None
             if exc.kind == "timeout" and limit < self.policy.timeout_s:
                 raise self._past_deadline(request) from None
-            raise self.error(str(exc), kind=exc.kind, status=exc.status, target=exc.target, reason=exc.reason,
-                             problems=exc.problems) from None
+            raise self.error(
+                str(exc), kind=exc.kind, status=exc.status, target=exc.target, reason=exc.reason, problems=exc.problems
+            ) from None
         return Reply(reply.status, reply.headers, reply.body, self.server, request)
 
     def call(self, method: str, path: str, schema: Any = None, *, expected: str = "", **options: Any) -> Any:
@@ -656,8 +799,12 @@ class HttpClient:
         """
         reply = self.send(method, path, **options)
         if reply.status >= 400 or (300 <= reply.status < 400):
-            raise self.error(f"{self.server} refused {reply.request} (HTTP {reply.status}): {_detail(reply)}",
-                             kind="status", status=reply.status, retry_after=reply.retry_after)
+            raise self.error(
+                f"{self.server} refused {reply.request} (HTTP {reply.status}): {_detail(reply)}",
+                kind="status",
+                status=reply.status,
+                retry_after=reply.retry_after,
+            )
         if schema is None:
             return None
         try:
@@ -695,8 +842,7 @@ def _detail(reply: Reply) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- httpx
-def httpx_client(base_url: str, *, name: str, policy: HttpPolicy | None = None,
-                 secret_headers: tuple[str, ...] = ()):
+def httpx_client(base_url: str, *, name: str, policy: HttpPolicy | None = None, secret_headers: tuple[str, ...] = ()):
     """An ``httpx.Client`` for an SDK that takes one (``label_studio_sdk.LabelStudio(httpx_client=...)``),
     keeping the same rules as calibrate's own requests: a redirect to another origin refused (naming
     it), same-origin ones followed a few times, the whole of each reply within the deadline and the size
@@ -740,11 +886,15 @@ def _httpx_transport() -> type:
             try:
                 yield from self._chunks()
             except httpx.TimeoutException:
-                raise HttpError(f"{self.server}: {self.request}: no complete reply within {self.timeout_s:g} s",
-                                kind="timeout") from None
+                raise HttpError(
+                    f"{self.server}: {self.request}: no complete reply within {self.timeout_s:g} s", kind="timeout"
+                ) from None
             except httpx.TransportError as exc:
-                raise HttpError(f"{self.server}: {self.request}: the connection failed while reading the reply "
-                                f"({type(exc).__name__}: {exc})", kind="connection") from None
+                raise HttpError(
+                    f"{self.server}: {self.request}: the connection failed while reading the reply "
+                    f"({type(exc).__name__}: {exc})",
+                    kind="connection",
+                ) from None
 
         def _chunks(self):
             size = 0
@@ -753,8 +903,11 @@ def _httpx_transport() -> type:
                 if size > self.limit:
                     raise _too_large(self.server, self.request, size, self.limit, announced=False)
                 if time.monotonic() > self.deadline:
-                    raise HttpError(f"{self.server}: {self.request}: no complete reply within {self.timeout_s:g} s "
-                                    "(the server is slow, or trickles its reply)", kind="timeout")
+                    raise HttpError(
+                        f"{self.server}: {self.request}: no complete reply within {self.timeout_s:g} s "
+                        "(the server is slow, or trickles its reply)",
+                        kind="timeout",
+                    )
                 yield chunk
 
         def close(self) -> None:
@@ -770,7 +923,7 @@ def _httpx_transport() -> type:
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             started = time.monotonic()
             credentials = credential_headers(dict(request.headers), self.secret_headers)
-            request.headers["Accept-Encoding"] = "identity"   # the cap counts the bytes as they are read
+            request.headers["Accept-Encoding"] = "identity"  # the cap counts the bytes as they are read
             current = URL(str(request.url), encoded=True)
             server = f"{self.name} at {current.scheme}://{current.host_port_subcomponent}"
             for hops in range(self.policy.max_redirects + 2):
@@ -779,36 +932,60 @@ def _httpx_transport() -> type:
                     response = self.inner.handle_request(request)
                 except httpx.ConnectError as exc:
                     reason = f"{type(exc).__name__}: {exc}"
-                    raise HttpError(f"cannot reach {server} ({reason}): {what}", kind="connect", reason=reason) from None
+                    raise HttpError(
+                        f"cannot reach {server} ({reason}): {what}", kind="connect", reason=reason
+                    ) from None
                 except httpx.TimeoutException:
-                    raise HttpError(f"{server}: {what}: no complete reply within {self.policy.timeout_s:g} s",
-                                    kind="timeout") from None
+                    raise HttpError(
+                        f"{server}: {what}: no complete reply within {self.policy.timeout_s:g} s", kind="timeout"
+                    ) from None
                 except httpx.TransportError as exc:
-                    raise HttpError(f"{server}: {what}: the connection failed ({type(exc).__name__}: {exc})",
-                                    kind="connection") from None
+                    raise HttpError(
+                        f"{server}: {what}: the connection failed ({type(exc).__name__}: {exc})", kind="connection"
+                    ) from None
                 location = response.headers.get("location")
                 if response.status_code in REDIRECTS and location:
                     response.close()
-                    current = redirect_target(current, location, status=response.status_code, server=server,
-                                              request=what, hops=hops, policy=self.policy, credentials=credentials)
+                    current = redirect_target(
+                        current,
+                        location,
+                        status=response.status_code,
+                        server=server,
+                        request=what,
+                        hops=hops,
+                        policy=self.policy,
+                        credentials=credentials,
+                    )
                     request.read()
                     method, content = request.method, request.content
                     if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
                         method, content = ("HEAD" if method == "HEAD" else "GET"), b""
-                    headers = [(k, v) for k, v in request.headers.multi_items()
-                               if not (content == b"" and k.lower() in ("content-length", "content-type"))]
-                    request = httpx.Request(method, str(current), headers=headers, content=content,
-                                            extensions=request.extensions)
+                    headers = [
+                        (k, v)
+                        for k, v in request.headers.multi_items()
+                        if not (content == b"" and k.lower() in ("content-length", "content-type"))
+                    ]
+                    request = httpx.Request(
+                        method, str(current), headers=headers, content=content, extensions=request.extensions
+                    )
                     continue
                 announced = response.headers.get("content-length", "")
                 if announced.isdigit() and int(announced) > self.policy.max_reply_bytes:
                     response.close()
                     raise _too_large(server, what, int(announced), self.policy.max_reply_bytes, announced=True)
-                return httpx.Response(response.status_code, headers=response.headers, extensions=response.extensions,
-                                      stream=CappedStream(response.stream, limit=self.policy.max_reply_bytes,
-                                                          deadline=started + self.policy.timeout_s,
-                                                          timeout_s=self.policy.timeout_s, server=server,
-                                                          request=what))
+                return httpx.Response(
+                    response.status_code,
+                    headers=response.headers,
+                    extensions=response.extensions,
+                    stream=CappedStream(
+                        response.stream,
+                        limit=self.policy.max_reply_bytes,
+                        deadline=started + self.policy.timeout_s,
+                        timeout_s=self.policy.timeout_s,
+                        server=server,
+                        request=what,
+                    ),
+                )
             raise AssertionError("unreachable: redirect_target refuses more hops")  # pragma: no cover
 
         def close(self) -> None:

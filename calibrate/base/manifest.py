@@ -8,13 +8,13 @@ import platform
 from importlib import metadata
 from typing import Any
 
-__all__ = ["build_manifest", "package_version", "MANIFEST_VERSION"]
+__all__ = ["MANIFEST_VERSION", "build_manifest", "package_version"]
 
 MANIFEST_VERSION = 1
 _PACKAGES = ("calibrate-judges", "numpy", "scipy", "scikit-learn", "pandas", "krippendorff", "numba")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def package_version(package: str) -> str | None:
     """The installed version of a distribution, or None when it is not installed (read once per
     process: reading a distribution's metadata parses a file, and every result records seven)."""
@@ -45,5 +45,5 @@ def build_manifest(campaign, **options: Any) -> dict[str, Any]:
         "out_of_scale": campaign.out_of_scale,
         **options,
         "versions": {"python": platform.python_version(), **{p: package_version(p) for p in _PACKAGES}},
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }

@@ -44,21 +44,37 @@ from pathlib import Path
 
 from calibrate.base.errors import FileError
 
-__all__ = ["path_component", "name_problem", "name_key", "inside", "is_inside", "writes_into", "UnsafeName",
-           "OutsideFolder", "RULE", "MAX_LENGTH", "MAX_BYTES", "RESERVED"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_LENGTH",
+    "RESERVED",
+    "RULE",
+    "OutsideFolder",
+    "UnsafeName",
+    "inside",
+    "is_inside",
+    "name_key",
+    "name_problem",
+    "path_component",
+    "writes_into",
+]
 
 #: the longest name kept, in characters, and in bytes of UTF-8
 MAX_LENGTH, MAX_BYTES = 100, 200
 #: the punctuation a name may hold besides letters and digits (a space only between other characters)
 PUNCTUATION = "._-@+: "
 #: the rule, as error messages state it
-RULE = (f"1 to {MAX_LENGTH} characters ({MAX_BYTES} bytes in UTF-8) of letters, digits, '.', '_', '-', '@', '+', "
-        "':' and spaces between them, not starting with '.' nor ending with '.', and not a name Windows reserves "
-        "(CON, PRN, AUX, NUL, COM0-9, LPT0-9)")
+RULE = (
+    f"1 to {MAX_LENGTH} characters ({MAX_BYTES} bytes in UTF-8) of letters, digits, '.', '_', '-', '@', '+', "
+    "':' and spaces between them, not starting with '.' nor ending with '.', and not a name Windows reserves "
+    "(CON, PRN, AUX, NUL, COM0-9, LPT0-9)"
+)
 #: the names Windows reserves for devices, whatever their case or extension (and the superscript digits
 #: it takes for 1, 2 and 3)
-RESERVED = frozenset({"con", "prn", "aux", "nul"} | {f"{port}{digit}" for port in ("com", "lpt")
-                                                   for digit in "0123456789\u00b9\u00b2\u00b3"})
+RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"}
+    | {f"{port}{digit}" for port in ("com", "lpt") for digit in "0123456789\u00b9\u00b2\u00b3"}
+)
 
 
 class UnsafeName(ValueError):
@@ -66,8 +82,7 @@ class UnsafeName(ValueError):
 
     def __init__(self, name: object, what: str, why: str):
         self.name, self.what, self.why = name, what, why
-        super().__init__(f"{what} {name!r} cannot be a file or folder name: {why}; a name that becomes one has "
-                         f"{RULE}")
+        super().__init__(f"{what} {name!r} cannot be a file or folder name: {why}; a name that becomes one has {RULE}")
 
 
 class OutsideFolder(FileError):
@@ -156,7 +171,7 @@ def path_component(name: object, *, what: str = "name") -> str:
     why = name_problem(name)
     if why:
         raise UnsafeName(name, what, why)
-    return name   # type: ignore[return-value]
+    return name  # type: ignore[return-value]
 
 
 def is_inside(path: str | Path, folder: str | Path) -> bool:
@@ -171,9 +186,11 @@ def is_inside(path: str | Path, folder: str | Path) -> bool:
 
 
 def _outside(path: Path, folder: str | Path) -> OutsideFolder:
-    return OutsideFolder(path, f"leads outside the campaign folder {folder} (through a symbolic link, to "
-                               f"{os.path.realpath(path)})",
-                         "nothing was written there; remove the link, or keep the folder inside the campaign")
+    return OutsideFolder(
+        path,
+        f"leads outside the campaign folder {folder} (through a symbolic link, to {os.path.realpath(path)})",
+        "nothing was written there; remove the link, or keep the folder inside the campaign",
+    )
 
 
 def writes_into(path: str | Path, folder: str | Path) -> bool:
@@ -199,11 +216,11 @@ def writes_into(path: str | Path, folder: str | Path) -> bool:
     calibrate.base.names.OutsideFolder: .../planted: leads outside the campaign folder ...
     """
     named, base = Path(path).absolute(), Path(folder).absolute()
-    if named == base or base in named.parents:   # as written, under the campaign: it must stay there
+    if named == base or base in named.parents:  # as written, under the campaign: it must stay there
         if not is_inside(named, base):
             raise _outside(Path(path), folder)
         return True
-    return is_inside(path, folder)   # named elsewhere, and perhaps a link into the campaign
+    return is_inside(path, folder)  # named elsewhere, and perhaps a link into the campaign
 
 
 def inside(folder: str | Path, *parts: str) -> Path:

@@ -16,15 +16,31 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Result", "FRAME_COLUMNS", "statistics_rows", "records_frame", "single_row", "typed"]
+__all__ = ["FRAME_COLUMNS", "Result", "records_frame", "single_row", "statistics_rows", "typed"]
 
 #: The columns of :meth:`Result.to_frame` for a document of statistics.
 FRAME_COLUMNS = ("metric", "judge", "slice", "statistic", "estimate", "ci_low", "ci_high", "method", "n", "reason")
 
 #: Lists whose items are the same figures at points (curves, cases, tertiles): not rows of the table.
-_NOT_ROWS = frozenset({"curve", "cases", "false_passes", "false_fails", "scores", "tertiles", "most_apart",
-                       "rules", "reasons", "warnings", "defaults", "notes", "sample_designs", "manifest",
-                       "disagreements"})
+_NOT_ROWS = frozenset(
+    {
+        "curve",
+        "cases",
+        "false_passes",
+        "false_fails",
+        "scores",
+        "tertiles",
+        "most_apart",
+        "rules",
+        "reasons",
+        "warnings",
+        "defaults",
+        "notes",
+        "sample_designs",
+        "manifest",
+        "disagreements",
+    }
+)
 
 
 def _is_figure(value: Any) -> bool:
@@ -34,11 +50,18 @@ def _is_figure(value: Any) -> bool:
 def _row(context: dict[str, Any], statistic: str, figure: dict[str, Any]) -> dict[str, Any]:
     estimate = figure.get("estimate")
     n = figure.get("n", figure.get("n_items", context.get("n")))
-    return {"metric": context.get("metric"), "judge": context.get("judge"), "slice": context.get("slice"),
-            "statistic": statistic, "estimate": float("nan") if estimate is None else float(estimate),
-            "ci_low": figure.get("ci_low"), "ci_high": figure.get("ci_high"),
-            "method": figure.get("ci_method", figure.get("method")), "n": n,
-            "reason": figure.get("reason", figure.get("ci_reason"))}
+    return {
+        "metric": context.get("metric"),
+        "judge": context.get("judge"),
+        "slice": context.get("slice"),
+        "statistic": statistic,
+        "estimate": float("nan") if estimate is None else float(estimate),
+        "ci_low": figure.get("ci_low"),
+        "ci_high": figure.get("ci_high"),
+        "method": figure.get("ci_method", figure.get("method")),
+        "n": n,
+        "reason": figure.get("reason", figure.get("ci_reason")),
+    }
 
 
 def _context(node: dict[str, Any], context: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -78,12 +101,26 @@ def statistics_rows(document: Any, context: dict[str, Any] | None = None, path: 
         return
     context, _ = _context(document, context)
     old, new = document.get("old"), document.get("new")
-    versus = (f"{new['judge']} vs {old['judge']}" if isinstance(old, dict) and isinstance(new, dict)
-              and isinstance(old.get("judge"), str) and isinstance(new.get("judge"), str) else None)
+    versus = (
+        f"{new['judge']} vs {old['judge']}"
+        if isinstance(old, dict)
+        and isinstance(new, dict)
+        and isinstance(old.get("judge"), str)
+        and isinstance(new.get("judge"), str)
+        else None
+    )
     if isinstance(document.get("threshold"), (int, float)) and isinstance(document.get("threshold_ci"), list):
         low, high = (document["threshold_ci"] + [None, None])[:2]
-        yield _row(context, _name(path, "threshold"), {"estimate": document["threshold"], "ci_low": low,
-                                                       "ci_high": high, "method": document.get("threshold_ci_method")})
+        yield _row(
+            context,
+            _name(path, "threshold"),
+            {
+                "estimate": document["threshold"],
+                "ci_low": low,
+                "ci_high": high,
+                "method": document.get("threshold_ci_method"),
+            },
+        )
     for key, value in document.items():
         if key in _NOT_ROWS:
             continue
@@ -92,7 +129,7 @@ def statistics_rows(document: Any, context: dict[str, Any] | None = None, path: 
         if _is_figure(value):
             yield _row(here, name, value)
         elif isinstance(value, (dict, list)):
-            for item in (value if isinstance(value, list) else [value]):
+            for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, dict):
                     inner, prefix = _context(item, here)
                     # a named thing (a judge, a slice, a pair) starts the statistic's name afresh
@@ -101,19 +138,19 @@ def statistics_rows(document: Any, context: dict[str, Any] | None = None, path: 
 
 
 def _name(path: str, key: str) -> str:
-    if key == "overall":   # the whole population, beside its slices
+    if key == "overall":  # the whole population, beside its slices
         return path
     key = key.removesuffix("_detail")
     return f"{path}.{key}" if path else key
 
 
-def _statistics_frame(document: dict[str, Any]) -> "pd.DataFrame":
+def _statistics_frame(document: dict[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     return typed(pd.DataFrame(list(statistics_rows(document)), columns=list(FRAME_COLUMNS)))
 
 
-def typed(frame: "pd.DataFrame") -> "pd.DataFrame":
+def typed(frame: pd.DataFrame) -> pd.DataFrame:
     """The columns of :data:`FRAME_COLUMNS` in their types: figures as floats (NaN where undefined),
     ``n`` as a nullable integer, the names as text (None where a row has none)."""
     for column in ("estimate", "ci_low", "ci_high"):
@@ -145,7 +182,7 @@ class Result(dict):
     True
     """
 
-    def __init__(self, document: dict[str, Any], frame: Callable[[dict[str, Any]], "pd.DataFrame"] | None = None):
+    def __init__(self, document: dict[str, Any], frame: Callable[[dict[str, Any]], pd.DataFrame] | None = None):
         super().__init__(document)
         self._frame = frame or _statistics_frame
 
@@ -153,7 +190,7 @@ class Result(dict):
         """The document ``--json`` prints, as plain dicts and lists (a copy: changing it changes nothing here)."""
         return copy.deepcopy(dict(self))
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """A tidy table of the result: for statistics, one row per metric x judge x (slice) x statistic
         with ``estimate``, ``ci_low``, ``ci_high``, ``method``, ``n`` and, where a figure is undefined, the
         ``reason`` (its estimate NaN)."""
@@ -163,22 +200,22 @@ class Result(dict):
         keys = ", ".join(list(self)[:8]) + (", ..." if len(self) > 8 else "")
         return f"<calibrate Result with {keys}: .to_frame() for a table, .to_dict() for the document>"
 
-    def __reduce__(self):   # the table's shape travels with the document (pickle, multiprocessing)
+    def __reduce__(self):  # the table's shape travels with the document (pickle, multiprocessing)
         return (Result, (dict(self), self._frame))
 
 
-def _records(key: str, document: dict[str, Any]) -> "pd.DataFrame":
+def _records(key: str, document: dict[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.json_normalize(document.get(key) or [], max_level=1)
 
 
-def records_frame(key: str) -> Callable[[dict[str, Any]], "pd.DataFrame"]:
+def records_frame(key: str) -> Callable[[dict[str, Any]], pd.DataFrame]:
     """A ``frame`` for :class:`Result` that tabulates the list ``document[key]`` (one row per item)."""
     return functools.partial(_records, key)
 
 
-def single_row(document: dict[str, Any]) -> "pd.DataFrame":
+def single_row(document: dict[str, Any]) -> pd.DataFrame:
     """A ``frame`` for :class:`Result`: the document's plain fields (counts, names) as one row."""
     import pandas as pd
 

@@ -39,8 +39,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["REDACTED", "remember", "remembered_scope", "redact", "redact_any", "redact_known", "clip", "secret_env_name",
-           "looks_like_credential", "MIN_SECRET", "MIN_REMEMBERED"]
+__all__ = [
+    "MIN_REMEMBERED",
+    "MIN_SECRET",
+    "REDACTED",
+    "clip",
+    "looks_like_credential",
+    "redact",
+    "redact_any",
+    "redact_known",
+    "remember",
+    "remembered_scope",
+    "secret_env_name",
+]
 
 REDACTED = "[redacted]"
 #: the shortest value of an environment variable named like a credential treated as one (shorter ones
@@ -54,9 +65,11 @@ MIN_REMEMBERED = 4
 _SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)", re.I)
 _SCHEME = re.compile(r"(?i)\b(bearer|basic|token)(\s+)([A-Za-z0-9._~+/=:-]{8,})")
 # API keys of known formats, and JSON Web Tokens (the access tokens Label Studio's SDK and others exchange)
-_KEY_FORMATS = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|\blsv2_[A-Za-z0-9_]{16,}|\bhf_[A-Za-z0-9]{16,}"
-                          r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}"
-                          r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
+_KEY_FORMATS = re.compile(
+    r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|\blsv2_[A-Za-z0-9_]{16,}|\bhf_[A-Za-z0-9]{16,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}"
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
+)
 # key: value pairs in JSON, headers, query strings and reprs; a name that always holds a credential...
 _PAIR = re.compile(r"""(?ix)
     (["']?(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token
@@ -74,8 +87,7 @@ def looks_like_credential(text: str) -> bool:
     >>> [looks_like_credential(w) for w in ("arithmetic", "Arithmetic", "dXNlcjpwYXNz", "abc.def.ghi", "a1b2c3d4")]
     [False, False, True, True, True]
     """
-    return (any(c.isdigit() for c in text) or any(c in "=+/_-.:~" for c in text)
-            or any(c.isupper() for c in text[1:]))
+    return any(c.isdigit() for c in text) or any(c in "=+/_-.:~" for c in text) or any(c.isupper() for c in text[1:])
 
 
 def _credential_or_word(match: re.Match, group: int) -> str:
@@ -90,8 +102,10 @@ _remembered: set[str] = set()
 # the values would miss one value forgotten and another remembered)
 _generation = 0
 # where a credential stands: after a scheme word or a credential's name (for the shortest remembered ones)
-_PLACE = (r"""(?i)((?:\b(?:bearer|basic|token)\s+)|(?:["']?(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token"""
-          r"""|authorization|password|passwd|secret|token|key)["']?\s*[:=]\s*["']?))""")
+_PLACE = (
+    r"""(?i)((?:\b(?:bearer|basic|token)\s+)|(?:["']?(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token"""
+    r"""|authorization|password|passwd|secret|token|key)["']?\s*[:=]\s*["']?))"""
+)
 _NOT_WORD = r"[A-Za-z0-9]"
 
 
@@ -106,21 +120,32 @@ class _Known:
         long = sorted((f for f in forms if len(f) >= MIN_SECRET), key=len, reverse=True)
         words = sorted((f for f in forms if len(f) < MIN_SECRET), key=len, reverse=True)
         self.long = re.compile("|".join(map(re.escape, long)), re.I) if long else None
-        self.words = (re.compile(f"(?<!{_NOT_WORD})(?:{'|'.join(map(re.escape, words))})(?!{_NOT_WORD})")
-                      if words else None)
-        self.placed = (re.compile(_PLACE + f"(?:{'|'.join(map(re.escape, sorted(short, key=len, reverse=True)))})"
-                                  f"(?![A-Za-z0-9._~+/=-])") if short else None)
+        self.words = (
+            re.compile(f"(?<!{_NOT_WORD})(?:{'|'.join(map(re.escape, words))})(?!{_NOT_WORD})") if words else None
+        )
+        self.placed = (
+            re.compile(
+                _PLACE + f"(?:{'|'.join(map(re.escape, sorted(short, key=len, reverse=True)))})(?![A-Za-z0-9._~+/=-])"
+            )
+            if short
+            else None
+        )
         self.values = tuple(sorted(values, key=len, reverse=True))
 
 
 def _forms(value: str) -> set[str]:
     """A credential as a server may write it back: as it is, URL-encoded, base64-encoded (with and
     without padding, standard and URL-safe alphabets), JSON-escaped."""
-    forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value, safe=""),
-             urllib.parse.quote(value), json.dumps(value)[1:-1]}
+    forms = {
+        value,
+        urllib.parse.quote(value, safe=""),
+        urllib.parse.quote_plus(value, safe=""),
+        urllib.parse.quote(value),
+        json.dumps(value)[1:-1],
+    }
     try:
         raw = value.encode("utf-8")
-    except UnicodeEncodeError:   # a lone surrogate: only its own form
+    except UnicodeEncodeError:  # a lone surrogate: only its own form
         return {value}
     for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
         text = encoded.decode("ascii")
@@ -189,7 +214,7 @@ def _known() -> _Known:
     """Every known credential, compiled (recomputed only when the environment or the remembered
     values changed)."""
     global _known_values
-    data = getattr(os.environ, "_data", None)   # CPython's raw environment: compared without decoding it
+    data = getattr(os.environ, "_data", None)  # CPython's raw environment: compared without decoding it
     environment = tuple(data.items()) if isinstance(data, dict) else tuple(os.environ.items())
     state = (environment, _generation)
     if state != _known_values[0]:

@@ -43,8 +43,15 @@ class SettingError(FileError):
     and what is expected."""
 
 
-def env_number(name: str, default: float, *, unit: str, meaning: str, zero: str | None = None,
-               environ: Mapping[str, str] | None = None) -> float:
+def env_number(
+    name: str,
+    default: float,
+    *,
+    unit: str,
+    meaning: str,
+    zero: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> float:
     """The number the environment variable ``name`` holds, or ``default`` when it is unset or empty.
 
     Parameters
@@ -87,7 +94,10 @@ def env_number(name: str, default: float, *, unit: str, meaning: str, zero: str 
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
-        raise SettingError(f"{name}={text[:80]!r}", f"not a number of {unit}{', 0 or more' if zero else ' above 0'}",
-                           f"set it to the {unit} {meaning}{f' (0: {zero})' if zero else ''}, or unset it for the "
-                           f"default ({default:g} {unit})")
+        raise SettingError(
+            f"{name}={text[:80]!r}",
+            f"not a number of {unit}{', 0 or more' if zero else ' above 0'}",
+            f"set it to the {unit} {meaning}{f' (0: {zero})' if zero else ''}, or unset it for the "
+            f"default ({default:g} {unit})",
+        )
     return value

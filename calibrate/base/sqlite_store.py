@@ -15,7 +15,7 @@ from typing import Any
 
 from calibrate.base.errors import StoreError
 
-__all__ = ["open_store", "now", "Store", "store_error"]
+__all__ = ["Store", "now", "open_store", "store_error"]
 
 #: seconds a write waits for another connection's transaction before the store counts as locked
 BUSY_TIMEOUT_S = 10.0
@@ -23,7 +23,7 @@ BUSY_TIMEOUT_S = 10.0
 
 def now() -> str:
     """The current UTC time, ISO 8601 to the millisecond."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
 
 
 def store_error(path: str | Path, exc: sqlite3.Error, damaged_todo: str) -> StoreError:
@@ -38,15 +38,27 @@ def store_error(path: str | Path, exc: sqlite3.Error, damaged_todo: str) -> Stor
     if "not a database" in text or "malformed" in text or "encrypted" in text:
         return StoreError(path, "damaged", f"damaged: not a readable SQLite store ({exc})", damaged_todo)
     if "locked" in text or "busy" in text:
-        return StoreError(path, "locked", f"locked by another program ({exc})",
-                          "close the program that holds it (a database browser, another calibrate) and run again")
+        return StoreError(
+            path,
+            "locked",
+            f"locked by another program ({exc})",
+            "close the program that holds it (a database browser, another calibrate) and run again",
+        )
     if "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
-        return StoreError(path, "read-only", f"cannot be opened for writing ({exc})",
-                          "make the campaign folder writable, or run where it is (commands that only read, such "
-                          "as stats and report, work on a read-only campaign)")
+        return StoreError(
+            path,
+            "read-only",
+            f"cannot be opened for writing ({exc})",
+            "make the campaign folder writable, or run where it is (commands that only read, such "
+            "as stats and report, work on a read-only campaign)",
+        )
     if "full" in text or "disk i/o" in text:
-        return StoreError(path, "full", f"the disk is full or failing ({exc})",
-                          "free some space and run again: what the store held is intact")
+        return StoreError(
+            path,
+            "full",
+            f"the disk is full or failing ({exc})",
+            "free some space and run again: what the store held is intact",
+        )
     return StoreError(path, "unreadable", f"SQLite failed ({exc})", damaged_todo)
 
 
@@ -83,8 +95,9 @@ def _open_read_only(path: Path, damaged_todo: str) -> Store:
         raise StoreError(path, "unreadable", "no such store", "run the command that writes it first")
 
     def connect(query: str) -> Store:
-        store = Store(sqlite3.connect(path.resolve().as_uri() + query, uri=True, check_same_thread=False), path,
-                      damaged_todo)
+        store = Store(
+            sqlite3.connect(path.resolve().as_uri() + query, uri=True, check_same_thread=False), path, damaged_todo
+        )
         try:
             store.execute("PRAGMA user_version")  # a file that is not a store fails here
         except StoreError:
@@ -103,8 +116,9 @@ def _open_read_only(path: Path, damaged_todo: str) -> Store:
 DAMAGED_TODO = "move it aside (rename it) and run again: calibrate starts a new store"
 
 
-def open_store(path: str | Path, migrations: list[str], *, read_only: bool = False,
-               damaged_todo: str = DAMAGED_TODO) -> Store:
+def open_store(
+    path: str | Path, migrations: list[str], *, read_only: bool = False, damaged_todo: str = DAMAGED_TODO
+) -> Store:
     """A connection to the store at ``path`` (made if absent) in WAL mode, with every migration it
     lacks applied in order (``PRAGMA user_version`` counts those applied), each in a transaction.
 
@@ -119,12 +133,17 @@ def open_store(path: str | Path, migrations: list[str], *, read_only: bool = Fal
     2
     """
     path = Path(path)
-    links = [p for p in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal")))
-             if p.is_symlink()]
-    if links and not read_only:   # a store is a file of its folder: a link would take its writes elsewhere
-        raise StoreError(links[0], "damaged", f"is a symbolic link (to {os.readlink(links[0])}): calibrate writes no "
-                         "store through a link, which could lead out of the campaign folder",
-                         "remove the link, and put the store itself there if it is yours")
+    links = [
+        p for p in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))) if p.is_symlink()
+    ]
+    if links and not read_only:  # a store is a file of its folder: a link would take its writes elsewhere
+        raise StoreError(
+            links[0],
+            "damaged",
+            f"is a symbolic link (to {os.readlink(links[0])}): calibrate writes no "
+            "store through a link, which could lead out of the campaign folder",
+            "remove the link, and put the store itself there if it is yours",
+        )
     try:
         if read_only:
             return _open_read_only(path, damaged_todo)
@@ -133,8 +152,9 @@ def open_store(path: str | Path, migrations: list[str], *, read_only: bool = Fal
     except sqlite3.Error as exc:
         raise store_error(path, exc, damaged_todo) from None
     except OSError as exc:
-        raise StoreError(path, "read-only", f"cannot be made ({exc.strerror})",
-                         "make the campaign folder writable") from None
+        raise StoreError(
+            path, "read-only", f"cannot be made ({exc.strerror})", "make the campaign folder writable"
+        ) from None
     store = Store(db, path, damaged_todo)
     store.execute("PRAGMA journal_mode=WAL")
     store.execute("PRAGMA synchronous=NORMAL")  # durable in WAL across process crashes

@@ -35,13 +35,13 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
-__all__ = ["instant", "latest_first", "SourceTime", "SourceTimeOrEpochMs", "EXPECTED_TIME"]
+__all__ = ["EXPECTED_TIME", "SourceTime", "SourceTimeOrEpochMs", "instant", "latest_first"]
 
 EXPECTED_TIME = "an ISO 8601 time such as 2026-01-01T12:00:00.500Z or 2026-01-01T13:00:00+01:00"
 #: longer text is no timestamp (and is not quoted whole in an error)
 MAX_TEXT = 64
 #: the earliest time, for what has none
-NEVER = _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+NEVER = _dt.datetime.min.replace(tzinfo=_dt.UTC)
 
 
 def instant(value: Any, *, epoch_ms: bool = False) -> _dt.datetime:
@@ -75,10 +75,12 @@ def instant(value: Any, *, epoch_ms: bool = False) -> _dt.datetime:
         found = value
     elif epoch_ms and isinstance(value, int) and not isinstance(value, bool):
         try:
-            found = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=value)
+            found = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC) + _dt.timedelta(milliseconds=value)
         except OverflowError:
-            raise ValueError(f"{value!r:.{MAX_TEXT}} milliseconds since 1970 is no time: expected a time between "
-                             "the years 1 and 9999") from None
+            raise ValueError(
+                f"{value!r:.{MAX_TEXT}} milliseconds since 1970 is no time: expected a time between "
+                "the years 1 and 9999"
+            ) from None
     elif isinstance(value, str) and len(value) <= MAX_TEXT:
         try:
             found = _dt.datetime.fromisoformat(value.strip())
@@ -87,7 +89,7 @@ def instant(value: Any, *, epoch_ms: bool = False) -> _dt.datetime:
     else:
         also = " (or an integer of milliseconds since 1970)" if epoch_ms else ""
         raise ValueError(f"{value!r:.{MAX_TEXT}} is not a time: expected {EXPECTED_TIME}{also}")
-    return found if found.tzinfo is not None else found.replace(tzinfo=_dt.timezone.utc)
+    return found if found.tzinfo is not None else found.replace(tzinfo=_dt.UTC)
 
 
 def latest_first(value: Any, *, epoch_ms: bool = False) -> _dt.datetime:

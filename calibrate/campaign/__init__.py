@@ -25,5 +25,17 @@ from calibrate.campaign.folder import (
     load_campaign,
 )
 
-__all__ = ["ADJUDICATIONS_FILE", "CASES_FILE", "IMPORTED_META_FILE", "IMPORTED_RATINGS_FILE", "JUDGE_RATINGS_FILE", "LABELSTUDIO_META_FILE",
-           "LABELSTUDIO_RATINGS_FILE", "SAMPLES_FOLDER", "Campaign", "Metric", "Rater", "load_campaign"]
+__all__ = [
+    "ADJUDICATIONS_FILE",
+    "CASES_FILE",
+    "IMPORTED_META_FILE",
+    "IMPORTED_RATINGS_FILE",
+    "JUDGE_RATINGS_FILE",
+    "LABELSTUDIO_META_FILE",
+    "LABELSTUDIO_RATINGS_FILE",
+    "SAMPLES_FOLDER",
+    "Campaign",
+    "Metric",
+    "Rater",
+    "load_campaign",
+]

@@ -37,11 +37,26 @@ from pydantic_core import PydanticCustomError
 from calibrate.base.documents import DocumentError, Schema, field_path, read_bytes, short
 from calibrate.base.errors import CampaignError, Problem
 
-__all__ = ["Table", "CampaignFile", "MetricTable", "RaterTable", "Number", "Rate", "Positive", "NonNegative",
-           "Text", "MAX_CONFIG_BYTES", "MAX_NESTING", "read_toml", "nesting_problem", "table", "tables"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_NESTING",
+    "CampaignFile",
+    "MetricTable",
+    "NonNegative",
+    "Number",
+    "Positive",
+    "Rate",
+    "RaterTable",
+    "Table",
+    "Text",
+    "nesting_problem",
+    "read_toml",
+    "table",
+    "tables",
+]
 
 #: The largest ``campaign.toml`` read, in bytes: a hand-written file is a few kilobytes.
-MAX_CONFIG_BYTES = 4 * 2 ** 20
+MAX_CONFIG_BYTES = 4 * 2**20
 #: The deepest nesting of tables and lists read (a service's body template, a G-Eval rubric: a few levels).
 MAX_NESTING = 32
 
@@ -63,6 +78,7 @@ def _bounded(low: float | None, high: float | None, *, low_open: bool, text: str
         if (low is not None and (value <= low if low_open else value < low)) or (high is not None and value > high):
             raise PydanticCustomError("number_range", text)
         return value
+
     return check
 
 
@@ -106,9 +122,14 @@ class CampaignFile(Table):
 
     unknown_key: ClassVar[str] = "unknown top-level key"
     messages: ClassVar[dict[str, str]] = {
-        "name": "the campaign needs a name", "metrics": "the campaign declares no metric",
-        "out_of_scale": "unknown out_of_scale", "raters": "raters must be tables", "judges": "judges must be tables",
-        "juries": "juries must be tables", "service": "must be a table"}
+        "name": "the campaign needs a name",
+        "metrics": "the campaign declares no metric",
+        "out_of_scale": "unknown out_of_scale",
+        "raters": "raters must be tables",
+        "judges": "judges must be tables",
+        "juries": "juries must be tables",
+        "service": "must be a table",
+    }
 
 
 class MetricTable(Table):
@@ -117,7 +138,8 @@ class MetricTable(Table):
     scale: Literal["binary", "ordinal", "continuous"] = Field(description='"binary", "ordinal" or "continuous"')
     human_pass: Number | None = Field(None, description="the lowest human value that counts as a pass")
     levels: list[Number] | None = Field(
-        None, description="a list of at least two distinct numbers, such as [0, 1, 2, 3] (ordinal scales)")
+        None, description="a list of at least two distinct numbers, such as [0, 1, 2, 3] (ordinal scales)"
+    )
     range: list[Number] | None = Field(None, description="[low, high] with low < high (continuous scales)")
     max_false_pass: Rate | None = Field(None, description="a number from 0 to 1")
     cost_false_pass: Positive | None = Field(None, description="a number above 0")
@@ -125,10 +147,15 @@ class MetricTable(Table):
     description: str | None = Field(None, description="text")
 
     messages: ClassVar[dict[str, str]] = {
-        "scale": "unknown or missing scale", "human_pass": "human_pass is missing or not a number",
-        "levels": "an ordinal scale needs its levels", "range": "invalid range",
-        "max_false_pass": "max_false_pass must be a rate", "cost_false_pass": "a cost must be a positive number",
-        "cost_false_fail": "a cost must be a positive number", "description": "must be a string"}
+        "scale": "unknown or missing scale",
+        "human_pass": "human_pass is missing or not a number",
+        "levels": "an ordinal scale needs its levels",
+        "range": "invalid range",
+        "max_false_pass": "max_false_pass must be a rate",
+        "cost_false_pass": "a cost must be a positive number",
+        "cost_false_fail": "a cost must be a positive number",
+        "description": "must be a string",
+    }
 
 
 class RaterTable(Table):
@@ -141,8 +168,12 @@ class RaterTable(Table):
     description: str | None = Field(None, description="text")
 
     messages: ClassVar[dict[str, str]] = {
-        "family": "must be a string", "model": "must be a string", "description": "must be a string",
-        "higher_is_better": "must be true or false", "on_metric_scale": "must be true or false"}
+        "family": "must be a string",
+        "model": "must be a string",
+        "description": "must be a string",
+        "higher_is_better": "must be true or false",
+        "on_metric_scale": "must be true or false",
+    }
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -167,12 +198,20 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         data = read_bytes(path, expected=expected, max_bytes=MAX_CONFIG_BYTES)
     except DocumentError as exc:
         raise CampaignError(exc.problems) from None
-    try:   # a byte order mark (Windows editors save one) is read past, as the JSON and CSV readers do
+    try:  # a byte order mark (Windows editors save one) is read past, as the JSON and CSV readers do
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise CampaignError([Problem(str(path), f"not UTF-8 text (byte {data[exc.start]:#04x} at offset "
-                                     f"{exc.start})", row=line, expected="a file saved as UTF-8")]) from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise CampaignError(
+            [
+                Problem(
+                    str(path),
+                    f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+                    row=line,
+                    expected="a file saved as UTF-8",
+                )
+            ]
+        ) from None
     try:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -186,8 +225,9 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
 
 def _too_deep(file: str, field: str | None = None) -> Problem:
-    return Problem(file, f"nested deeper than {MAX_NESTING} levels", field=field,
-                   expected="tables and lists a few levels deep")
+    return Problem(
+        file, f"nested deeper than {MAX_NESTING} levels", field=field, expected="tables and lists a few levels deep"
+    )
 
 
 def nesting_problem(value: Any, file: str) -> Problem | None:
@@ -259,13 +299,15 @@ def _problem(error: dict, schema: type[BaseModel], file: str, prefix: str) -> Pr
     found = error.get("input")
     value = None if isinstance(found, dict) or error.get("type") == "missing" else short(found)
     if error.get("type") == "extra_forbidden":
-        hints = [hint for text, hint in table.key_hints.items() if text in str(loc[-1])] if issubclass(table, Table) else []
+        hints = (
+            [hint for text, hint in table.key_hints.items() if text in str(loc[-1])] if issubclass(table, Table) else []
+        )
         allowed = sorted(f.alias or n for n, f in table.model_fields.items())
         message = (table.unknown_key if issubclass(table, Table) else "unknown key") + "".join(f" ({h})" for h in hints)
         return Problem(file, message, field=field or None, expected="one of " + ", ".join(allowed))
     info = table.model_fields.get(name) if name else None
     messages = table.messages if issubclass(table, Table) else {}
-    message = messages.get(name) if name and whole else None   # an item's problem: pydantic's words
+    message = messages.get(name) if name and whole else None  # an item's problem: pydantic's words
     if message is None:
         message = str(error.get("msg", "invalid"))
         if error.get("type") == "missing":
@@ -291,13 +333,26 @@ def table(value: Any, schema: type[T], where: str, file: str, problems: list[Pro
     """
     if not isinstance(value, dict):
         kind = "[" + where + "]" if where else "the file"
-        problems.append(Problem(file, f"{kind} must be a table", field=where or None,
-                                value=short(value), expected=f"[{where}]" if where else "TOML tables"))
+        problems.append(
+            Problem(
+                file,
+                f"{kind} must be a table",
+                field=where or None,
+                value=short(value),
+                expected=f"[{where}]" if where else "TOML tables",
+            )
+        )
         return None
     problem = nesting_problem(value, file)
     if problem is not None:
-        problems.append(Problem(file, problem.message, field=".".join(filter(None, (where, problem.field))) or None,
-                                expected=problem.expected))
+        problems.append(
+            Problem(
+                file,
+                problem.message,
+                field=".".join(filter(None, (where, problem.field))) or None,
+                expected=problem.expected,
+            )
+        )
         return None
     try:
         return schema.model_validate(value)
@@ -321,8 +376,15 @@ def tables(values: Any, schema: type[T], section: str, file: str, problems: list
     if values is None:
         return {}
     if not isinstance(values, dict):
-        problems.append(Problem(file, f"{section} must be tables", field=section, value=short(values),
-                                expected=f"[{section}.NAME] tables"))
+        problems.append(
+            Problem(
+                file,
+                f"{section} must be tables",
+                field=section,
+                value=short(values),
+                expected=f"[{section}.NAME] tables",
+            )
+        )
         return {}
     found = {}
     for name, value in values.items():

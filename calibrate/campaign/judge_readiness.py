@@ -11,7 +11,7 @@ from typing import Any
 
 from calibrate.campaign.folder import Campaign
 
-__all__ = ["judge_readiness", "LISTED_CASES"]
+__all__ = ["LISTED_CASES", "judge_readiness"]
 
 #: case ids listed in a readiness problem (and how many more)
 LISTED_CASES = 5
@@ -21,7 +21,7 @@ _LIBRARIES = {"deepeval": "DeepEval", "ragas": "RAGAS"}
 def _installed(library: str) -> bool:
     try:
         return importlib.util.find_spec(library) is not None
-    except (ImportError, ValueError):   # a broken install, or a module without a spec
+    except (ImportError, ValueError):  # a broken install, or a module without a spec
         return False
 
 
@@ -55,26 +55,45 @@ def judge_readiness(campaign: Campaign) -> list[dict[str, Any]]:
     for name, spec in sorted(campaign.judges.items()):
         problems = []
         if not _installed(spec.library):
-            problems.append(f"{_LIBRARIES.get(spec.library, spec.library)} is not installed: pip install "
-                            f"'calibrate-judges[{spec.library}]'")
+            problems.append(
+                f"{_LIBRARIES.get(spec.library, spec.library)} is not installed: pip install "
+                f"'calibrate-judges[{spec.library}]'"
+            )
         for model, role in ((spec.model, "model"), (spec.embeddings, "embeddings model")):
             if model is not None and model.api_key_env and not os.environ.get(model.api_key_env):
-                problems.append(f"the environment variable {model.api_key_env} its {role} names for the API key "
-                                "is not set (calibrate judge reads it when it runs)")
+                problems.append(
+                    f"the environment variable {model.api_key_env} its {role} names for the API key "
+                    "is not set (calibrate judge reads it when it runs)"
+                )
         fields = tuple(spec.fields)
         lacking = {cid: [f for f in fields if case.get(f) in (None, "", [])] for cid, case in sorted(cases.items())}
         lacking = {cid: missing for cid, missing in lacking.items() if missing}
         if not cases:
-            problems.append("the campaign has no cases.jsonl: a judge scores cases (calibrate cases import, or "
-                            "calibrate collect)")
+            problems.append(
+                "the campaign has no cases.jsonl: a judge scores cases (calibrate cases import, or calibrate collect)"
+            )
         elif lacking:
             which = sorted({f for missing in lacking.values() for f in missing}, key=fields.index)
             listed = ", ".join(list(lacking)[:LISTED_CASES]) + (
-                f" and {len(lacking) - LISTED_CASES} more" if len(lacking) > LISTED_CASES else "")
-            problems.append(f"{len(lacking)} of {len(cases)} case(s) lack {', '.join(which)} (the metric reads "
-                            f"{', '.join(fields)}): {listed}; calibrate judge refuses them unless --skip-incomplete")
+                f" and {len(lacking) - LISTED_CASES} more" if len(lacking) > LISTED_CASES else ""
+            )
+            problems.append(
+                f"{len(lacking)} of {len(cases)} case(s) lack {', '.join(which)} (the metric reads "
+                f"{', '.join(fields)}): {listed}; calibrate judge refuses them unless --skip-incomplete"
+            )
         mine = ratings[ratings["rater"] == name] if "rater" in ratings else ratings.iloc[:0]
-        found.append({"judge": name, "library": spec.library, "metric": spec.metric, "into": spec.into,
-                      "model": spec.model.name, "reads": list(fields), "ratings": int(len(mine)),
-                      "cases_ready": len(cases) - len(lacking), "problems": problems, "ready": not problems})
+        found.append(
+            {
+                "judge": name,
+                "library": spec.library,
+                "metric": spec.metric,
+                "into": spec.into,
+                "model": spec.model.name,
+                "reads": list(fields),
+                "ratings": len(mine),
+                "cases_ready": len(cases) - len(lacking),
+                "problems": problems,
+                "ready": not problems,
+            }
+        )
     return found

@@ -25,7 +25,7 @@ from pydantic import Field
 from calibrate.base.errors import Problem
 from calibrate.campaign.config import Table, tables
 
-__all__ = ["JURY_KEYS", "COMBINE", "JuryTable", "parse_juries", "jury_ratings"]
+__all__ = ["COMBINE", "JURY_KEYS", "JuryTable", "jury_ratings", "parse_juries"]
 
 COMBINE = ("mean", "median", "majority")
 
@@ -39,8 +39,11 @@ class JuryTable(Table):
     description: str | None = Field(None, description="text")
 
     messages: ClassVar[dict[str, str]] = {
-        "judges": "a jury needs two or more distinct judges", "combine": "unknown way to combine",
-        "metrics": "must be a list of metric names", "description": "must be a string"}
+        "judges": "a jury needs two or more distinct judges",
+        "combine": "unknown way to combine",
+        "metrics": "must be a list of metric names",
+        "description": "must be a string",
+    }
 
 
 JURY_KEYS = set(JuryTable.model_fields)
@@ -59,12 +62,22 @@ def parse_juries(specs: Any, file: str, problems: list[Problem]) -> dict[str, di
     juries = {}
     for name, spec in tables(specs, JuryTable, "juries", file, problems).items():
         if len(spec.judges) < 2 or len(set(spec.judges)) != len(spec.judges):
-            problems.append(Problem(file, "a jury needs two or more distinct judges", field=f"juries.{name}.judges",
-                                    value=spec.judges, expected='judges = ["a", "b", ...]'))
+            problems.append(
+                Problem(
+                    file,
+                    "a jury needs two or more distinct judges",
+                    field=f"juries.{name}.judges",
+                    value=spec.judges,
+                    expected='judges = ["a", "b", ...]',
+                )
+            )
             continue
-        juries[name] = {"judges": list(spec.judges), "combine": spec.combine,
-                        "metrics": list(spec.metrics) if spec.metrics is not None else None,
-                        "description": spec.description}
+        juries[name] = {
+            "judges": list(spec.judges),
+            "combine": spec.combine,
+            "metrics": list(spec.metrics) if spec.metrics is not None else None,
+            "description": spec.description,
+        }
     return juries
 
 
@@ -75,15 +88,16 @@ def _combine(values: np.ndarray, how: str, on_scale: bool) -> np.ndarray:
     ordered = np.sort(values, axis=1)
     if how == "median":
         return ordered[:, (values.shape[1] - 1) // 2] if on_scale else np.median(values, axis=1)
-    out = np.empty(values.shape[0])   # majority: the most frequent value, ties to the lower
+    out = np.empty(values.shape[0])  # majority: the most frequent value, ties to the lower
     for i, row in enumerate(ordered):
         distinct, counts = np.unique(row, return_counts=True)
         out[i] = distinct[np.argmax(counts)]
     return out
 
 
-def jury_ratings(ratings: pd.DataFrame, juries: dict[str, dict], raters: dict, metrics: dict, file: str,
-                 problems: list[Problem]) -> tuple[pd.DataFrame, dict[str, dict]]:
+def jury_ratings(
+    ratings: pd.DataFrame, juries: dict[str, dict], raters: dict, metrics: dict, file: str, problems: list[Problem]
+) -> tuple[pd.DataFrame, dict[str, dict]]:
     """The juries' ratings (rows in the ratings table's columns) and, per jury, the facts its rater
     needs (members' orientation, scale)."""
     judge_rows = ratings[(ratings["rater_kind"] == "judge") & ratings["value"].notna()]
@@ -92,27 +106,48 @@ def jury_ratings(ratings: pd.DataFrame, juries: dict[str, dict], raters: dict, m
     for name, jury in juries.items():
         where = f"juries.{name}"
         if name in taken:
-            problems.append(Problem(file, f"jury '{name}' has the name of a rater in the ratings", field=where,
-                                    expected="a name no rater uses"))
+            problems.append(
+                Problem(
+                    file,
+                    f"jury '{name}' has the name of a rater in the ratings",
+                    field=where,
+                    expected="a name no rater uses",
+                )
+            )
             continue
         members = [m.partition("@") for m in jury["judges"]]
         orientation = {raters[r].higher_is_better if r in raters else True for r, _, _ in members}
         on_scale = all(raters[r].on_metric_scale if r in raters else False for r, _, _ in members)
         if len(orientation) > 1:
-            problems.append(Problem(file, "its judges' scores run in opposite directions (higher_is_better)",
-                                    field=f"{where}.judges"))
+            problems.append(
+                Problem(
+                    file, "its judges' scores run in opposite directions (higher_is_better)", field=f"{where}.judges"
+                )
+            )
             continue
         if jury["combine"] == "majority" and not on_scale:
-            problems.append(Problem(file, "a majority needs judges that rate on the metric's scale (declare "
-                                    "on_metric_scale = true for each, or combine by mean or median)",
-                                    field=f"{where}.combine", value="majority"))
+            problems.append(
+                Problem(
+                    file,
+                    "a majority needs judges that rate on the metric's scale (declare "
+                    "on_metric_scale = true for each, or combine by mean or median)",
+                    field=f"{where}.combine",
+                    value="majority",
+                )
+            )
             continue
         missing = [r for r, _, _ in members if not (judge_rows["rater"] == r).any()]
         if missing:
-            problems.append(Problem(file, f"judge '{missing[0]}' has no ratings in the campaign",
-                                    field=f"{where}.judges", value=missing[0],
-                                    expected="judges with ratings (the ratings of a judge removed from [judges] are "
-                                             "set aside: take it out of the jury too, or declare it again)"))
+            problems.append(
+                Problem(
+                    file,
+                    f"judge '{missing[0]}' has no ratings in the campaign",
+                    field=f"{where}.judges",
+                    value=missing[0],
+                    expected="judges with ratings (the ratings of a judge removed from [judges] are "
+                    "set aside: take it out of the jury too, or declare it again)",
+                )
+            )
             continue
         rated = set(metrics)
         for rater, _, _ in members:
@@ -130,28 +165,58 @@ def jury_ratings(ratings: pd.DataFrame, juries: dict[str, dict], raters: dict, m
                 part = judge_rows[(judge_rows["rater"] == rater) & (judge_rows["metric"] == metric)]
                 runs = sorted(part["run_id"].unique())
                 if not len(part):
-                    problems.append(Problem(file, f"judge '{rater}' has no ratings of metric '{metric}'",
-                                            field=f"{where}.judges", value=rater))
+                    problems.append(
+                        Problem(
+                            file,
+                            f"judge '{rater}' has no ratings of metric '{metric}'",
+                            field=f"{where}.judges",
+                            value=rater,
+                        )
+                    )
                     break
                 if run:
                     part = part[part["run_id"] == run]
                     if not len(part):
-                        problems.append(Problem(file, f"judge '{rater}' has no run '{run}' on metric '{metric}' "
-                                                f"(its runs: {', '.join(runs)})", field=f"{where}.judges"))
+                        problems.append(
+                            Problem(
+                                file,
+                                f"judge '{rater}' has no run '{run}' on metric '{metric}' "
+                                f"(its runs: {', '.join(runs)})",
+                                field=f"{where}.judges",
+                            )
+                        )
                         break
                 elif len(runs) > 1:
-                    problems.append(Problem(file, f"judge '{rater}' has several runs on metric '{metric}': name one "
-                                            f"as {rater}@RUN_ID ({', '.join(runs)})", field=f"{where}.judges"))
+                    problems.append(
+                        Problem(
+                            file,
+                            f"judge '{rater}' has several runs on metric '{metric}': name one "
+                            f"as {rater}@RUN_ID ({', '.join(runs)})",
+                            field=f"{where}.judges",
+                        )
+                    )
                     break
                 columns.append(part.set_index("case_id")["value"])
             else:
                 table = pd.concat(columns, axis=1, join="inner").sort_index()
                 values = _combine(table.to_numpy(float), jury["combine"], on_scale)
-                rows.append(pd.DataFrame({"case_id": table.index.astype(str), "metric": metric, "rater": name,
-                                          "rater_kind": "judge", "value": values}))
-        facts[name] = {"higher_is_better": orientation.pop(), "on_metric_scale": on_scale,
-                       "model": f"{jury['combine']} of " + ", ".join(jury["judges"]),
-                       "description": jury.get("description")}
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "case_id": table.index.astype(str),
+                            "metric": metric,
+                            "rater": name,
+                            "rater_kind": "judge",
+                            "value": values,
+                        }
+                    )
+                )
+        facts[name] = {
+            "higher_is_better": orientation.pop(),
+            "on_metric_scale": on_scale,
+            "model": f"{jury['combine']} of " + ", ".join(jury["judges"]),
+            "description": jury.get("description"),
+        }
     if not rows:
         return ratings.iloc[0:0], facts
     added = pd.concat(rows, ignore_index=True)

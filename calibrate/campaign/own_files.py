@@ -38,16 +38,27 @@ from calibrate.base.documents import DocumentError, Schema, check, parse_json, r
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.fields import Count, FiniteNumber, Name, Probability, Text, TimestampText
 
-__all__ = ["SampleDesign", "StratumDesign", "SampleRow", "ImportedMeta", "ImportedRater", "LabelStudioMeta",
-           "read_sample", "read_case_ids", "read_imported_raters", "read_shown_judge", "SAMPLE_STRATEGIES",
-           "SAMPLE_COLUMNS"]
+__all__ = [
+    "SAMPLE_COLUMNS",
+    "SAMPLE_STRATEGIES",
+    "ImportedMeta",
+    "ImportedRater",
+    "LabelStudioMeta",
+    "SampleDesign",
+    "SampleRow",
+    "StratumDesign",
+    "read_case_ids",
+    "read_imported_raters",
+    "read_sample",
+    "read_shown_judge",
+]
 
 #: the designs ``calibrate sample`` draws (:data:`calibrate.sampling.designs.STRATEGIES`)
 SAMPLE_STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman")
 #: the columns of ``samples/NAME.csv``
 SAMPLE_COLUMNS = ("case_id", "stratum", "inclusion_probability")
 #: the largest file of this kind read (a sample of a million cases is some 40 MB)
-MAX_FILE_BYTES = 256 * 2 ** 20
+MAX_FILE_BYTES = 256 * 2**20
 #: how close a stratum's probability in the table must be to the design's
 TOLERANCE = 1e-9
 
@@ -63,14 +74,18 @@ class StratumDesign(Schema):
     inclusion_probability: Probability
 
     @model_validator(mode="after")
-    def _adds_up(self) -> "StratumDesign":
+    def _adds_up(self) -> StratumDesign:
         drawn = self.drawn_before + self.sampled
         if drawn > self.size:
-            raise PydanticCustomError("counts", "{drawn} case(s) drawn from a stratum of {size}",
-                                      {"drawn": drawn, "size": self.size})
+            raise PydanticCustomError(
+                "counts", "{drawn} case(s) drawn from a stratum of {size}", {"drawn": drawn, "size": self.size}
+            )
         if abs(self.inclusion_probability - drawn / max(self.size, 1)) > TOLERANCE:
-            raise PydanticCustomError("probability", "inclusion_probability {p} is not (drawn_before + sampled) / "
-                                      "size = {q}", {"p": self.inclusion_probability, "q": drawn / max(self.size, 1)})
+            raise PydanticCustomError(
+                "probability",
+                "inclusion_probability {p} is not (drawn_before + sampled) / size = {q}",
+                {"p": self.inclusion_probability, "q": drawn / max(self.size, 1)},
+            )
         return self
 
 
@@ -92,7 +107,7 @@ class SampleDesign(Schema):
     series: list[Name] = []
 
     @model_validator(mode="after")
-    def _strategy_needs(self) -> "SampleDesign":
+    def _strategy_needs(self) -> SampleDesign:
         if self.strategy == "stratified" and not self.by:
             raise PydanticCustomError("design", "a stratified design names its metadata key (by)")
         if self.strategy == "neyman":
@@ -154,27 +169,39 @@ class LabelStudioMeta(Schema):
 
 def _document(path: Path, schema: Any, expected: str) -> Any:
     data = read_bytes(path, expected=expected, max_bytes=MAX_FILE_BYTES)
-    return parse_json(data.removeprefix(b"\xef\xbb\xbf"), schema, source=str(path), expected=expected,
-                      max_bytes=MAX_FILE_BYTES)
+    return parse_json(
+        data.removeprefix(b"\xef\xbb\xbf"), schema, source=str(path), expected=expected, max_bytes=MAX_FILE_BYTES
+    )
 
 
 def _design(path: Path, samples: Collection[str]) -> tuple[SampleDesign | None, list[Problem]]:
-    expected = "the design calibrate sample writes (strategy, created, strata with size, sampled, inclusion_probability)"
+    expected = (
+        "the design calibrate sample writes (strategy, created, strata with size, sampled, inclusion_probability)"
+    )
     try:
         design = _document(path, SampleDesign, expected)
     except DocumentError as exc:
         return None, exc.problems
     unknown = [name for name in design.series if name not in samples]
     if unknown:
-        return None, [Problem(str(path), "a Neyman series step that is not a sample of the campaign", field="series",
-                              value=", ".join(unknown[:5]), expected="the names of the series' earlier samples, "
-                              "each with its samples/NAME.csv and NAME.json")]
+        return None, [
+            Problem(
+                str(path),
+                "a Neyman series step that is not a sample of the campaign",
+                field="series",
+                value=", ".join(unknown[:5]),
+                expected="the names of the series' earlier samples, each with its samples/NAME.csv and NAME.json",
+            )
+        ]
     return design, []
 
 
-def _table(path: Path, columns: tuple[str, ...] = SAMPLE_COLUMNS, schema: Any = SampleRow,
-           expected: str = "a case id, its stratum, and its inclusion probability: a number in (0, 1]") \
-        -> tuple[list[tuple[int, Any]], list[Problem]]:
+def _table(
+    path: Path,
+    columns: tuple[str, ...] = SAMPLE_COLUMNS,
+    schema: Any = SampleRow,
+    expected: str = "a case id, its stratum, and its inclusion probability: a number in (0, 1]",
+) -> tuple[list[tuple[int, Any]], list[Problem]]:
     """Each row of a table with its line, read into ``schema``, or the problems (the header, each row's fields)."""
     expected_header = "the header " + ",".join(columns)
     try:
@@ -224,32 +251,71 @@ def read_sample(design_path: Path, *, cases: Collection[str] | None, samples: Co
     seen: dict[str, int] = {}
     for line, row in rows:
         if row.case_id in seen:
-            problems.append(Problem(str(table_path), f"case drawn twice (first on line {seen[row.case_id]})", row=line,
-                                    field="case_id", value=row.case_id, expected="each case once"))
+            problems.append(
+                Problem(
+                    str(table_path),
+                    f"case drawn twice (first on line {seen[row.case_id]})",
+                    row=line,
+                    field="case_id",
+                    value=row.case_id,
+                    expected="each case once",
+                )
+            )
         seen.setdefault(row.case_id, line)
         if cases is not None and row.case_id not in cases:
-            problems.append(Problem(str(table_path), f"case {row.case_id!r} is not in cases.jsonl", row=line,
-                                    field="case_id", expected="a case of the campaign"))
+            problems.append(
+                Problem(
+                    str(table_path),
+                    f"case {row.case_id!r} is not in cases.jsonl",
+                    row=line,
+                    field="case_id",
+                    expected="a case of the campaign",
+                )
+            )
         if design is not None:
             stratum = design.strata.get(row.stratum)
             if stratum is None:
-                problems.append(Problem(str(table_path), "a stratum the design does not have", row=line, field="stratum",
-                                        value=row.stratum, expected=f"one of the strata of {design_path.name}"))
+                problems.append(
+                    Problem(
+                        str(table_path),
+                        "a stratum the design does not have",
+                        row=line,
+                        field="stratum",
+                        value=row.stratum,
+                        expected=f"one of the strata of {design_path.name}",
+                    )
+                )
             elif abs(row.inclusion_probability - stratum.inclusion_probability) > TOLERANCE:
-                problems.append(Problem(str(table_path), "not the stratum's inclusion probability in the design",
-                                        row=line, field="inclusion_probability", value=row.inclusion_probability,
-                                        expected=f"{stratum.inclusion_probability!r}, as {design_path.name} records"))
+                problems.append(
+                    Problem(
+                        str(table_path),
+                        "not the stratum's inclusion probability in the design",
+                        row=line,
+                        field="inclusion_probability",
+                        value=row.inclusion_probability,
+                        expected=f"{stratum.inclusion_probability!r}, as {design_path.name} records",
+                    )
+                )
     if design is not None and not [p for p in problems if p.file == str(table_path)]:
         drawn = Counter(row.stratum for _, row in rows)
-        problems += [Problem(str(table_path), f"{drawn.get(name, 0)} case(s) of stratum {name!r}", expected=f"the "
-                             f"{stratum.sampled} its design ({design_path.name}) says were drawn")
-                     for name, stratum in design.strata.items() if drawn.get(name, 0) != stratum.sampled]
+        problems += [
+            Problem(
+                str(table_path),
+                f"{drawn.get(name, 0)} case(s) of stratum {name!r}",
+                expected=f"the {stratum.sampled} its design ({design_path.name}) says were drawn",
+            )
+            for name, stratum in design.strata.items()
+            if drawn.get(name, 0) != stratum.sampled
+        ]
     if problems:
         raise CampaignError(problems, heading=f"the sample {design_path.stem}")
-    return {"design": design.model_dump(mode="json"), "case_ids": [r.case_id for _, r in rows],
-            "strata": [r.stratum for _, r in rows],
-            "inclusion_probability": np.array([r.inclusion_probability for _, r in rows], dtype=float),
-            "name": design_path.stem}
+    return {
+        "design": design.model_dump(mode="json"),
+        "case_ids": [r.case_id for _, r in rows],
+        "strata": [r.stratum for _, r in rows],
+        "inclusion_probability": np.array([r.inclusion_probability for _, r in rows], dtype=float),
+        "name": design_path.stem,
+    }
 
 
 def read_imported_raters(path: Path) -> dict[str, dict[str, Any]]:
@@ -261,8 +327,11 @@ def read_imported_raters(path: Path) -> dict[str, dict[str, Any]]:
     DocumentError
         A file that is not what ``calibrate import`` writes, naming the field.
     """
-    meta = _document(Path(path), ImportedMeta, "the file calibrate import writes: {\"raters\": {NAME: {\"kind\", "
-                                                "\"model\", \"family\", ...}}}")
+    meta = _document(
+        Path(path),
+        ImportedMeta,
+        'the file calibrate import writes: {"raters": {NAME: {"kind", "model", "family", ...}}}',
+    )
     return {name: rater.model_dump() for name, rater in meta.raters.items()}
 
 

@@ -16,8 +16,17 @@ import pandas as pd
 from calibrate.campaign import Campaign, Metric, Rater
 from calibrate.campaign.weights import DesignWeights, design_weights
 
-__all__ = ["HumanReference", "JudgeScores", "Pairing", "human_reference", "judge_scores", "find_judge", "pair",
-           "computed_once", "once_per_command"]
+__all__ = [
+    "HumanReference",
+    "JudgeScores",
+    "Pairing",
+    "computed_once",
+    "find_judge",
+    "human_reference",
+    "judge_scores",
+    "once_per_command",
+    "pair",
+]
 
 _T = TypeVar("_T")
 #: Within :func:`computed_once`: (what, campaign id, metric) -> (the campaign, what was computed).
@@ -40,7 +49,7 @@ def computed_once():
     >>> human_reference(c, "relevance") is human_reference(c, "relevance")
     False
     """
-    if _computed.get() is not None:   # already inside one: share its results
+    if _computed.get() is not None:  # already inside one: share its results
         yield
         return
     token = _computed.set({})
@@ -55,7 +64,7 @@ def _once(what: str, campaign: Campaign, metric: str, compute: Callable[[], _T])
     if memo is None:
         return compute()
     key = (what, id(campaign), metric)
-    if key not in memo:   # the campaign is kept with its result, so its id is not reused meanwhile
+    if key not in memo:  # the campaign is kept with its result, so its id is not reused meanwhile
         memo[key] = (campaign, _read_only(compute()))
     return memo[key][1]
 
@@ -159,8 +168,7 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
     rows = rows[rows["value"].notna()]
     # sort by case, then value: each case's labels are one contiguous run
     ordered = rows.sort_values(["case_id", "value"], kind="stable")
-    case_ids, starts, counts = np.unique(ordered["case_id"].to_numpy(dtype=str), return_index=True,
-                                         return_counts=True)
+    case_ids, starts, counts = np.unique(ordered["case_id"].to_numpy(dtype=str), return_index=True, return_counts=True)
     labels = ordered["value"].to_numpy(float)
     if spec.scale == "continuous":
         values = np.add.reduceat(labels, starts) / counts if labels.size else labels
@@ -180,11 +188,18 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
             if case_id in position:
                 values[position[case_id]] = value
                 adjudicated += 1
-    return HumanReference(metric=spec, case_ids=case_ids, values=values, n_raters=counts,
-                          n_multiply_labelled=int((counts > 1).sum()),
-                          n_failed_ratings=failed, raters=tuple(sorted(rows["rater"].unique())),
-                          n_adjudicated=adjudicated, tied_cases=tuple(case_ids[tied].tolist()),
-                          failed_rating_cases=failed_cases)
+    return HumanReference(
+        metric=spec,
+        case_ids=case_ids,
+        values=values,
+        n_raters=counts,
+        n_multiply_labelled=int((counts > 1).sum()),
+        n_failed_ratings=failed,
+        raters=tuple(sorted(rows["rater"].unique())),
+        n_adjudicated=adjudicated,
+        tied_cases=tuple(case_ids[tied].tolist()),
+        failed_rating_cases=failed_cases,
+    )
 
 
 def judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:
@@ -201,10 +216,16 @@ def _judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:
         for run in runs:
             part = by_rater[by_rater["run_id"] == run].sort_values("case_id")
             ok = part["value"].notna()
-            judges.append(JudgeScores(
-                name=rater if len(runs) == 1 else f"{rater}@{run}", rater=campaign.rater(rater), run_id=run,
-                case_ids=part.loc[ok, "case_id"].to_numpy(dtype=str), values=part.loc[ok, "value"].to_numpy(float),
-                errors=part.loc[~ok, ["case_id", "error"]].reset_index(drop=True)))
+            judges.append(
+                JudgeScores(
+                    name=rater if len(runs) == 1 else f"{rater}@{run}",
+                    rater=campaign.rater(rater),
+                    run_id=run,
+                    case_ids=part.loc[ok, "case_id"].to_numpy(dtype=str),
+                    values=part.loc[ok, "value"].to_numpy(float),
+                    errors=part.loc[~ok, ["case_id", "error"]].reset_index(drop=True),
+                )
+            )
     return judges
 
 
@@ -215,10 +236,10 @@ def find_judge(campaign: Campaign, metric: str, name: str) -> JudgeScores:
     if len(found) == 1:
         return found[0]
     if found:
-        raise ValueError(f"judge {name} has several runs on {metric}: name one as "
-                         + ", ".join(j.name for j in found))
-    raise ValueError(f"judge {name} did not rate {metric}; its judges are: "
-                     + (", ".join(j.name for j in judges) or "none"))
+        raise ValueError(f"judge {name} has several runs on {metric}: name one as " + ", ".join(j.name for j in found))
+    raise ValueError(
+        f"judge {name} did not rate {metric}; its judges are: " + (", ".join(j.name for j in judges) or "none")
+    )
 
 
 @dataclass(frozen=True)
@@ -260,8 +281,15 @@ class Pairing:
         return ~np.isin(self.judge.case_ids, self.case_ids)
 
 
-def pair(campaign: Campaign, metric: str, judge: str | JudgeScores, *, reference: HumanReference | None = None,
-         universe: np.ndarray | None = None, design: DesignWeights | None = None) -> Pairing:
+def pair(
+    campaign: Campaign,
+    metric: str,
+    judge: str | JudgeScores,
+    *,
+    reference: HumanReference | None = None,
+    universe: np.ndarray | None = None,
+    design: DesignWeights | None = None,
+) -> Pairing:
     """``judge`` against the human reference of ``metric``, over the cases both rated, with weights.
 
     Parameters
@@ -298,13 +326,24 @@ def pair(campaign: Campaign, metric: str, judge: str | JudgeScores, *, reference
     design = design if design is not None else design_weights(campaign, universe)
     # the universe is sorted by case id: find each judged case in it
     found = np.searchsorted(universe, scores.case_ids)
-    keep = (universe[np.minimum(found, max(universe.size - 1, 0))] == scores.case_ids if universe.size
-            else np.zeros(scores.case_ids.size, dtype=bool))
+    keep = (
+        universe[np.minimum(found, max(universe.size - 1, 0))] == scores.case_ids
+        if universe.size
+        else np.zeros(scores.case_ids.size, dtype=bool)
+    )
     case_ids = scores.case_ids[keep]
     positions = found[keep].astype(np.int64)
     weights = design.weights
-    if weights is not None and not own:   # the universe's weights at these cases, scaled to mean 1 over them
+    if weights is not None and not own:  # the universe's weights at these cases, scaled to mean 1 over them
         weights = weights[positions] * (case_ids.size / weights[positions].sum()) if case_ids.size else None
-    return Pairing(judge=scores, reference=ref, case_ids=case_ids, human=ref.values[np.searchsorted(ref.case_ids, case_ids)],
-                   score=scores.values[keep], weights=weights, positions=positions, design=design,
-                   n_unreferenced=int((~keep).sum()))
+    return Pairing(
+        judge=scores,
+        reference=ref,
+        case_ids=case_ids,
+        human=ref.values[np.searchsorted(ref.case_ids, case_ids)],
+        score=scores.values[keep],
+        weights=weights,
+        positions=positions,
+        design=design,
+        n_unreferenced=int((~keep).sum()),
+    )

@@ -34,7 +34,7 @@ from pydantic import Field
 from calibrate.base.errors import Problem
 from calibrate.campaign.config import Positive, Table, table
 
-__all__ = ["ServiceContract", "ServiceTable", "parse_service", "load_contract", "SERVICE_KEYS", "ContractError"]
+__all__ = ["SERVICE_KEYS", "ContractError", "ServiceContract", "ServiceTable", "load_contract", "parse_service"]
 ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 WHOLE_FIELD = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
@@ -90,8 +90,10 @@ class ServiceContract:
                 whole = WHOLE_FIELD.match(node)
                 if whole:
                     if whole.group(1) not in fields:
-                        raise ContractError(f"the body template asks for {{{whole.group(1)}}}, which the golden "
-                                            f"does not have (it has {', '.join(sorted(fields))})")
+                        raise ContractError(
+                            f"the body template asks for {{{whole.group(1)}}}, which the golden "
+                            f"does not have (it has {', '.join(sorted(fields))})"
+                        )
                     return fields[whole.group(1)]
                 try:
                     return string.Formatter().vformat(node, (), _Fields(fields))
@@ -118,16 +120,25 @@ class ServiceContract:
             raise ContractError(f"no answer at {self.answer!r}: found {found} (reply keys: {_keys(reply)})")
         contexts = jmespath.search(self.contexts, reply)
         if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
-            found = "nothing" if contexts is None else (
-                f"a {type(contexts).__name__}" if not isinstance(contexts, list)
-                else "a list holding " + ", ".join(sorted({type(c).__name__ for c in contexts if not isinstance(c, str)})))
+            found = (
+                "nothing"
+                if contexts is None
+                else (
+                    f"a {type(contexts).__name__}"
+                    if not isinstance(contexts, list)
+                    else "a list holding "
+                    + ", ".join(sorted({type(c).__name__ for c in contexts if not isinstance(c, str)}))
+                )
+            )
             raise ContractError(f"contexts at {self.contexts!r}: expected a list of strings, found {found}")
         ids = None
         if self.context_ids:
             found_ids = jmespath.search(self.context_ids, reply)
             if not isinstance(found_ids, list) or len(found_ids) != len(contexts):
-                raise ContractError(f"context ids at {self.context_ids!r}: expected a list as long as the contexts "
-                                    f"({len(contexts)}), found {found_ids!r:.100}")
+                raise ContractError(
+                    f"context ids at {self.context_ids!r}: expected a list as long as the contexts "
+                    f"({len(contexts)}), found {found_ids!r:.100}"
+                )
             ids = [str(i) for i in found_ids]
         return answer, contexts, ids
 
@@ -156,11 +167,14 @@ class ServiceTable(Table):
     timeout_s: Positive = Field(30, description="a number of seconds above 0")
 
     messages: ClassVar[dict[str, str]] = {
-        "url": "the service needs an http(s) URL", "method": "unsupported method",
-        "headers": "headers must be a table of strings", "answer": "needs a JMESPath expression into the reply",
+        "url": "the service needs an http(s) URL",
+        "method": "unsupported method",
+        "headers": "headers must be a table of strings",
+        "answer": "needs a JMESPath expression into the reply",
         "contexts": "needs a JMESPath expression into the reply",
         "context_ids": "needs a JMESPath expression into the reply",
-        "timeout_s": "must be a positive number of seconds"}
+        "timeout_s": "must be a positive number of seconds",
+    }
 
 
 SERVICE_KEYS = set(ServiceTable.model_fields)
@@ -189,8 +203,9 @@ def parse_service(spec: Any, file: str, problems: list[Problem]) -> ServiceContr
         problems.append(Problem(file, "the service needs an http(s) URL", field="service.url", value=model.url))
     method = model.method.upper()
     if method not in ("GET", "POST"):
-        problems.append(Problem(file, "unsupported method", field="service.method", value=model.method,
-                                expected="GET or POST"))
+        problems.append(
+            Problem(file, "unsupported method", field="service.method", value=model.method, expected="GET or POST")
+        )
     for key in ("answer", "contexts", "context_ids"):
         value = getattr(model, key)
         if value is None:
@@ -198,13 +213,21 @@ def parse_service(spec: Any, file: str, problems: list[Problem]) -> ServiceContr
         try:
             jmespath.compile(value)
         except JMESPathError as exc:
-            problems.append(Problem(file, f"not a valid JMESPath expression: {exc}", field=f"service.{key}",
-                                    value=value))
+            problems.append(
+                Problem(file, f"not a valid JMESPath expression: {exc}", field=f"service.{key}", value=value)
+            )
     if len(problems) > before:
         return None
-    return ServiceContract(url=model.url, answer=model.answer, contexts=model.contexts, method=method,
-                           headers=dict(model.headers), body=model.body, context_ids=model.context_ids,
-                           timeout_s=float(model.timeout_s))
+    return ServiceContract(
+        url=model.url,
+        answer=model.answer,
+        contexts=model.contexts,
+        method=method,
+        headers=dict(model.headers),
+        body=model.body,
+        context_ids=model.context_ids,
+        timeout_s=float(model.timeout_s),
+    )
 
 
 def load_contract(folder: str | Path) -> ServiceContract:
@@ -221,6 +244,14 @@ def load_contract(folder: str | Path) -> ServiceContract:
     if problems:
         raise CampaignError(problems)
     if contract is None:
-        raise CampaignError([Problem(str(path), "no [service] table: declare the RAG service's HTTP contract",
-                                     field="service", expected="[service] with url, answer and contexts")])
+        raise CampaignError(
+            [
+                Problem(
+                    str(path),
+                    "no [service] table: declare the RAG service's HTTP contract",
+                    field="service",
+                    expected="[service] with url, answer and contexts",
+                )
+            ]
+        )
     return contract

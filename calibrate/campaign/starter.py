@@ -33,33 +33,52 @@ def parse_metric(text: str) -> tuple[str, dict]:
     if not name.strip():
         raise ValueError(ParameterText("{metrics}: a metric needs a name (NAME[:SCALE[:VALUES]])", metrics=text))
     if scale not in SCALES:
-        raise ValueError(ParameterText("{metrics}: the scale {_scale} is not one of {_known}", metrics=text,
-                                       _scale=repr(scale), _known=", ".join(SCALES)))
+        raise ValueError(
+            ParameterText(
+                "{metrics}: the scale {_scale} is not one of {_known}",
+                metrics=text,
+                _scale=repr(scale),
+                _known=", ".join(SCALES),
+            )
+        )
     try:
         numbers = [float(v) for v in values.split(",")] if values else []
     except ValueError:
-        raise ValueError(ParameterText("{metrics}: the values {_values} are not numbers separated by commas",
-                                       metrics=text, _values=repr(values))) from None
+        raise ValueError(
+            ParameterText(
+                "{metrics}: the values {_values} are not numbers separated by commas",
+                metrics=text,
+                _values=repr(values),
+            )
+        ) from None
     numbers = [int(v) if v.is_integer() else v for v in numbers]
     table: dict = {"scale": scale}
     if scale == "ordinal":
         if len(numbers) < 2 or sorted(set(numbers)) != numbers:
-            raise ValueError(ParameterText("{metrics}: an ordinal metric lists its levels in increasing order, "
-                                           "e.g. relevance:ordinal:0,1,2,3", metrics=text))
+            raise ValueError(
+                ParameterText(
+                    "{metrics}: an ordinal metric lists its levels in increasing order, e.g. relevance:ordinal:0,1,2,3",
+                    metrics=text,
+                )
+            )
         table["levels"] = numbers
     elif scale == "continuous" and numbers:
         if len(numbers) != 2 or not numbers[0] < numbers[1]:
-            raise ValueError(ParameterText("{metrics}: a continuous metric's range is LOW,HIGH, e.g. "
-                                           "helpfulness:continuous:1,5", metrics=text))
+            raise ValueError(
+                ParameterText(
+                    "{metrics}: a continuous metric's range is LOW,HIGH, e.g. helpfulness:continuous:1,5", metrics=text
+                )
+            )
         table["range"] = numbers
     elif numbers:
-        raise ValueError(ParameterText("{metrics}: a binary metric takes no values (its labels are 0 and 1)",
-                                       metrics=text))
+        raise ValueError(
+            ParameterText("{metrics}: a binary metric takes no values (its labels are 0 and 1)", metrics=text)
+        )
     return name.strip(), table
 
 
 def _key(name: str) -> str:
-    return json.dumps(name, ensure_ascii=False)   # a TOML basic string: JSON's escapes are TOML's
+    return json.dumps(name, ensure_ascii=False)  # a TOML basic string: JSON's escapes are TOML's
 
 
 def _metric_block(name: str, table: Mapping) -> str:
@@ -69,9 +88,10 @@ def _metric_block(name: str, table: Mapping) -> str:
         lines.append("human_pass = 1              # a human label of 1 is a pass, 0 a fail")
     elif scale == "ordinal":
         levels = list(table["levels"])
-        lines += [f"levels = {json.dumps(levels)}",
-                  f"human_pass = {levels[len(levels) // 2]}" + " " * 10
-                  + "# CHECK: the lowest level that counts as a pass"]
+        lines += [
+            f"levels = {json.dumps(levels)}",
+            f"human_pass = {levels[len(levels) // 2]}" + " " * 10 + "# CHECK: the lowest level that counts as a pass",
+        ]
     else:
         if "range" in table:
             low, high = table["range"]
@@ -80,20 +100,24 @@ def _metric_block(name: str, table: Mapping) -> str:
         else:
             middle = 0.5
         lines.append(f"human_pass = {middle:g}" + " " * 8 + "# CHECK: the lowest human value that counts as a pass")
-    lines += ["# How a threshold is chosen for the judges of this metric (one of the two; the second commented):",
-              "max_false_pass = 0.10       # CHECK: the share of human fails a judge may pass",
-              "# cost_false_pass = 5       # or: what a false pass costs against a false fail",
-              "# cost_false_fail = 1"]
+    lines += [
+        "# How a threshold is chosen for the judges of this metric (one of the two; the second commented):",
+        "max_false_pass = 0.10       # CHECK: the share of human fails a judge may pass",
+        "# cost_false_pass = 5       # or: what a false pass costs against a false fail",
+        "# cost_false_fail = 1",
+    ]
     return "\n".join(lines)
 
 
 def campaign_toml(name: str, metrics: Mapping[str, Mapping]) -> str:
     """The text :func:`init_campaign` writes."""
-    blocks = [f"""# A calibrate campaign. Lines marked CHECK hold a default to look at.
+    blocks = [
+        f"""# A calibrate campaign. Lines marked CHECK hold a default to look at.
 # The format is in the README ("The campaign format"); `calibrate validate FOLDER` checks it.
 name = {_key(name)}
 out_of_scale = "error"       # a label outside its metric's scale: "error" | "clip" | "drop"
-"""]
+"""
+    ]
     blocks += [_metric_block(metric, table) for metric, table in metrics.items()]
     blocks.append("""# Facts about a rater (optional): a judge of the generator's own family is flagged.
 # [raters.gpt4o-judge]
@@ -110,8 +134,9 @@ out_of_scale = "error"       # a label outside its metric's scale: "error" | "cl
     return "\n\n".join(blocks)
 
 
-def init_campaign(folder: str | Path, metrics: Mapping[str, Mapping] | Sequence[str], *,
-                  name: str | None = None) -> Path:
+def init_campaign(
+    folder: str | Path, metrics: Mapping[str, Mapping] | Sequence[str], *, name: str | None = None
+) -> Path:
     """The ``calibrate init`` command: a new campaign folder with a commented ``campaign.toml`` and an
     empty ``ratings.csv`` (its header only) for the labels to come.
 
@@ -140,8 +165,15 @@ def init_campaign(folder: str | Path, metrics: Mapping[str, Mapping] | Sequence[
     ('support-bot', ['faithfulness', 'relevance'], 2.0, 0.1)
     """
     folder = Path(folder)
-    taken = CampaignError([Problem(str(folder), "exists already: a new campaign gets a new folder",
-                                   expected="a folder name not yet taken (nothing in this one was changed)")])
+    taken = CampaignError(
+        [
+            Problem(
+                str(folder),
+                "exists already: a new campaign gets a new folder",
+                expected="a folder name not yet taken (nothing in this one was changed)",
+            )
+        ]
+    )
     if folder.exists():
         raise taken
     tables = dict(parse_metric(m) for m in metrics) if not isinstance(metrics, Mapping) else dict(metrics)
@@ -149,7 +181,7 @@ def init_campaign(folder: str | Path, metrics: Mapping[str, Mapping] | Sequence[
         raise ValueError(ParameterText("a campaign needs at least one metric: name it ({metrics})", metrics=NO_VALUE))
     text = campaign_toml(name or folder.name, tables)
     try:
-        folder.mkdir(parents=True)   # one of two inits at once makes it; the other is refused here
+        folder.mkdir(parents=True)  # one of two inits at once makes it; the other is refused here
     except FileExistsError:
         raise taken from None
     path = folder / "campaign.toml"
@@ -157,10 +189,10 @@ def init_campaign(folder: str | Path, metrics: Mapping[str, Mapping] | Sequence[
         with holding(folder, "calibrate init"):
             with replacing(folder / "ratings.csv") as handle:
                 handle.write(",".join(RATING_COLUMNS) + "\n")
-            with replacing(path) as handle:   # the campaign last: a folder without it is no campaign yet
+            with replacing(path) as handle:  # the campaign last: a folder without it is no campaign yet
                 handle.write(text)
             load_campaign(folder)
-    except BaseException:   # a name the format cannot hold, a full disk: leave nothing behind
+    except BaseException:  # a name the format cannot hold, a full disk: leave nothing behind
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return path

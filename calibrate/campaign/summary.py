@@ -9,11 +9,14 @@ from calibrate.base.results import Result, records_frame
 from calibrate.campaign.folder import RATINGS_FILES, Campaign, load_campaign
 from calibrate.campaign.judge_readiness import judge_readiness
 
-__all__ = ["validate_campaign", "rating_provenance"]
+__all__ = ["rating_provenance", "validate_campaign"]
 
 #: what each file calibrate reads ratings from holds
-FILE_ORIGINS = {"judge_ratings.csv": "calibrate judge", "labelstudio_ratings.csv": "Label Studio (calibrate labelstudio pull)",
-                "": "juries of campaign.toml"}
+FILE_ORIGINS = {
+    "judge_ratings.csv": "calibrate judge",
+    "labelstudio_ratings.csv": "Label Studio (calibrate labelstudio pull)",
+    "": "juries of campaign.toml",
+}
 SHOWN_RATERS = 10
 
 
@@ -38,9 +41,19 @@ def rating_provenance(campaign: Campaign) -> list[dict]:
         else:
             origin = FILE_ORIGINS.get(file, file) + (f" ({source})" if source else "")
         raters = sorted(group["rater"].unique())
-        rows.append({"origin": origin, "file": file, "source": source or None, "kind": kind, "raters": len(raters),
-                     "rater_names": raters[:SHOWN_RATERS], "ratings": len(group),
-                     "failed": int(group["value"].isna().sum()), "metrics": sorted(group["metric"].unique())})
+        rows.append(
+            {
+                "origin": origin,
+                "file": file,
+                "source": source or None,
+                "kind": kind,
+                "raters": len(raters),
+                "rater_names": raters[:SHOWN_RATERS],
+                "ratings": len(group),
+                "failed": int(group["value"].isna().sum()),
+                "metrics": sorted(group["metric"].unique()),
+            }
+        )
     return rows
 
 
@@ -84,13 +97,29 @@ def validate_campaign(campaign: Campaign | str | Path, *, out_of_scale: str | No
     for name, metric in sorted(c.metrics.items()):
         rows = c.ratings[c.ratings["metric"] == name]
         human, judge = rows[rows["rater_kind"] == "human"], rows[rows["rater_kind"] == "judge"]
-        metrics.append({"metric": name, "scale": metric.scale, "human_ratings": len(human),
-                        "judge_ratings": len(judge), "failed": int(rows["value"].isna().sum()),
-                        "labelled_cases": int(human.loc[human["value"].notna(), "case_id"].nunique()),
-                        "judges": int(judge["rater"].nunique()),
-                        "judges_declared": sorted(n for n, spec in c.judges.items() if spec.into == name)})
-    return Result({"campaign": c.name, "metrics": metrics, "cases": len(c.cases) if c.cases is not None else None,
-                   "data_hash": c.data_hash, "adjustments": [asdict(a) for a in c.adjustments],
-                   "set_aside": [asdict(s) for s in c.set_aside], "set_aside_note": c.set_aside_note(),
-                   "provenance": rating_provenance(c), "judges": judge_readiness(c)},
-                  records_frame("metrics"))
+        metrics.append(
+            {
+                "metric": name,
+                "scale": metric.scale,
+                "human_ratings": len(human),
+                "judge_ratings": len(judge),
+                "failed": int(rows["value"].isna().sum()),
+                "labelled_cases": int(human.loc[human["value"].notna(), "case_id"].nunique()),
+                "judges": int(judge["rater"].nunique()),
+                "judges_declared": sorted(n for n, spec in c.judges.items() if spec.into == name),
+            }
+        )
+    return Result(
+        {
+            "campaign": c.name,
+            "metrics": metrics,
+            "cases": len(c.cases) if c.cases is not None else None,
+            "data_hash": c.data_hash,
+            "adjustments": [asdict(a) for a in c.adjustments],
+            "set_aside": [asdict(s) for s in c.set_aside],
+            "set_aside_note": c.set_aside_note(),
+            "provenance": rating_provenance(c),
+            "judges": judge_readiness(c),
+        },
+        records_frame("metrics"),
+    )

@@ -26,7 +26,7 @@ import numpy as np
 
 from calibrate.campaign import Campaign
 
-__all__ = ["DesignWeights", "design_weights", "kish_effective_n", "OUTSIDE"]
+__all__ = ["OUTSIDE", "DesignWeights", "design_weights", "kish_effective_n"]
 
 #: The design of labelled cases that no recorded sample chose.
 OUTSIDE = "(labelled outside any sample)"
@@ -120,15 +120,25 @@ def design_weights(campaign: Campaign, case_ids: np.ndarray) -> DesignWeights:
         members = group == name
         raw = 1.0 / probability[members]
         effective = kish_effective_n(raw)
-        weights[members] = raw * effective / raw.sum()   # the design's total weight: its effective size
+        weights[members] = raw * effective / raw.sum()  # the design's total weight: its effective size
         design = campaign.samples[name]["design"] if name != OUTSIDE else {"strategy": "unrecorded"}
-        designs.append({"sample": name, **{k: design.get(k) for k in ("strategy", "by", "n", "seed")},
-                        "labelled": int(members.sum()), "effective_n": effective})
+        designs.append(
+            {
+                "sample": name,
+                **{k: design.get(k) for k in ("strategy", "by", "n", "seed")},
+                "labelled": int(members.sum()),
+                "effective_n": effective,
+            }
+        )
     weights *= n / weights.sum()
     total = weights.sum()
     for d in designs:
         d["weight_share"] = float(weights[group == d["sample"]].sum() / total)
     _, strata = np.unique(np.char.add(group.astype(str), np.char.add("\0", stratum.astype(str))), return_inverse=True)
     uniform = bool(np.allclose(weights, 1.0, rtol=0, atol=1e-12))
-    return DesignWeights(None if uniform else weights, strata.astype(np.int64), designs,
-                         tuple(str(c) for c in case_ids[group == OUTSIDE]))
+    return DesignWeights(
+        None if uniform else weights,
+        strata.astype(np.int64),
+        designs,
+        tuple(str(c) for c in case_ids[group == OUTSIDE]),
+    )

@@ -37,26 +37,28 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from calibrate.campaign import CASES_FILE
-from calibrate.cases.datasets import case_content
-from calibrate.campaign.service import ENV, ContractError, ServiceContract
 from calibrate.base.documents import Schema, check, read_json_lines
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.files import replacing, writes_campaign
-from calibrate.base.sqlite_store import now, open_store
 from calibrate.base.results import Result, records_frame
 from calibrate.base.secrets import clip, redact, redact_known, remember
+from calibrate.base.sqlite_store import now, open_store
+from calibrate.campaign import CASES_FILE
+from calibrate.campaign.service import ENV, ContractError, ServiceContract
+from calibrate.cases.datasets import case_content
 
-__all__ = ["collect", "dry_run", "CollectStore", "STORE_NAME", "ServiceFunction"]
+__all__ = ["STORE_NAME", "CollectStore", "ServiceFunction", "collect", "dry_run"]
 
 STORE_NAME = "collect.sqlite"
 #: ``question -> (answer, contexts)`` or ``(answer, contexts, context_ids)``; a coroutine function too.
 ServiceFunction = Callable[[str], Any]
-MIGRATIONS = ["""CREATE TABLE replies (
+MIGRATIONS = [
+    """CREATE TABLE replies (
     id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, case_id TEXT NOT NULL, golden TEXT NOT NULL,
     status INTEGER, latency_s REAL, reply TEXT, answer TEXT, contexts TEXT, context_ids TEXT, error TEXT,
     created TEXT NOT NULL)""",
-              "CREATE INDEX replies_case ON replies (case_id, id)"]
+    "CREATE INDEX replies_case ON replies (case_id, id)",
+]
 
 
 class CollectStore:
@@ -65,49 +67,89 @@ class CollectStore:
     def __init__(self, path: Path):
         self.db = open_store(path, MIGRATIONS)
 
-    def add(self, run_id: str, golden: dict, *, status: int | None, latency_s: float | None, reply: str | None,
-            answer: str | None = None, contexts: list[str] | None = None, context_ids: list[str] | None = None,
-            error: str | None = None) -> None:
+    def add(
+        self,
+        run_id: str,
+        golden: dict,
+        *,
+        status: int | None,
+        latency_s: float | None,
+        reply: str | None,
+        answer: str | None = None,
+        contexts: list[str] | None = None,
+        context_ids: list[str] | None = None,
+        error: str | None = None,
+    ) -> None:
         """Store one reply: the raw reply redacted, the answer, contexts and ids with every known
         credential replaced (see the module docstring)."""
         reply = None if reply is None else redact(reply)
         answer = None if answer is None else redact_known(answer)
         contexts = None if contexts is None else [redact_known(c) for c in contexts]
         context_ids = None if context_ids is None else [redact_known(c) for c in context_ids]
-        self.db.execute("INSERT INTO replies (run_id, case_id, golden, status, latency_s, reply, answer, contexts, "
-                        "context_ids, error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (run_id, golden["case_id"], json.dumps(golden, ensure_ascii=False), status, latency_s, reply,
-                         answer, None if contexts is None else json.dumps(contexts, ensure_ascii=False),
-                         None if context_ids is None else json.dumps(context_ids),
-                         None if error is None else redact(error), now()))
+        self.db.execute(
+            "INSERT INTO replies (run_id, case_id, golden, status, latency_s, reply, answer, contexts, "
+            "context_ids, error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                golden["case_id"],
+                json.dumps(golden, ensure_ascii=False),
+                status,
+                latency_s,
+                reply,
+                answer,
+                None if contexts is None else json.dumps(contexts, ensure_ascii=False),
+                None if context_ids is None else json.dumps(context_ids),
+                None if error is None else redact(error),
+                now(),
+            ),
+        )
 
     def collected(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT DISTINCT case_id FROM replies WHERE error IS NULL")}
 
     def latest_successes(self) -> dict[str, dict[str, Any]]:
-        rows = self.db.execute("SELECT case_id, golden, status, latency_s, answer, contexts, context_ids, run_id "
-                               "FROM replies WHERE id IN (SELECT MAX(id) FROM replies WHERE error IS NULL "
-                               "GROUP BY case_id)")
-        return {r[0]: {"golden": json.loads(r[1]), "status": r[2], "latency_s": r[3], "answer": r[4],
-                       "contexts": json.loads(r[5]), "context_ids": None if r[6] is None else json.loads(r[6]),
-                       "run_id": r[7]} for r in rows}
+        rows = self.db.execute(
+            "SELECT case_id, golden, status, latency_s, answer, contexts, context_ids, run_id "
+            "FROM replies WHERE id IN (SELECT MAX(id) FROM replies WHERE error IS NULL "
+            "GROUP BY case_id)"
+        )
+        return {
+            r[0]: {
+                "golden": json.loads(r[1]),
+                "status": r[2],
+                "latency_s": r[3],
+                "answer": r[4],
+                "contexts": json.loads(r[5]),
+                "context_ids": None if r[6] is None else json.loads(r[6]),
+                "run_id": r[7],
+            }
+            for r in rows
+        }
 
     def counts(self, run_id: str) -> dict[str, int]:
-        ok, failed = self.db.execute("SELECT SUM(error IS NULL), SUM(error IS NOT NULL) FROM replies WHERE run_id = ?",
-                                     (run_id,)).fetchone()
+        ok, failed = self.db.execute(
+            "SELECT SUM(error IS NULL), SUM(error IS NOT NULL) FROM replies WHERE run_id = ?", (run_id,)
+        ).fetchone()
         return {"collected": ok or 0, "failed": failed or 0}
 
     def errors(self, run_id: str) -> list[dict[str, Any]]:
-        return [{"case_id": c, "status": s, "error": e} for c, s, e in self.db.execute(
-            "SELECT case_id, status, error FROM replies WHERE run_id = ? AND error IS NOT NULL ORDER BY id", (run_id,))]
+        return [
+            {"case_id": c, "status": s, "error": e}
+            for c, s, e in self.db.execute(
+                "SELECT case_id, status, error FROM replies WHERE run_id = ? AND error IS NOT NULL ORDER BY id",
+                (run_id,),
+            )
+        ]
 
     def close(self) -> None:
         self.db.close()
 
 
 def _case(golden: dict, reply: dict) -> dict[str, Any]:
-    metadata = {**(golden.get("metadata") or {}), "service": {"run_id": reply["run_id"], "status": reply["status"],
-                                                             "latency_s": reply["latency_s"]}}
+    metadata = {
+        **(golden.get("metadata") or {}),
+        "service": {"run_id": reply["run_id"], "status": reply["status"], "latency_s": reply["latency_s"]},
+    }
     if reply["context_ids"] is not None:
         metadata["context_ids"] = reply["context_ids"]
     case = {k: v for k, v in golden.items() if k != "metadata"}
@@ -139,8 +181,9 @@ def _existing(folder: Path) -> list[dict]:
         return []
     expected = "a case of cases.jsonl: a JSON object with case_id"
     rows = read_json_lines(path, dict[str, JsonValue], expected=expected)
-    problems = [p for line, case in rows for p in check(case, KeptCase, source=str(path), expected=expected,
-                                                          line=line)[1]]
+    problems = [
+        p for line, case in rows for p in check(case, KeptCase, source=str(path), expected=expected, line=line)[1]
+    ]
     if problems:
         raise CampaignError(problems)
     return [case for _, case in rows]
@@ -150,10 +193,18 @@ def _foreign(cases: list[dict], ids: set[str], store: CollectStore) -> list[Prob
     """Cases of ``cases.jsonl`` with one of ``ids`` that no collection run wrote: collecting them would
     overwrite what a user gave."""
     runs = {(c, r) for c, r in store.db.execute("SELECT DISTINCT case_id, run_id FROM replies WHERE error IS NULL")}
-    return [Problem(CASES_FILE, f"case {c['case_id']} is already in cases.jsonl and did not come from the service: "
-                    "collecting would replace it; give the golden another id", field="case_id", value=c["case_id"])
-            for c in cases if c.get("case_id") in ids
-            and (c["case_id"], ((c.get("metadata") or {}).get("service") or {}).get("run_id")) not in runs]
+    return [
+        Problem(
+            CASES_FILE,
+            f"case {c['case_id']} is already in cases.jsonl and did not come from the service: "
+            "collecting would replace it; give the golden another id",
+            field="case_id",
+            value=c["case_id"],
+        )
+        for c in cases
+        if c.get("case_id") in ids
+        and (c["case_id"], ((c.get("metadata") or {}).get("service") or {}).get("run_id")) not in runs
+    ]
 
 
 @writes_campaign("calibrate collect")
@@ -161,8 +212,11 @@ def write_cases(folder: Path, store: CollectStore) -> int:
     """``cases.jsonl`` from each golden's latest successful reply, beside the cases from elsewhere."""
     collected = {c: _case(r["golden"], r) for c, r in store.latest_successes().items()}
     existing = _existing(folder)
-    conflicts = [p for p in _foreign(existing, set(collected), store)
-                 if case_content(next(c for c in existing if c.get("case_id") == p.value)) != case_content(collected[p.value])]
+    conflicts = [
+        p
+        for p in _foreign(existing, set(collected), store)
+        if case_content(next(c for c in existing if c.get("case_id") == p.value)) != case_content(collected[p.value])
+    ]
     # (the same content is no conflict: a case imported once and then collected unchanged)
     if conflicts:
         raise CampaignError(conflicts)
@@ -188,8 +242,12 @@ def _header_values(contract: ServiceContract) -> dict[str, str]:
 def _service_http(contract: ServiceContract, connections: int = 0):
     from calibrate.base.http import AsyncHttp, HttpPolicy
 
-    return AsyncHttp(name="the service", policy=HttpPolicy(timeout_s=contract.timeout_s), connections=connections,
-                     secret_headers=tuple(n for n, v in contract.masked_headers().items() if "${" in v))
+    return AsyncHttp(
+        name="the service",
+        policy=HttpPolicy(timeout_s=contract.timeout_s),
+        connections=connections,
+        secret_headers=tuple(n for n, v in contract.masked_headers().items() if "${" in v),
+    )
 
 
 async def _http_call(http, contract: ServiceContract, headers: dict[str, str], golden: dict):
@@ -201,8 +259,12 @@ async def _http_call(http, contract: ServiceContract, headers: dict[str, str], g
         params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in (payload or {}).items()}
         reply = await http.request("GET", contract.url, params=params, headers=headers)
     else:
-        reply = await http.request("POST", contract.url, headers={**headers, "Content-Type": "application/json"},
-                                   data=json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+        reply = await http.request(
+            "POST",
+            contract.url,
+            headers={**headers, "Content-Type": "application/json"},
+            data=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+        )
     if reply.status == 429 or reply.status >= 500:
         raise reply.status_error()
     return reply, time.perf_counter() - start
@@ -221,8 +283,15 @@ def _reply_json(reply) -> Any:
         raise ContractError(f"the reply is not JSON: {reply.excerpt()!r}{why}") from None
 
 
-async def _run(goldens: list[dict], contract: ServiceContract | None, function: ServiceFunction | None,
-               store: CollectStore, run_id: str, policy, progress) -> None:
+async def _run(
+    goldens: list[dict],
+    contract: ServiceContract | None,
+    function: ServiceFunction | None,
+    store: CollectStore,
+    run_id: str,
+    policy,
+    progress,
+) -> None:
     from calibrate.judges.calls import JudgeCallError
 
     headers = _header_values(contract) if contract else {}
@@ -238,19 +307,36 @@ async def _run(goldens: list[dict], contract: ServiceContract | None, function: 
                 result = await policy.call("function", lambda: _call_function(function, golden["input"]))
                 latency = time.perf_counter() - start
                 answer, contexts, ids = _function_result(result)
-                store.add(run_id, golden, status=None, latency_s=latency, reply=None, answer=answer,
-                          contexts=contexts, context_ids=ids)
+                store.add(
+                    run_id,
+                    golden,
+                    status=None,
+                    latency_s=latency,
+                    reply=None,
+                    answer=answer,
+                    contexts=contexts,
+                    context_ids=ids,
+                )
             else:
                 reply, latency = await policy.call(contract.url, lambda: _http_call(http, contract, headers, golden))
                 status, text = reply.status, reply.excerpt(limit=len(reply.body))
                 if status >= 400:
                     raise ContractError(f"HTTP {status} from the service: {clip(text, 200)}")
                 answer, contexts, ids = contract.extract(_reply_json(reply))
-                store.add(run_id, golden, status=status, latency_s=latency, reply=text, answer=answer,
-                          contexts=contexts, context_ids=ids)
+                store.add(
+                    run_id,
+                    golden,
+                    status=status,
+                    latency_s=latency,
+                    reply=text,
+                    answer=answer,
+                    contexts=contexts,
+                    context_ids=ids,
+                )
         except (ContractError, JudgeCallError) as exc:
-            store.add(run_id, golden, status=status, latency_s=latency, reply=text,
-                      error=f"golden {golden['case_id']}: {exc}")
+            store.add(
+                run_id, golden, status=status, latency_s=latency, reply=text, error=f"golden {golden['case_id']}: {exc}"
+            )
         done += 1
         if progress:
             progress(done, len(goldens), "collecting answers")
@@ -270,8 +356,10 @@ async def _call_function(function: ServiceFunction, question: str) -> Any:
 
 def _function_result(result: Any) -> tuple[str, list[str], list[str] | None]:
     if not isinstance(result, tuple) or len(result) not in (2, 3):
-        raise ContractError(f"the function returned {type(result).__name__}: expected (answer, contexts) or "
-                            "(answer, contexts, context_ids)")
+        raise ContractError(
+            f"the function returned {type(result).__name__}: expected (answer, contexts) or "
+            "(answer, contexts, context_ids)"
+        )
     answer, contexts = result[0], result[1]
     if not isinstance(answer, str):
         raise ContractError(f"the function's answer is a {type(answer).__name__}, not a string")
@@ -282,9 +370,16 @@ def _function_result(result: Any) -> tuple[str, list[str], list[str] | None]:
 
 
 @writes_campaign("calibrate collect")
-def collect(folder: str | Path, goldens: list[dict], *, contract: ServiceContract | None = None,
-            function: ServiceFunction | None = None, refresh: bool = False, policy=None,
-            progress=None) -> Result:
+def collect(
+    folder: str | Path,
+    goldens: list[dict],
+    *,
+    contract: ServiceContract | None = None,
+    function: ServiceFunction | None = None,
+    refresh: bool = False,
+    policy=None,
+    progress=None,
+) -> Result:
     """Send each golden's question to the service (``contract``) or to ``function``, store the replies,
     write ``cases.jsonl``; see the module docstring.
 
@@ -323,18 +418,27 @@ def collect(folder: str | Path, goldens: list[dict], *, contract: ServiceContrac
     store = CollectStore(folder / STORE_NAME)
     try:
         conflicts = _foreign(_existing(folder), {g["case_id"] for g in goldens}, store)
-        if conflicts:   # checked before any call: nothing a user gave is overwritten
+        if conflicts:  # checked before any call: nothing a user gave is overwritten
             raise CampaignError(conflicts)
         done = set() if refresh else store.collected()
         todo = [g for g in goldens if g["case_id"] not in done]
         policy = policy or CallPolicy(concurrency=8, timeout_s=contract.timeout_s if contract else 60.0)
-        run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
+        run_id = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
         if todo:
             asyncio.run(_run(todo, contract, function, store, run_id, policy, progress))
         counts = store.counts(run_id)
         cases = write_cases(folder, store)
-        return Result({"run_id": run_id, "asked": len(todo), **counts, "already_collected": len(goldens) - len(todo),
-                       "errors": store.errors(run_id), "cases": cases}, records_frame("errors"))
+        return Result(
+            {
+                "run_id": run_id,
+                "asked": len(todo),
+                **counts,
+                "already_collected": len(goldens) - len(todo),
+                "errors": store.errors(run_id),
+                "cases": cases,
+            },
+            records_frame("errors"),
+        )
     finally:
         store.close()
 
@@ -344,8 +448,12 @@ def dry_run(contract: ServiceContract, golden: dict) -> dict[str, Any]:
     the reply and what the contract extracts from it (or the error). Stores nothing."""
     from calibrate.base.http import HttpError
 
-    request = {"method": contract.method, "url": contract.url, "headers": contract.masked_headers(),
-               "body": contract.render(golden)}
+    request = {
+        "method": contract.method,
+        "url": contract.url,
+        "headers": contract.masked_headers(),
+        "body": contract.render(golden),
+    }
 
     async def call():
         http = _service_http(contract)

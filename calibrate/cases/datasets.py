@@ -37,11 +37,30 @@ from calibrate.base.secrets import clip
 from calibrate.campaign import CASES_FILE
 from calibrate.campaign.folder import id_problem
 
-__all__ = ["import_cases", "read_external_cases", "merge_cases", "read_cases_file", "plan_merge", "content_id", "case_content",
-           "external_case", "RAGAS_TO_DEEPEVAL", "CaseRecord", "jsonl_line", "CONTENT_ID", "is_content_id", "id_field"]
+__all__ = [
+    "CONTENT_ID",
+    "RAGAS_TO_DEEPEVAL",
+    "CaseRecord",
+    "case_content",
+    "content_id",
+    "external_case",
+    "id_field",
+    "import_cases",
+    "is_content_id",
+    "jsonl_line",
+    "merge_cases",
+    "plan_merge",
+    "read_cases_file",
+    "read_external_cases",
+]
 
-RAGAS_TO_DEEPEVAL = {"user_input": "input", "response": "actual_output", "reference": "expected_output",
-                     "retrieved_contexts": "retrieval_context", "reference_contexts": "context"}
+RAGAS_TO_DEEPEVAL = {
+    "user_input": "input",
+    "response": "actual_output",
+    "reference": "expected_output",
+    "retrieved_contexts": "retrieval_context",
+    "reference_contexts": "context",
+}
 LIST_FIELDS = ("retrieval_context", "context")
 TEXT_FIELDS = ("input", "actual_output", "expected_output")
 Source = Literal["auto", "deepeval", "ragas"]
@@ -62,14 +81,31 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
     if path.suffix == ".csv":
         data = read_bytes(path, expected=expected)
         twice = _repeated_columns(data)
-        if twice:   # pandas would rename the second "input" to "input.1", and the case would keep only one
-            raise DocumentError([Problem(str(path), "columns named twice: " + ", ".join(repr(c) for c in twice),
-                                         row=1, expected="one column of each name")], source=str(path))
+        if twice:  # pandas would rename the second "input" to "input.1", and the case would keep only one
+            raise DocumentError(
+                [
+                    Problem(
+                        str(path),
+                        "columns named twice: " + ", ".join(repr(c) for c in twice),
+                        row=1,
+                        expected="one column of each name",
+                    )
+                ],
+                source=str(path),
+            )
         try:
             frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8")
         except Exception as exc:  # noqa: BLE001 - pandas raises many kinds for a file that is not CSV
-            raise DocumentError([Problem(str(path), f"not a readable CSV file ({type(exc).__name__}: "
-                                         f"{clip(exc, 200)})", expected=expected)], source=str(path)) from None
+            raise DocumentError(
+                [
+                    Problem(
+                        str(path),
+                        f"not a readable CSV file ({type(exc).__name__}: {clip(exc, 200)})",
+                        expected=expected,
+                    )
+                ],
+                source=str(path),
+            ) from None
         return [(i + 2, record) for i, record in enumerate(frame.to_dict("records"))]
     if path.suffix == ".json":
         data = parse_json(read_bytes(path, expected=expected), JsonValue, source=str(path), expected=expected)
@@ -77,8 +113,10 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
         if dataset is not None:  # {"goldens": [...]} or {"test_cases": [...]} or {"samples": [...]}
             data = next((v for v in (dataset.goldens, dataset.test_cases, dataset.samples) if v is not None), data)
         if not isinstance(data, list):
-            raise DocumentError([Problem(str(path), "expected a list of cases", value=type(data).__name__,
-                                         expected=expected)], source=str(path))
+            raise DocumentError(
+                [Problem(str(path), "expected a list of cases", value=type(data).__name__, expected=expected)],
+                source=str(path),
+            )
         return [(i + 1, record) for i, record in enumerate(data)]
     return read_json_lines(path, JsonValue, expected=expected)
 
@@ -99,7 +137,7 @@ def _chunks_of(text: str) -> list[Any]:
         return parse_json(text, list[JsonValue], source="", expected="")
     except DocumentError:
         pass
-    try:   # the parser refuses nesting past 200 levels (a SyntaxError), never exhausting the stack
+    try:  # the parser refuses nesting past 200 levels (a SyntaxError), never exhausting the stack
         found = ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise ValueError("not a list of chunks") from None
@@ -130,9 +168,9 @@ def _text(value: Any) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"not text: {'a boolean' if isinstance(value, bool) else type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):   # a NaN or Infinity literal, or 1e400
+    if isinstance(value, float) and not math.isfinite(value):  # a NaN or Infinity literal, or 1e400
         raise ValueError(f"not text: a number that is not finite ({value}); write the text in quotes")
-    if isinstance(value, int) and value.bit_length() > 3000:   # ~900 digits: no question, and past str()'s limit
+    if isinstance(value, int) and value.bit_length() > 3000:  # ~900 digits: no question, and past str()'s limit
         raise ValueError("not text: an integer of hundreds of digits; write the text in quotes")
     return str(value)
 
@@ -179,8 +217,15 @@ def _metadata(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def external_case(record: Any, *, source: Source = "auto", list_separator: str = "|", where: str = "",
-                  row: int | None = None, id_from: str | None = None) -> tuple[dict | None, list[Problem]]:
+def external_case(
+    record: Any,
+    *,
+    source: Source = "auto",
+    list_separator: str = "|",
+    where: str = "",
+    row: int | None = None,
+    id_from: str | None = None,
+) -> tuple[dict | None, list[Problem]]:
     """One record of a DeepEval or RAGAS dataset (or of another tool's export, in either's field names)
     as a case of the campaign: ``(case, [])``, or ``(None, problems)`` naming ``where``, ``row`` and
     the field (the record is read as a :class:`CaseRecord`).
@@ -204,16 +249,32 @@ def external_case(record: Any, *, source: Source = "auto", list_separator: str =
         kind = "ragas" if any(k in record for k in ("user_input", "response", "retrieved_contexts")) else "deepeval"
     if kind == "ragas":
         both = [(k, v) for k, v in RAGAS_TO_DEEPEVAL.items() if k in record and v in record and record[k] != record[v]]
-        if both:   # one name would silently replace the other
-            return None, [Problem(where, f"both {k!r} (RAGAS's name) and {v!r} (DeepEval's), with different values: "
-                                  "which one the case holds is unclear", row=row, field=k,
-                                  expected="one of the two names") for k, v in both]
+        if both:  # one name would silently replace the other
+            return None, [
+                Problem(
+                    where,
+                    f"both {k!r} (RAGAS's name) and {v!r} (DeepEval's), with different values: "
+                    "which one the case holds is unclear",
+                    row=row,
+                    field=k,
+                    expected="one of the two names",
+                )
+                for k, v in both
+            ]
         record = {RAGAS_TO_DEEPEVAL.get(k, k): v for k, v in record.items()}
-    fields, problems = check(record, CaseRecord, source=where, line=row, expected="a case: text fields, lists of "
-                             "chunks, a metadata object")
+    fields, problems = check(
+        record, CaseRecord, source=where, line=row, expected="a case: text fields, lists of chunks, a metadata object"
+    )
     if fields is not None and not fields.input:
-        return None, [Problem(where, "a case without input", row=row, field="user_input" if kind == "ragas" else "input",
-                              expected="the question or prompt of the case")]
+        return None, [
+            Problem(
+                where,
+                "a case without input",
+                row=row,
+                field="user_input" if kind == "ragas" else "input",
+                expected="the question or prompt of the case",
+            )
+        ]
     if fields is None:
         return None, problems
     case: dict[str, Any] = {f: getattr(fields, f) for f in TEXT_FIELDS if getattr(fields, f) not in (None, "")}
@@ -221,29 +282,50 @@ def external_case(record: Any, *, source: Source = "auto", list_separator: str =
         try:
             values = _as_list(getattr(fields, field), kind, list_separator)
         except ValueError:
-            problems.append(Problem(where, "not a list of chunks", row=row, field=field,
-                                    value=short(getattr(fields, field)),
-                                    expected="a list, or chunks joined by " + repr(list_separator)))
+            problems.append(
+                Problem(
+                    where,
+                    "not a list of chunks",
+                    row=row,
+                    field=field,
+                    value=short(getattr(fields, field)),
+                    expected="a list, or chunks joined by " + repr(list_separator),
+                )
+            )
             continue
         if values is not None:
             case[field] = values
     case["metadata"] = {**_metadata(fields.additional_metadata or fields.metadata or {}), "source": kind}
-    if id_from is not None:   # RAGAS's names were mapped to DeepEval's above: the path is mapped alike
+    if id_from is not None:  # RAGAS's names were mapped to DeepEval's above: the path is mapped alike
         head, dot, rest = id_from.partition(".")
         path = (RAGAS_TO_DEEPEVAL.get(head, head) if kind == "ragas" else head) + dot + rest
         named = id_field(record, path, metadata=case["metadata"])
         if named is None:
-            problems.append(Problem(where, "no case id in the field named to take ids from", row=row, field=id_from,
-                                    value=short(_lookup(record, path, case["metadata"])),
-                                    expected="a text on one line (no control character) or a whole number, in "
-                                             "every record"))
+            problems.append(
+                Problem(
+                    where,
+                    "no case id in the field named to take ids from",
+                    row=row,
+                    field=id_from,
+                    value=short(_lookup(record, path, case["metadata"])),
+                    expected="a text on one line (no control character) or a whole number, in every record",
+                )
+            )
         case["case_id"] = named
         return (None, problems) if problems else (case, [])
     identifier = fields.case_id or fields.id or fields.name
-    if identifier and (why := id_problem(identifier)):   # the rule every loader applies to cases.jsonl
+    if identifier and (why := id_problem(identifier)):  # the rule every loader applies to cases.jsonl
         named = "case_id" if fields.case_id else "id" if fields.id else "name"
-        problems.append(Problem(where, f"the case id {why}", row=row, field=named, value=identifier,
-                                expected="text without control characters, or a whole number"))
+        problems.append(
+            Problem(
+                where,
+                f"the case id {why}",
+                row=row,
+                field=named,
+                value=identifier,
+                expected="text without control characters, or a whole number",
+            )
+        )
     case["case_id"] = identifier if identifier else content_id(case)
     return (None, problems) if problems else (case, [])
 
@@ -296,8 +378,9 @@ def id_field(record: dict, path: str, *, metadata: dict | None = None) -> str | 
     return text if text.strip() and not UNPRINTABLE.search(text) else None
 
 
-def read_external_cases(path: str | Path, *, source: Source = "auto", list_separator: str = "|",
-                        id_from: str | None = None) -> list[dict]:
+def read_external_cases(
+    path: str | Path, *, source: Source = "auto", list_separator: str = "|", id_from: str | None = None
+) -> list[dict]:
     """Cases of a DeepEval or RAGAS dataset file, with the campaign's (DeepEval's) field names.
 
     Parameters
@@ -332,17 +415,22 @@ def read_external_cases(path: str | Path, *, source: Source = "auto", list_separ
     return _read_cases(Path(path), source, list_separator, id_from)[0]
 
 
-def _read_cases(path: Path, source: Source, list_separator: str,
-                id_from: str | None) -> tuple[list[dict], list[str]]:
+def _read_cases(path: Path, source: Source, list_separator: str, id_from: str | None) -> tuple[list[dict], list[str]]:
     """The cases of a dataset file, and the warnings about them (ids that are content hashes)."""
     if id_from is not None and (not isinstance(id_from, str) or not all(part.strip() for part in id_from.split("."))):
-        raise ValueError(ParameterText("{id_from}: expected the name of a field, or names joined by dots (name, "
-                                       "ticket_id, additional_metadata.ticket)", id_from=id_from))
+        raise ValueError(
+            ParameterText(
+                "{id_from}: expected the name of a field, or names joined by dots (name, "
+                "ticket_id, additional_metadata.ticket)",
+                id_from=id_from,
+            )
+        )
     problems: list[Problem] = []
     cases, nameless = [], 0
     for number, record in _rows(path):
-        case, found = external_case(record, source=source, list_separator=list_separator, where=str(path), row=number,
-                                    id_from=id_from)
+        case, found = external_case(
+            record, source=source, list_separator=list_separator, where=str(path), row=number, id_from=id_from
+        )
         problems += found
         if case is not None:
             case["metadata"]["source"] = f"{case['metadata']['source']}:{path.name}"
@@ -352,21 +440,37 @@ def _read_cases(path: Path, source: Source, list_separator: str,
     seen: dict[str, int] = {}
     for number, case in cases:
         if case["case_id"] in seen:
-            problems.append(Problem(str(path), f"two cases with id {case['case_id']} (first at {seen[case['case_id']]})",
-                                    row=number, field=id_from or "case_id"))
+            problems.append(
+                Problem(
+                    str(path),
+                    f"two cases with id {case['case_id']} (first at {seen[case['case_id']]})",
+                    row=number,
+                    field=id_from or "case_id",
+                )
+            )
         seen.setdefault(case["case_id"], number)
     if problems:
         raise CampaignError(problems)
     hashed = [case["case_id"] for _, case in cases if case["case_id"] == content_id(case)]
     warnings = []
     if hashed and id_from is None:
-        warnings.append(ParameterText(
-            "{_n} of {_total} case(s) of {_file} have no case_id, id or name, so their ids are hashes of their "
-            "content (such as {_example}), which people cannot tell apart{_why}; {id_from} takes the ids from a "
-            "field of the records (such as name, or additional_metadata.KEY)", id_from=NO_VALUE, _n=len(hashed),
-            _total=len(cases), _file=path.name, _example=hashed[0],
-            _why=(": DeepEval wrote no name (EvaluationDataset.save_as keeps a golden's name and drops a test "
-                  "case's)" if nameless else "")))
+        warnings.append(
+            ParameterText(
+                "{_n} of {_total} case(s) of {_file} have no case_id, id or name, so their ids are hashes of their "
+                "content (such as {_example}), which people cannot tell apart{_why}; {id_from} takes the ids from a "
+                "field of the records (such as name, or additional_metadata.KEY)",
+                id_from=NO_VALUE,
+                _n=len(hashed),
+                _total=len(cases),
+                _file=path.name,
+                _example=hashed[0],
+                _why=(
+                    ": DeepEval wrote no name (EvaluationDataset.save_as keeps a golden's name and drops a test case's)"
+                    if nameless
+                    else ""
+                ),
+            )
+        )
     return [case for _, case in cases], warnings
 
 
@@ -375,8 +479,9 @@ def read_cases_file(campaign_folder: str | Path) -> dict[str, dict]:
     path = Path(campaign_folder) / CASES_FILE
     existing: dict[str, dict] = {}
     if path.is_file():
-        for _, record in read_json_lines(path, dict[str, JsonValue], expected="the campaign's cases: a JSON object "
-                                         "a line"):
+        for _, record in read_json_lines(
+            path, dict[str, JsonValue], expected="the campaign's cases: a JSON object a line"
+        ):
             existing[str(record.get("case_id"))] = record
     return existing
 
@@ -399,15 +504,24 @@ def jsonl_line(record: dict) -> str:
     return text + "\n"
 
 
-def plan_merge(campaign_folder: str | Path, cases: list[dict], *,
-               complete: bool = False) -> tuple[str | None, dict[str, int]]:
+def plan_merge(
+    campaign_folder: str | Path, cases: list[dict], *, complete: bool = False
+) -> tuple[str | None, dict[str, int]]:
     """What :func:`merge_cases` would make of ``cases.jsonl``: its new text (None when it would not
     change) and the counts ``{"added", "unchanged", "completed"}``; raises as it does (and for a case id
     the campaign's loader would refuse: :func:`~calibrate.campaign.folder.id_problem`)."""
     path = Path(campaign_folder) / CASES_FILE
-    unfit = [Problem(str(path), f"case id {why}: nothing was written", field="case_id", value=c["case_id"],
-                     expected="text without control characters: fix it in the source")
-             for c in cases if (why := id_problem(c["case_id"]))]
+    unfit = [
+        Problem(
+            str(path),
+            f"case id {why}: nothing was written",
+            field="case_id",
+            value=c["case_id"],
+            expected="text without control characters: fix it in the source",
+        )
+        for c in cases
+        if (why := id_problem(c["case_id"]))
+    ]
     if unfit:
         raise CampaignError(unfit)
     existing = read_cases_file(campaign_folder)
@@ -422,9 +536,15 @@ def plan_merge(campaign_folder: str | Path, cases: list[dict], *,
             completed[c["case_id"]] = {**before, **{k: v for k, v in theirs.items() if k not in ours}}
             continue
         differ = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
-        conflicts.append(Problem(str(path), f"case {c['case_id']} is already in the campaign with other content "
-                                 f"({', '.join(differ)} differ)", field="case_id", value=c["case_id"],
-                                 expected="a new case_id, or the same case"))
+        conflicts.append(
+            Problem(
+                str(path),
+                f"case {c['case_id']} is already in the campaign with other content ({', '.join(differ)} differ)",
+                field="case_id",
+                value=c["case_id"],
+                expected="a new case_id, or the same case",
+            )
+        )
     if conflicts:
         raise CampaignError(conflicts)
     added = {c["case_id"]: c for c in cases if c["case_id"] not in existing}
@@ -436,8 +556,9 @@ def plan_merge(campaign_folder: str | Path, cases: list[dict], *,
 
 
 @writes_campaign("calibrate cases import")
-def merge_cases(campaign_folder: str | Path, cases: list[dict], *, complete: bool = False,
-                dry_run: bool = False) -> dict[str, int]:
+def merge_cases(
+    campaign_folder: str | Path, cases: list[dict], *, complete: bool = False, dry_run: bool = False
+) -> dict[str, int]:
     """Add ``cases`` to the campaign's ``cases.jsonl`` (created if missing), atomically.
 
     A case whose id is already there with other content is an error naming it; the same case again is
@@ -460,19 +581,36 @@ def _hashed_before(campaign_folder: str | Path, cases: list[dict]) -> list[Probl
     for case in cases:
         hashed = content_id(case)
         before = existing.get(hashed)
-        if case["case_id"] != hashed and case["case_id"] not in existing and before is not None \
-                and case_content(before) == case_content(case):
-            problems.append(Problem(str(Path(campaign_folder) / CASES_FILE), f"case {case['case_id']} is already in "
-                                    f"the campaign as {hashed} (its content hash, from an import without ids): "
-                                    "nothing was written", field="case_id", value=case["case_id"],
-                                    expected=f"one id per case: import without --id-from, or remove {hashed} (and "
-                                             "its ratings) from the campaign first"))
+        if (
+            case["case_id"] != hashed
+            and case["case_id"] not in existing
+            and before is not None
+            and case_content(before) == case_content(case)
+        ):
+            problems.append(
+                Problem(
+                    str(Path(campaign_folder) / CASES_FILE),
+                    f"case {case['case_id']} is already in "
+                    f"the campaign as {hashed} (its content hash, from an import without ids): "
+                    "nothing was written",
+                    field="case_id",
+                    value=case["case_id"],
+                    expected=f"one id per case: import without --id-from, or remove {hashed} (and "
+                    "its ratings) from the campaign first",
+                )
+            )
     return problems
 
 
 @writes_campaign("calibrate cases import")
-def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source: Source = "auto",
-                 list_separator: str = "|", id_from: str | None = None) -> Result:
+def import_cases(
+    campaign_folder: str | Path,
+    source_file: str | Path,
+    *,
+    source: Source = "auto",
+    list_separator: str = "|",
+    id_from: str | None = None,
+) -> Result:
     """The ``calibrate cases import`` command: the cases of a DeepEval or RAGAS dataset file added to
     the campaign's ``cases.jsonl`` (:func:`read_external_cases`, then :func:`merge_cases`).
 
@@ -520,16 +658,21 @@ def import_cases(campaign_folder: str | Path, source_file: str | Path, *, source
     """
     folder = Path(campaign_folder)
     if not (folder / "campaign.toml").is_file():
-        raise CampaignError([Problem(str(folder), "no campaign here (no campaign.toml): nothing was written",
-                                     expected="a campaign folder: check its name, or start one with "
-                                              "calibrate init FOLDER --metric NAME")])
+        raise CampaignError(
+            [
+                Problem(
+                    str(folder),
+                    "no campaign here (no campaign.toml): nothing was written",
+                    expected="a campaign folder: check its name, or start one with calibrate init FOLDER --metric NAME",
+                )
+            ]
+        )
     cases, warnings = _read_cases(Path(source_file), source, list_separator, id_from)
     problems = _hashed_before(campaign_folder, cases)
     if problems:
         raise CampaignError(problems)
     counts = merge_cases(campaign_folder, cases)
-    return Result(counts | {"cases_file": str(Path(campaign_folder) / CASES_FILE), "warnings": warnings},
-                  single_row)
+    return Result(counts | {"cases_file": str(Path(campaign_folder) / CASES_FILE), "warnings": warnings}, single_row)
 
 
 #: an id :func:`content_id` made (``case-`` and 12 hex digits), wherever it stands in a text

@@ -4,7 +4,6 @@ bias."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 from rich import box
@@ -13,6 +12,7 @@ from rich.text import Text
 
 from calibrate.cli.console import (
     FiniteRange,
+    case_label,
     check_judges,
     confidence_option,
     fail,
@@ -24,16 +24,11 @@ from calibrate.cli.console import (
     out_of_scale_option,
     print_json,
     progress,
-    case_label,
     seed_option,
     styled,
     with_snippets,
 )
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
-
-if TYPE_CHECKING:
-    pass
-
 
 #: the statistics of `stats` in the terminal: the main table, then a second one beside the family
 STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "auc": "AUC", "pass_kappa": "pass kappa"}
@@ -42,42 +37,51 @@ SECONDARY_COLUMNS = {"kappa_quadratic": "kappa quadratic", "alpha": "alpha"}
 
 def _intervals_note(manifest: dict) -> str:
     """How the intervals beside the figures were made (printed with every table of them)."""
-    return (f"{manifest.get('confidence', 0.95):.0%} intervals: BCa bootstrap, {manifest.get('n_boot')} resamples "
-            "of cases (rank correlations on fewer than 50 cases: Fisher's z); rates: Wilson score")
+    return (
+        f"{manifest.get('confidence', 0.95):.0%} intervals: BCa bootstrap, {manifest.get('n_boot')} resamples "
+        "of cases (rank correlations on fewer than 50 cases: Fisher's z); rates: Wilson score"
+    )
 
 
 #: how each verdict status is coloured (the words themselves say it too)
-VERDICT_STYLES = {"defensible": "bold green", "defensible if stricter": "green", "needs labels": "yellow",
-                  "not shown": "yellow", "not defensible": "red", "no criterion": "dim"}
+VERDICT_STYLES = {
+    "defensible": "bold green",
+    "defensible if stricter": "green",
+    "needs labels": "yellow",
+    "not shown": "yellow",
+    "not defensible": "red",
+    "no criterion": "dim",
+}
 
 
 def print_verdict(verdict: dict) -> None:
     """The verdict block of a metric (:func:`calibrate.analysis.verdicts.verdict_lines`): the rule, one
     line per judge (the judge's name in its status' colour) and under it a line per threshold the user runs
     today, the best judge and the human ceiling."""
-    from calibrate.analysis.verdicts import verdict_lines
-
     from rich.padding import Padding
+
+    from calibrate.analysis.verdicts import verdict_lines
 
     lines = verdict_lines(verdict)
     head, best, ceiling = lines[0], lines[-2], lines[-1]
 
-    def indented(text, by: int = 2) -> None:   # a line that wraps keeps its indent (a pipe gets it whole)
+    def indented(text, by: int = 2) -> None:  # a line that wraps keeps its indent (a pipe gets it whole)
         out.print(Padding(text, (0, 0, 0, by)) if out.is_terminal else Text(" " * by) + text)
 
     out.print(styled("bold", head))
     for v in verdict["judges"]:
         name = f"{v['judge']}:"
-        indented(styled(VERDICT_STYLES.get(v["status"], ""), name, v["text"][len(name):]))
-        for current in v.get("current") or []:   # the threshold the user runs today, under its judge
+        indented(styled(VERDICT_STYLES.get(v["status"], ""), name, v["text"][len(name) :]))
+        for current in v.get("current") or []:  # the threshold the user runs today, under its judge
             indented(styled("", current["text"]), 4)
     indented(styled("bold", best.strip()))
-    indented(styled("", ceiling.strip()))   # styled: shown, not rich's Text, which drops a \r silently
+    indented(styled("", ceiling.strip()))  # styled: shown, not rich's Text, which drops a \r silently
 
 
 def current_option(function):
     """``--current VALUE`` or ``--current JUDGE=VALUE`` (repeatable): the threshold each judge runs at
     today, read by :func:`calibrate.analysis.current.parse_current` into ``current``."""
+
     def parsed(context, parameter, values):
         from calibrate.analysis.current import parse_current
 
@@ -86,10 +90,15 @@ def current_option(function):
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
 
-    return click.option("--current", multiple=True, callback=parsed, metavar="[JUDGE=]VALUE",
-                        help="The threshold a judge runs at today (VALUE for every judge, or JUDGE=VALUE; "
-                             "repeatable): its verdict gives the false-pass and false-fail rates there. Without "
-                             "it, a DeepEval judge's own (its settings, DeepEval's 0.5, an imported run's).")(function)
+    return click.option(
+        "--current",
+        multiple=True,
+        callback=parsed,
+        metavar="[JUDGE=]VALUE",
+        help="The threshold a judge runs at today (VALUE for every judge, or JUDGE=VALUE; "
+        "repeatable): its verdict gives the false-pass and false-fail rates there. Without "
+        "it, a DeepEval judge's own (its settings, DeepEval's 0.5, an imported run's).",
+    )(function)
 
 
 def _figure(stat: dict) -> str:
@@ -123,8 +132,10 @@ def print_stats(metric: dict, manifest: dict) -> None:
     judge is left out, with one line saying why; those undefined for some judges are listed below with
     their reasons. Judge names are never cut (the verdict lines above give each judge's threshold)."""
     judges = metric["judges"]
-    title = (f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
-             f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes")
+    title = (
+        f"{metric['metric']} ({metric['scale']}, pass >= {fmt_number(metric['human_pass'])}): "
+        f"{metric['n_cases']} cases with a human label, {metric['n_human_pass']} passes"
+    )
     main = _stat_table(judges, STAT_COLUMNS, family=False, title=title)
     secondary = _stat_table(judges, SECONDARY_COLUMNS, family=True)
     if main is None:
@@ -142,12 +153,20 @@ def print_stats(metric: dict, manifest: dict) -> None:
         whom = "every judge" if len(names) == len(judges) and len(judges) > 1 else ", ".join(names)
         out.print(f"  {label} undefined for {whom}: {reason}")
     annotators = metric.get("annotators")
-    if annotators and "alpha" in annotators:   # the human ceiling beside the judges
-        figures = "; ".join(f"{label} {fmt_estimate(annotators[key])}" for key, label in
-                            (("percent_agreement", "agreement"), ("alpha", "Krippendorff's alpha"),
-                             ("cohen_kappa", "Cohen's kappa")) if key in annotators)
-        out.print(f"  humans with each other ({annotators['n_annotators']} annotators, "
-                  f"{annotators['n_items_multiply_labelled']} cases labelled by two or more): {figures}")
+    if annotators and "alpha" in annotators:  # the human ceiling beside the judges
+        figures = "; ".join(
+            f"{label} {fmt_estimate(annotators[key])}"
+            for key, label in (
+                ("percent_agreement", "agreement"),
+                ("alpha", "Krippendorff's alpha"),
+                ("cohen_kappa", "Cohen's kappa"),
+            )
+            if key in annotators
+        )
+        out.print(
+            f"  humans with each other ({annotators['n_annotators']} annotators, "
+            f"{annotators['n_items_multiply_labelled']} cases labelled by two or more): {figures}"
+        )
 
 
 @click.command()
@@ -169,9 +188,18 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, current, out_
     try:
         with progress() as bar:
             # the terminal tables show no curve: only the JSON document carries it
-            doc = analysis.compute_stats(c, metrics=list(metrics) or None, judges=check_judges(c, judges), by=by,
-                                         seed=seed, n_boot=n_boot, confidence=confidence, curves=as_json,
-                                         progress=bar, current=current)
+            doc = analysis.compute_stats(
+                c,
+                metrics=list(metrics) or None,
+                judges=check_judges(c, judges),
+                by=by,
+                seed=seed,
+                n_boot=n_boot,
+                confidence=confidence,
+                curves=as_json,
+                progress=bar,
+                current=current,
+            )
     except ValueError as exc:
         fail(exc)
     if as_json:
@@ -181,19 +209,20 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, current, out_
         print_verdict(metric["verdict"])
         print_stats(metric, doc["manifest"])
         if metric.get("weighted"):
-            designs = "; ".join(f"{d['labelled']} from {d['sample']} ({d['strategy']}, "
-                                f"{d['weight_share']:.0%} of the weight)" for d in metric["sample_designs"])
+            designs = "; ".join(
+                f"{d['labelled']} from {d['sample']} ({d['strategy']}, {d['weight_share']:.0%} of the weight)"
+                for d in metric["sample_designs"]
+            )
             out.print(f"  weighted by inverse inclusion probability: {designs}")
         for w in metric["warnings"]:
             out.print(styled("yellow", "warning: ", with_snippets(w, c.cases)))
         for s in metric.get("slices", []):
-            print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"},
-                         doc["manifest"])
+            print_stats({**metric, **s, "metric": f"{metric['metric']} | {s['key']} = {s['value']}"}, doc["manifest"])
     if doc.get("set_aside_note"):
         out.print("note: " + doc["set_aside_note"], soft_wrap=True)
     from calibrate.cli.judges import print_versions_overview
 
-    print_versions_overview(c)   # earlier judge versions the store keeps, by name (calibrate audit)
+    print_versions_overview(c)  # earlier judge versions the store keeps, by name (calibrate audit)
 
 
 def _rate_lines(stat: dict | None) -> str:
@@ -210,21 +239,31 @@ def print_recommendations(recs: list[dict], manifest: dict, cases: dict | None =
     the start of its input, from ``cases``)."""
     for metric in dict.fromkeys(r["metric"] for r in recs):
         rows = [r for r in recs if r["metric"] == metric]
-        table = Table(title=f"{metric}: threshold recommendations", box=box.SIMPLE_HEAD, collapse_padding=True,
-                      pad_edge=False)
+        table = Table(
+            title=f"{metric}: threshold recommendations", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False
+        )
         table.add_column("judge", no_wrap=True, min_width=max(len(r["judge"]) for r in rows))
         table.add_column("threshold", overflow="fold", min_width=10)
         for col in ("false-pass rate", "false-fail rate", "at 0.5: false pass", "at 0.5: false fail"):
             table.add_column(col, overflow="fold", min_width=len("[0.000, 0.000]"))
         for r in rows:
             default = r.get("deepeval_default", {})
-            threshold = "none" if r["threshold"] is None else r["pass_rule"].replace("threshold", fmt_number(r["threshold"]))
-            table.add_row(r["judge"], f"{threshold}\n{fmt_interval(r.get('threshold_ci'))}",
-                          _rate_lines(r.get("false_pass_rate_detail")), _rate_lines(r.get("false_fail_rate_detail")),
-                          _rate_lines(default.get("false_pass_rate")), _rate_lines(default.get("false_fail_rate")))
+            threshold = (
+                "none" if r["threshold"] is None else r["pass_rule"].replace("threshold", fmt_number(r["threshold"]))
+            )
+            table.add_row(
+                r["judge"],
+                f"{threshold}\n{fmt_interval(r.get('threshold_ci'))}",
+                _rate_lines(r.get("false_pass_rate_detail")),
+                _rate_lines(r.get("false_fail_rate_detail")),
+                _rate_lines(default.get("false_pass_rate")),
+                _rate_lines(default.get("false_fail_rate")),
+            )
         out.print(table)
-    out.print(f"threshold interval (under the threshold): percentile bootstrap, {manifest.get('n_boot')} resamples "
-              "of cases; rates: Wilson score, or the one-sided bound a rule with --confidence used")
+    out.print(
+        f"threshold interval (under the threshold): percentile bootstrap, {manifest.get('n_boot')} resamples "
+        "of cases; rates: Wilson score, or the one-sided bound a rule with --confidence used"
+    )
     for r in recs:
         for w in r["warnings"]:
             out.print(styled("yellow", "warning: ", with_snippets(f"{r['judge']}: {w}", cases)))
@@ -235,9 +274,12 @@ def print_recommendations(recs: list[dict], manifest: dict, cases: dict | None =
 @click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable; default: every metric).")
 @click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
 @click.option("--max-false-pass", type=FiniteRange(0, 1), help="Constraint rule: ceiling on the false-pass rate.")
-@click.option("--confidence", type=FiniteRange(0.5, 1, max_open=True),
-              help="With --max-false-pass: the one-sided upper confidence bound must stay under the ceiling "
-                   "(from 0.5: below it the bound lies under the estimate).")
+@click.option(
+    "--confidence",
+    type=FiniteRange(0.5, 1, max_open=True),
+    help="With --max-false-pass: the one-sided upper confidence bound must stay under the ceiling "
+    "(from 0.5: below it the bound lies under the estimate).",
+)
 @click.option("--cost-false-pass", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false pass.")
 @click.option("--cost-false-fail", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false fail.")
 @click.option("--prevalence", type=FiniteRange(0, 1), help="Cost rule: expected production share of human passes.")
@@ -246,8 +288,21 @@ def print_recommendations(recs: list[dict], manifest: dict, cases: dict | None =
 @current_option
 @out_of_scale_option
 @json_option
-def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false_pass, cost_false_fail,
-               prevalence, seed, n_boot, current, out_of_scale, as_json) -> None:
+def thresholds(
+    campaign,
+    metrics,
+    judges,
+    max_false_pass,
+    confidence,
+    cost_false_pass,
+    cost_false_fail,
+    prevalence,
+    seed,
+    n_boot,
+    current,
+    out_of_scale,
+    as_json,
+) -> None:
     """Recommend a pass threshold per metric and judge: under each metric's rule in campaign.toml, or
     under the rule given (a false-pass ceiling, or costs)."""
     from calibrate.analysis import agreement as analysis
@@ -264,15 +319,24 @@ def thresholds(campaign, metrics, judges, max_false_pass, confidence, cost_false
             fail("the cost rule needs both --cost-false-pass and --cost-false-fail")
         if confidence is not None:
             fail("--confidence goes with --max-false-pass")
-        rule = analysis.Rule("cost", cost_false_pass=cost_false_pass, cost_false_fail=cost_false_fail,
-                             prevalence=prevalence)
+        rule = analysis.Rule(
+            "cost", cost_false_pass=cost_false_pass, cost_false_fail=cost_false_fail, prevalence=prevalence
+        )
     elif confidence is not None or prevalence is not None:
         fail("--confidence goes with --max-false-pass, --prevalence with the cost rule")
     c = load(campaign, out_of_scale)
     try:
         with progress() as bar:
-            doc = analysis.thresholds(c, metrics=list(metrics) or None, rule=rule, judges=check_judges(c, judges),
-                                      seed=seed, n_boot=n_boot, progress=bar, current=current)
+            doc = analysis.thresholds(
+                c,
+                metrics=list(metrics) or None,
+                rule=rule,
+                judges=check_judges(c, judges),
+                seed=seed,
+                n_boot=n_boot,
+                progress=bar,
+                current=current,
+            )
     except ValueError as exc:
         fail(exc)
     recs = doc["recommendations"]
@@ -301,8 +365,14 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
 
     c = load(campaign, out_of_scale)
     try:
-        doc = repeatability(c, metrics=list(metrics) or None, judges=check_judges(c, judges), n_boot=n_boot, seed=seed,
-                            confidence=confidence)
+        doc = repeatability(
+            c,
+            metrics=list(metrics) or None,
+            judges=check_judges(c, judges),
+            n_boot=n_boot,
+            seed=seed,
+            confidence=confidence,
+        )
     except ValueError as exc:
         fail(exc)
     if as_json:
@@ -313,9 +383,15 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
         table.add_column(col)
     for r in doc["judges"]:
         flips = r["flip_share"]
-        table.add_row(r["metric"], r["judge"], str(len(r["repeats"])), str(r["n_cases"]), fmt_estimate(r["alpha"]),
-                      fmt_rate(flips) if flips.get("estimate") is not None else flips.get("reason", "-"),
-                      fmt_number(r["mean_absolute_difference"]))
+        table.add_row(
+            r["metric"],
+            r["judge"],
+            str(len(r["repeats"])),
+            str(r["n_cases"]),
+            fmt_estimate(r["alpha"]),
+            fmt_rate(flips) if flips.get("estimate") is not None else flips.get("reason", "-"),
+            fmt_number(r["mean_absolute_difference"]),
+        )
     out.print(table)
 
 
@@ -324,8 +400,14 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
 @click.option("--metric", required=True, help="The metric.")
 @click.option("--judge", required=True, help="The judge whose scores cover the cases without a human label.")
 @click.option("--by", help="A metadata key of the cases: an estimate per value of it too.")
-@click.option("--strata", "n_strata", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Strata of the judge's score for the stratified estimate.")
+@click.option(
+    "--strata",
+    "n_strata",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Strata of the judge's score for the stratified estimate.",
+)
 @confidence_option
 @out_of_scale_option
 @json_option
@@ -342,16 +424,33 @@ def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, a
     if as_json:
         print_json(doc)
         return
-    table = Table(title=f"human pass rate of {doc['metric']}, judge {doc['judge']}"
-                  + (" (weighted by the sample designs)" if doc["weighted"] else ""))
-    for col in ("cases", "labelled", "unlabelled", "humans only", "PPI++", "stratified by score", "judge alone",
-                "labels saved (PPI++ / stratified)"):
+    table = Table(
+        title=f"human pass rate of {doc['metric']}, judge {doc['judge']}"
+        + (" (weighted by the sample designs)" if doc["weighted"] else "")
+    )
+    for col in (
+        "cases",
+        "labelled",
+        "unlabelled",
+        "humans only",
+        "PPI++",
+        "stratified by score",
+        "judge alone",
+        "labels saved (PPI++ / stratified)",
+    ):
         table.add_column(col)
     for label, part in [("all", doc["overall"])] + [(f"{s['key']} = {s['value']}", s) for s in doc.get("slices", [])]:
         saved = " / ".join(fmt_number(part[k].get("labels_saved")) for k in ("ppi", "stratified"))
-        table.add_row(label, str(part["n_labelled"]), str(part["n_unlabelled"]), fmt_estimate(part["humans_only"]),
-                      fmt_estimate(part["ppi"]), fmt_estimate(part["stratified"]), fmt_estimate(part["judge_only"]),
-                      saved)
+        table.add_row(
+            label,
+            str(part["n_labelled"]),
+            str(part["n_unlabelled"]),
+            fmt_estimate(part["humans_only"]),
+            fmt_estimate(part["ppi"]),
+            fmt_estimate(part["stratified"]),
+            fmt_estimate(part["judge_only"]),
+            saved,
+        )
     out.print(table)
 
 
@@ -363,13 +462,19 @@ def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, a
 @click.option("--a", "a", required=True, help="The first version (the one in use): its value of --by.")
 @click.option("--b", "b", required=True, help="The second version (the candidate): its value of --by.")
 @click.option("--slice", "slice_by", help="A metadata key: the difference per value of it too, Holm-corrected.")
-@click.option("--width", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.1, show_default=True,
-              help="The full width of the difference's interval to plan the labels for.")
+@click.option(
+    "--width",
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
+    default=0.1,
+    show_default=True,
+    help="The full width of the difference's interval to plan the labels for.",
+)
 @confidence_option
 @out_of_scale_option
 @json_option
-def compare_systems_command(campaign, metric, judge, by, a, b, slice_by, width, confidence, out_of_scale,
-                            as_json) -> None:
+def compare_systems_command(
+    campaign, metric, judge, by, a, b, slice_by, width, confidence, out_of_scale, as_json
+) -> None:
     """Does version B of the application pass more answers than version A? The difference in the human
     pass rate, from the judge's score on every case and human labels on a few (PPI++, design-weighted),
     per slice with Holm's correction, and the labels a given width needs."""
@@ -377,22 +482,33 @@ def compare_systems_command(campaign, metric, judge, by, a, b, slice_by, width, 
 
     c = load(campaign, out_of_scale)
     try:
-        doc = compare_systems(c, metric=metric, judge=judge, by=by, a=a, b=b, slice_by=slice_by, width=width,
-                              confidence=confidence)
+        doc = compare_systems(
+            c, metric=metric, judge=judge, by=by, a=a, b=b, slice_by=slice_by, width=width, confidence=confidence
+        )
     except ValueError as exc:
         fail(exc)
     if as_json:
         print_json(doc)
         return
-    table = Table(title=f"human pass rate of {doc['metric']}: {by} = {b} minus {by} = {a}, judge {doc['judge']}"
-                  + (" (weighted by the sample designs)" if doc["weighted"] else ""),
-                  caption=f"{confidence:.0%} normal intervals" + (f"; {doc['multiplicity']}" if slice_by else ""))
-    for col in ("cases", f"{a}: labelled / all", f"{b}: labelled / all", f"{a} (PPI++)", f"{b} (PPI++)",
-                f"{b} - {a} (PPI++)", "humans only", "judge alone") + (("p (Holm)",) if slice_by else ()):
+    table = Table(
+        title=f"human pass rate of {doc['metric']}: {by} = {b} minus {by} = {a}, judge {doc['judge']}"
+        + (" (weighted by the sample designs)" if doc["weighted"] else ""),
+        caption=f"{confidence:.0%} normal intervals" + (f"; {doc['multiplicity']}" if slice_by else ""),
+    )
+    for col in (
+        "cases",
+        f"{a}: labelled / all",
+        f"{b}: labelled / all",
+        f"{a} (PPI++)",
+        f"{b} (PPI++)",
+        f"{b} - {a} (PPI++)",
+        "humans only",
+        "judge alone",
+    ) + (("p (Holm)",) if slice_by else ()):
         table.add_column(col, overflow="fold")
     reasons: dict[str, list[str]] = {}
 
-    def shown(figure: dict, label: str) -> str:   # an undefined figure: a dash, its reason once below
+    def shown(figure: dict, label: str) -> str:  # an undefined figure: a dash, its reason once below
         if figure.get("estimate") is None:
             reasons.setdefault(figure.get("reason") or "undefined", []).append(label)
             return "—"
@@ -401,8 +517,15 @@ def compare_systems_command(campaign, metric, judge, by, a, b, slice_by, width, 
     for label, part in [("all", doc["overall"])] + [(f"{s['key']} = {s['value']}", s) for s in doc.get("slices", [])]:
         counts = [f"{part[v]['n_labelled']} / {part[v]['n_labelled'] + part[v]['n_unlabelled']}" for v in ("a", "b")]
         diff = part["difference"]
-        row = [label, *counts, shown(part["a"]["ppi"], label), shown(part["b"]["ppi"], label), shown(diff, label),
-               shown(part["humans_only_difference"], label), fmt_number(part["judge_only_difference"].get("estimate"))]
+        row = [
+            label,
+            *counts,
+            shown(part["a"]["ppi"], label),
+            shown(part["b"]["ppi"], label),
+            shown(diff, label),
+            shown(part["humans_only_difference"], label),
+            fmt_number(part["judge_only_difference"].get("estimate")),
+        ]
         if slice_by:
             row.append("" if label == "all" else fmt_number(diff.get("p_value_holm")))
         table.add_row(*row)
@@ -411,8 +534,10 @@ def compare_systems_command(campaign, metric, judge, by, a, b, slice_by, width, 
         out.print(styled("yellow", "— ", f"{reason}: {', '.join(sorted(set(labels)))}"))
     labels = doc["overall"]["labels"]
     if labels["with_the_judge"] is not None:
-        out.print(f"for an interval {width:g} wide on the difference: {labels['with_the_judge']} labels per version "
-                  f"with the judge, {labels['humans_only']} with humans alone")
+        out.print(
+            f"for an interval {width:g} wide on the difference: {labels['with_the_judge']} labels per version "
+            f"with the judge, {labels['humans_only']} with humans alone"
+        )
     else:
         out.print(f"for an interval {width:g} wide on the difference: {labels['reason']}")
 
@@ -421,18 +546,30 @@ def compare_systems_command(campaign, metric, judge, by, a, b, slice_by, width, 
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", required=True, help="The metric.")
 @click.option("--judge", required=True, help="The judge whose scores are mapped.")
-@click.option("--score", "scores", type=FiniteRange(), multiple=True, help="Print the calibrated probability of this score.")
-@click.option("--scores", "scores_file", type=click.Path(dir_okay=False, exists=True),
-              help="A CSV with a 'score' column: write it back to --out with a calibrated_probability column.")
+@click.option(
+    "--score", "scores", type=FiniteRange(), multiple=True, help="Print the calibrated probability of this score."
+)
+@click.option(
+    "--scores",
+    "scores_file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A CSV with a 'score' column: write it back to --out with a calibrated_probability column.",
+)
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Where --scores goes (never replaced).")
 @click.option("--save", type=click.Path(dir_okay=False), help="Write the map as JSON (CalibrationMap.load reads it).")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
-              help="Cross-validation folds for the Brier score and calibration error.")
+@click.option(
+    "--folds",
+    type=click.IntRange(min=2),
+    default=5,
+    show_default=True,
+    help="Cross-validation folds for the Brier score and calibration error.",
+)
 @seed_option
 @out_of_scale_option
 @json_option
-def calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale,
-                as_json) -> None:
+def calibration(
+    campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale, as_json
+) -> None:
     """Map a judge's score to the probability that a human passes the case (isotonic regression), with
     its cross-validated Brier score and calibration error."""
     if scores_file and not out_file:
@@ -441,12 +578,12 @@ def calibration(campaign, metric, judge, scores, scores_file, out_file, save, fo
     # a file written into the campaign folder is a write of it: held, like every other; one under the
     # campaign that a planted link leads elsewhere is refused
     with hold_outputs(campaign, "calibrate calibration", save=save, out=out_file):
-        _calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale,
-                     as_json)
+        _calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale, as_json)
 
 
-def _calibration(campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale,
-                 as_json) -> None:
+def _calibration(
+    campaign, metric, judge, scores, scores_file, out_file, save, folds, seed, out_of_scale, as_json
+) -> None:
     import numpy as np
     import pandas as pd
 
@@ -466,8 +603,9 @@ def _calibration(campaign, metric, judge, scores, scores_file, out_file, save, f
             bad = values.isna() & table["score"].notna()
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"{scores_file}, line {row + 2}, field 'score': {table['score'][row]!r} is not "
-                                 "a number")
+                raise ValueError(
+                    f"{scores_file}, line {row + 2}, field 'score': {table['score'][row]!r} is not a number"
+                )
     except ValueError as exc:
         fail(exc)
     cmap = fit.map
@@ -485,9 +623,15 @@ def _calibration(campaign, metric, judge, scores, scores_file, out_file, save, f
         return
     cv = fit["cross_validated"]
     out.print(f"{metric} / {fit['judge']}: {fit['n']} labelled cases, human pass rate {fit['base_rate']:.3f}")
-    out.print(f"calibrated ({cv['folds']}-fold cross-validated): Brier {cv['brier']:.4f}, ECE {cv['ece']:.4f}"
-              + (f"; the raw score as a probability: Brier {fit['raw_score']['brier']:.4f}, ECE "
-                 f"{fit['raw_score']['ece']:.4f}" if fit["raw_score"] else ""))
+    out.print(
+        f"calibrated ({cv['folds']}-fold cross-validated): Brier {cv['brier']:.4f}, ECE {cv['ece']:.4f}"
+        + (
+            f"; the raw score as a probability: Brier {fit['raw_score']['brier']:.4f}, ECE "
+            f"{fit['raw_score']['ece']:.4f}"
+            if fit["raw_score"]
+            else ""
+        )
+    )
     for warning in fit["warnings"]:
         out.print(styled("yellow", "warning: ", warning))
     mapping = Table(title="score -> probability of a human pass")
@@ -508,8 +652,13 @@ def _calibration(campaign, metric, judge, scores, scores_file, out_file, save, f
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
 @click.option("--judge", "judges", multiple=True, help="Only these judges (repeatable; juries included).")
-@click.option("--listed", type=click.IntRange(min=0), default=5, show_default=True,
-              help="Cases listed per pair of judges: those they rank furthest apart.")
+@click.option(
+    "--listed",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Cases listed per pair of judges: those they rank furthest apart.",
+)
 @confidence_option
 @out_of_scale_option
 @json_option
@@ -520,8 +669,9 @@ def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json
 
     c = load(campaign, out_of_scale)
     try:
-        compared = compare_judges(c, metrics=list(metrics) or None, judges=check_judges(c, judges), n_listed=listed,
-                                  confidence=confidence)
+        compared = compare_judges(
+            c, metrics=list(metrics) or None, judges=check_judges(c, judges), n_listed=listed, confidence=confidence
+        )
     except ValueError as exc:
         fail(exc)
     if as_json:
@@ -536,15 +686,19 @@ def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json
         for name in names:
             table.add_column(name, overflow="fold")
         for row, human in zip(names, doc["with_humans"]):
-            cells = [fmt_number(rho.get((row, col), rho.get((col, row)))) if row != col else "1"
-                     for col in names]
+            cells = [fmt_number(rho.get((row, col), rho.get((col, row)))) if row != col else "1" for col in names]
             table.add_row(row, fmt_number(human["spearman"].get("estimate")), *cells)
         out.print(table)
         for label in doc["least_agreeing"]:
             pair = next(p for p in doc["pairs"] if f"{p['a']} vs {p['b']}" == label)
-            out.print(f"  {label} (rho {fmt_number(pair['spearman'].get('estimate'))}): furthest apart on "
-                      + ", ".join(f"{case_label(x['case_id'], c.cases)} ({x['score_a']:g} vs {x['score_b']:g}, human "
-                                  f"{fmt_number(x['human'])})" for x in pair["most_apart"]))
+            out.print(
+                f"  {label} (rho {fmt_number(pair['spearman'].get('estimate'))}): furthest apart on "
+                + ", ".join(
+                    f"{case_label(x['case_id'], c.cases)} ({x['score_a']:g} vs {x['score_b']:g}, human "
+                    f"{fmt_number(x['human'])})"
+                    for x in pair["most_apart"]
+                )
+            )
 
 
 @click.command()
@@ -574,8 +728,10 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
             return f.get("reason", "-")
         return f"{f['estimate']:+.3f} [{f['ci_low']:+.3f}, {f['ci_high']:+.3f}]"
 
-    table = Table(title=f"{metric}: where each judge departs from the humans (excess: the judge's percentile rank "
-                        "minus the humans')")
+    table = Table(
+        title=f"{metric}: where each judge departs from the humans (excess: the judge's percentile rank "
+        "minus the humans')"
+    )
     for col in ("judge", "cases", "verbosity: rho(length, excess)", "self-preference: excess own - other family"):
         table.add_column(col, overflow="fold")
     for j in doc["judges"]:
@@ -583,8 +739,10 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
     out.print(table)
     for j in doc["judges"]:
         for sl in j.get("slices", []):
-            out.print(f"  {j['judge']} | {sl['key']} = {sl['value']}: {sl['n']} cases, Spearman "
-                      f"{fmt_number(sl['spearman'].get('estimate'))}, mean excess {fmt_number(sl['mean_excess'])}")
+            out.print(
+                f"  {j['judge']} | {sl['key']} = {sl['value']}: {sl['n']} cases, Spearman "
+                f"{fmt_number(sl['spearman'].get('estimate'))}, mean excess {fmt_number(sl['mean_excess'])}"
+            )
 
 
 #: the commands this module adds to ``calibrate``

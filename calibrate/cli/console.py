@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.segment import Segment
-from rich.text import Span, Text
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -34,6 +32,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.segment import Segment
+from rich.text import Span, Text
 
 from calibrate.base.errors import CampaignError, FileError, ParameterText
 from calibrate.stats import N_BOOT
@@ -52,7 +52,7 @@ UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\
 
 
 def _escape(found: re.Match) -> str:
-    return repr(found.group())[1:-1]   # as Python writes it: \x1b, \r, \t, \x00, \u202e
+    return repr(found.group())[1:-1]  # as Python writes it: \x1b, \r, \t, \x00, \u202e
 
 
 def shown(text: str) -> str:
@@ -79,8 +79,15 @@ def shown_text(text: Text) -> Text:
     starts = [0]
     for piece in pieces:
         starts.append(starts[-1] + len(piece))
-    safe = Text("".join(pieces), style=text.style, justify=text.justify, overflow=text.overflow,
-                no_wrap=text.no_wrap, end=text.end, tab_size=text.tab_size)
+    safe = Text(
+        "".join(pieces),
+        style=text.style,
+        justify=text.justify,
+        overflow=text.overflow,
+        no_wrap=text.no_wrap,
+        end=text.end,
+        tab_size=text.tab_size,
+    )
     safe.spans = [Span(starts[span.start], starts[span.end], span.style) for span in text.spans]
     return safe
 
@@ -120,6 +127,7 @@ def styled(style: str, label: str, text: str = "") -> Text:
     """``label`` in ``style``, then ``text`` as it is (the way to colour a line that holds user text);
     both :func:`shown` (rich would drop a carriage return from a Text silently)."""
     return Text.assemble((shown(label), style), shown(text))
+
 
 #: characters of a case's input shown beside an id that is a content hash
 SNIPPET_LENGTH = 40
@@ -179,14 +187,23 @@ class FiniteRange(click.FloatRange):
 
 
 out_of_scale_option = click.option(
-    "--out-of-scale", type=click.Choice(["error", "clip", "drop"]), default=None,
+    "--out-of-scale",
+    type=click.Choice(["error", "clip", "drop"]),
+    default=None,
     help="What to do with a value outside the metric's scale: report an error, clip it, or drop it "
-         "[default: the campaign's out_of_scale, else error].")
+    "[default: the campaign's out_of_scale, else error].",
+)
 seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-n_boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=N_BOOT, show_default=True,
-                             help="Bootstrap resamples of cases.")
-confidence_option = click.option("--confidence", type=FiniteRange(0, 1, min_open=True, max_open=True),
-                                 default=0.95, show_default=True, help="Two-sided confidence level of every interval.")
+n_boot_option = click.option(
+    "--n-boot", type=click.IntRange(min=0), default=N_BOOT, show_default=True, help="Bootstrap resamples of cases."
+)
+confidence_option = click.option(
+    "--confidence",
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Two-sided confidence level of every interval.",
+)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 
 
@@ -225,11 +242,20 @@ def check_judges(campaign: Campaign, judges: tuple[str, ...] | list[str] | None)
     unknown = [name for name in judges if name not in known]
     if unknown:
         # the raters (a run of one is named RATER@RUN_ID), not every run of each
-        names = ", ".join(sorted({j.rater.name for j in found} | set(campaign.judges) | set(campaign.juries))) \
+        names = (
+            ", ".join(sorted({j.rater.name for j in found} | set(campaign.judges) | set(campaign.juries)))
             or "none (no judge ratings yet)"
+        )
         humans = set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "human", "rater"].astype(str))
-        why = ("{judges}: " + ("a human annotator of the campaign, not a judge" if set(unknown) <= humans else
-                               "no rater of the campaign has this name") + "; its judges are {_names}")
+        why = (
+            "{judges}: "
+            + (
+                "a human annotator of the campaign, not a judge"
+                if set(unknown) <= humans
+                else "no rater of the campaign has this name"
+            )
+            + "; its judges are {_names}"
+        )
         fail(ParameterText(why, judges=", ".join(unknown), _names=names))
     return list(judges)
 
@@ -276,8 +302,10 @@ def file_name(value: str | None, what: str) -> str | None:
 def _waiting(folder: str, holder: str, timeout: float) -> None:
     from rich.text import Text
 
-    err.print(Text(f"waiting for {folder}: in use by {holder} (up to {timeout:g} s; CALIBRATE_LOCK_TIMEOUT "
-                   "changes it)"), soft_wrap=True)
+    err.print(
+        Text(f"waiting for {folder}: in use by {holder} (up to {timeout:g} s; CALIBRATE_LOCK_TIMEOUT changes it)"),
+        soft_wrap=True,
+    )
 
 
 def _register_waiting() -> None:
@@ -295,22 +323,38 @@ def progress(enabled: bool = True):
     if not enabled:
         yield None
         return
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("left"), TimeRemainingColumn(), console=err, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
         tasks: dict[str, int] = {}
 
         def update(done: int, total: int, label: str) -> None:
-            if label not in tasks:   # a bar per label: per metric and slice, per judge (names from data: shown)
+            if label not in tasks:  # a bar per label: per metric and slice, per judge (names from data: shown)
                 tasks[label] = bar.add_task(shown(label), total=total)
             bar.update(tasks[label], completed=done)
 
-        update.bar = bar   # the bars shown
+        update.bar = bar  # the bars shown
         yield update
 
 
 #: The library's parameters whose flag is not ``--`` and the name with dashes.
-FLAGS = {"judges": "--judge", "metrics": "--metric", "adjudicators": "--adjudicator", "out_dir": "--out",
-         "annotators_per_overlap": "--annotators", "case_ids": "--sample", "name": "--name", "slice_by": "--slice"}
+FLAGS = {
+    "judges": "--judge",
+    "metrics": "--metric",
+    "adjudicators": "--adjudicator",
+    "out_dir": "--out",
+    "annotators_per_overlap": "--annotators",
+    "case_ids": "--sample",
+    "name": "--name",
+    "slice_by": "--slice",
+}
 
 
 def command_line_text(message: object) -> str:
@@ -341,8 +385,11 @@ def usage_error(exc: click.ClickException) -> None:
     text = ""
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
-        hint = (f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n"
-                if ctx.command.get_help_option(ctx) is not None else "")
+        hint = (
+            f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n"
+            if ctx.command.get_help_option(ctx) is not None
+            else ""
+        )
         text = f"{ctx.get_usage()}\n{hint}\n"
     err.print(f"{text}Error: {exc.format_message()}", soft_wrap=True)
 
@@ -359,5 +406,3 @@ def with_progress(compute, show: bool, *args, **kwargs) -> dict:
 def print_json(document: dict) -> None:
     sys.stdout.write(json.dumps(document, allow_nan=False) + "\n")
     sys.stdout.flush()
-
-

@@ -29,8 +29,16 @@ if TYPE_CHECKING:
     from calibrate.campaign import Campaign
 
 
-def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: int,
-            audits: tuple[tuple[str, str], ...] = (), current: dict | None = None) -> dict:
+def _report(
+    c: Campaign,
+    out_dir: Path,
+    *,
+    by: str | None,
+    seed: int,
+    n_boot: int,
+    audits: tuple[tuple[str, str], ...] = (),
+    current: dict | None = None,
+) -> dict:
     from calibrate.report.build import report_documents, write_documents
 
     with progress() as bar:
@@ -54,9 +62,15 @@ def _report(c: Campaign, out_dir: Path, *, by: str | None, seed: int, n_boot: in
 @click.argument("campaign", type=click.Path(file_okay=False))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="calibrate-report", show_default=True)
 @click.option("--by", help="A metadata key of the cases to slice by.")
-@click.option("--audit", "audits", nargs=2, multiple=True, metavar="OLD NEW",
-              help="Add a judge-upgrade audit of NEW against OLD (margin 0.05 on Spearman's rho; see "
-                   "calibrate audit) for every metric both rated; repeatable.")
+@click.option(
+    "--audit",
+    "audits",
+    nargs=2,
+    multiple=True,
+    metavar="OLD NEW",
+    help="Add a judge-upgrade audit of NEW against OLD (margin 0.05 on Spearman's rho; see "
+    "calibrate audit) for every metric both rated; repeatable.",
+)
 @seed_option
 @n_boot_option
 @current_option
@@ -86,8 +100,9 @@ def demo(out_dir, seed, n_boot) -> None:
         demo_campaign_path,
     )
 
-    out.print(f"demo campaign: {demo_campaign_path()} (out-of-scale values: {DEMO_OUT_OF_SCALE}; "
-              f"slices by {DEMO_SLICE_KEY})")
+    out.print(
+        f"demo campaign: {demo_campaign_path()} (out-of-scale values: {DEMO_OUT_OF_SCALE}; slices by {DEMO_SLICE_KEY})"
+    )
     c = load(str(demo_campaign_path()), DEMO_OUT_OF_SCALE)
     _report(c, Path(out_dir), by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,))
 
@@ -99,8 +114,12 @@ def export_group() -> None:
 
 @export_group.command("mlflow")
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--tracking-uri", envvar="MLFLOW_TRACKING_URI", required=True,
-              help="The MLflow tracking server (default: $MLFLOW_TRACKING_URI).")
+@click.option(
+    "--tracking-uri",
+    envvar="MLFLOW_TRACKING_URI",
+    required=True,
+    help="The MLflow tracking server (default: $MLFLOW_TRACKING_URI).",
+)
 @click.option("--experiment", required=True, help="The experiment to log the run in (made when missing).")
 @click.option("--run-name", help="The run's name (default: calibrate CAMPAIGN).")
 @click.option("--by", help="A metadata key of the cases to slice the report by.")
@@ -123,9 +142,11 @@ def export_mlflow(campaign, tracking_uri, experiment, run_name, by, seed, n_boot
     if as_json:
         print_json(doc)
         return
-    out.print(f"logged run {doc['run_id']} in experiment {doc['experiment_id']} at {doc['tracking_uri']}: "
-              f"{doc['metrics']} metric(s), {doc['params']} param(s), {doc['tags']} tag(s)"
-              + (f", artifacts {', '.join(doc['artifacts'])}" if doc["artifacts"] else ""))
+    out.print(
+        f"logged run {doc['run_id']} in experiment {doc['experiment_id']} at {doc['tracking_uri']}: "
+        f"{doc['metrics']} metric(s), {doc['params']} param(s), {doc['tags']} tag(s)"
+        + (f", artifacts {', '.join(doc['artifacts'])}" if doc["artifacts"] else "")
+    )
     if doc["artifacts_note"]:
         out.print(styled("yellow", "note: ", doc["artifacts_note"]))
 

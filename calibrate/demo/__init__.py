@@ -8,8 +8,14 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["demo_campaign_path", "demo_stream_path", "DEMO_SLICE_KEY", "DEMO_OUT_OF_SCALE", "DEMO_AUDIT",
-           "DEMO_DRIFT"]
+__all__ = [
+    "DEMO_AUDIT",
+    "DEMO_DRIFT",
+    "DEMO_OUT_OF_SCALE",
+    "DEMO_SLICE_KEY",
+    "demo_campaign_path",
+    "demo_stream_path",
+]
 
 #: The metadata key the demo slices by, and how it treats the two published out-of-scale labels.
 DEMO_SLICE_KEY = "question_type"

@@ -17,20 +17,31 @@ from typing import Any
 
 import numpy as np
 
-from calibrate.campaign import ADJUDICATIONS_FILE, CASES_FILE, Campaign
-from calibrate.campaign.judge_settings import SUPPORTED
-from calibrate.humans.labelstudio.interface import metric_kind
 from calibrate.base.documents import read_text
 from calibrate.base.errors import CampaignError, ParameterText, Problem
 from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.results import Result, records_frame, single_row
 from calibrate.base.sqlite_store import now, open_store
+from calibrate.campaign import ADJUDICATIONS_FILE, CASES_FILE, Campaign
+from calibrate.campaign.judge_settings import SUPPORTED
+from calibrate.humans.labelstudio.interface import metric_kind
 
-__all__ = ["adjudicate", "disagreements", "write_template", "record_decisions", "append_decisions", "decision_history",
-           "fields_read", "template_columns", "cell_text", "STORE_NAME"]
+__all__ = [
+    "STORE_NAME",
+    "adjudicate",
+    "append_decisions",
+    "cell_text",
+    "decision_history",
+    "disagreements",
+    "fields_read",
+    "record_decisions",
+    "template_columns",
+    "write_template",
+]
 
 STORE_NAME = "adjudications.sqlite"
-MIGRATIONS = ["""CREATE TABLE decisions (
+MIGRATIONS = [
+    """CREATE TABLE decisions (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     case_id TEXT NOT NULL,
     metric TEXT NOT NULL,
@@ -39,7 +50,8 @@ MIGRATIONS = ["""CREATE TABLE decisions (
     note TEXT,
     source TEXT NOT NULL,
     decided TEXT NOT NULL
-)"""]
+)"""
+]
 #: the template's columns around the case's text: what identifies a row, and what the adjudicator fills
 TEMPLATE_HEAD = ["case_id", "metric", "labels"]
 TEMPLATE_TAIL = ["decision", "adjudicator", "note"]
@@ -53,8 +65,13 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @writes_campaign("calibrate adjudicate", when=lambda bound: bound.arguments.get("decisions") is not None)
-def adjudicate(campaign: Campaign, *, metric: str | None = None, template: str | Path | None = None,
-               decisions: str | Path | None = None) -> Result:
+def adjudicate(
+    campaign: Campaign,
+    *,
+    metric: str | None = None,
+    template: str | Path | None = None,
+    decisions: str | Path | None = None,
+) -> Result:
     """The ``calibrate adjudicate`` command: the cases annotators disagree on (and, with ``template``,
     a CSV of them for the adjudicator to fill), or, with ``decisions``, the filled CSV recorded.
 
@@ -92,8 +109,12 @@ def adjudicate(campaign: Campaign, *, metric: str | None = None, template: str |
     found = disagreements(campaign, metric)
     if template is not None:
         if Path(template).exists():
-            raise FileExistsError(ParameterText("{template}: the file exists (it may hold an adjudicator's "
-                                                "decisions): choose another file", template=str(template)))
+            raise FileExistsError(
+                ParameterText(
+                    "{template}: the file exists (it may hold an adjudicator's decisions): choose another file",
+                    template=str(template),
+                )
+            )
         write_template(campaign, template, metric)
     return Result({"disagreements": found}, records_frame("disagreements"))
 
@@ -105,15 +126,23 @@ def disagreements(campaign: Campaign, metric: str | None = None) -> list[dict[st
     out = []
     for name in sorted([metric] if metric else campaign.metrics):
         spec = campaign.metrics[name]
-        rows = campaign.ratings[(campaign.ratings["metric"] == name) & (campaign.ratings["rater_kind"] == "human")
-                                & campaign.ratings["value"].notna()]
+        rows = campaign.ratings[
+            (campaign.ratings["metric"] == name)
+            & (campaign.ratings["rater_kind"] == "human")
+            & campaign.ratings["value"].notna()
+        ]
         for case_id, group in rows.groupby("case_id", sort=True):
             values = group["value"].to_numpy(float)
             sides = values >= spec.human_pass if spec.scale == "continuous" else values
             if len(values) >= 2 and np.unique(sides).size > 1:
-                out.append({"case_id": str(case_id), "metric": name,
-                            "labels": dict(zip(group["rater"].astype(str), values.tolist())),
-                            "decision": current.get((str(case_id), name))})
+                out.append(
+                    {
+                        "case_id": str(case_id),
+                        "metric": name,
+                        "labels": dict(zip(group["rater"].astype(str), values.tolist())),
+                        "decision": current.get((str(case_id), name)),
+                    }
+                )
     return out
 
 
@@ -173,8 +202,10 @@ def cell_text(value: Any) -> str:
     else:
         text = str(value)
     if len(text) > CELL_LIMIT:
-        text = (text[:CELL_LIMIT] + f"… [cut at {CELL_LIMIT:,} of {len(text):,} characters: the whole text is in "
-                f"{CASES_FILE}]")
+        text = (
+            text[:CELL_LIMIT] + f"… [cut at {CELL_LIMIT:,} of {len(text):,} characters: the whole text is in "
+            f"{CASES_FILE}]"
+        )
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
@@ -190,9 +221,18 @@ def write_template(campaign: Campaign, path: str | Path, metric: str | None = No
         for d in found:
             case = (campaign.cases or {}).get(d["case_id"], {})
             labels = "; ".join(f"{who}={value:g}" for who, value in d["labels"].items())
-            texts = [cell_text(case.get(f)) for f in columns[len(TEMPLATE_HEAD):-len(TEMPLATE_TAIL)]]
-            writer.writerow([d["case_id"], d["metric"], labels, *texts,
-                             "" if d["decision"] is None else f"{d['decision']:g}", "", ""])
+            texts = [cell_text(case.get(f)) for f in columns[len(TEMPLATE_HEAD) : -len(TEMPLATE_TAIL)]]
+            writer.writerow(
+                [
+                    d["case_id"],
+                    d["metric"],
+                    labels,
+                    *texts,
+                    "" if d["decision"] is None else f"{d['decision']:g}",
+                    "",
+                    "",
+                ]
+            )
     return len(found)
 
 
@@ -204,8 +244,16 @@ def _read_decisions(campaign: Campaign, path: Path) -> tuple[list[dict[str, Any]
             reader = csv.DictReader(handle)
             missing = {"case_id", "metric", "decision", "adjudicator"} - set(reader.fieldnames or [])
             if missing:
-                raise CampaignError([Problem(str(path), "missing columns", value=", ".join(sorted(missing)),
-                                             expected="case_id, metric, decision, adjudicator (and note)")])
+                raise CampaignError(
+                    [
+                        Problem(
+                            str(path),
+                            "missing columns",
+                            value=", ".join(sorted(missing)),
+                            expected="case_id, metric, decision, adjudicator (and note)",
+                        )
+                    ]
+                )
             for line, row in enumerate(reader, start=2):
                 text = (row.get("decision") or "").strip()
                 if not text:
@@ -214,27 +262,65 @@ def _read_decisions(campaign: Campaign, path: Path) -> tuple[list[dict[str, Any]
                 where = {"row": line}
                 metric = campaign.metrics.get(row["metric"])
                 if metric is None:
-                    problems.append(Problem(str(path), "unknown metric", field="metric", value=row["metric"],
-                                            expected="one of " + ", ".join(sorted(campaign.metrics)), **where))
+                    problems.append(
+                        Problem(
+                            str(path),
+                            "unknown metric",
+                            field="metric",
+                            value=row["metric"],
+                            expected="one of " + ", ".join(sorted(campaign.metrics)),
+                            **where,
+                        )
+                    )
                     continue
                 if campaign.cases is not None and row["case_id"] not in campaign.cases:
-                    problems.append(Problem(str(path), "a case that is not in cases.jsonl", field="case_id",
-                                            value=row["case_id"], **where))
+                    problems.append(
+                        Problem(
+                            str(path),
+                            "a case that is not in cases.jsonl",
+                            field="case_id",
+                            value=row["case_id"],
+                            **where,
+                        )
+                    )
                     continue
                 try:
                     value = float(text)
                 except ValueError:
                     value = {"pass": 1.0, "fail": 0.0}.get(text.lower()) if metric.scale == "binary" else None
                 if value is None or not bool(metric.in_scale(np.array([value]))[0]):
-                    problems.append(Problem(str(path), "the decision is not on the metric's scale", field="decision",
-                                            value=text, expected=metric.scale_text(), **where))
+                    problems.append(
+                        Problem(
+                            str(path),
+                            "the decision is not on the metric's scale",
+                            field="decision",
+                            value=text,
+                            expected=metric.scale_text(),
+                            **where,
+                        )
+                    )
                     continue
                 if not (row.get("adjudicator") or "").strip():
-                    problems.append(Problem(str(path), "who decided?", field="adjudicator", value="",
-                                            expected="the adjudicator's name or e-mail", **where))
+                    problems.append(
+                        Problem(
+                            str(path),
+                            "who decided?",
+                            field="adjudicator",
+                            value="",
+                            expected="the adjudicator's name or e-mail",
+                            **where,
+                        )
+                    )
                     continue
-                decisions.append({"case_id": row["case_id"], "metric": row["metric"], "value": value,
-                                  "adjudicator": row["adjudicator"].strip(), "note": (row.get("note") or "").strip()})
+                decisions.append(
+                    {
+                        "case_id": row["case_id"],
+                        "metric": row["metric"],
+                        "value": value,
+                        "adjudicator": row["adjudicator"].strip(),
+                        "note": (row.get("note") or "").strip(),
+                    }
+                )
     except OSError as exc:
         raise CampaignError([Problem(str(path), f"cannot read the decisions: {exc.strerror}")]) from None
     if problems:
@@ -258,9 +344,13 @@ def append_decisions(folder: Path, decisions: list[dict[str, Any]], *, source: s
     store, keeping the earlier ones, and write the current ones to ``adjudications.csv``."""
     db = open_store(Path(folder) / STORE_NAME, MIGRATIONS)
     try:
-        latest = {(r[0], r[1]): (r[2], r[3]) for r in db.execute(
-            "SELECT case_id, metric, value, adjudicator FROM decisions WHERE id IN "
-            "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric)")}
+        latest = {
+            (r[0], r[1]): (r[2], r[3])
+            for r in db.execute(
+                "SELECT case_id, metric, value, adjudicator FROM decisions WHERE id IN "
+                "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric)"
+            )
+        }
         counts = {"new": 0, "changed": 0, "unchanged": 0}
         stamp = now()
         db.execute("BEGIN")
@@ -270,12 +360,16 @@ def append_decisions(folder: Path, decisions: list[dict[str, Any]], *, source: s
                 counts["unchanged"] += 1
                 continue
             counts["new" if before is None else "changed"] += 1
-            db.execute("INSERT INTO decisions (case_id, metric, value, adjudicator, note, source, decided) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)", (d["case_id"], d["metric"], d["value"], d["adjudicator"],
-                                                        d.get("note") or None, source, stamp))
+            db.execute(
+                "INSERT INTO decisions (case_id, metric, value, adjudicator, note, source, decided) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (d["case_id"], d["metric"], d["value"], d["adjudicator"], d.get("note") or None, source, stamp),
+            )
         db.execute("COMMIT")
-        rows = db.execute("SELECT case_id, metric, value, adjudicator, decided FROM decisions WHERE id IN "
-                          "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric) ORDER BY case_id, metric")
+        rows = db.execute(
+            "SELECT case_id, metric, value, adjudicator, decided FROM decisions WHERE id IN "
+            "(SELECT MAX(id) FROM decisions GROUP BY case_id, metric) ORDER BY case_id, metric"
+        )
         with replacing(Path(folder) / ADJUDICATIONS_FILE) as handle:
             writer = csv.writer(handle)
             writer.writerow(["case_id", "metric", "value", "adjudicator", "decided"])

@@ -30,15 +30,15 @@ from typing import Any
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.files import write_all, writes_campaign
 from calibrate.base.results import Result, single_row
-from calibrate.base.times import latest_first
 from calibrate.base.secrets import redact
+from calibrate.base.times import latest_first
 from calibrate.campaign import CASES_FILE, IMPORTED_META_FILE, IMPORTED_RATINGS_FILE, load_campaign
 from calibrate.campaign.folder import id_problem
 from calibrate.cases.datasets import plan_merge
-from calibrate.imports.records import ImportedRating, SourceBatch, Skip, match_metric
+from calibrate.imports.records import ImportedRating, Skip, SourceBatch, match_metric
 from calibrate.imports.store import STORE_NAME, ImportStore, withdraw_limit
 
-__all__ = ["import_batch", "grouped_skips", "undo_withdrawals"]
+__all__ = ["grouped_skips", "import_batch", "undo_withdrawals"]
 
 #: the files an import writes; a scratch copy of the campaign gets these, and links to the rest
 WRITTEN = (CASES_FILE, IMPORTED_RATINGS_FILE, IMPORTED_META_FILE)
@@ -54,15 +54,23 @@ def grouped_skips(skipped: list[Skip]) -> list[dict[str, Any]]:
     groups: dict[str, list[str]] = defaultdict(list)
     for skip in skipped:
         groups[skip.reason].append(skip.what)
-    return [{"reason": reason, "count": len(items), "examples": items[:LISTED]}
-            for reason, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return [
+        {"reason": reason, "count": len(items), "examples": items[:LISTED]}
+        for reason, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
 
 
 def _campaign_folder(folder: Path) -> None:
     if not (folder / "campaign.toml").is_file():
-        raise CampaignError([Problem(str(folder), "no campaign here (no campaign.toml): nothing was imported",
-                                     expected="a campaign folder: check its name, or start one with "
-                                              "calibrate init FOLDER --metric NAME")])
+        raise CampaignError(
+            [
+                Problem(
+                    str(folder),
+                    "no campaign here (no campaign.toml): nothing was imported",
+                    expected="a campaign folder: check its name, or start one with calibrate init FOLDER --metric NAME",
+                )
+            ]
+        )
 
 
 def _names(batch: SourceBatch, rater: str | None) -> list[Problem]:
@@ -72,21 +80,41 @@ def _names(batch: SourceBatch, rater: str | None) -> list[Problem]:
     the field, before anything is written."""
     problems = []
     if rater is not None and (why := id_problem(rater)):
-        problems.append(Problem(batch.source, f"the rater name given {why}", field="rater", value=rater,
-                                expected="a judge's name without control characters"))
+        problems.append(
+            Problem(
+                batch.source,
+                f"the rater name given {why}",
+                field="rater",
+                value=rater,
+                expected="a judge's name without control characters",
+            )
+        )
     for r in batch.ratings:
         where = f"{batch.kind} rating {r.source_id!r}"
         for name in ("case_id", "rater"):
             why = id_problem(getattr(r, name))
             if why:
-                problems.append(Problem(batch.source, f"{where}: its {name} {why}", field=name, value=getattr(r, name),
-                                        expected="text without control characters: fix it in the source"))
+                problems.append(
+                    Problem(
+                        batch.source,
+                        f"{where}: its {name} {why}",
+                        field=name,
+                        value=getattr(r, name),
+                        expected="text without control characters: fix it in the source",
+                    )
+                )
         if r.rater and redact(r.rater) != r.rater:
-            problems.append(Problem(batch.source, f"{where}: its rater's name holds a credential (shown redacted), "
-                                    "and rater names are stored in the campaign's files and shown", field="rater",
-                                    value=redact(r.rater), expected="an annotator's or a judge's name: fix it in the "
-                                    "source" + (" (or name the judge with --rater NAME)" if r.rater_kind == "judge"
-                                                else "")))
+            problems.append(
+                Problem(
+                    batch.source,
+                    f"{where}: its rater's name holds a credential (shown redacted), "
+                    "and rater names are stored in the campaign's files and shown",
+                    field="rater",
+                    value=redact(r.rater),
+                    expected="an annotator's or a judge's name: fix it in the "
+                    "source" + (" (or name the judge with --rater NAME)" if r.rater_kind == "judge" else ""),
+                )
+            )
     return problems
 
 
@@ -101,11 +129,21 @@ def _named(batch: SourceBatch, rater: str | None, skipped: list[Skip]) -> list[I
         return _apart([r for r in batch.ratings if r.rater], batch, rater)
     judges = sorted({r.rater for r in batch.ratings if r.rater_kind == "judge"})
     if len(judges) > 1:
-        raise ValueError(f"rater={rater!r}: {batch.source} holds the ratings of {len(judges)} judges "
-                         f"({', '.join(judges[:LISTED])}{' ...' if len(judges) > LISTED else ''}); a rater name "
-                         "replaces one judge's (import without it: the judges keep their own names)")
-    return _apart([replace(r, rater=rater, facts={**r.facts, "named_in_source": r.rater} if r.rater else r.facts)
-                   if r.rater_kind == "judge" else r for r in batch.ratings], batch, rater)
+        raise ValueError(
+            f"rater={rater!r}: {batch.source} holds the ratings of {len(judges)} judges "
+            f"({', '.join(judges[:LISTED])}{' ...' if len(judges) > LISTED else ''}); a rater name "
+            "replaces one judge's (import without it: the judges keep their own names)"
+        )
+    return _apart(
+        [
+            replace(r, rater=rater, facts={**r.facts, "named_in_source": r.rater} if r.rater else r.facts)
+            if r.rater_kind == "judge"
+            else r
+            for r in batch.ratings
+        ],
+        batch,
+        rater,
+    )
 
 
 def _apart(ratings: list[ImportedRating], batch: SourceBatch, rater: str | None) -> list[ImportedRating]:
@@ -117,14 +155,21 @@ def _apart(ratings: list[ImportedRating], batch: SourceBatch, rater: str | None)
     if not both:
         return ratings
     if rater is not None:
-        raise ValueError(f"rater={rater!r}: {batch.source} holds human ratings by {rater!r} too; a judge and a "
-                         "human of one name would be one rater, and one's ratings would replace the other's: give "
-                         "the judge another name")
-    way = ("give the judge another name (--rater NAME)" if len(judges) == 1 else
-           f"the source holds {len(judges)} judges, and a rater name replaces one judge's only: rename the judge or "
-           "the annotator in the source")
-    raise ValueError(f"{batch.source} names a judge and a human alike ({', '.join(both[:LISTED])}): one rater of "
-                     f"two kinds would keep only one of their ratings of a case: {way}")
+        raise ValueError(
+            f"rater={rater!r}: {batch.source} holds human ratings by {rater!r} too; a judge and a "
+            "human of one name would be one rater, and one's ratings would replace the other's: give "
+            "the judge another name"
+        )
+    way = (
+        "give the judge another name (--rater NAME)"
+        if len(judges) == 1
+        else f"the source holds {len(judges)} judges, and a rater name replaces one judge's only: rename the judge or "
+        "the annotator in the source"
+    )
+    raise ValueError(
+        f"{batch.source} names a judge and a human alike ({', '.join(both[:LISTED])}): one rater of "
+        f"two kinds would keep only one of their ratings of a case: {way}"
+    )
 
 
 def _latest(ratings: list[tuple[str, ImportedRating]], skipped: list[Skip]) -> list[tuple[str, ImportedRating]]:
@@ -137,16 +182,26 @@ def _latest(ratings: list[tuple[str, ImportedRating]], skipped: list[Skip]) -> l
         j = chosen.get(key)
         if j is None or latest_first(rating.updated) >= latest_first(ratings[j][1].updated):
             chosen[key] = i
-    for i, (metric, rating) in enumerate(ratings):
+    for _i, (metric, rating) in enumerate(ratings):
         kept = ratings[chosen[(rating.case_id, metric, rating.rater)]][1]
         if kept is not rating:
-            skipped.append(Skip(rating.source_id, f"the source rates case {rating.case_id!r} on {metric!r} by "
-                                                  f"{rating.rater!r} again ({kept.source_id}): that later one is kept"))
+            skipped.append(
+                Skip(
+                    rating.source_id,
+                    f"the source rates case {rating.case_id!r} on {metric!r} by "
+                    f"{rating.rater!r} again ({kept.source_id}): that later one is kept",
+                )
+            )
     return [ratings[i] for i in sorted(chosen.values())]
 
 
-def _matched(ratings: list[ImportedRating], metrics: list[str], mapping: Mapping[str, str],
-             skipped: list[Skip], removed: list[str] = ()) -> list[tuple[str, ImportedRating]]:
+def _matched(
+    ratings: list[ImportedRating],
+    metrics: list[str],
+    mapping: Mapping[str, str],
+    skipped: list[Skip],
+    removed: list[str] = (),
+) -> list[tuple[str, ImportedRating]]:
     """(campaign metric, rating) for each rating whose metric the campaign has, or had (``removed``: the
     metrics the store holds that campaign.toml no longer declares, kept and set aside); the others skipped."""
     found = []
@@ -156,13 +211,21 @@ def _matched(ratings: list[ImportedRating], metrics: list[str], mapping: Mapping
             metric = match_metric(rating.metric, list(removed), {})
         alike = [m for m in metrics if match_metric(rating.metric, [m], {}) == m] if metric is None else []
         if len(alike) > 1:
-            skipped.append(Skip(f"{rating.source_id} ({rating.metric!r} by {rating.rater})",
-                                f"its metric {rating.metric!r} is {' and '.join(alike)} alike, up to case and "
-                                f"punctuation: give --map '{rating.metric}=METRIC' to say which"))
+            skipped.append(
+                Skip(
+                    f"{rating.source_id} ({rating.metric!r} by {rating.rater})",
+                    f"its metric {rating.metric!r} is {' and '.join(alike)} alike, up to case and "
+                    f"punctuation: give --map '{rating.metric}=METRIC' to say which",
+                )
+            )
         elif metric is None:
-            skipped.append(Skip(f"{rating.source_id} ({rating.metric!r} by {rating.rater})",
-                                f"its metric {rating.metric!r} is none of the campaign's ({', '.join(metrics)}): "
-                                f"give --map '{rating.metric}=METRIC' to import it"))
+            skipped.append(
+                Skip(
+                    f"{rating.source_id} ({rating.metric!r} by {rating.rater})",
+                    f"its metric {rating.metric!r} is none of the campaign's ({', '.join(metrics)}): "
+                    f"give --map '{rating.metric}=METRIC' to import it",
+                )
+            )
         else:
             found.append((metric, rating))
     return found
@@ -171,9 +234,13 @@ def _matched(ratings: list[ImportedRating], metrics: list[str], mapping: Mapping
 def _taken(campaign, store: ImportStore, origin: str, ratings: list[tuple[str, ImportedRating]]) -> list[Problem]:
     """A rating another file or source already gives (same case, metric and rater): refused, not shadowed."""
     held: dict[tuple[str, str, str], str] = {}
-    own = campaign.ratings[(campaign.ratings["file"] != IMPORTED_RATINGS_FILE)
-                           & ((campaign.ratings["rater_kind"] == "human") | (campaign.ratings["run_id"] == ""))]
-    for case_id, metric, rater, file, line in zip(own["case_id"], own["metric"], own["rater"], own["file"], own["line"]):
+    own = campaign.ratings[
+        (campaign.ratings["file"] != IMPORTED_RATINGS_FILE)
+        & ((campaign.ratings["rater_kind"] == "human") | (campaign.ratings["run_id"] == ""))
+    ]
+    for case_id, metric, rater, file, line in zip(
+        own["case_id"], own["metric"], own["rater"], own["file"], own["line"]
+    ):
         held.setdefault((case_id, metric, rater), f"{file} (line {line})")
     for row in store.current():
         if row["origin"] != origin and not row["withdrawn"]:
@@ -182,10 +249,16 @@ def _taken(campaign, store: ImportStore, origin: str, ratings: list[tuple[str, I
     for metric, rating in ratings:
         where = held.get((rating.case_id, metric, rating.rater))
         if where:
-            problems.append(Problem(origin, f"rater {rating.rater!r} already rates case {rating.case_id!r} on "
-                                    f"metric {metric!r} in {where}", field="rater", value=rating.rater,
-                                    expected="one rating per case, metric and rater: import this source's judge under "
-                                    "another name (--rater NAME), or remove the other rating"))
+            problems.append(
+                Problem(
+                    origin,
+                    f"rater {rating.rater!r} already rates case {rating.case_id!r} on metric {metric!r} in {where}",
+                    field="rater",
+                    value=rating.rater,
+                    expected="one rating per case, metric and rater: import this source's judge under "
+                    "another name (--rater NAME), or remove the other rating",
+                )
+            )
     return problems
 
 
@@ -207,8 +280,15 @@ def _check_in_scratch(folder: Path, texts: dict[str, str]) -> None:
             load_campaign(root)
         except CampaignError as exc:
             moved = [replace(p, file=p.file.replace(str(root), str(folder))) for p in exc.problems]
-            raise CampaignError([Problem(str(folder), "the import was not applied: the campaign would not load "
-                                         "with it, for the reasons below")] + moved) from None
+            raise CampaignError(
+                [
+                    Problem(
+                        str(folder),
+                        "the import was not applied: the campaign would not load with it, for the reasons below",
+                    )
+                ]
+                + moved
+            ) from None
 
 
 def _move_store(scratch: Path, target: Path) -> None:
@@ -222,7 +302,7 @@ def _move_store(scratch: Path, target: Path) -> None:
     finally:
         db.close()
     partial = target.with_name(target.name + ".tmp")
-    partial.unlink(missing_ok=True)   # a leftover, or a link planted to lead the copy elsewhere: never followed
+    partial.unlink(missing_ok=True)  # a leftover, or a link planted to lead the copy elsewhere: never followed
     try:
         shutil.copyfile(scratch, partial)
         os.replace(partial, target)
@@ -231,8 +311,15 @@ def _move_store(scratch: Path, target: Path) -> None:
 
 
 @writes_campaign("calibrate import")
-def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map: Mapping[str, str] | None = None,
-                 rater: str | None = None, dry_run: bool = False, allow_withdraw: bool = False) -> Result:
+def import_batch(
+    campaign_folder: str | Path,
+    batch: SourceBatch,
+    *,
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+    allow_withdraw: bool = False,
+) -> Result:
     """Bring a source's cases and ratings into a campaign (the common end of every ``calibrate import``).
 
     Parameters
@@ -292,15 +379,17 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
     mapping = dict(metric_map or {})
     for name, metric in mapping.items():
         if metric not in campaign.metrics:
-            raise ValueError(f"metric_map: {name!r} maps to {metric!r}, which the campaign does not declare "
-                             f"({', '.join(metrics)})")
+            raise ValueError(
+                f"metric_map: {name!r} maps to {metric!r}, which the campaign does not declare ({', '.join(metrics)})"
+            )
     named = _names(batch, rater)
     if named:
-        raise CampaignError([Problem(str(folder), "the import was not applied: the source's names below cannot be "
-                                     "kept")] + named)
+        raise CampaignError(
+            [Problem(str(folder), "the import was not applied: the source's names below cannot be kept")] + named
+        )
     skipped = list(batch.skipped)
     removed = []
-    if (folder / STORE_NAME).is_file():   # the metrics this origin's store holds that campaign.toml no longer declares
+    if (folder / STORE_NAME).is_file():  # the metrics this origin's store holds that campaign.toml no longer declares
         held = ImportStore(folder)
         try:
             removed = sorted({r["metric"] for r in held.current()} - set(metrics))
@@ -313,13 +402,16 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
         if rating.case_id in known:
             kept.append((metric, rating))
         else:
-            skipped.append(Skip(rating.source_id, f"its case {rating.case_id!r} is neither in the source's cases "
-                                                  "nor in cases.jsonl"))
+            skipped.append(
+                Skip(
+                    rating.source_id, f"its case {rating.case_id!r} is neither in the source's cases nor in cases.jsonl"
+                )
+            )
     unique: dict[str, dict] = {}
-    for case in batch.cases:   # the same case twice in a source (a test run's two test functions): once
+    for case in batch.cases:  # the same case twice in a source (a test run's two test functions): once
         unique.setdefault(case["case_id"], case)
     cases_text, case_counts = plan_merge(folder, list(unique.values()), complete=True)
-    import_id = f"{batch.kind}-{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    import_id = f"{batch.kind}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     created = not (folder / STORE_NAME).is_file()
     # a dry run makes no store, and a refused import leaves none behind
     scratch = tempfile.TemporaryDirectory(prefix="calibrate-import-store-") if created else None
@@ -330,17 +422,18 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
         if problems:
             raise CampaignError(problems)
         with store.transaction(keep=not dry_run):
-            counts = store.add(import_id, batch, kept, metrics=metrics, skipped=skip_records,
-                               allow_withdraw=allow_withdraw)
+            counts = store.add(
+                import_id, batch, kept, metrics=metrics, skipped=skip_records, allow_withdraw=allow_withdraw
+            )
             withdrawn = store.withdrawn_by(import_id)
             limit = withdraw_limit(sum(1 for r in store.current(batch.origin) if r["metric"] in metrics))
             texts = store.export_texts()
             if cases_text is not None:
                 texts[CASES_FILE] = cases_text
             _check_in_scratch(folder, texts)
-            if not dry_run and scratch is None:   # written before the store commits: a failed write keeps neither
+            if not dry_run and scratch is None:  # written before the store commits: a failed write keeps neither
                 write_all({folder / name: text for name, text in texts.items()})
-        if not dry_run and scratch is not None:   # the first import: the store moves in, then the files it explains
+        if not dry_run and scratch is not None:  # the first import: the store moves in, then the files it explains
             store.close()
             _move_store(Path(scratch.name) / STORE_NAME, folder / STORE_NAME)
             write_all({folder / name: text for name, text in texts.items()})
@@ -356,17 +449,29 @@ def import_batch(campaign_folder: str | Path, batch: SourceBatch, *, metric_map:
         entry[rating.rater_kind] += 1
     raters: dict[str, dict[str, Any]] = {}
     for metric, rating in kept:
-        entry = raters.setdefault(rating.rater, {"kind": rating.rater_kind, "ratings": 0, "metrics": set(),
-                                                 "model": rating.facts.get("model")})
+        entry = raters.setdefault(
+            rating.rater,
+            {"kind": rating.rater_kind, "ratings": 0, "metrics": set(), "model": rating.facts.get("model")},
+        )
         entry["ratings"] += 1
         entry["metrics"].add(metric)
-    doc = {"kind": batch.kind, "origin": batch.origin, "source": batch.source, "import_id": import_id,
-           "dry_run": dry_run, "cases": case_counts, "ratings": counts, "withdrawn": withdrawn,
-           "withdraw_limit": limit,
-           "set_aside": {"ratings": len(aside), "metrics": sorted({m for m, _ in aside})}, "by_metric": by_metric,
-           "raters": {name: {**e, "metrics": sorted(e["metrics"])} for name, e in sorted(raters.items())},
-           "skipped": skip_records, "skipped_by_reason": grouped_skips(skipped),
-           "files": [] if dry_run else sorted(texts)}
+    doc = {
+        "kind": batch.kind,
+        "origin": batch.origin,
+        "source": batch.source,
+        "import_id": import_id,
+        "dry_run": dry_run,
+        "cases": case_counts,
+        "ratings": counts,
+        "withdrawn": withdrawn,
+        "withdraw_limit": limit,
+        "set_aside": {"ratings": len(aside), "metrics": sorted({m for m, _ in aside})},
+        "by_metric": by_metric,
+        "raters": {name: {**e, "metrics": sorted(e["metrics"])} for name, e in sorted(raters.items())},
+        "skipped": skip_records,
+        "skipped_by_reason": grouped_skips(skipped),
+        "files": [] if dry_run else sorted(texts),
+    }
     return Result(doc, single_row)
 
 
@@ -411,14 +516,29 @@ def undo_withdrawals(campaign_folder: str | Path, import_id: str) -> Result:
     folder = Path(campaign_folder)
     _campaign_folder(folder)
     if not (folder / STORE_NAME).is_file():
-        raise CampaignError([Problem(str(folder / STORE_NAME), "no import store: nothing was ever imported",
-                                     expected="a campaign calibrate import wrote to")])
+        raise CampaignError(
+            [
+                Problem(
+                    str(folder / STORE_NAME),
+                    "no import store: nothing was ever imported",
+                    expected="a campaign calibrate import wrote to",
+                )
+            ]
+        )
     store = ImportStore(folder)
     try:
         if import_id not in {i["import_id"] for i in store.imports()}:
             known = [i["import_id"] for i in store.imports() if i["counts"].get("withdrawn")]
-            raise CampaignError([Problem(str(folder / STORE_NAME), "no import of this id", value=import_id,
-                                         expected="an import that withdrew ratings: " + (", ".join(known) or "none"))])
+            raise CampaignError(
+                [
+                    Problem(
+                        str(folder / STORE_NAME),
+                        "no import of this id",
+                        value=import_id,
+                        expected="an import that withdrew ratings: " + (", ".join(known) or "none"),
+                    )
+                ]
+            )
         ratings = store.withdrawn_by(import_id)
         by = f"undo-{import_id}-{secrets.token_hex(3)}"
         with store.transaction(keep=True):
@@ -427,5 +547,6 @@ def undo_withdrawals(campaign_folder: str | Path, import_id: str) -> Result:
             write_all({folder / name: text for name, text in texts.items()})
     finally:
         store.close()
-    return Result({"import_id": import_id, "reinstated": reinstated, "ratings": ratings, "files": sorted(texts)},
-                  single_row)
+    return Result(
+        {"import_id": import_id, "reinstated": reinstated, "ratings": ratings, "files": sorted(texts)}, single_row
+    )

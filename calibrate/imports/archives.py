@@ -32,7 +32,7 @@ from calibrate.base.documents import DocumentError
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.secrets import clip
 
-__all__ = ["BoundedZip", "MAX_RATIO", "RATIO_FLOOR", "ZSTANDARD"]
+__all__ = ["MAX_RATIO", "RATIO_FLOOR", "ZSTANDARD", "BoundedZip"]
 
 #: the ZIP compression method number of Zstandard
 ZSTANDARD = 93
@@ -40,14 +40,25 @@ ZSTANDARD = 93
 #: JSON compresses 5 to 50 times; a bomb of one repeated byte 1,000 times (Deflate) to millions (Zstandard)
 MAX_RATIO = 200
 #: the size below which an entry may expand any amount
-RATIO_FLOOR = 64 * 2 ** 20
-CHUNK = 2 ** 20
+RATIO_FLOOR = 64 * 2**20
+CHUNK = 2**20
 #: the compression methods read: stored, deflated, bzip2, LZMA, Zstandard
 METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA, ZSTANDARD}
 #: what a damaged entry raises while it is read (zstandard's ZstdError is a subclass of Exception only,
 #: told by its module)
-DAMAGED = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, RuntimeError, NotImplementedError,
-           ValueError, struct.error, OverflowError, MemoryError)
+DAMAGED = (
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    EOFError,
+    OSError,
+    RuntimeError,
+    NotImplementedError,
+    ValueError,
+    struct.error,
+    OverflowError,
+    MemoryError,
+)
 
 
 class BoundedZip:
@@ -95,8 +106,10 @@ class BoundedZip:
         try:
             self.size = self.path.stat().st_size
             if self.size > self.limit:
-                raise self._error(f"{self.size:,} bytes, more than the {self.limit:,} calibrate reads at once",
-                                  expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)")
+                raise self._error(
+                    f"{self.size:,} bytes, more than the {self.limit:,} calibrate reads at once",
+                    expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)",
+                )
             self.raw = self.path.open("rb")
             self.archive = zipfile.ZipFile(self.raw)
             self.infos = {info.filename: info for info in self.archive.infolist()}
@@ -109,7 +122,7 @@ class BoundedZip:
         """The entries' names, in the archive's order."""
         return list(self.infos)
 
-    def __enter__(self) -> "BoundedZip":
+    def __enter__(self) -> BoundedZip:
         return self
 
     def __exit__(self, *_) -> None:
@@ -121,8 +134,9 @@ class BoundedZip:
             self.raw = None
 
     def _error(self, message: str, expected: str | None = None) -> DocumentError:
-        return DocumentError([Problem(str(self.path), message, expected=expected or self.expected)],
-                             source=str(self.path))
+        return DocumentError(
+            [Problem(str(self.path), message, expected=expected or self.expected)], source=str(self.path)
+        )
 
     def read(self, name: str) -> bytearray:
         """The entry ``name``, decompressed within the limits.
@@ -139,15 +153,16 @@ class BoundedZip:
         if info.flag_bits & 0x1:
             raise self._error(f"entry {name!r} is encrypted")
         if info.compress_type not in METHODS:
-            raise self._error(f"entry {name!r} is compressed with method {info.compress_type}, which calibrate "
-                              "does not read")
+            raise self._error(
+                f"entry {name!r} is compressed with method {info.compress_type}, which calibrate does not read"
+            )
         try:
             stream, consumed = self._open(info)
             with stream:
                 return self._bounded(stream, info, consumed)
         except (DocumentError, CampaignError):
             raise
-        except Exception as exc:  # noqa: BLE001 - DAMAGED, and zstandard's ZstdError
+        except Exception as exc:  # DAMAGED, and zstandard's ZstdError
             if not isinstance(exc, DAMAGED) and type(exc).__module__.split(".")[0] != "zstandard":
                 raise
             raise self._error(f"entry {name!r} cannot be read ({type(exc).__name__}: {clip(exc, 200)})") from None
@@ -175,15 +190,20 @@ class BoundedZip:
             self.read_so_far += len(chunk)
             compressed = max(consumed(), 1)
             if self.read_so_far > self.limit:
-                raise self._error(f"entry {info.filename!r} takes the archive past {self.limit:,} bytes decompressed "
-                                  f"(the entry: {compressed:,} bytes compressed so far): a ZIP bomb, or more than "
-                                  "calibrate reads at once", self.expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the "
-                                  "limit)")
+                raise self._error(
+                    f"entry {info.filename!r} takes the archive past {self.limit:,} bytes decompressed "
+                    f"(the entry: {compressed:,} bytes compressed so far): a ZIP bomb, or more than "
+                    "calibrate reads at once",
+                    self.expected + " (CALIBRATE_MAX_DOCUMENT_MB raises the limit)",
+                )
             if len(data) > RATIO_FLOOR and len(data) > MAX_RATIO * compressed:
-                raise self._error(f"entry {info.filename!r} decompresses to more than {MAX_RATIO:,} times its "
-                                  f"{compressed:,} compressed bytes: a ZIP bomb", self.expected + " (an archive "
-                                  "that is no bomb can be read once unpacked: for an Inspect log, inspect log "
-                                  "convert --to json)")
+                raise self._error(
+                    f"entry {info.filename!r} decompresses to more than {MAX_RATIO:,} times its "
+                    f"{compressed:,} compressed bytes: a ZIP bomb",
+                    self.expected + " (an archive "
+                    "that is no bomb can be read once unpacked: for an Inspect log, inspect log "
+                    "convert --to json)",
+                )
 
     def _payload(self, info: zipfile.ZipInfo) -> bytes:
         """An entry's compressed bytes, found through its local header, never read past the end of the
@@ -203,10 +223,16 @@ class BoundedZip:
         try:
             import zstandard
         except ImportError:
-            raise CampaignError([Problem(str(self.path), "an archive compressed with Zstandard, and the zstandard "
-                                         "package is not installed",
-                                         expected="pip install 'calibrate-judges[imports]' (or, for an Inspect log, "
-                                                  "a .json log: inspect log convert --to json)")]) from None
+            raise CampaignError(
+                [
+                    Problem(
+                        str(self.path),
+                        "an archive compressed with Zstandard, and the zstandard package is not installed",
+                        expected="pip install 'calibrate-judges[imports]' (or, for an Inspect log, "
+                        "a .json log: inspect log convert --to json)",
+                    )
+                ]
+            ) from None
         # the window a frame may ask for is bounded too (zstandard's default: 128 MiB)
         return zstandard.ZstdDecompressor().stream_reader(source, read_size=16384, read_across_frames=True)
 
@@ -222,7 +248,7 @@ class _Inflating:
         self.consumed = 0
         self.crc = 0
 
-    def __enter__(self) -> "_Inflating":
+    def __enter__(self) -> _Inflating:
         return self
 
     def __exit__(self, *_) -> None:
@@ -233,7 +259,7 @@ class _Inflating:
             if not self.pending:
                 if self.consumed >= len(self.payload):
                     raise EOFError(f"compressed data of {self.info.filename} ends before its end")
-                self.pending = self.payload[self.consumed:self.consumed + 16384]
+                self.pending = self.payload[self.consumed : self.consumed + 16384]
                 self.consumed += len(self.pending)
             out = self.decompressor.decompress(self.pending, size)
             self.pending = self.decompressor.unconsumed_tail

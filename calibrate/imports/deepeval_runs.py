@@ -32,12 +32,14 @@ from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
 from calibrate.imports.texts import Record, fits
 
-__all__ = ["import_deepeval_run", "read_deepeval_run", "TestRun", "DeepEvalTestCase", "MetricData"]
+__all__ = ["DeepEvalTestCase", "MetricData", "TestRun", "import_deepeval_run", "read_deepeval_run"]
 
 #: the name DeepEval gives a test case that has none (its place in the run): not an id across runs
 DEFAULT_NAME = re.compile(r"^(conversational_)?test_case_\d+$")
-EXPECTED = ("the JSON DeepEval saves: an object with testCases (test_run_*.json, .deepeval/.latest_run_full.json "
-            "or .latest_test_run.json)")
+EXPECTED = (
+    "the JSON DeepEval saves: an object with testCases (test_run_*.json, .deepeval/.latest_run_full.json "
+    "or .latest_test_run.json)"
+)
 
 
 class MetricData(Record):
@@ -70,7 +72,7 @@ class DeepEvalTestCase(Record):
 class TestRun(Record):
     """A test run: its test cases (each read on its own) and conversational test cases (skipped)."""
 
-    __test__ = False   # not a test class for pytest
+    __test__ = False  # not a test class for pytest
     test_cases: list[JsonValue] | None = Field(None, alias="testCases")
     conversational_test_cases: list[JsonValue] | None = Field(None, alias="conversationalTestCases")
 
@@ -87,14 +89,27 @@ def _load(path: Path) -> TestRun:
     data = parse_json(read_bytes(path, expected=EXPECTED), JsonValue, source=str(path), expected=EXPECTED)
     latest = fits(data, _Latest)
     if latest is not None and isinstance(latest.test_run_data, dict):
-        data = latest.test_run_data   # .deepeval/.latest_test_run.json
+        data = latest.test_run_data  # .deepeval/.latest_test_run.json
     if not isinstance(data, dict) or not ("testCases" in data or "conversationalTestCases" in data):
-        raise DocumentError([Problem(str(path), "not a DeepEval test run", value=type(data).__name__,
-                                     expected=EXPECTED)], source=str(path))
+        raise DocumentError(
+            [Problem(str(path), "not a DeepEval test run", value=type(data).__name__, expected=EXPECTED)],
+            source=str(path),
+        )
     run, problems = check(data, TestRun, source=str(path), expected="the shape of a DeepEval test run: a list")
     if run is None:
-        raise DocumentError([Problem(p.file, "not the shape of a DeepEval test run: " + p.message, field=p.field,
-                                     value=p.value, expected=p.expected) for p in problems], source=str(path))
+        raise DocumentError(
+            [
+                Problem(
+                    p.file,
+                    "not the shape of a DeepEval test run: " + p.message,
+                    field=p.field,
+                    value=p.value,
+                    expected=p.expected,
+                )
+                for p in problems
+            ],
+            source=str(path),
+        )
     return run
 
 
@@ -144,31 +159,51 @@ def read_deepeval_run(path: str | Path) -> SourceBatch:
     for i, item in enumerate(run.conversational_test_cases or []):
         named = fits(item, _Named)
         name = named.name if named is not None else f"conversational_test_case_{i}"
-        batch.skipped.append(Skip(f"{path.name}#{name}", "a conversational test case: calibrate rates single-turn "
-                                                         "cases"))
+        batch.skipped.append(
+            Skip(f"{path.name}#{name}", "a conversational test case: calibrate rates single-turn cases")
+        )
     problems: list[Problem] = []
     test_cases: list[tuple[str, DeepEvalTestCase]] = []
     for i, item in enumerate(run.test_cases or []):
         where = f"testCases[{i}]"
-        test_case, found = check(item, DeepEvalTestCase, source=str(path), field=where,
-                                 expected="DeepEval's test case: input, actualOutput, ... and metricsData (name, "
-                                          "score, threshold, evaluationModel, ...)")
+        test_case, found = check(
+            item,
+            DeepEvalTestCase,
+            source=str(path),
+            field=where,
+            expected="DeepEval's test case: input, actualOutput, ... and metricsData (name, "
+            "score, threshold, evaluationModel, ...)",
+        )
         problems += found
         for j, metric in enumerate(test_case.metrics_data or [] if test_case is not None else []):
             if metric.score is not None and not math.isfinite(metric.score):
-                problems.append(Problem(str(path), f"{where}: the score of {metric.name!r} is not a number",
-                                        field=f"{where}.metricsData[{j}].score", value=metric.score,
-                                        expected="a finite number, or an error"))
+                problems.append(
+                    Problem(
+                        str(path),
+                        f"{where}: the score of {metric.name!r} is not a number",
+                        field=f"{where}.metricsData[{j}].score",
+                        value=metric.score,
+                        expected="a finite number, or an error",
+                    )
+                )
         if test_case is not None:
             test_cases.append((where, test_case))
     names = Counter(tc.name for _, tc in test_cases if tc.name is not None)
     for where, tc in test_cases:
-        record = {"input": tc.input, "actual_output": tc.actual_output, "expected_output": tc.expected_output,
-                  "context": tc.context, "retrieval_context": tc.retrieval_context, "metadata": tc.metadata}
+        record = {
+            "input": tc.input,
+            "actual_output": tc.actual_output,
+            "expected_output": tc.expected_output,
+            "context": tc.context,
+            "retrieval_context": tc.retrieval_context,
+            "metadata": tc.metadata,
+        }
         case, found = external_case(record, source="deepeval", where=str(path), row=None)
         if case is None:
-            problems += [Problem(p.file, f"{where}: {p.message}", field=p.field, value=p.value, expected=p.expected)
-                         for p in found]
+            problems += [
+                Problem(p.file, f"{where}: {p.message}", field=p.field, value=p.value, expected=p.expected)
+                for p in found
+            ]
             continue
         own = case["metadata"].get("case_id") if isinstance(case["metadata"].get("case_id"), str) else None
         if own is None and tc.name and not DEFAULT_NAME.match(tc.name) and names[tc.name] == 1:
@@ -181,19 +216,39 @@ def read_deepeval_run(path: str | Path) -> SourceBatch:
             if metric.score is None and not metric.error:
                 batch.skipped.append(Skip(source_id, "not scored (DeepEval skipped the metric)"))
                 continue
-            facts = {"library": "deepeval", "model": metric.evaluation_model, "threshold": metric.threshold,
-                     "strict_mode": metric.strict_mode, "success": metric.success}
-            batch.ratings.append(ImportedRating(
-                case_id=case["case_id"], metric=metric.name, rater=metric.evaluation_model or "", rater_kind="judge",
-                value=None if metric.error else metric.score, error=metric.error or None, reason=metric.reason,
-                source_id=source_id, facts={k: v for k, v in facts.items() if v is not None}))
+            facts = {
+                "library": "deepeval",
+                "model": metric.evaluation_model,
+                "threshold": metric.threshold,
+                "strict_mode": metric.strict_mode,
+                "success": metric.success,
+            }
+            batch.ratings.append(
+                ImportedRating(
+                    case_id=case["case_id"],
+                    metric=metric.name,
+                    rater=metric.evaluation_model or "",
+                    rater_kind="judge",
+                    value=None if metric.error else metric.score,
+                    error=metric.error or None,
+                    reason=metric.reason,
+                    source_id=source_id,
+                    facts={k: v for k, v in facts.items() if v is not None},
+                )
+            )
     if problems:
         raise DocumentError(problems, source=str(path))
     return batch
 
 
-def import_deepeval_run(campaign_folder: str | Path, path: str | Path, *, metric_map: Mapping[str, str] | None = None,
-                        rater: str | None = None, dry_run: bool = False) -> Result:
+def import_deepeval_run(
+    campaign_folder: str | Path,
+    path: str | Path,
+    *,
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+) -> Result:
     """The ``calibrate import deepeval`` command: a DeepEval test run file read by :func:`read_deepeval_run`
     and brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -225,5 +280,4 @@ def import_deepeval_run(campaign_folder: str | Path, path: str | Path, *, metric
     >>> doc["ratings"]["new"], import_deepeval_run(tmp / "c", tmp / "run.json")["ratings"]["unchanged"]
     (1, 1)
     """
-    return import_batch(campaign_folder, read_deepeval_run(path), metric_map=metric_map, rater=rater,
-                        dry_run=dry_run)
+    return import_batch(campaign_folder, read_deepeval_run(path), metric_map=metric_map, rater=rater, dry_run=dry_run)

@@ -56,8 +56,16 @@ from calibrate.imports.texts import (
     text_of,
 )
 
-__all__ = ["read_inspect_log", "import_inspect", "inspect_value", "EvalLog", "EvalSpec", "Sample", "Score",
-           "ScoreEdit"]
+__all__ = [
+    "EvalLog",
+    "EvalSpec",
+    "Sample",
+    "Score",
+    "ScoreEdit",
+    "import_inspect",
+    "inspect_value",
+    "read_inspect_log",
+]
 
 #: Inspect's letter grades, as its ``value_to_float`` reads them
 GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -175,14 +183,24 @@ def _load(path: Path) -> tuple[EvalLog, list[tuple[str, Any]]]:
             names = archive.names
             entry = next((n for n in ("header.json", "_journal/start.json") if n in names), None)  # or still written
             if entry is None:
-                raise DocumentError([Problem(str(path), "a ZIP archive without header.json", expected=EXPECTED)],
-                                    source=str(path))
+                raise DocumentError(
+                    [Problem(str(path), "a ZIP archive without header.json", expected=EXPECTED)], source=str(path)
+                )
             header = parse_json(archive.read(entry), EvalLog, source=f"{path} (entry {entry})", expected=EXPECTED)
             samples = []
             for name in names:
                 if name.startswith("samples/") and name.endswith(".json"):
-                    samples.append((name, parse_json(archive.read(name), JsonValue, source=f"{path} (entry {name})",
-                                                     expected="an Inspect sample")))
+                    samples.append(
+                        (
+                            name,
+                            parse_json(
+                                archive.read(name),
+                                JsonValue,
+                                source=f"{path} (entry {name})",
+                                expected="an Inspect sample",
+                            ),
+                        )
+                    )
         return header, samples
     data = read_bytes(path, expected=EXPECTED)
     header = parse_json(data, EvalLog, source=str(path), expected=EXPECTED)
@@ -249,21 +267,32 @@ def _message_text(value: Any) -> Any:
 def _case(sample: Sample, spec: EvalSpec, where: str, context_key: str | None) -> tuple[dict | None, str | None]:
     if sample.error:
         error = fits(sample.error, _Error)
-        return None, (f"the sample failed in Inspect ({clip(error.message if error else sample.error, 200)}): no "
-                      "output to rate")
+        return None, (
+            f"the sample failed in Inspect ({clip(error.message if error else sample.error, 200)}): no output to rate"
+        )
     metadata = dict(sample.metadata or {})
     target = sample.target
     record: dict[str, Any] = {
         "input": text_of(_message_text(sample.input), (), chat_role="user"),
         "actual_output": sample.output.completion if sample.output is not None else None,
-        "expected_output": "\n".join(target) if isinstance(target, list) else target or None}
+        "expected_output": "\n".join(target) if isinstance(target, list) else target or None,
+    }
     key = context_key if context_key else next((k for k in CONTEXT_KEYS if k in metadata), None)
     if key is not None and key in metadata:
         context = metadata.pop(key)
         record["retrieval_context"] = [context] if isinstance(context, str) else documents_of(context)
-    record["metadata"] = {k: v for k, v in {
-        **metadata, "sample_id": sample.id, "epoch": sample.epoch, "task": spec.task,
-        "eval_id": spec.eval_id, "model": spec.model}.items() if v is not None}
+    record["metadata"] = {
+        k: v
+        for k, v in {
+            **metadata,
+            "sample_id": sample.id,
+            "epoch": sample.epoch,
+            "task": spec.task,
+            "eval_id": spec.eval_id,
+            "model": spec.model,
+        }.items()
+        if v is not None
+    }
     record["metadata"].pop("case_id", None)
     case, problems = external_case({k: v for k, v in record.items() if v is not None}, source="deepeval", where=where)
     if case is None:
@@ -283,8 +312,9 @@ def _edits(history: list[Any], source_id: str, path: str, skipped: list[Skip]) -
     return edits
 
 
-def _ratings(name: str, score: Score, case_id: str, source_id: str, graders: dict[str, tuple[str, str | None]],
-             path: str) -> tuple[list[ImportedRating], list[Skip]]:
+def _ratings(
+    name: str, score: Score, case_id: str, source_id: str, graders: dict[str, tuple[str, str | None]], path: str
+) -> tuple[list[ImportedRating], list[Skip]]:
     base, model = graders.get(name, (name, None))
     model = model or _transcript_model(score)
     rater = model or f"inspect:{base}"
@@ -303,19 +333,42 @@ def _ratings(name: str, score: Score, case_id: str, source_id: str, graders: dic
         number = inspect_value(item, where=f"{path}, score {where}, field 'value'")
         unscored = isinstance(item, float) and math.isnan(item)
         if unscored and reason in UNDER_TEST:
-            skipped.append(Skip(where, f"unscored by {base}: {reason} (Inspect puts it on the model under test, "
-                                       "not on the grader)"))
+            skipped.append(
+                Skip(
+                    where, f"unscored by {base}: {reason} (Inspect puts it on the model under test, not on the grader)"
+                )
+            )
         elif unscored:
-            ratings.append(ImportedRating(case_id=case_id, metric=metric, rater=rater, rater_kind="judge", value=None,
-                                          error=f"unscored: {reason or 'the scorer gave no value'}"
-                                                + (f" ({clip(score.explanation, 300)})" if score.explanation else ""),
-                                          source_id=where, facts=facts))
+            ratings.append(
+                ImportedRating(
+                    case_id=case_id,
+                    metric=metric,
+                    rater=rater,
+                    rater_kind="judge",
+                    value=None,
+                    error=f"unscored: {reason or 'the scorer gave no value'}"
+                    + (f" ({clip(score.explanation, 300)})" if score.explanation else ""),
+                    source_id=where,
+                    facts=facts,
+                )
+            )
         elif number is None:
-            skipped.append(Skip(where, f"its value {item!r:.200} reads as no number (C / I / P / N, yes / no, a "
-                                       "number)"))
+            skipped.append(
+                Skip(where, f"its value {item!r:.200} reads as no number (C / I / P / N, yes / no, a number)")
+            )
         else:
-            ratings.append(ImportedRating(case_id=case_id, metric=metric, rater=rater, rater_kind="judge",
-                                          value=number, reason=score.explanation, source_id=where, facts=facts))
+            ratings.append(
+                ImportedRating(
+                    case_id=case_id,
+                    metric=metric,
+                    rater=rater,
+                    rater_kind="judge",
+                    value=number,
+                    reason=score.explanation,
+                    source_id=where,
+                    facts=facts,
+                )
+            )
     for i, edit in history:
         if edit.provenance is None:
             continue
@@ -334,11 +387,19 @@ def _ratings(name: str, score: Score, case_id: str, source_id: str, graders: dic
             if number is None:
                 skipped.append(Skip(what, f"its value {item!r:.200} reads as no number"))
                 continue
-            ratings.append(ImportedRating(
-                case_id=case_id, metric=metric, rater=author.strip(), rater_kind="human", value=number,
-                source_id=f"{what}" + ("" if key is None else f"/{key}"), reason=edit.provenance.reason,
-                facts={"library": "inspect_ai", "scorer": base, "source_type": "HUMAN"},
-                updated=edit.provenance.timestamp))
+            ratings.append(
+                ImportedRating(
+                    case_id=case_id,
+                    metric=metric,
+                    rater=author.strip(),
+                    rater_kind="human",
+                    value=number,
+                    source_id=f"{what}" + ("" if key is None else f"/{key}"),
+                    reason=edit.provenance.reason,
+                    facts={"library": "inspect_ai", "scorer": base, "source_type": "HUMAN"},
+                    updated=edit.provenance.timestamp,
+                )
+            )
     return ratings, skipped
 
 
@@ -386,8 +447,11 @@ def read_inspect_log(path: str | Path, *, context_key: str | None = None) -> Sou
     eval_id = spec.eval_id or path.stem
     batch = SourceBatch(kind="inspect", origin="inspect", source=str(path))
     if header.status not in (None, "success"):
-        batch.skipped.append(Skip(f"{eval_id} (status {header.status!r})",
-                                  "the eval did not finish: its samples are imported as they are"))
+        batch.skipped.append(
+            Skip(
+                f"{eval_id} (status {header.status!r})", "the eval did not finish: its samples are imported as they are"
+            )
+        )
     samples: list[tuple[str, Sample]] = []
     for place, item in items:
         sample, problems = check(item, Sample, source=str(path), expected="an Inspect sample")
@@ -400,7 +464,7 @@ def read_inspect_log(path: str | Path, *, context_key: str | None = None) -> Sou
         own = (sample.metadata or {}).get("case_id")
         key = own if isinstance(own, (str, int)) and not isinstance(own, bool) else None
         seen[key] = seen.get(key, 0) + 1
-    for place, sample in samples:
+    for _place, sample in samples:
         label = f"{eval_id}#{sample.id}/epoch{sample.epoch if sample.epoch is not None else 1}"
         case, why = _case(sample, spec, str(path), context_key)
         if case is None:
@@ -422,9 +486,15 @@ def read_inspect_log(path: str | Path, *, context_key: str | None = None) -> Sou
     return batch
 
 
-def import_inspect(campaign_folder: str | Path, path: str | Path, *, context_key: str | None = None,
-                   metric_map: Mapping[str, str] | None = None, rater: str | None = None,
-                   dry_run: bool = False) -> Result:
+def import_inspect(
+    campaign_folder: str | Path,
+    path: str | Path,
+    *,
+    context_key: str | None = None,
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+) -> Result:
     """The ``calibrate import inspect`` command: an Inspect AI eval log read by :func:`read_inspect_log`,
     brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -460,5 +530,10 @@ def import_inspect(campaign_folder: str | Path, path: str | Path, *, context_key
     >>> import_inspect(tmp / "c", tmp / "log.json", metric_map={"model_graded_qa": "correctness"})["by_metric"]
     {'correctness': {'human': 0, 'judge': 1}}
     """
-    return import_batch(campaign_folder, read_inspect_log(path, context_key=context_key), metric_map=metric_map,
-                        rater=rater, dry_run=dry_run)
+    return import_batch(
+        campaign_folder,
+        read_inspect_log(path, context_key=context_key),
+        metric_map=metric_map,
+        rater=rater,
+        dry_run=dry_run,
+    )

@@ -41,10 +41,21 @@ from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
-from calibrate.imports.texts import (EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, Id, OptionalId, Record,
-                                     documents_of, parsed, problem_text, read_records, text_of)
+from calibrate.imports.texts import (
+    EXPECTED_OUTPUT_NAMES,
+    INPUT_KEYS,
+    OUTPUT_KEYS,
+    Id,
+    OptionalId,
+    Record,
+    documents_of,
+    parsed,
+    problem_text,
+    read_records,
+    text_of,
+)
 
-__all__ = ["read_langfuse_export", "import_langfuse", "SOURCE_KINDS", "Observation", "LangfuseScore"]
+__all__ = ["SOURCE_KINDS", "LangfuseScore", "Observation", "import_langfuse", "read_langfuse_export"]
 
 #: each score source, and the kind of rater it makes (API: as the user says)
 SOURCE_KINDS = {"ANNOTATION": "human", "EVAL": "judge"}
@@ -117,8 +128,9 @@ def _cases(records: list[tuple[int, Any]], where: str, batch: SourceBatch) -> tu
     for line, item in records:
         record, problems = check(item, Observation, source=where, line=line, expected="a Langfuse trace or observation")
         if record is None:
-            batch.skipped.append(Skip(f"{Path(where).name}#{line}", "not a Langfuse trace or observation: "
-                                                                   + problem_text(problems)))
+            batch.skipped.append(
+                Skip(f"{Path(where).name}#{line}", "not a Langfuse trace or observation: " + problem_text(problems))
+            )
         elif record.is_observation:
             observations[record.trace_id].append(record)
         else:
@@ -126,8 +138,9 @@ def _cases(records: list[tuple[int, Any]], where: str, batch: SourceBatch) -> tu
     roots: dict[str, str] = {}
     for trace_id in list(dict.fromkeys([*traces, *observations])):
         spans = sorted(observations.get(trace_id, []), key=lambda o: o.start_time or "")
-        root = next((o for o in spans if o.is_root_observation is True), None) \
-            or next((o for o in spans if not o.parent_observation_id), None)
+        root = next((o for o in spans if o.is_root_observation is True), None) or next(
+            (o for o in spans if not o.parent_observation_id), None
+        )
         head = traces.get(trace_id) or root
         if head is None:
             batch.skipped.append(Skip(trace_id, "a trace whose root observation is not in the file"))
@@ -138,18 +151,29 @@ def _cases(records: list[tuple[int, Any]], where: str, batch: SourceBatch) -> tu
         record: dict[str, Any] = {
             "case_id": trace_id,
             "input": text_of(parsed(head.input), INPUT_KEYS, chat_role="user"),
-            "actual_output": text_of(parsed(head.output), OUTPUT_KEYS, chat_role=None)}
+            "actual_output": text_of(parsed(head.output), OUTPUT_KEYS, chat_role=None),
+        }
         chunks = [text for o in spans if str(o.type).upper() == "RETRIEVER" for text in documents_of(parsed(o.output))]
         if chunks:
             record["retrieval_context"] = chunks
         expected = next((metadata[k] for k in EXPECTED_OUTPUT_NAMES if isinstance(metadata.get(k), str)), None)
         if expected:
             record["expected_output"] = expected
-        record["metadata"] = {k: v for k, v in {
-            **metadata, "trace_id": trace_id, "time": head.timestamp or head.start_time, "name": head.name,
-            "environment": head.environment, "tags": head.tags or None}.items() if v is not None}
-        case, problems = external_case({k: v for k, v in record.items() if v is not None}, source="deepeval",
-                                       where=where)
+        record["metadata"] = {
+            k: v
+            for k, v in {
+                **metadata,
+                "trace_id": trace_id,
+                "time": head.timestamp or head.start_time,
+                "name": head.name,
+                "environment": head.environment,
+                "tags": head.tags or None,
+            }.items()
+            if v is not None
+        }
+        case, problems = external_case(
+            {k: v for k, v in record.items() if v is not None}, source="deepeval", where=where
+        )
         if case is None:
             batch.skipped.append(Skip(trace_id, problem_text(problems)))
             continue
@@ -161,17 +185,23 @@ def _cases(records: list[tuple[int, Any]], where: str, batch: SourceBatch) -> tu
 def _target(score: LangfuseScore, roots: dict[str, str]) -> tuple[str | None, str | None]:
     """The trace a score rates, or why it rates none."""
     subject = score.subject
-    if subject is not None:   # v3
+    if subject is not None:  # v3
         if subject.kind == "trace" and subject.id:
             return subject.id, None
         if subject.kind == "observation":
             trace = roots.get(subject.id or "")
             return (trace, None) if trace else (None, "a score of an observation inside the trace, not of the trace")
-        return None, (f"a score of a {subject.kind}, not of a trace" if subject.kind is not None
-                      else "a score whose subject is no trace")
+        return None, (
+            f"a score of a {subject.kind}, not of a trace"
+            if subject.kind is not None
+            else "a score whose subject is no trace"
+        )
     if score.observation_id is not None:
-        return (roots[score.observation_id], None) if score.observation_id in roots else (
-            None, "a score of an observation inside the trace, not of the trace")
+        return (
+            (roots[score.observation_id], None)
+            if score.observation_id in roots
+            else (None, "a score of an observation inside the trace, not of the trace")
+        )
     if score.trace_id is not None:
         return score.trace_id, None
     if score.session_id is not None:
@@ -181,8 +211,9 @@ def _target(score: LangfuseScore, roots: dict[str, str]) -> tuple[str | None, st
     return None, "a score without its subject (export the v3 scores with fields=subject, or the v2 scores)"
 
 
-def _rating(score: LangfuseScore, roots: dict[str, str], api_scores: ApiKind | None,
-            where: str = "Langfuse scores") -> ImportedRating | Skip:
+def _rating(
+    score: LangfuseScore, roots: dict[str, str], api_scores: ApiKind | None, where: str = "Langfuse scores"
+) -> ImportedRating | Skip:
     what = f"{score.id} ({score.name!r})"
     field = f"{where}, score {score.id}, field"
     trace, why = _target(score, roots)
@@ -191,15 +222,22 @@ def _rating(score: LangfuseScore, roots: dict[str, str], api_scores: ApiKind | N
     source = (score.source or "").upper()
     kind = SOURCE_KINDS.get(source) or (api_scores if source == "API" else None)
     if kind is None:
-        return Skip(what, "source API holds whatever an application sent (user feedback or its own evaluations): "
-                          "say which with --api-scores human or --api-scores judge" if source == "API"
-                    else f"its source {score.source!r} is none of ANNOTATION, EVAL, API")
+        return Skip(
+            what,
+            "source API holds whatever an application sent (user feedback or its own evaluations): "
+            "say which with --api-scores human or --api-scores judge"
+            if source == "API"
+            else f"its source {score.source!r} is none of ANNOTATION, EVAL, API",
+        )
     data_type = (score.data_type or "NUMERIC").upper()
     if data_type in ("TEXT", "CORRECTION"):
         return Skip(what, f"a {data_type.lower()} score, not a rating")
     if data_type == "CATEGORICAL":
-        value = (rating_value(score.string_value, where=f"{field} 'stringValue'") if score.string_value is not None
-                 else rating_value(score.value, where=f"{field} 'value'"))
+        value = (
+            rating_value(score.string_value, where=f"{field} 'stringValue'")
+            if score.string_value is not None
+            else rating_value(score.value, where=f"{field} 'value'")
+        )
         if value is None:
             return Skip(what, f"its category {score.string_value or score.value!r:.200} reads as neither pass nor fail")
     else:
@@ -212,16 +250,29 @@ def _rating(score: LangfuseScore, roots: dict[str, str], api_scores: ApiKind | N
         rater = score.author_user_id or f"langfuse-{source.lower()}"
     else:
         rater = model or f"langfuse-{source.lower()}"
-    facts = {"library": "langfuse", "source_type": source, "model": model if kind == "judge" else None,
-             "queue": score.queue_id, "config": score.config_id}
-    return ImportedRating(case_id=trace, metric=score.name, rater=rater, rater_kind=kind, value=value,
-                          source_id=str(score.id), reason=score.comment,
-                          facts={k: v for k, v in facts.items() if v is not None},
-                          updated=score.updated_at or score.timestamp or None)
+    facts = {
+        "library": "langfuse",
+        "source_type": source,
+        "model": model if kind == "judge" else None,
+        "queue": score.queue_id,
+        "config": score.config_id,
+    }
+    return ImportedRating(
+        case_id=trace,
+        metric=score.name,
+        rater=rater,
+        rater_kind=kind,
+        value=value,
+        source_id=str(score.id),
+        reason=score.comment,
+        facts={k: v for k, v in facts.items() if v is not None},
+        updated=score.updated_at or score.timestamp or None,
+    )
 
 
-def read_langfuse_export(traces: str | Path, scores: str | Path | None = None, *,
-                         api_scores: ApiKind | None = None) -> SourceBatch:
+def read_langfuse_export(
+    traces: str | Path, scores: str | Path | None = None, *, api_scores: ApiKind | None = None
+) -> SourceBatch:
     """The cases and ratings of Langfuse traces and scores saved from its API (see the module docstring).
 
     Parameters
@@ -263,8 +314,9 @@ def read_langfuse_export(traces: str | Path, scores: str | Path | None = None, *
     if api_scores not in (None, "human", "judge"):
         raise ValueError(f"api_scores={api_scores!r}: expected 'human' or 'judge' (or none, to skip them)")
     traces = Path(traces)
-    batch = SourceBatch(kind="langfuse", origin="langfuse",
-                        source=str(traces) + (f" + {scores}" if scores is not None else ""))
+    batch = SourceBatch(
+        kind="langfuse", origin="langfuse", source=str(traces) + (f" + {scores}" if scores is not None else "")
+    )
     roots, heads = _cases(read_records(traces, what="Langfuse traces or observations"), str(traces), batch)
     # a trace's own scores, when the API gave its full details (ids alone are no ratings)
     embedded = [(str(traces), s) for head in heads for s in head.scores or [] if isinstance(s, dict)]
@@ -272,17 +324,25 @@ def read_langfuse_export(traces: str | Path, scores: str | Path | None = None, *
     for line, (where, item) in enumerate(given + embedded, 1):
         score, problems = check(item, LangfuseScore, source=where, expected="a Langfuse score")
         if score is None:
-            batch.skipped.append(Skip(f"{Path(where).name} score #{line}", "not a Langfuse score: "
-                                      + problem_text(problems)))
+            batch.skipped.append(
+                Skip(f"{Path(where).name} score #{line}", "not a Langfuse score: " + problem_text(problems))
+            )
             continue
         found = _rating(score, roots, api_scores, where)
         (batch.skipped if isinstance(found, Skip) else batch.ratings).append(found)
     return batch
 
 
-def import_langfuse(campaign_folder: str | Path, traces: str | Path, scores: str | Path | None = None, *,
-                    api_scores: ApiKind | None = None, metric_map: Mapping[str, str] | None = None,
-                    rater: str | None = None, dry_run: bool = False) -> Result:
+def import_langfuse(
+    campaign_folder: str | Path,
+    traces: str | Path,
+    scores: str | Path | None = None,
+    *,
+    api_scores: ApiKind | None = None,
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+) -> Result:
     """The ``calibrate import langfuse`` command: Langfuse traces and scores saved from its API, read by
     :func:`read_langfuse_export`, brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -316,5 +376,10 @@ def import_langfuse(campaign_folder: str | Path, traces: str | Path, scores: str
     >>> import_langfuse(tmp / "c", tmp / "t.jsonl", tmp / "s.jsonl", api_scores="human")["by_metric"]
     {'helpfulness': {'human': 1, 'judge': 0}}
     """
-    return import_batch(campaign_folder, read_langfuse_export(traces, scores, api_scores=api_scores),
-                        metric_map=metric_map, rater=rater, dry_run=dry_run)
+    return import_batch(
+        campaign_folder,
+        read_langfuse_export(traces, scores, api_scores=api_scores),
+        metric_map=metric_map,
+        rater=rater,
+        dry_run=dry_run,
+    )

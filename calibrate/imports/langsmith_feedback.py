@@ -13,7 +13,8 @@ optionally the dataset's examples (``Client.list_examples``) for the expected an
   ``feedback_source.type`` says who gave it: ``app`` (the LangSmith app, annotation queues) is a human
   by ``user_name`` / ``user_id``; ``model`` (an evaluator of ``evaluate()``) and ``auto_eval``
   (an online evaluator) a judge named by the source metadata's model (``ls_model_name``, ``model``,
-  ``model_name``, ``evaluator``), else by the source type (``langsmith-model``); ``api`` (``create_feedback``, user feedback or an
+  ``model_name``, ``evaluator``), else by the source type (``langsmith-model``); ``api``
+  (``create_feedback``, user feedback or an
   application's own evaluation) is imported only as the kind ``api_feedback`` says. The value is the
   ``score``, else the ``value`` read as a number or pass / fail; a correction, or feedback on a run
   inside a trace or on no run, is skipped saying why.
@@ -53,7 +54,7 @@ from calibrate.imports.texts import (
     text_of,
 )
 
-__all__ = ["read_langsmith_export", "import_langsmith", "SOURCE_KINDS", "Run", "Feedback", "Example"]
+__all__ = ["SOURCE_KINDS", "Example", "Feedback", "Run", "import_langsmith", "read_langsmith_export"]
 
 #: each feedback source type, and the kind of rater it makes (api: as the user says)
 SOURCE_KINDS = {"app": "human", "model": "judge", "auto_eval": "judge"}
@@ -143,23 +144,40 @@ def _cases(runs: list[Run], examples: dict[str, Example], where: str, batch: Sou
         if root.error and not root.outputs:
             batch.skipped.append(Skip(trace_id, f"the run failed ({clip(root.error, 200)}): no output to rate"))
             continue
-        record: dict[str, Any] = {"case_id": trace_id,
-                                  "input": text_of(root.inputs, INPUT_KEYS, chat_role="user"),
-                                  "actual_output": _output_text(root.outputs)}
-        chunks = [text for r in sorted(trace, key=lambda r: r.start_time or "")
-                  if r.run_type == "retriever" for text in documents_of(r.outputs)]
+        record: dict[str, Any] = {
+            "case_id": trace_id,
+            "input": text_of(root.inputs, INPUT_KEYS, chat_role="user"),
+            "actual_output": _output_text(root.outputs),
+        }
+        chunks = [
+            text
+            for r in sorted(trace, key=lambda r: r.start_time or "")
+            if r.run_type == "retriever"
+            for text in documents_of(r.outputs)
+        ]
         if chunks:
             record["retrieval_context"] = chunks
         example = examples.get(root.reference_example_id or "")
         if example is not None and example.outputs is not None:
             record["expected_output"] = text_of(example.outputs, EXPECTED_OUTPUT_NAMES + OUTPUT_KEYS, chat_role=None)
         metadata = (root.extra or {}).get("metadata")
-        record["metadata"] = {k: v for k, v in {
-            **(metadata if isinstance(metadata, dict) else {}), "trace_id": trace_id, "run_id": root.id,
-            "time": root.start_time, "name": root.name, "tags": root.tags or None, "project_id": root.session_id,
-            "example_id": root.reference_example_id}.items() if v is not None}
-        case, problems = external_case({k: v for k, v in record.items() if v is not None}, source="deepeval",
-                                       where=where)
+        record["metadata"] = {
+            k: v
+            for k, v in {
+                **(metadata if isinstance(metadata, dict) else {}),
+                "trace_id": trace_id,
+                "run_id": root.id,
+                "time": root.start_time,
+                "name": root.name,
+                "tags": root.tags or None,
+                "project_id": root.session_id,
+                "example_id": root.reference_example_id,
+            }.items()
+            if v is not None
+        }
+        case, problems = external_case(
+            {k: v for k, v in record.items() if v is not None}, source="deepeval", where=where
+        )
         if case is None:
             batch.skipped.append(Skip(trace_id, problem_text(problems)))
             continue
@@ -169,32 +187,51 @@ def _cases(runs: list[Run], examples: dict[str, Example], where: str, batch: Sou
     return roots
 
 
-def _rating(feedback: Feedback, roots: dict[str, str], held_runs: dict[str, str],
-            api_feedback: ApiKind | None, where: str = "LangSmith feedback") -> ImportedRating | Skip:
+def _rating(
+    feedback: Feedback,
+    roots: dict[str, str],
+    held_runs: dict[str, str],
+    api_feedback: ApiKind | None,
+    where: str = "LangSmith feedback",
+) -> ImportedRating | Skip:
     what = f"{feedback.id} ({feedback.key!r})"
     run_id = feedback.run_id
     if run_id is None:
         return Skip(what, "feedback on no run (a project's or an experiment's summary)")
     if run_id not in roots:
         held = held_runs.get(run_id)
-        return Skip(what, "feedback on a run the runs file does not hold" if held is None else
-                    "feedback on a run inside the trace, not on its root run" if held == "inner" else
-                    "feedback on a root run that is no case (skipped above)")
+        return Skip(
+            what,
+            "feedback on a run the runs file does not hold"
+            if held is None
+            else "feedback on a run inside the trace, not on its root run"
+            if held == "inner"
+            else "feedback on a root run that is no case (skipped above)",
+        )
     source = feedback.feedback_source or FeedbackSource()
     kind_name = source.type or ""
     kind = SOURCE_KINDS.get(kind_name) or (api_feedback if kind_name == "api" else None)
     if kind is None:
-        return Skip(what, "source api holds whatever an application sent (user feedback or its own evaluations): say "
-                          "which with --api-feedback human or --api-feedback judge" if kind_name == "api"
-                    else f"its source type {kind_name or None!r} is none of app, model, auto_eval, api")
+        return Skip(
+            what,
+            "source api holds whatever an application sent (user feedback or its own evaluations): say "
+            "which with --api-feedback human or --api-feedback judge"
+            if kind_name == "api"
+            else f"its source type {kind_name or None!r} is none of app, model, auto_eval, api",
+        )
     field = f"{where}, feedback {feedback.id}, field"
-    value = (rating_value(feedback.score, where=f"{field} 'score'") if feedback.score is not None
-             else rating_value(feedback.value, where=f"{field} 'value'"))
+    value = (
+        rating_value(feedback.score, where=f"{field} 'score'")
+        if feedback.score is not None
+        else rating_value(feedback.value, where=f"{field} 'value'")
+    )
     if value is None:
         if feedback.correction is not None:
             return Skip(what, "a correction of the output, not a rating")
-        return Skip(what, f"its score {feedback.score!r:.100} and value {feedback.value!r:.100} read as no number or "
-                          "pass / fail")
+        return Skip(
+            what,
+            f"its score {feedback.score!r:.100} and value {feedback.value!r:.100} read as no number or pass / fail",
+        )
     metadata = source.metadata or {}
     model = next((metadata[k] for k in MODEL_KEYS if isinstance(metadata.get(k), str) and metadata[k]), None)
     if kind == "human":
@@ -202,10 +239,17 @@ def _rating(feedback: Feedback, roots: dict[str, str], held_runs: dict[str, str]
     else:
         rater = model or f"langsmith-{kind_name}"
     facts = {"library": "langsmith", "source_type": kind_name, "model": model if kind == "judge" else None}
-    return ImportedRating(case_id=roots[run_id], metric=feedback.key, rater=rater, rater_kind=kind,
-                          value=value, source_id=str(feedback.id), reason=feedback.comment,
-                          facts={k: v for k, v in facts.items() if v is not None},
-                          updated=feedback.modified_at or feedback.created_at or None)
+    return ImportedRating(
+        case_id=roots[run_id],
+        metric=feedback.key,
+        rater=rater,
+        rater_kind=kind,
+        value=value,
+        source_id=str(feedback.id),
+        reason=feedback.comment,
+        facts={k: v for k, v in facts.items() if v is not None},
+        updated=feedback.modified_at or feedback.created_at or None,
+    )
 
 
 def _read(path: Path, schema: Any, what: str, batch: SourceBatch) -> list[Any]:
@@ -220,8 +264,9 @@ def _read(path: Path, schema: Any, what: str, batch: SourceBatch) -> list[Any]:
     return found
 
 
-def read_langsmith_export(runs: str | Path, feedback: str | Path, *, examples: str | Path | None = None,
-                          api_feedback: ApiKind | None = None) -> SourceBatch:
+def read_langsmith_export(
+    runs: str | Path, feedback: str | Path, *, examples: str | Path | None = None, api_feedback: ApiKind | None = None
+) -> SourceBatch:
     """The cases and ratings of LangSmith runs and feedback saved from its SDK (see the module docstring).
 
     Parameters
@@ -277,10 +322,17 @@ def read_langsmith_export(runs: str | Path, feedback: str | Path, *, examples: s
     return batch
 
 
-def import_langsmith(campaign_folder: str | Path, runs: str | Path, feedback: str | Path, *,
-                     examples: str | Path | None = None, api_feedback: ApiKind | None = None,
-                     metric_map: Mapping[str, str] | None = None, rater: str | None = None,
-                     dry_run: bool = False) -> Result:
+def import_langsmith(
+    campaign_folder: str | Path,
+    runs: str | Path,
+    feedback: str | Path,
+    *,
+    examples: str | Path | None = None,
+    api_feedback: ApiKind | None = None,
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+) -> Result:
     """The ``calibrate import langsmith`` command: LangSmith runs and feedback saved from its SDK, read by
     :func:`read_langsmith_export`, brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -316,6 +368,10 @@ def import_langsmith(campaign_folder: str | Path, runs: str | Path, feedback: st
     >>> import_langsmith(tmp / "c", tmp / "runs.json", tmp / "fb.json", api_feedback="judge", rater="my-evaluator")["raters"]
     {'my-evaluator': {'kind': 'judge', 'ratings': 1, 'metrics': ['correctness'], 'model': None}}
     """
-    return import_batch(campaign_folder, read_langsmith_export(runs, feedback, examples=examples,
-                                                               api_feedback=api_feedback),
-                        metric_map=metric_map, rater=rater, dry_run=dry_run)
+    return import_batch(
+        campaign_folder,
+        read_langsmith_export(runs, feedback, examples=examples, api_feedback=api_feedback),
+        metric_map=metric_map,
+        rater=rater,
+        dry_run=dry_run,
+    )

@@ -37,15 +37,33 @@ from calibrate.base.times import SourceTimeOrEpochMs
 from calibrate.cases.datasets import external_case
 from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
-from calibrate.imports.texts import (EXPECTED_OUTPUT_NAMES, INPUT_KEYS, OUTPUT_KEYS, Id, OptionalId, documents_of,
-                                     problem_text, text_of)
+from calibrate.imports.texts import (
+    EXPECTED_OUTPUT_NAMES,
+    INPUT_KEYS,
+    OUTPUT_KEYS,
+    Id,
+    OptionalId,
+    documents_of,
+    problem_text,
+    text_of,
+)
 
-__all__ = ["MlflowError", "MlflowClient", "read_mlflow_experiment", "import_mlflow", "any_value", "AnyValue",
-           "Trace", "TraceInfo", "Assessment", "Span"]
+__all__ = [
+    "AnyValue",
+    "Assessment",
+    "MlflowClient",
+    "MlflowError",
+    "Span",
+    "Trace",
+    "TraceInfo",
+    "any_value",
+    "import_mlflow",
+    "read_mlflow_experiment",
+]
 
 JUDGE_SOURCES = {"LLM_JUDGE", "CODE"}
-PAGE = 500     # the most traces a search returns at once
-BATCH = 50     # traces fetched with their spans at once
+PAGE = 500  # the most traces a search returns at once
+BATCH = 50  # traces fetched with their spans at once
 SEARCH = "/api/3.0/mlflow/traces/search"
 BATCH_GET = "/api/3.0/mlflow/traces/batchGet"
 
@@ -189,8 +207,10 @@ class MlflowClient(HttpClient):
 
     def __init__(self, tracking_uri: str, *, policy: HttpPolicy | None = None):
         if not str(tracking_uri).startswith(("http://", "https://")):
-            raise MlflowError(f"tracking_uri {tracking_uri!r}: calibrate talks to an MLflow tracking server over "
-                              "HTTP; start one (mlflow server --backend-store-uri ...) and give its http:// address")
+            raise MlflowError(
+                f"tracking_uri {tracking_uri!r}: calibrate talks to an MLflow tracking server over "
+                "HTTP; start one (mlflow server --backend-store-uri ...) and give its http:// address"
+            )
         headers = {}
         token, user = os.environ.get("MLFLOW_TRACKING_TOKEN"), os.environ.get("MLFLOW_TRACKING_USERNAME")
         if token:
@@ -206,29 +226,51 @@ class MlflowClient(HttpClient):
         """The experiment of that name (its id and name); ``MlflowError`` (``kind="missing"``) listing
         the experiments there are when it has none of that name."""
         try:
-            return self.call("GET", "/api/2.0/mlflow/experiments/get-by-name", _ExperimentReply,
-                             expected="an MLflow experiment", query=[("experiment_name", name)]).experiment
+            return self.call(
+                "GET",
+                "/api/2.0/mlflow/experiments/get-by-name",
+                _ExperimentReply,
+                expected="an MLflow experiment",
+                query=[("experiment_name", name)],
+            ).experiment
         except MlflowError as exc:
             if exc.status != 404:
                 raise
-        found = self.call("POST", "/api/2.0/mlflow/experiments/search", _ExperimentList,
-                          expected="a list of MLflow experiments", body={"max_results": 50})
+        found = self.call(
+            "POST",
+            "/api/2.0/mlflow/experiments/search",
+            _ExperimentList,
+            expected="a list of MLflow experiments",
+            body={"max_results": 50},
+        )
         names = sorted(e.name for e in found.experiments if e.name is not None)
-        raise MlflowError(f"experiment {name!r}: MLflow at {self.uri} has no experiment of that name (it has "
-                          + (", ".join(repr(n) for n in names[:20]) or "none") + ")", kind="missing")
+        raise MlflowError(
+            f"experiment {name!r}: MLflow at {self.uri} has no experiment of that name (it has "
+            + (", ".join(repr(n) for n in names[:20]) or "none")
+            + ")",
+            kind="missing",
+        )
 
     def create_experiment(self, name: str) -> str:
         """A new experiment's id."""
-        return self.call("POST", "/api/2.0/mlflow/experiments/create", _Created, expected="a new experiment's id",
-                         body={"name": name}).experiment_id
+        return self.call(
+            "POST",
+            "/api/2.0/mlflow/experiments/create",
+            _Created,
+            expected="a new experiment's id",
+            body={"name": name},
+        ).experiment_id
 
     def trace_ids(self, experiment_id: str) -> list[str]:
         """The id of every trace of the experiment, oldest first (each once), over every page of the
         search; a page token given twice, or pages without end, is an error."""
+
         def fetch(token: str | None) -> tuple[list[str], str | None]:
-            body: dict[str, Any] = {"locations": [{"type": "MLFLOW_EXPERIMENT",
-                                                   "mlflow_experiment": {"experiment_id": experiment_id}}],
-                                    "max_results": PAGE, "order_by": ["timestamp_ms ASC"]}
+            body: dict[str, Any] = {
+                "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": experiment_id}}],
+                "max_results": PAGE,
+                "order_by": ["timestamp_ms ASC"],
+            }
             if token:
                 body["page_token"] = token
             page = self.call("POST", SEARCH, _TraceSearch, expected="an MLflow trace search reply", body=body)
@@ -244,9 +286,10 @@ class MlflowClient(HttpClient):
         ids the server did not return."""
         found: dict[str, Trace] = {}
         for start in range(0, len(trace_ids), BATCH):
-            chunk = trace_ids[start:start + BATCH]
-            reply = self.call("GET", BATCH_GET, _TraceBatch, expected="MLflow traces",
-                              query=[("trace_ids", t) for t in chunk])
+            chunk = trace_ids[start : start + BATCH]
+            reply = self.call(
+                "GET", BATCH_GET, _TraceBatch, expected="MLflow traces", query=[("trace_ids", t) for t in chunk]
+            )
             asked = set(chunk)
             for trace in reply.traces:
                 if trace.trace_info.trace_id in asked:
@@ -280,9 +323,9 @@ def any_value(value: AnyValue | None) -> Any:
 
 def _attributes(span: Span) -> dict[str, Any]:
     values = {a.key: any_value(a.value) for a in span.attributes if a.key is not None}
-    for key in ("mlflow.spanInputs", "mlflow.spanOutputs"):   # older servers keep them as JSON text
+    for key in ("mlflow.spanInputs", "mlflow.spanOutputs"):  # older servers keep them as JSON text
         if isinstance(values.get(key), str):
-            try:   # within the depth and size limits of every document; text that is not JSON stays text
+            try:  # within the depth and size limits of every document; text that is not JSON stays text
                 values[key] = parse_json(values[key], JsonValue, source=f"span {span.span_id}", expected=key)
             except DocumentError:
                 pass
@@ -300,7 +343,8 @@ def _case(trace: Trace, where: str) -> tuple[dict | None, list[Skip]]:
     record: dict[str, Any] = {
         "case_id": trace_id,
         "input": text_of(attributes.get("mlflow.spanInputs"), INPUT_KEYS, chat_role="user"),
-        "actual_output": text_of(attributes.get("mlflow.spanOutputs"), OUTPUT_KEYS, chat_role=None)}
+        "actual_output": text_of(attributes.get("mlflow.spanOutputs"), OUTPUT_KEYS, chat_role=None),
+    }
     chunks = []
     for span in spans:
         span_attributes = _attributes(span)
@@ -311,17 +355,27 @@ def _case(trace: Trace, where: str) -> tuple[dict | None, list[Skip]]:
     expectations: dict[str | None, Any] = {}
     for a in info.assessments:
         if a.expectation is not None and a.valid is not False:
-            expectations[a.assessment_name] = (a.expectation.value if "value" in a.expectation.model_fields_set
-                                               else a.expectation.model_dump(exclude_none=True))
+            expectations[a.assessment_name] = (
+                a.expectation.value
+                if "value" in a.expectation.model_fields_set
+                else a.expectation.model_dump(exclude_none=True)
+            )
     for name in EXPECTED_OUTPUT_NAMES:
         if isinstance(expectations.get(name), str):
             record["expected_output"] = expectations.pop(name)
             break
     tags = {k: v for k, v in (info.tags or {}).items() if not k.startswith("mlflow.")}
-    record["metadata"] = {k: v for k, v in {"trace_id": trace_id, "time": info.request_time, "state": info.state,
-                                            "tags": tags or None,
-                                            "expectations": {str(k): v for k, v in expectations.items()} or None
-                                            }.items() if v is not None}
+    record["metadata"] = {
+        k: v
+        for k, v in {
+            "trace_id": trace_id,
+            "time": info.request_time,
+            "state": info.state,
+            "tags": tags or None,
+            "expectations": {str(k): v for k, v in expectations.items()} or None,
+        }.items()
+        if v is not None
+    }
     case, problems = external_case(record, source="deepeval", where=where)
     if case is None:
         return None, [Skip(trace_id, problem_text(problems))]
@@ -361,18 +415,27 @@ def _ratings(info: TraceInfo, case_id: str) -> tuple[list[ImportedRating], list[
                 code = failure.error_code
                 value, error = None, f"{code}: {message}" if code and code not in message else message
             elif value is None:
-                skipped.append(Skip(what, f"its value {a.feedback.value!r} is not a number, true / false, "
-                                          "yes / no or pass / fail"))
+                skipped.append(
+                    Skip(what, f"its value {a.feedback.value!r} is not a number, true / false, yes / no or pass / fail")
+                )
                 continue
             facts = {"source_type": kind, "library": "mlflow"}
             if kind in JUDGE_SOURCES:
                 facts["model"] = _model(rater)
-            ratings.append(ImportedRating(
-                case_id=case_id, metric=a.assessment_name, rater=rater,
-                rater_kind="judge" if kind in JUDGE_SOURCES else "human", value=value,
-                source_id=a.assessment_id, error=error,
-                reason=a.rationale if isinstance(a.rationale, str) else None, facts=facts,
-                updated=a.last_update_time))
+            ratings.append(
+                ImportedRating(
+                    case_id=case_id,
+                    metric=a.assessment_name,
+                    rater=rater,
+                    rater_kind="judge" if kind in JUDGE_SOURCES else "human",
+                    value=value,
+                    source_id=a.assessment_id,
+                    error=error,
+                    reason=a.rationale if isinstance(a.rationale, str) else None,
+                    facts=facts,
+                    updated=a.last_update_time,
+                )
+            )
     return ratings, skipped
 
 
@@ -416,8 +479,14 @@ def read_mlflow_experiment(tracking_uri: str, experiment: str, *, client: Mlflow
     batch = SourceBatch(kind="mlflow", origin=f"mlflow:{client.uri}#{experiment_id}", source=where)
     traces, missing = client.traces(client.trace_ids(experiment_id))
     batch.whole = not missing
-    batch.skipped += [Skip(t, "the search listed this trace but MLflow did not return it (deleted meanwhile, or a "
-                              "partial reply): this import withdraws nothing") for t in missing]
+    batch.skipped += [
+        Skip(
+            t,
+            "the search listed this trace but MLflow did not return it (deleted meanwhile, or a "
+            "partial reply): this import withdraws nothing",
+        )
+        for t in missing
+    ]
     for trace in traces:
         case, skipped = _case(trace, where)
         batch.skipped += skipped
@@ -431,9 +500,16 @@ def read_mlflow_experiment(tracking_uri: str, experiment: str, *, client: Mlflow
     return batch
 
 
-def import_mlflow(campaign_folder: str | Path, tracking_uri: str, experiment: str, *,
-                  metric_map: Mapping[str, str] | None = None, rater: str | None = None, dry_run: bool = False,
-                  allow_withdraw: bool = False) -> Result:
+def import_mlflow(
+    campaign_folder: str | Path,
+    tracking_uri: str,
+    experiment: str,
+    *,
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+    allow_withdraw: bool = False,
+) -> Result:
     """The ``calibrate import mlflow`` command: an MLflow experiment's traces and feedback read by
     :func:`read_mlflow_experiment`, brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -469,5 +545,11 @@ def import_mlflow(campaign_folder: str | Path, tracking_uri: str, experiment: st
     ...
     calibrate.imports.mlflow_traces.MlflowError: cannot reach MLflow at http://127.0.0.1:9 (...
     """
-    return import_batch(campaign_folder, read_mlflow_experiment(tracking_uri, experiment), metric_map=metric_map,
-                        rater=rater, dry_run=dry_run, allow_withdraw=allow_withdraw)
+    return import_batch(
+        campaign_folder,
+        read_mlflow_experiment(tracking_uri, experiment),
+        metric_map=metric_map,
+        rater=rater,
+        dry_run=dry_run,
+        allow_withdraw=allow_withdraw,
+    )

@@ -40,11 +40,11 @@ from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
 from calibrate.imports.texts import Id, OptionalId, problem_text
 
-__all__ = ["PhoenixError", "PhoenixClient", "read_phoenix_project", "import_phoenix", "Span", "Annotation"]
+__all__ = ["Annotation", "PhoenixClient", "PhoenixError", "Span", "import_phoenix", "read_phoenix_project"]
 
 JUDGE_KINDS = {"LLM", "CODE"}
-PAGE = 1000         # the most spans a page of /spans gives
-IDS_AT_ONCE = 500   # span or trace ids per annotation request (Phoenix takes up to 1,000)
+PAGE = 1000  # the most spans a page of /spans gives
+IDS_AT_ONCE = 500  # span or trace ids per annotation request (Phoenix takes up to 1,000)
 
 
 class PhoenixError(HttpError):
@@ -124,19 +124,31 @@ class PhoenixClient(HttpClient):
 
     def __init__(self, endpoint: str, *, policy: HttpPolicy | None = None):
         if not str(endpoint).startswith(("http://", "https://")):
-            raise PhoenixError(f"endpoint {endpoint!r}: give the Phoenix server's http:// address "
-                               "(http://127.0.0.1:6006)")
+            raise PhoenixError(
+                f"endpoint {endpoint!r}: give the Phoenix server's http:// address (http://127.0.0.1:6006)"
+            )
         key = os.environ.get("PHOENIX_API_KEY")
         remember(key)
-        super().__init__(endpoint, name="Phoenix", headers={"Authorization": f"Bearer {key}"} if key else None,
-                         error=PhoenixError, policy=policy)
+        super().__init__(
+            endpoint,
+            name="Phoenix",
+            headers={"Authorization": f"Bearer {key}"} if key else None,
+            error=PhoenixError,
+            policy=policy,
+        )
 
     def project(self, name: str) -> str:
         """The id of the project of that name, from the list of projects (the error lists them when it
         is not there)."""
+
         def fetch(cursor: str | None) -> tuple[list[_Project], str | None]:
-            page = self.call("GET", "/v1/projects", _Projects, expected="a page of Phoenix projects",
-                             query=[("limit", "100")] + ([("cursor", cursor)] if cursor else []))
+            page = self.call(
+                "GET",
+                "/v1/projects",
+                _Projects,
+                expected="a page of Phoenix projects",
+                query=[("limit", "100")] + ([("cursor", cursor)] if cursor else []),
+            )
             return page.data, page.next_cursor
 
         names = []
@@ -145,16 +157,25 @@ class PhoenixClient(HttpClient):
                 if project.name == name:
                     return project.id
                 names.append(project.name)
-        raise PhoenixError(f"project {name!r}: Phoenix at {self.uri} has no project of that name (it has "
-                           + (", ".join(repr(n) for n in sorted(names)[:20]) or "none") + ")", kind="missing")
+        raise PhoenixError(
+            f"project {name!r}: Phoenix at {self.uri} has no project of that name (it has "
+            + (", ".join(repr(n) for n in sorted(names)[:20]) or "none")
+            + ")",
+            kind="missing",
+        )
 
     def spans(self, project_id: str) -> list[Span]:
         """Every span of the project, in the order Phoenix stored them."""
         path = f"/v1/projects/{path_segment(project_id, what='project id')}/spans"
 
         def fetch(cursor: str | None) -> tuple[list[Span], str | None]:
-            page = self.call("GET", path, _Spans, expected="a page of Phoenix spans",
-                             query=[("limit", str(PAGE))] + ([("cursor", cursor)] if cursor else []))
+            page = self.call(
+                "GET",
+                path,
+                _Spans,
+                expected="a page of Phoenix spans",
+                query=[("limit", str(PAGE))] + ([("cursor", cursor)] if cursor else []),
+            )
             return page.data, page.next_cursor
 
         return [span for page in self.pages(fetch, request=f"GET {path}") for span in page]
@@ -164,11 +185,16 @@ class PhoenixClient(HttpClient):
         path = f"/v1/projects/{path_segment(project_id, what='project id')}/{kind}_annotations"
         found = []
         for start in range(0, len(ids), IDS_AT_ONCE):
-            query = [(f"{kind}_ids", i) for i in ids[start:start + IDS_AT_ONCE]] + [("limit", "10000")]
+            query = [(f"{kind}_ids", i) for i in ids[start : start + IDS_AT_ONCE]] + [("limit", "10000")]
 
             def fetch(cursor: str | None, query=query) -> tuple[list[Annotation], str | None]:
-                page = self.call("GET", path, _Annotations, expected=f"a page of Phoenix {kind} annotations",
-                                 query=query + ([("cursor", cursor)] if cursor else []))
+                page = self.call(
+                    "GET",
+                    path,
+                    _Annotations,
+                    expected=f"a page of Phoenix {kind} annotations",
+                    query=query + ([("cursor", cursor)] if cursor else []),
+                )
                 return page.data, page.next_cursor
 
             found += [a for page in self.pages(fetch, request=f"GET {path}") for a in page]
@@ -184,7 +210,9 @@ def _documents(attributes: dict[str, Any]) -> list[str]:
             flat[int(parts[2])] = value
     if flat:
         return [str(flat[i]) for i in sorted(flat)]
-    nested = (attributes.get("retrieval") or {}).get("documents") if isinstance(attributes.get("retrieval"), dict) else None
+    nested = (
+        (attributes.get("retrieval") or {}).get("documents") if isinstance(attributes.get("retrieval"), dict) else None
+    )
     texts = []
     for item in nested or []:
         document = item.get("document") if isinstance(item, dict) else None
@@ -205,8 +233,11 @@ def _value(attributes: dict[str, Any], name: str) -> Any:
 def _rater(annotation: Annotation) -> str:
     metadata = annotation.metadata if isinstance(annotation.metadata, dict) else {}
     model = metadata.get("model")
-    for candidate in (annotation.identifier, annotation.user_id and f"user-{annotation.user_id}",
-                      model if isinstance(model, str) else None):
+    for candidate in (
+        annotation.identifier,
+        annotation.user_id and f"user-{annotation.user_id}",
+        model if isinstance(model, str) else None,
+    ):
         if candidate:
             return str(candidate)
     return f"phoenix-{str(annotation.annotator_kind or 'unknown').lower()}"
@@ -221,19 +252,28 @@ def _rating(annotation: Annotation, case_id: str, on: str) -> ImportedRating | S
         return Skip(what, "it has no id or no name (Phoenix gives both)")
     result = annotation.result or _Result()
     field = f"Phoenix annotation {annotation.id} ({on}), field"
-    value = (rating_value(result.score, where=f"{field} 'result.score'") if result.score is not None
-             else rating_value(result.label, where=f"{field} 'result.label'"))
+    value = (
+        rating_value(result.score, where=f"{field} 'result.score'")
+        if result.score is not None
+        else rating_value(result.label, where=f"{field} 'result.label'")
+    )
     if value is None:
         return Skip(what, f"it has no score, and its label {result.label!r} reads as neither pass nor fail")
     metadata = annotation.metadata if isinstance(annotation.metadata, dict) else {}
     facts = {"library": "phoenix", "source_type": kind, "label": result.label}
     if kind in JUDGE_KINDS and isinstance(metadata.get("model"), str):
         facts["model"] = metadata["model"]
-    return ImportedRating(case_id=case_id, metric=annotation.name, rater=_rater(annotation),
-                          rater_kind="judge" if kind in JUDGE_KINDS else "human", value=value,
-                          source_id=annotation.id,
-                          reason=result.explanation if isinstance(result.explanation, str) else None,
-                          facts={k: v for k, v in facts.items() if v is not None}, updated=annotation.updated_at)
+    return ImportedRating(
+        case_id=case_id,
+        metric=annotation.name,
+        rater=_rater(annotation),
+        rater_kind="judge" if kind in JUDGE_KINDS else "human",
+        value=value,
+        source_id=annotation.id,
+        reason=result.explanation if isinstance(result.explanation, str) else None,
+        facts={k: v for k, v in facts.items() if v is not None},
+        updated=annotation.updated_at,
+    )
 
 
 def read_phoenix_project(endpoint: str, project: str, *, client: PhoenixClient | None = None) -> SourceBatch:
@@ -270,26 +310,43 @@ def read_phoenix_project(endpoint: str, project: str, *, client: PhoenixClient |
     """
     client = client or PhoenixClient(endpoint)
     project_id = client.project(project)
-    batch = SourceBatch(kind="phoenix", origin=f"phoenix:{client.uri}#{project_id}",
-                        source=f"{client.uri} project {project!r}", whole=True)
+    batch = SourceBatch(
+        kind="phoenix",
+        origin=f"phoenix:{client.uri}#{project_id}",
+        source=f"{client.uri} project {project!r}",
+        whole=True,
+    )
     by_trace: dict[str, list[Span]] = defaultdict(list)
     for span in client.spans(project_id):
         by_trace[span.context.trace_id].append(span)
-    roots: dict[str, str] = {}   # root span id -> trace id
+    roots: dict[str, str] = {}  # root span id -> trace id
     for trace_id, spans in by_trace.items():
         root = next((s for s in spans if not s.parent_id), None)
         if root is None:
             batch.skipped.append(Skip(trace_id, "a trace whose root span is not in the project"))
             continue
         attributes = root.attributes or {}
-        chunks = [text for s in sorted(spans, key=lambda s: s.start_time or "")
-                  if s.span_kind == "RETRIEVER" for text in _documents(s.attributes or {})]
-        record = {"case_id": trace_id, "input": _value(attributes, "input.value"),
-                  "actual_output": _value(attributes, "output.value"), "retrieval_context": chunks or None,
-                  "metadata": {"trace_id": trace_id, "span_id": root.context.span_id, "time": root.start_time,
-                               "status": root.status_code}}
-        case, problems = external_case({k: v for k, v in record.items() if v is not None}, source="deepeval",
-                                       where=batch.source)
+        chunks = [
+            text
+            for s in sorted(spans, key=lambda s: s.start_time or "")
+            if s.span_kind == "RETRIEVER"
+            for text in _documents(s.attributes or {})
+        ]
+        record = {
+            "case_id": trace_id,
+            "input": _value(attributes, "input.value"),
+            "actual_output": _value(attributes, "output.value"),
+            "retrieval_context": chunks or None,
+            "metadata": {
+                "trace_id": trace_id,
+                "span_id": root.context.span_id,
+                "time": root.start_time,
+                "status": root.status_code,
+            },
+        }
+        case, problems = external_case(
+            {k: v for k, v in record.items() if v is not None}, source="deepeval", where=batch.source
+        )
         if case is None:
             batch.skipped.append(Skip(trace_id, problem_text(problems)))
             continue
@@ -302,21 +359,33 @@ def read_phoenix_project(endpoint: str, project: str, *, client: PhoenixClient |
         if span_id in roots:
             found = _rating(annotation, roots[span_id], f"span {span_id}")
         else:
-            found = Skip(f"{annotation.id} ({annotation.name!r} on span {span_id})",
-                         "an annotation of a child span, not of the trace's root span")
+            found = Skip(
+                f"{annotation.id} ({annotation.name!r} on span {span_id})",
+                "an annotation of a child span, not of the trace's root span",
+            )
         (batch.skipped if isinstance(found, Skip) else batch.ratings).append(found)
     traces = set(roots.values())
     for annotation in client.annotations(project_id, "trace", sorted(traces)):
         on = f"trace {annotation.trace_id}"
-        found = (_rating(annotation, annotation.trace_id, on) if annotation.trace_id in traces else
-                 Skip(f"{annotation.id} ({annotation.name!r} on {on})", "an annotation of a trace that is not a case"))
+        found = (
+            _rating(annotation, annotation.trace_id, on)
+            if annotation.trace_id in traces
+            else Skip(f"{annotation.id} ({annotation.name!r} on {on})", "an annotation of a trace that is not a case")
+        )
         (batch.skipped if isinstance(found, Skip) else batch.ratings).append(found)
     return batch
 
 
-def import_phoenix(campaign_folder: str | Path, endpoint: str, project: str, *,
-                   metric_map: Mapping[str, str] | None = None, rater: str | None = None, dry_run: bool = False,
-                   allow_withdraw: bool = False) -> Result:
+def import_phoenix(
+    campaign_folder: str | Path,
+    endpoint: str,
+    project: str,
+    *,
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+    allow_withdraw: bool = False,
+) -> Result:
     """The ``calibrate import phoenix`` command: a Phoenix project's traces and annotations read by
     :func:`read_phoenix_project`, brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -352,5 +421,11 @@ def import_phoenix(campaign_folder: str | Path, endpoint: str, project: str, *,
     ...
     calibrate.imports.phoenix_spans.PhoenixError: cannot reach Phoenix at http://127.0.0.1:9 (...
     """
-    return import_batch(campaign_folder, read_phoenix_project(endpoint, project), metric_map=metric_map,
-                        rater=rater, dry_run=dry_run, allow_withdraw=allow_withdraw)
+    return import_batch(
+        campaign_folder,
+        read_phoenix_project(endpoint, project),
+        metric_map=metric_map,
+        rater=rater,
+        dry_run=dry_run,
+        allow_withdraw=allow_withdraw,
+    )

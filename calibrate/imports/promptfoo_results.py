@@ -56,13 +56,34 @@ from calibrate.imports.texts import (
     text_of,
 )
 
-__all__ = ["read_promptfoo_results", "import_promptfoo", "MODEL_GRADED", "HUMAN_METRIC", "PromptfooOutput",
-           "EvalResult", "GradedAssertion"]
+__all__ = [
+    "HUMAN_METRIC",
+    "MODEL_GRADED",
+    "EvalResult",
+    "GradedAssertion",
+    "PromptfooOutput",
+    "import_promptfoo",
+    "read_promptfoo_results",
+]
 
 #: promptfoo's assertion types graded by a model (``not-`` variants included)
-MODEL_GRADED = {"llm-rubric", "g-eval", "factuality", "model-graded-factuality", "model-graded-closedqa",
-                "answer-relevance", "context-faithfulness", "context-recall", "context-relevance", "search-rubric",
-                "conversation-relevance", "pi", "select-best", "max-score", "trajectory:goal-success"}
+MODEL_GRADED = {
+    "llm-rubric",
+    "g-eval",
+    "factuality",
+    "model-graded-factuality",
+    "model-graded-closedqa",
+    "answer-relevance",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "search-rubric",
+    "conversation-relevance",
+    "pi",
+    "select-best",
+    "max-score",
+    "trajectory:goal-success",
+}
 #: the source's metric name of a manual rating given in promptfoo's viewer
 HUMAN_METRIC = "human"
 EXPECTED = "promptfoo's JSON output: promptfoo eval -o results.json, or promptfoo export eval ID -o file.json"
@@ -170,12 +191,14 @@ def _load(path: Path) -> tuple[PromptfooOutput, list[tuple[str, Any]]]:
     """The file's eval (id, config) and its results, each with its place; a JSON Lines output is results
     alone."""
     documents = json_documents(path, expected=EXPECTED)
-    if len(documents) > 1:   # -o results.jsonl: a result a line
+    if len(documents) > 1:  # -o results.jsonl: a result a line
         return PromptfooOutput(results=ResultsBlock(results=[])), [(f"line {n}", r) for n, r in documents]
     output, problems = check(documents[0][1], PromptfooOutput, source=str(path), expected=EXPECTED)
     if output is None:
-        raise DocumentError([Problem(str(path), "not a promptfoo eval output (no results.results list)",
-                                     expected=EXPECTED)] + problems, source=str(path))
+        raise DocumentError(
+            [Problem(str(path), "not a promptfoo eval output (no results.results list)", expected=EXPECTED)] + problems,
+            source=str(path),
+        )
     return output, [(f"results.results[{i}]", r) for i, r in enumerate(output.results.results)]
 
 
@@ -209,8 +232,9 @@ def _var(vars_: dict[str, Any], chosen: str | None, usual: tuple[str, ...]) -> t
     return (key, vars_[key]) if key is not None else (None, None)
 
 
-def _components(grading: Grading | GradedAssertion, where: str, path: str,
-                skipped: list[Skip]) -> list[tuple[str, GradedAssertion]]:
+def _components(
+    grading: Grading | GradedAssertion, where: str, path: str, skipped: list[Skip]
+) -> list[tuple[str, GradedAssertion]]:
     """The graded assertions of a result, those inside an ``assert-set`` included, each with its place;
     those that do not fit skipped."""
     found = []
@@ -219,16 +243,20 @@ def _components(grading: Grading | GradedAssertion, where: str, path: str,
         component, problems = check(item, GradedAssertion, source=path, expected="a promptfoo graded assertion")
         if component is None:
             skipped.append(Skip(place, "not a promptfoo graded assertion: " + problem_text(problems)))
-        elif component.assertion is not None and component.assertion.type == "assert-set" \
-                and component.componentResults is not None:
+        elif (
+            component.assertion is not None
+            and component.assertion.type == "assert-set"
+            and component.componentResults is not None
+        ):
             found += _components(component, place, path, skipped)
         else:
             found.append((place, component))
     return found
 
 
-def _case(result: EvalResult, where: str, *, input_var: str | None, context_var: str | None,
-          expected_var: str | None) -> tuple[dict | None, str | None]:
+def _case(
+    result: EvalResult, where: str, *, input_var: str | None, context_var: str | None, expected_var: str | None
+) -> tuple[dict | None, str | None]:
     """The case a result is, or why it is none."""
     test = result.testCase or PromptfooTest()
     vars_ = dict(test.vars or result.vars or {})
@@ -246,8 +274,10 @@ def _case(result: EvalResult, where: str, *, input_var: str | None, context_var:
             return None, f"no var {input_var!r} (its vars: {', '.join(map(str, vars_)) or 'none'})"
         value = result.prompt.raw if result.prompt is not None else None
     used.add(key)
-    record: dict[str, Any] = {"input": text_of(value, INPUT_KEYS, chat_role="user"),
-                              "actual_output": text_of(response.output, OUTPUT_KEYS, chat_role=None)}
+    record: dict[str, Any] = {
+        "input": text_of(value, INPUT_KEYS, chat_role="user"),
+        "actual_output": text_of(response.output, OUTPUT_KEYS, chat_role=None),
+    }
     key, value = _var(vars_, context_var, CONTEXT_KEYS)
     if key is not None:
         used.add(key)
@@ -257,11 +287,20 @@ def _case(result: EvalResult, where: str, *, input_var: str | None, context_var:
         used.add(key)
         record["expected_output"] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     provider = result.provider or Provider()
-    record["metadata"] = {k: v for k, v in {
-        **(test.metadata or {}), "description": test.description, "provider": provider.label or provider.id,
-        "prompt": result.prompt.label if result.prompt is not None else None, "test_index": result.testIdx,
-        "prompt_index": result.promptIdx, "result_id": result.id,
-        "vars": {k: v for k, v in vars_.items() if k not in used} or None}.items() if v is not None}
+    record["metadata"] = {
+        k: v
+        for k, v in {
+            **(test.metadata or {}),
+            "description": test.description,
+            "provider": provider.label or provider.id,
+            "prompt": result.prompt.label if result.prompt is not None else None,
+            "test_index": result.testIdx,
+            "prompt_index": result.promptIdx,
+            "result_id": result.id,
+            "vars": {k: v for k, v in vars_.items() if k not in used} or None,
+        }.items()
+        if v is not None
+    }
     record["metadata"].pop("case_id", None)
     case, problems = external_case(record, source="deepeval", where=where)
     if case is None:
@@ -269,8 +308,9 @@ def _case(result: EvalResult, where: str, *, input_var: str | None, context_var:
     return case, None
 
 
-def _rating(component: GradedAssertion, case_id: str, source_id: str, grader: str | None,
-            human_rater: str) -> ImportedRating | Skip:
+def _rating(
+    component: GradedAssertion, case_id: str, source_id: str, grader: str | None, human_rater: str
+) -> ImportedRating | Skip:
     assertion = component.assertion
     kind = assertion.type if assertion is not None else None
     if not kind:
@@ -283,24 +323,43 @@ def _rating(component: GradedAssertion, case_id: str, source_id: str, grader: st
         return Skip(source_id, f"its {kind} assertion has neither a score nor pass / fail")
     facts = {"library": "promptfoo", "assertion": kind, "threshold": assertion.threshold, "success": passed}
     if kind == "human":
-        return ImportedRating(case_id=case_id, metric=HUMAN_METRIC, rater=human_rater, rater_kind="human",
-                              value=value, source_id=source_id, reason=component.comment,
-                              facts={"library": "promptfoo", "success": passed})
+        return ImportedRating(
+            case_id=case_id,
+            metric=HUMAN_METRIC,
+            rater=human_rater,
+            rater_kind="human",
+            value=value,
+            source_id=source_id,
+            reason=component.comment,
+            facts={"library": "promptfoo", "success": passed},
+        )
     if kind.removeprefix("not-") in MODEL_GRADED:
         rater = _provider_id(assertion.provider) or grader or ""
         facts |= {"model": rater.rsplit(":", 1)[-1] if rater else None, "source_type": "LLM"}
     else:
         rater = f"promptfoo:{kind}"
         facts["source_type"] = "CODE"
-    return ImportedRating(case_id=case_id, metric=metric, rater=rater, rater_kind="judge",
-                          value=None if failed else value,
-                          error=(component.reason or "the grader failed") if failed else None,
-                          reason=None if failed else component.reason, source_id=source_id,
-                          facts={k: v for k, v in facts.items() if v is not None})
+    return ImportedRating(
+        case_id=case_id,
+        metric=metric,
+        rater=rater,
+        rater_kind="judge",
+        value=None if failed else value,
+        error=(component.reason or "the grader failed") if failed else None,
+        reason=None if failed else component.reason,
+        source_id=source_id,
+        facts={k: v for k, v in facts.items() if v is not None},
+    )
 
 
-def read_promptfoo_results(path: str | Path, *, input_var: str | None = None, context_var: str | None = None,
-                           expected_var: str | None = None, human_rater: str = "promptfoo-viewer") -> SourceBatch:
+def read_promptfoo_results(
+    path: str | Path,
+    *,
+    input_var: str | None = None,
+    context_var: str | None = None,
+    expected_var: str | None = None,
+    human_rater: str = "promptfoo-viewer",
+) -> SourceBatch:
     """The cases and ratings of a promptfoo eval's JSON output (see the module docstring).
 
     Parameters
@@ -357,7 +416,7 @@ def read_promptfoo_results(path: str | Path, *, input_var: str | None = None, co
             batch.skipped.append(Skip(f"{eval_id}#{place}", "not a promptfoo result: " + problem_text(problems)))
         else:
             results.append((i, result))
-    tests = Counter(result.testIdx for _, result in results)   # results of each test
+    tests = Counter(result.testIdx for _, result in results)  # results of each test
     for i, result in results:
         place = result.id or f"test{result.testIdx if result.testIdx is not None else i}-prompt{result.promptIdx or 0}"
         label = f"{eval_id}#{place}"
@@ -367,8 +426,11 @@ def read_promptfoo_results(path: str | Path, *, input_var: str | None = None, co
             continue
         test = result.testCase or PromptfooTest()
         own = (test.metadata or {}).get("case_id")
-        case["case_id"] = (str(own) if isinstance(own, (str, int)) and not isinstance(own, bool) and str(own)
-                           and tests[result.testIdx] == 1 else content_id(case))
+        case["case_id"] = (
+            str(own)
+            if isinstance(own, (str, int)) and not isinstance(own, bool) and str(own) and tests[result.testIdx] == 1
+            else content_id(case)
+        )
         case["metadata"] = {**case["metadata"], "source": f"promptfoo:{eval_id}"}
         batch.cases.append(case)
         grader = _grader_of(test.options) or default_grader
@@ -378,10 +440,18 @@ def read_promptfoo_results(path: str | Path, *, input_var: str | None = None, co
     return batch
 
 
-def import_promptfoo(campaign_folder: str | Path, path: str | Path, *, input_var: str | None = None,
-                     context_var: str | None = None, expected_var: str | None = None,
-                     human_rater: str = "promptfoo-viewer", metric_map: Mapping[str, str] | None = None,
-                     rater: str | None = None, dry_run: bool = False) -> Result:
+def import_promptfoo(
+    campaign_folder: str | Path,
+    path: str | Path,
+    *,
+    input_var: str | None = None,
+    context_var: str | None = None,
+    expected_var: str | None = None,
+    human_rater: str = "promptfoo-viewer",
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+) -> Result:
     """The ``calibrate import promptfoo`` command: a promptfoo eval output read by
     :func:`read_promptfoo_results`, brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -426,9 +496,12 @@ def import_promptfoo(campaign_folder: str | Path, path: str | Path, *, input_var
     ValueError: rater='promptfoo-viewer' is also the human_rater: the judge and whoever rated in promptfoo's viewer would be one rater, and the judge's ratings would replace the human labels; give them different names (--rater, --human-rater)
     """
     if rater is not None and rater == human_rater:
-        raise ValueError(f"rater={rater!r} is also the human_rater: the judge and whoever rated in promptfoo's viewer "
-                         "would be one rater, and the judge's ratings would replace the human labels; give them "
-                         "different names (--rater, --human-rater)")
-    batch = read_promptfoo_results(path, input_var=input_var, context_var=context_var, expected_var=expected_var,
-                                   human_rater=human_rater)
+        raise ValueError(
+            f"rater={rater!r} is also the human_rater: the judge and whoever rated in promptfoo's viewer "
+            "would be one rater, and the judge's ratings would replace the human labels; give them "
+            "different names (--rater, --human-rater)"
+        )
+    batch = read_promptfoo_results(
+        path, input_var=input_var, context_var=context_var, expected_var=expected_var, human_rater=human_rater
+    )
     return import_batch(campaign_folder, batch, metric_map=metric_map, rater=rater, dry_run=dry_run)

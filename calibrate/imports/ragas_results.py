@@ -30,12 +30,24 @@ from calibrate.imports.apply import import_batch
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
 from calibrate.imports.texts import Record
 
-__all__ = ["import_ragas_result", "read_ragas_result", "SAMPLE_COLUMNS", "RagasSample"]
+__all__ = ["SAMPLE_COLUMNS", "RagasSample", "import_ragas_result", "read_ragas_result"]
 
 #: the columns of a sample (single- and multi-turn) that RAGAS's table holds beside the scores
-SAMPLE_COLUMNS = {"user_input", "response", "reference", "retrieved_contexts", "reference_contexts",
-                  "multi_responses", "rubrics", "reference_tool_calls", "reference_topics", "persona_name",
-                  "query_style", "query_length", "synthesizer_name"}
+SAMPLE_COLUMNS = {
+    "user_input",
+    "response",
+    "reference",
+    "retrieved_contexts",
+    "reference_contexts",
+    "multi_responses",
+    "rubrics",
+    "reference_tool_calls",
+    "reference_topics",
+    "persona_name",
+    "query_style",
+    "query_length",
+    "synthesizer_name",
+}
 NAN_ERROR = "RAGAS recorded no score (NaN): the metric failed on this sample, and RAGAS keeps no reason"
 INF_ERROR = "RAGAS recorded an infinite score ({score}): no score a metric gives, so none is kept"
 
@@ -54,15 +66,25 @@ class RagasSample(Record):
 
 def _table(path: Path) -> pd.DataFrame:
     if path.suffix not in (".csv", ".parquet"):
-        raise DocumentError([Problem(str(path), "not a .csv or .parquet file", value=path.suffix,
-                                     expected="EvaluationResult.to_pandas() saved with to_csv or to_parquet")],
-                            source=str(path))
+        raise DocumentError(
+            [
+                Problem(
+                    str(path),
+                    "not a .csv or .parquet file",
+                    value=path.suffix,
+                    expected="EvaluationResult.to_pandas() saved with to_csv or to_parquet",
+                )
+            ],
+            source=str(path),
+        )
     data = io.BytesIO(read_bytes(path, expected=EXPECTED))
     try:
         return pd.read_parquet(data) if path.suffix == ".parquet" else pd.read_csv(data, keep_default_na=True)
     except Exception as exc:  # noqa: BLE001 - pandas and pyarrow raise many kinds for an unreadable file
-        raise DocumentError([Problem(str(path), f"not a readable table ({type(exc).__name__}: {clip(exc, 200)})",
-                                     expected=EXPECTED)], source=str(path)) from None
+        raise DocumentError(
+            [Problem(str(path), f"not a readable table ({type(exc).__name__}: {clip(exc, 200)})", expected=EXPECTED)],
+            source=str(path),
+        ) from None
 
 
 def _cell(value: Any) -> Any:
@@ -75,7 +97,7 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
-        try:   # Python's parser refuses nesting past 200 levels (a SyntaxError): no stack exhausted
+        try:  # Python's parser refuses nesting past 200 levels (a SyntaxError): no stack exhausted
             parsed = ast.literal_eval(value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return value
@@ -118,18 +140,35 @@ def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None)
     """
     path = Path(path)
     if not rater or not str(rater).strip():
-        raise ValueError("rater: a RAGAS result does not record its judge: name it (--rater NAME; its model "
-                         "with --model)")
+        raise ValueError(
+            "rater: a RAGAS result does not record its judge: name it (--rater NAME; its model with --model)"
+        )
     table = _table(path)
-    table = table.drop(columns=[c for c in table.columns if str(c).startswith("Unnamed: ")])   # a saved index
+    table = table.drop(columns=[c for c in table.columns if str(c).startswith("Unnamed: ")])  # a saved index
     if "user_input" not in table.columns:
-        raise CampaignError([Problem(str(path), "no user_input column", value=", ".join(map(str, table.columns[:10])),
-                                     expected="the table of EvaluationResult.to_pandas(): user_input, response, "
-                                              "retrieved_contexts, ... and a column per metric")])
+        raise CampaignError(
+            [
+                Problem(
+                    str(path),
+                    "no user_input column",
+                    value=", ".join(map(str, table.columns[:10])),
+                    expected="the table of EvaluationResult.to_pandas(): user_input, response, "
+                    "retrieved_contexts, ... and a column per metric",
+                )
+            ]
+        )
     metrics = [c for c in table.columns if c not in SAMPLE_COLUMNS]
     if not metrics:
-        raise CampaignError([Problem(str(path), "no metric column", expected="a column per metric RAGAS scored, "
-                                     "beside " + ", ".join(sorted(c for c in SAMPLE_COLUMNS if c in table.columns)))])
+        raise CampaignError(
+            [
+                Problem(
+                    str(path),
+                    "no metric column",
+                    expected="a column per metric RAGAS scored, "
+                    "beside " + ", ".join(sorted(c for c in SAMPLE_COLUMNS if c in table.columns)),
+                )
+            ]
+        )
     batch = SourceBatch(kind="ragas", origin="ragas", source=str(path))
     problems: list[Problem] = []
     facts = {k: v for k, v in {"library": "ragas", "model": model}.items() if v is not None}
@@ -141,11 +180,13 @@ def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None)
             problems += found
             continue
         if isinstance(sample.user_input, list):
-            batch.skipped.append(Skip(f"{path.name}#row{line}", "a multi-turn sample: calibrate rates single-turn "
-                                                               "cases"))
+            batch.skipped.append(
+                Skip(f"{path.name}#row{line}", "a multi-turn sample: calibrate rates single-turn cases")
+            )
             continue
-        case, found = external_case({k: v for k, v in record.items() if v is not None}, source="ragas",
-                                    where=str(path), row=line)
+        case, found = external_case(
+            {k: v for k, v in record.items() if v is not None}, source="ragas", where=str(path), row=line
+        )
         if case is None:
             problems += found
             continue
@@ -153,27 +194,59 @@ def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None)
         batch.cases.append(case)
         for metric in metrics:
             value = _cell(row[metric])
-            score, found = check(float(value) if isinstance(value, bool) else value, float | None, source=str(path),
-                                 line=line, field=str(metric), expected="a number, or empty where the metric failed")
+            score, found = check(
+                float(value) if isinstance(value, bool) else value,
+                float | None,
+                source=str(path),
+                line=line,
+                field=str(metric),
+                expected="a number, or empty where the metric failed",
+            )
             if found:
-                problems += [Problem(p.file, f"the score of {metric!r} is not a number", row=p.row, field=p.field,
-                                     value=p.value, expected=p.expected) for p in found]
+                problems += [
+                    Problem(
+                        p.file,
+                        f"the score of {metric!r} is not a number",
+                        row=p.row,
+                        field=p.field,
+                        value=p.value,
+                        expected=p.expected,
+                    )
+                    for p in found
+                ]
                 continue
             failed = score is None or not math.isfinite(score)
             value = score
-            batch.ratings.append(ImportedRating(
-                case_id=case["case_id"], metric=str(metric), rater=str(rater), rater_kind="judge",
-                value=None if failed else float(value),
-                error=None if not failed else NAN_ERROR if score is None or math.isnan(score) else INF_ERROR.format(
-                    score=score),
-                source_id=f"{path.name}#row{line}/{metric}", facts=facts))
+            batch.ratings.append(
+                ImportedRating(
+                    case_id=case["case_id"],
+                    metric=str(metric),
+                    rater=str(rater),
+                    rater_kind="judge",
+                    value=None if failed else float(value),
+                    error=None
+                    if not failed
+                    else NAN_ERROR
+                    if score is None or math.isnan(score)
+                    else INF_ERROR.format(score=score),
+                    source_id=f"{path.name}#row{line}/{metric}",
+                    facts=facts,
+                )
+            )
     if problems:
         raise CampaignError(problems)
     return batch
 
 
-def import_ragas_result(campaign_folder: str | Path, path: str | Path, *, rater: str, model: str | None = None,
-                        metric_map: Mapping[str, str] | None = None, dry_run: bool = False) -> Result:
+def import_ragas_result(
+    campaign_folder: str | Path,
+    path: str | Path,
+    *,
+    rater: str,
+    model: str | None = None,
+    metric_map: Mapping[str, str] | None = None,
+    dry_run: bool = False,
+) -> Result:
     """The ``calibrate import ragas`` command: a saved RAGAS result read by :func:`read_ragas_result` and
     brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
 
@@ -205,5 +278,6 @@ def import_ragas_result(campaign_folder: str | Path, path: str | Path, *, rater:
     >>> import_ragas_result(tmp / "c", tmp / "r.csv", rater="ragas-gpt4o", model="gpt-4o")["by_metric"]
     {'faithfulness': {'human': 0, 'judge': 1}}
     """
-    return import_batch(campaign_folder, read_ragas_result(path, rater=rater, model=model), metric_map=metric_map,
-                        dry_run=dry_run)
+    return import_batch(
+        campaign_folder, read_ragas_result(path, rater=rater, model=model), metric_map=metric_map, dry_run=dry_run
+    )

@@ -168,16 +168,29 @@ def parse_map(items: list[str] | tuple[str, ...], metrics: list[str]) -> dict[st
         if not sep or not name.strip() or not metric.strip():
             raise ValueError(f"--map {item}: expected SOURCE_NAME=METRIC, e.g. --map is_grounded=faithfulness")
         if metric.strip() not in metrics:
-            raise ValueError(f"--map {item}: the campaign has no metric {metric.strip()!r} (it declares "
-                             + ", ".join(sorted(metrics)) + ")")
+            raise ValueError(
+                f"--map {item}: the campaign has no metric {metric.strip()!r} (it declares "
+                + ", ".join(sorted(metrics))
+                + ")"
+            )
         if mapping.get(name.strip(), metric.strip()) != metric.strip():
             raise ValueError(f"--map {item}: {name.strip()!r} is mapped twice")
         mapping[name.strip()] = metric.strip()
     return mapping
 
 
-PASS_WORDS = {"yes": 1.0, "true": 1.0, "pass": 1.0, "passed": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0,
-              "fail": 0.0, "failed": 0.0, "incorrect": 0.0}
+PASS_WORDS = {
+    "yes": 1.0,
+    "true": 1.0,
+    "pass": 1.0,
+    "passed": 1.0,
+    "correct": 1.0,
+    "no": 0.0,
+    "false": 0.0,
+    "fail": 0.0,
+    "failed": 0.0,
+    "incorrect": 0.0,
+}
 
 
 def rating_value(value: Any, *, where: str = "a rating's value") -> float | None:
@@ -216,8 +229,10 @@ def rating_value(value: Any, *, where: str = "a rating's value") -> float | None
             return float(value)
         except OverflowError:
             digits = int(value.bit_length() * math.log10(2)) + 1
-            raise ValueError(f"{where}: an integer of about {digits} digits is too large for a rating; expected a "
-                             "number, true / false, yes / no or pass / fail") from None
+            raise ValueError(
+                f"{where}: an integer of about {digits} digits is too large for a rating; expected a "
+                "number, true / false, yes / no or pass / fail"
+            ) from None
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, str):

@@ -27,16 +27,17 @@ import csv
 import io
 import json
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from calibrate.base.sqlite_store import now, open_store
 from calibrate.campaign import IMPORTED_META_FILE, IMPORTED_RATINGS_FILE
 from calibrate.campaign.judge_settings import infer_family
 from calibrate.imports.records import ImportedRating, SourceBatch
 
-__all__ = ["ImportStore", "STORE_NAME", "EXPORT_COLUMNS", "WITHDRAW_LIMIT", "withdraw_limit"]
+__all__ = ["EXPORT_COLUMNS", "STORE_NAME", "WITHDRAW_LIMIT", "ImportStore", "withdraw_limit"]
 
 STORE_NAME = "imports.sqlite"
 EXPORT_COLUMNS = ["case_id", "metric", "rater", "rater_kind", "value", "error", "reason", "source", "source_id"]
@@ -79,8 +80,20 @@ MIGRATIONS = [
 #: a whole read withdraws on its own at most this many ratings, or this share of those the origin held
 #: (the larger); more is kept, and said, until an import is given ``allow_withdraw``
 WITHDRAW_LIMIT = (5, 0.10)
-_CURRENT_COLUMNS = ("id", "origin", "case_id", "metric", "rater", "rater_kind", "value", "error", "reason",
-                    "source_id", "facts", "withdrawn")
+_CURRENT_COLUMNS = (
+    "id",
+    "origin",
+    "case_id",
+    "metric",
+    "rater",
+    "rater_kind",
+    "value",
+    "error",
+    "reason",
+    "source_id",
+    "facts",
+    "withdrawn",
+)
 
 
 def withdraw_limit(held: int) -> int:
@@ -121,18 +134,28 @@ class ImportStore:
             "SELECT id, origin, case_id, metric, rater, rater_kind, value, error, reason, source_id, facts, "
             "(SELECT MAX(withdrawn) FROM withdrawals WHERE rating_id = ratings.id) FROM ratings WHERE id IN "
             f"(SELECT MAX(id) FROM ratings {where} GROUP BY origin, case_id, metric, rater) ORDER BY id",
-            (origin,) if origin is not None else ())
+            (origin,) if origin is not None else (),
+        )
         return [dict(zip(_CURRENT_COLUMNS, row)) for row in rows]
 
-    def add(self, import_id: str, batch: SourceBatch, ratings: list[tuple[str, ImportedRating]], *,
-            metrics: list[str], skipped: list[dict[str, str]], allow_withdraw: bool = False) -> dict[str, int]:
+    def add(
+        self,
+        import_id: str,
+        batch: SourceBatch,
+        ratings: list[tuple[str, ImportedRating]],
+        *,
+        metrics: list[str],
+        skipped: list[dict[str, str]],
+        allow_withdraw: bool = False,
+    ) -> dict[str, int]:
         """Append what is new or changed in ``ratings`` (campaign metric, rating) since the origin's
         last import; withdraw what a ``whole`` read no longer holds among ``metrics`` (the declared
         ones), unless that is more than :func:`withdraw_limit` and not ``allow_withdraw``: then they are
         kept and counted as ``absent_held``. Call it inside :meth:`transaction`."""
         current = {(r["case_id"], r["metric"], r["rater"]): r for r in self.current(batch.origin)}
-        counts = Counter({"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 0, "absent_kept": 0,
-                          "absent_held": 0})
+        counts = Counter(
+            {"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 0, "absent_kept": 0, "absent_held": 0}
+        )
         stamp = now()
         seen = set()
         for metric, rating in ratings:
@@ -140,9 +163,13 @@ class ImportStore:
             seen.add(key)
             facts = json.dumps(dict(rating.facts), sort_keys=True, default=str)
             before = current.get(key)
-            same = before is not None and (before["value"], before["error"], before["reason"], before["facts"],
-                                           before["rater_kind"]) == (rating.value, rating.error, rating.reason,
-                                                                     facts, rating.rater_kind)
+            same = before is not None and (
+                before["value"],
+                before["error"],
+                before["reason"],
+                before["facts"],
+                before["rater_kind"],
+            ) == (rating.value, rating.error, rating.reason, facts, rating.rater_kind)
             if same and not before["withdrawn"]:
                 counts["unchanged"] += 1
                 continue
@@ -150,21 +177,48 @@ class ImportStore:
             self._db.execute(
                 "INSERT INTO ratings (import_id, origin, case_id, metric, rater, rater_kind, value, error, reason, "
                 "source_id, facts, source_updated, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (import_id, batch.origin, rating.case_id, metric, rating.rater, rating.rater_kind, rating.value,
-                 rating.error, rating.reason, rating.source_id, facts, rating.updated, stamp))
-        absent = [r["id"] for key, r in current.items() if key not in seen and not r["withdrawn"]
-                  and r["metric"] in metrics]
+                (
+                    import_id,
+                    batch.origin,
+                    rating.case_id,
+                    metric,
+                    rating.rater,
+                    rating.rater_kind,
+                    rating.value,
+                    rating.error,
+                    rating.reason,
+                    rating.source_id,
+                    facts,
+                    rating.updated,
+                    stamp,
+                ),
+            )
+        absent = [
+            r["id"] for key, r in current.items() if key not in seen and not r["withdrawn"] and r["metric"] in metrics
+        ]
         held = sum(1 for r in current.values() if not r["withdrawn"] and r["metric"] in metrics)
         withdraw = batch.whole and (allow_withdraw or len(absent) <= withdraw_limit(held))
         if withdraw:
             for rating_id in absent:
-                self._db.execute("INSERT INTO withdrawals (import_id, rating_id, withdrawn) VALUES (?, ?, ?)",
-                                 (import_id, rating_id, stamp))
+                self._db.execute(
+                    "INSERT INTO withdrawals (import_id, rating_id, withdrawn) VALUES (?, ?, ?)",
+                    (import_id, rating_id, stamp),
+                )
         counts["withdrawn" if withdraw else "absent_held" if batch.whole else "absent_kept"] = len(absent)
-        self._db.execute("INSERT INTO imports (import_id, kind, origin, source, whole, imported, counts, skipped) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         (import_id, batch.kind, batch.origin, batch.source, int(batch.whole), stamp,
-                          json.dumps(dict(counts)), json.dumps(skipped)))
+        self._db.execute(
+            "INSERT INTO imports (import_id, kind, origin, source, whole, imported, counts, skipped) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                import_id,
+                batch.kind,
+                batch.origin,
+                batch.source,
+                int(batch.whole),
+                stamp,
+                json.dumps(dict(counts)),
+                json.dumps(skipped),
+            ),
+        )
         return dict(counts)
 
     def withdrawn_by(self, import_id: str) -> list[dict[str, Any]]:
@@ -172,7 +226,9 @@ class ImportStore:
         keys = ("origin", "case_id", "metric", "rater", "value", "source_id")
         rows = self._db.execute(
             f"SELECT {', '.join('r.' + k for k in keys)} FROM withdrawals w JOIN ratings r ON r.id = w.rating_id "
-            "WHERE w.import_id = ? ORDER BY r.case_id, r.metric, r.rater, r.origin", (import_id,))
+            "WHERE w.import_id = ? ORDER BY r.case_id, r.metric, r.rater, r.origin",
+            (import_id,),
+        )
         return [dict(zip(keys, row)) for row in rows]
 
     def reinstate(self, import_id: str, by: str) -> int:
@@ -183,30 +239,50 @@ class ImportStore:
         rows = self._db.execute(
             "SELECT r.id FROM withdrawals w JOIN ratings r ON r.id = w.rating_id WHERE w.import_id = ? AND r.id IN "
             "(SELECT MAX(id) FROM ratings GROUP BY origin, case_id, metric, rater) ORDER BY r.id",
-            (import_id,)).fetchall()
+            (import_id,),
+        ).fetchall()
         stamp = now()
         for (rating_id,) in rows:
             self._db.execute(
                 "INSERT INTO ratings (import_id, origin, case_id, metric, rater, rater_kind, value, error, reason, "
                 "source_id, facts, source_updated, imported) SELECT ?, origin, case_id, metric, rater, rater_kind, "
                 "value, error, reason, source_id, facts, source_updated, ? FROM ratings WHERE id = ?",
-                (by, stamp, rating_id))
+                (by, stamp, rating_id),
+            )
         return len(rows)
 
     def history(self, case_id: str | None = None) -> list[dict[str, Any]]:
         """Every stored revision, oldest first, with the import that brought it."""
-        keys = ("id", "import_id", "origin", "case_id", "metric", "rater", "rater_kind", "value", "error", "reason",
-                "source_id", "facts", "source_updated", "imported")
-        rows = self._db.execute(f"SELECT {', '.join(keys)} FROM ratings" + (" WHERE case_id = ?" if case_id else "")
-                                + " ORDER BY id", (case_id,) if case_id else ())
+        keys = (
+            "id",
+            "import_id",
+            "origin",
+            "case_id",
+            "metric",
+            "rater",
+            "rater_kind",
+            "value",
+            "error",
+            "reason",
+            "source_id",
+            "facts",
+            "source_updated",
+            "imported",
+        )
+        rows = self._db.execute(
+            f"SELECT {', '.join(keys)} FROM ratings" + (" WHERE case_id = ?" if case_id else "") + " ORDER BY id",
+            (case_id,) if case_id else (),
+        )
         return [{**dict(zip(keys, row)), "facts": json.loads(row[11])} for row in rows]
 
     def imports(self) -> list[dict[str, Any]]:
         """Every import so far, oldest first: what it read and what it counted and skipped."""
         keys = ("import_id", "kind", "origin", "source", "whole", "imported", "counts", "skipped")
         rows = self._db.execute(f"SELECT {', '.join(keys)} FROM imports ORDER BY imported, import_id")
-        return [{**dict(zip(keys, row)), "whole": bool(row[4]), "counts": json.loads(row[6]),
-                 "skipped": json.loads(row[7])} for row in rows]
+        return [
+            {**dict(zip(keys, row)), "whole": bool(row[4]), "counts": json.loads(row[6]), "skipped": json.loads(row[7])}
+            for row in rows
+        ]
 
     def export_texts(self) -> dict[str, str]:
         """The current ratings as the text of ``imported_ratings.csv``, and what their sources said of
@@ -219,15 +295,32 @@ class ImportStore:
         quoting = csv.writer(table, lineterminator="\n", quoting=csv.QUOTE_ALL)
         writer.writerow(EXPORT_COLUMNS)
         for r in sorted(rows, key=lambda r: (r["case_id"], r["metric"], r["rater"], r["origin"])):
-            row = [r["case_id"], r["metric"], r["rater"], r["rater_kind"],
-                   "" if r["value"] is None else repr(r["value"]), r["error"] or "", r["reason"] or "",
-                   r["origin"], r["source_id"]]
+            row = [
+                r["case_id"],
+                r["metric"],
+                r["rater"],
+                r["rater_kind"],
+                "" if r["value"] is None else repr(r["value"]),
+                r["error"] or "",
+                r["reason"] or "",
+                r["origin"],
+                r["source_id"],
+            ]
             (quoting if any("\r" in str(v) for v in row) else writer).writerow(row)
         raters: dict[str, dict[str, Any]] = {}
         for r in rows:
             facts = json.loads(r["facts"])
-            entry = raters.setdefault(r["rater"], {"kind": r["rater_kind"], "models": Counter(), "origins": set(),
-                                                   "thresholds": {}, "source_types": set(), "ratings": 0})
+            entry = raters.setdefault(
+                r["rater"],
+                {
+                    "kind": r["rater_kind"],
+                    "models": Counter(),
+                    "origins": set(),
+                    "thresholds": {},
+                    "source_types": set(),
+                    "ratings": 0,
+                },
+            )
             entry["ratings"] += 1
             entry["origins"].add(r["origin"])
             if facts.get("model"):
@@ -241,9 +334,13 @@ class ImportStore:
         for name, entry in sorted(raters.items()):
             model = entry["models"].most_common(1)[0][0] if entry["models"] else None
             document["raters"][name] = {
-                "kind": entry["kind"], "model": model,
+                "kind": entry["kind"],
+                "model": model,
                 "family": infer_family(model or name) if entry["kind"] == "judge" else None,
-                "models": sorted(entry["models"]), "origins": sorted(entry["origins"]),
+                "models": sorted(entry["models"]),
+                "origins": sorted(entry["origins"]),
                 "thresholds": {m: sorted(t) for m, t in sorted(entry["thresholds"].items())},
-                "source_types": sorted(entry["source_types"]), "ratings": entry["ratings"]}
+                "source_types": sorted(entry["source_types"]),
+                "ratings": entry["ratings"],
+            }
         return {IMPORTED_RATINGS_FILE: table.getvalue(), IMPORTED_META_FILE: json.dumps(document, indent=2) + "\n"}

@@ -25,11 +25,32 @@ from pydantic import BeforeValidator, ConfigDict, JsonValue
 from calibrate.base.documents import DocumentError, Schema, check, parse_json, read_bytes
 from calibrate.base.errors import Problem
 
-__all__ = ["INPUT_KEYS", "OUTPUT_KEYS", "EXPECTED_OUTPUT_NAMES", "CONTEXT_KEYS", "Record", "Id", "OptionalId",
-           "text_of", "documents_of", "parsed", "read_records", "json_documents", "problem_text", "id_text", "fits"]
+__all__ = [
+    "CONTEXT_KEYS",
+    "EXPECTED_OUTPUT_NAMES",
+    "INPUT_KEYS",
+    "OUTPUT_KEYS",
+    "Id",
+    "OptionalId",
+    "Record",
+    "documents_of",
+    "fits",
+    "id_text",
+    "json_documents",
+    "parsed",
+    "problem_text",
+    "read_records",
+    "text_of",
+]
 
-EXPECTED_OUTPUT_NAMES = ("expected_response", "expected_output", "expected_answer", "reference", "ground_truth",
-                         "expected")
+EXPECTED_OUTPUT_NAMES = (
+    "expected_response",
+    "expected_output",
+    "expected_answer",
+    "reference",
+    "ground_truth",
+    "expected",
+)
 INPUT_KEYS = ("question", "query", "input", "user_input", "prompt", "request", "q")
 OUTPUT_KEYS = ("answer", "output", "response", "content", "text", "result")
 CONTEXT_KEYS = ("retrieval_context", "retrieved_contexts", "contexts", "context", "documents")
@@ -70,8 +91,10 @@ def id_text(value: Any) -> str | None:
 def _id(value: Any) -> str:
     text = id_text(value)
     if text is None:
-        raise ValueError("an id is a non-empty text or an integer"
-                         + (f", not {type(value).__name__}" if not isinstance(value, str) else ""))
+        raise ValueError(
+            "an id is a non-empty text or an integer"
+            + (f", not {type(value).__name__}" if not isinstance(value, str) else "")
+        )
     return text
 
 
@@ -147,7 +170,7 @@ def text_of(value: Any, keys: tuple[str, ...], *, chat_role: str | None) -> str 
     if isinstance(value, str):
         return value
     if isinstance(value, list) and chat_role and value and all(fits(m, _Mapping) is not None for m in value):
-        value = {"messages": value}   # a bare list of chat messages
+        value = {"messages": value}  # a bare list of chat messages
     named = fits(value, _Mapping)
     if named is not None:
         chat = fits(named, _Chat) if chat_role else None
@@ -187,8 +210,9 @@ def documents_of(output: Any) -> list[str]:
             continue
         document = fits(item, _Document)
         if document is not None:
-            text = next((t for t in (document.page_content, document.content, document.text) if isinstance(t, str)),
-                        None)
+            text = next(
+                (t for t in (document.page_content, document.content, document.text) if isinstance(t, str)), None
+            )
             if text is not None:
                 texts.append(text)
     return texts
@@ -216,8 +240,10 @@ def problem_text(problems: list[Problem]) -> str:
     >>> problem_text([Problem("f.json", "Input should be a valid string", field="reason", value=3)])
     'reason: Input should be a valid string (found 3)'
     """
-    return "; ".join((f"{p.field}: " if p.field else "") + p.message
-                     + (f" (found {p.value!r})" if p.value is not None else "") for p in problems)
+    return "; ".join(
+        (f"{p.field}: " if p.field else "") + p.message + (f" (found {p.value!r})" if p.value is not None else "")
+        for p in problems
+    )
 
 
 class _Page(Schema):
@@ -259,8 +285,9 @@ def json_documents(path: str | Path, *, expected: str) -> list[tuple[int, Any]]:
         documents, problems = [], []
         for number, line in lines:
             try:
-                documents.append((number, parse_json(line, JsonValue, source=str(path), expected=expected,
-                                                     line=number)))
+                documents.append(
+                    (number, parse_json(line, JsonValue, source=str(path), expected=expected, line=number))
+                )
             except DocumentError as exc:
                 problems += exc.problems
         if problems:
@@ -311,9 +338,17 @@ def read_records(path: str | Path, *, what: str) -> list[tuple[int, Any]]:
             page = fits(document, _Page)
             items = next((v for v in (getattr(page, k) for k in PAGE_KEYS) if isinstance(v, list)), [document])
         else:
-            raise DocumentError([Problem(str(path), f"holds a {type(document).__name__}, not records", row=number,
-                                         value=document if isinstance(document, (str, int, float)) else None,
-                                         expected=f"{what}: a list of objects, an API page, or JSON Lines")],
-                                source=str(path))
+            raise DocumentError(
+                [
+                    Problem(
+                        str(path),
+                        f"holds a {type(document).__name__}, not records",
+                        row=number,
+                        value=document if isinstance(document, (str, int, float)) else None,
+                        expected=f"{what}: a list of objects, an API page, or JSON Lines",
+                    )
+                ],
+                source=str(path),
+            )
         records += [(number if len(documents) > 1 else i + 1, item) for i, item in enumerate(items)]
     return records

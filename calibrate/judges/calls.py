@@ -35,8 +35,17 @@ from calibrate.campaign.judge_settings import ModelSpec
 from calibrate.judges.replies import JudgeReplyError, complete_json, note_call
 from calibrate.judges.structured import ResponseSchema, chain, refuses, response_schema
 
-__all__ = ["CallPolicy", "Usage", "usage", "OpenAICompatibleClient", "AnthropicClient", "ClientPool", "JudgeCallError",
-           "endpoint_name", "Modes"]
+__all__ = [
+    "AnthropicClient",
+    "CallPolicy",
+    "ClientPool",
+    "JudgeCallError",
+    "Modes",
+    "OpenAICompatibleClient",
+    "Usage",
+    "endpoint_name",
+    "usage",
+]
 
 
 class JudgeCallError(RuntimeError):
@@ -46,8 +55,9 @@ class JudgeCallError(RuntimeError):
     that a run can group its failures; ``connection`` is true when the endpoint could not be reached,
     and ``endpoint`` names it."""
 
-    def __init__(self, message: str, *, summary: str | None = None, connection: bool = False,
-                 endpoint: str | None = None):
+    def __init__(
+        self, message: str, *, summary: str | None = None, connection: bool = False, endpoint: str | None = None
+    ):
         message = redact(str(message))
         super().__init__(message)
         self.summary = redact(summary) if summary else message
@@ -136,7 +146,7 @@ class CallPolicy:
                     await provider_limit.acquire()
                 try:
                     await self._pace()
-                    pending = make_call()   # a call that declines to be sent raises NotSent here, uncounted
+                    pending = make_call()  # a call that declines to be sent raises NotSent here, uncounted
                     current = usage.get(None)
                     if current is not None:
                         current.calls += 1
@@ -144,14 +154,17 @@ class CallPolicy:
                         return await pending
                 except NotSent as declined:
                     raise declined.error from None
-                except Exception as exc:  # noqa: BLE001 - classified below, re-raised when final
+                except Exception as exc:  # classified below, re-raised when final
                     retryable, retry_after, what = classify(exc, self.timeout_s)
                     if not retryable or attempt > self.retries:
                         suffix = f" after {attempt} attempts" if retryable else ""
                         status = exc.status if isinstance(exc, HttpError) and exc.kind == "status" else None
-                        raise JudgeCallError(f"{what}{suffix}", summary=(
-                            f"HTTP {status} from the server{suffix}" if status else None),
-                            connection=_unreachable(exc), endpoint=endpoint) from exc
+                        raise JudgeCallError(
+                            f"{what}{suffix}",
+                            summary=(f"HTTP {status} from the server{suffix}" if status else None),
+                            connection=_unreachable(exc),
+                            endpoint=endpoint,
+                        ) from exc
                 finally:
                     if provider_limit is not None:
                         provider_limit.release()
@@ -274,7 +287,7 @@ class Modes:
     """
 
     def __init__(self) -> None:
-        self.refused: dict[str, str] = {}    # mode -> the refusal, as the server worded it
+        self.refused: dict[str, str] = {}  # mode -> the refusal, as the server worded it
         self.settled: str | None = None
 
 
@@ -308,8 +321,7 @@ class _HTTPClient:
     def headers(key: str | None) -> dict[str, str]:
         raise NotImplementedError
 
-    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None
-             ) -> dict[str, Any]:
+    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None) -> dict[str, Any]:
         """A request asking for ``prompt``'s completion in structured-output ``mode`` (``"json_schema"``
         with ``schema``, ``"json_object"``; ``"text"`` or None: plain; True: ``"json_object"``)."""
         raise NotImplementedError
@@ -344,20 +356,23 @@ class _HTTPClient:
         if self.stopped(reply) != self.cut_reason or complete_json(text):
             return
         sent = body.get("max_tokens")
-        allowed = (f"max_tokens = {sent}" if sent is not None else
-                   "the server's own limit (calibrate sent no max_tokens)")
+        allowed = (
+            f"max_tokens = {sent}" if sent is not None else "the server's own limit (calibrate sent no max_tokens)"
+        )
         suggestion = max(1024, 2 * sent) if isinstance(sent, int) else 1024
         raise JudgeReplyError(
             f"the judge's reply was cut at max_tokens: model {self.spec.name} stopped at {allowed} "
             f'({self.cut_field} "{self.cut_reason}") before its JSON was complete; it ends {redact(text)[-120:]!r}. '
             f"Raise max_tokens in the model's table in campaign.toml (model = {{ ..., max_tokens = {suggestion} }}); "
             f"a model that repeats itself is cut at any limit",
-            summary=f"the judge's reply was cut at max_tokens ({allowed}, model {self.spec.name})")
+            summary=f"the judge's reply was cut at max_tokens ({allowed}, model {self.spec.name})",
+        )
 
     async def _post(self, body: dict[str, Any], timeout_s: float, path: str | None = None) -> Reply:
         """One request; the reply, or :class:`~calibrate.base.http.HttpError` (an error status included)."""
-        reply = await self._session.http.request("POST", self.base_url + (path or self.path), data=json.dumps(body),
-                                                 timeout_s=timeout_s)
+        reply = await self._session.http.request(
+            "POST", self.base_url + (path or self.path), data=json.dumps(body), timeout_s=timeout_s
+        )
         if reply.status >= 400:
             raise reply.status_error()
         return reply
@@ -367,28 +382,45 @@ class _HTTPClient:
         try:
             return reply.json(schema, expected=what)
         except HttpError as exc:
-            problem = ("is not UTF-8 text" if exc.kind == "encoding" else
-                       "is not JSON" if any("JSON" in p.message for p in exc.problems)
-                       else f"is not {what}")
-            raise JudgeCallError(str(exc) if exc.kind == "encoding" else
-                                 f"the model server's reply {problem}: {exc.problems[0] if exc.problems else exc}; "
-                                 f"it began {reply.excerpt()!r}",
-                                 summary=f"the model server's reply {problem}", endpoint=self.endpoint) from None
+            problem = (
+                "is not UTF-8 text"
+                if exc.kind == "encoding"
+                else "is not JSON"
+                if any("JSON" in p.message for p in exc.problems)
+                else f"is not {what}"
+            )
+            raise JudgeCallError(
+                str(exc)
+                if exc.kind == "encoding"
+                else f"the model server's reply {problem}: {exc.problems[0] if exc.problems else exc}; "
+                f"it began {reply.excerpt()!r}",
+                summary=f"the model server's reply {problem}",
+                endpoint=self.endpoint,
+            ) from None
 
     def _spent(self, reply: Any) -> tuple[Any, int | None, int | None]:
         """(content, prompt tokens, completion tokens) of a reply read, counted into the current rating's usage."""
         content, prompt_tokens, completion_tokens = self.read(reply)
         current = usage.get(None)
         if current is not None:
-            current.add_tokens(prompt_tokens, completion_tokens, _cost(self.spec, reply, prompt_tokens,
-                                                                       completion_tokens))
+            current.add_tokens(
+                prompt_tokens, completion_tokens, _cost(self.spec, reply, prompt_tokens, completion_tokens)
+            )
         if not isinstance(content, str):
-            raise JudgeCallError("the model server's reply holds no message content",
-                                 summary="the model server's reply holds no message content")
+            raise JudgeCallError(
+                "the model server's reply holds no message content",
+                summary="the model server's reply holds no message content",
+            )
         return content, prompt_tokens, completion_tokens
 
-    async def _ask(self, make: Callable[[], tuple[dict[str, Any], str]], policy: CallPolicy, *,
-                   schema: bool = False, sent: dict[str, Any] | None = None) -> str:
+    async def _ask(
+        self,
+        make: Callable[[], tuple[dict[str, Any], str]],
+        policy: CallPolicy,
+        *,
+        schema: bool = False,
+        sent: dict[str, Any] | None = None,
+    ) -> str:
         """One call whose request body and structured-output mode ``make()`` gives when the call gets its
         slot (so a request queued behind a refusal is not sent in the refused mode), the body and mode sent
         left in ``sent``; the reply's text, its tokens counted into the current rating's usage, the mode
@@ -420,7 +452,7 @@ class _HTTPClient:
 
         def make() -> tuple[dict[str, Any], str]:
             mode = self.mode
-            if mode in self.modes.refused:   # a mode the model's table names, refused already: not asked again
+            if mode in self.modes.refused:  # a mode the model's table names, refused already: not asked again
                 raise NotSent(self._refusal(mode, self.modes.refused[mode]))
             return self.body(prompt, mode, wanted), mode
 
@@ -428,7 +460,7 @@ class _HTTPClient:
             sent: dict[str, Any] = {}
             try:
                 text = await self._ask(make, policy, schema=True, sent=sent)
-            except JudgeReplyError:   # the server took the mode; what it wrote is what failed
+            except JudgeReplyError:  # the server took the mode; what it wrote is what failed
                 self.modes.settled = sent["mode"]
                 raise
             except JudgeCallError as exc:
@@ -449,7 +481,9 @@ class _HTTPClient:
         return JudgeCallError(
             f"the model server refused structured output {mode} for model {self.spec.name} ({said}); "
             f'structured_output = "auto" in its model table falls back to the modes it accepts',
-            summary=f"the model server refused structured output {mode}", endpoint=self.endpoint)
+            summary=f"the model server refused structured output {mode}",
+            endpoint=self.endpoint,
+        )
 
 
 class OpenAICompatibleClient(_HTTPClient):
@@ -472,16 +506,17 @@ class OpenAICompatibleClient(_HTTPClient):
     def headers(key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None
-             ) -> dict[str, Any]:
+    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.spec.name, "messages": [{"role": "user", "content": prompt}]}
         if self.spec.temperature is not None:
             body["temperature"] = self.spec.temperature
         if self.spec.max_tokens is not None:
             body["max_tokens"] = self.spec.max_tokens
         if mode == "json_schema" and schema is not None:
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": schema.name, "schema": schema.schema, "strict": schema.strict}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema.name, "schema": schema.schema, "strict": schema.strict},
+            }
         elif mode is True or mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
@@ -489,8 +524,7 @@ class OpenAICompatibleClient(_HTTPClient):
     def read(self, reply: ChatReply) -> tuple[Any, int | None, int | None]:
         reported = reply.usage or _Usage()
         message = reply.choices[0].message if reply.choices else None
-        return (message.content if message is not None else None, reported.prompt_tokens,
-                reported.completion_tokens)
+        return (message.content if message is not None else None, reported.prompt_tokens, reported.completion_tokens)
 
     cut_reason, cut_field = "length", "finish_reason"
 
@@ -507,9 +541,11 @@ class OpenAICompatibleClient(_HTTPClient):
             read = validate(whole, ChatReply, source=f"{reply.server}: {reply.request}", expected=self.what)
             text = self._spent(read)[0]
         except DocumentError as exc:
-            raise JudgeCallError(f"the model server's reply is not {self.what}: {exc.problems[0]}",
-                                 summary=f"the model server's reply is not {self.what}") from None
-        note_call("text", schema=False)   # a logprob call asks for no response format
+            raise JudgeCallError(
+                f"the model server's reply is not {self.what}: {exc.problems[0]}",
+                summary=f"the model server's reply is not {self.what}",
+            ) from None
+        note_call("text", schema=False)  # a logprob call asks for no response format
         self.check_cut(read, text, body)
         return whole
 
@@ -520,8 +556,10 @@ class OpenAICompatibleClient(_HTTPClient):
         response = self._read_reply(reply, EmbeddingsReply, "an OpenAI embeddings reply")
         rows = sorted(response.data, key=lambda row: row.index)
         if len(rows) != len(texts) or [row.index for row in rows] != list(range(len(texts))):
-            raise JudgeCallError(f"asked for {len(texts)} embeddings, the server returned "
-                                 f"{len(rows)} (indices {[row.index for row in rows][:10]})")
+            raise JudgeCallError(
+                f"asked for {len(texts)} embeddings, the server returned "
+                f"{len(rows)} (indices {[row.index for row in rows][:10]})"
+            )
         current = usage.get(None)
         if current is not None:
             tokens = response.usage.prompt_tokens if response.usage is not None else None
@@ -545,10 +583,12 @@ class AnthropicClient(_HTTPClient):
     def headers(key: str | None) -> dict[str, str]:
         return {"anthropic-version": ANTHROPIC_VERSION, **({"x-api-key": key} if key else {})}
 
-    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None
-             ) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.spec.name, "max_tokens": self.spec.max_tokens or 1024,
-                                "messages": [{"role": "user", "content": prompt}]}
+    def body(self, prompt: str, mode: str | bool | None = None, schema: ResponseSchema | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.spec.name,
+            "max_tokens": self.spec.max_tokens or 1024,
+            "messages": [{"role": "user", "content": prompt}],
+        }
         if self.spec.temperature is not None:
             body["temperature"] = self.spec.temperature
         if mode == "json_schema" and schema is not None:

@@ -25,7 +25,7 @@ os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 os.environ.setdefault("CONFIDENT_TRACING_ENABLED", "NO")
 
-__all__ = ["library_version", "model_versions", "check", "score_case", "make_model"]
+__all__ = ["check", "library_version", "make_model", "model_versions", "score_case"]
 
 
 def library_version() -> str:
@@ -110,21 +110,25 @@ def make_model(spec: JudgeSpec, client_for, policy: CallPolicy):
             weighing = weigh(reply)
             try:
                 completion = ChatCompletion.model_validate(reply)
-            except ValueError as exc:   # pydantic's ValidationError: DeepEval reads the reply as this model
-                raise JudgeReplyError(f"the model server's reply is not an OpenAI chat completion: "
-                                      f"{str(exc).splitlines()[0][:200]}", summary="the model server's reply is not "
-                                      "an OpenAI chat completion") from None
+            except ValueError as exc:  # pydantic's ValidationError: DeepEval reads the reply as this model
+                raise JudgeReplyError(
+                    f"the model server's reply is not an OpenAI chat completion: {str(exc).splitlines()[0][:200]}",
+                    summary="the model server's reply is not an OpenAI chat completion",
+                ) from None
             said = notes.get({})
             for key in ("logprob_weighting", "logprob_fallback"):
                 said.pop(key, None)
-            said.update(logprob_weighted=weighing.weighted is not None,
-                        **({"logprob_weighting": weighing.how} if weighing.how else {}),
-                        **({"logprob_fallback": weighing.why_not} if weighing.why_not else {}))
+            said.update(
+                logprob_weighted=weighing.weighted is not None,
+                **({"logprob_weighting": weighing.how} if weighing.how else {}),
+                **({"logprob_fallback": weighing.why_not} if weighing.why_not else {}),
+            )
             _weighings.get([]).append(weighing)
             return completion, 0.0
 
-    wants_logprobs = spec.metric == "g_eval" and spec.settings.get("logprobs", True) and not spec.settings.get(
-        "strict_mode", False)
+    wants_logprobs = (
+        spec.metric == "g_eval" and spec.settings.get("logprobs", True) and not spec.settings.get("strict_mode", False)
+    )
     return CalibrateLogprobModel() if wants_logprobs and client.supports_logprobs else CalibrateModel()
 
 
@@ -138,20 +142,30 @@ def _metric(spec: JudgeSpec, model, steps: list[str] | None = None):
         settings = {k: v for k, v in spec.settings.items() if k not in ("logprobs", "evaluation_params", "rubric")}
         if steps is not None:
             settings["evaluation_steps"] = steps
-        rubric = [Rubric(score_range=tuple(r["score_range"]), expected_outcome=r["expected_outcome"])
-                  for r in spec.settings.get("rubric") or []] or None
-        return metrics.GEval(**{"name": spec.name, **settings}, model=model, async_mode=True, rubric=rubric,
-                             evaluation_params=[SingleTurnParams(p) for p in spec.settings["evaluation_params"]])
+        rubric = [
+            Rubric(score_range=tuple(r["score_range"]), expected_outcome=r["expected_outcome"])
+            for r in spec.settings.get("rubric") or []
+        ] or None
+        return metrics.GEval(
+            **{"name": spec.name, **settings},
+            model=model,
+            async_mode=True,
+            rubric=rubric,
+            evaluation_params=[SingleTurnParams(p) for p in spec.settings["evaluation_params"]],
+        )
     if spec.metric == "dag":  # a fresh tree per rating: DeepEval's nodes keep what a run found
         from deepeval.metrics.dag import DeepAcyclicGraph
 
         dag = DeepAcyclicGraph.from_dict(spec.dag)
         settings = {k: v for k, v in spec.settings.items() if k != "dag"}
         return metrics.DAGMetric(**{"name": spec.name, **settings}, dag=dag, model=model, async_mode=True)
-    classes = {"faithfulness": metrics.FaithfulnessMetric, "answer_relevancy": metrics.AnswerRelevancyMetric,
-               "contextual_precision": metrics.ContextualPrecisionMetric,
-               "contextual_recall": metrics.ContextualRecallMetric,
-               "contextual_relevancy": metrics.ContextualRelevancyMetric}
+    classes = {
+        "faithfulness": metrics.FaithfulnessMetric,
+        "answer_relevancy": metrics.AnswerRelevancyMetric,
+        "contextual_precision": metrics.ContextualPrecisionMetric,
+        "contextual_recall": metrics.ContextualRecallMetric,
+        "contextual_relevancy": metrics.ContextualRelevancyMetric,
+    }
     return classes[spec.metric](model=model, async_mode=True, **spec.settings)
 
 
@@ -179,9 +193,13 @@ async def score_case(spec: JudgeSpec, model, case: dict[str, Any]) -> tuple[floa
     fields = {key: case.get(key) for key in CASE_FIELDS if case.get(key) is not None}
     steps = await _g_eval_steps(spec, model) if spec.metric == "g_eval" else None
     if spec.metric == "g_eval" and not hasattr(model, "a_generate_raw_response"):
-        why_not = ("strict mode scores 0 or 1" if spec.settings.get("strict_mode") else
-                   "logprobs = false in the settings" if not spec.settings.get("logprobs", True) else
-                   f"the {spec.model.provider} provider gives no logprobs")
+        why_not = (
+            "strict mode scores 0 or 1"
+            if spec.settings.get("strict_mode")
+            else "logprobs = false in the settings"
+            if not spec.settings.get("logprobs", True)
+            else f"the {spec.model.provider} provider gives no logprobs"
+        )
         notes.get({}).update(logprob_weighted=False, logprob_fallback=why_not)
     metric = _metric(spec, model, steps)
     weighings: list[Weighting] = []
@@ -192,14 +210,21 @@ async def score_case(spec: JudgeSpec, model, case: dict[str, Any]) -> tuple[floa
         _weighings.reset(token)
     if metric.score is None:
         raise JudgeReplyError(f"DeepEval returned no score ({getattr(metric, 'error', None) or 'no error given'})")
-    if weighings:   # the score call's tokens, weighed by calibrate: its number, weighted or raw as noted
+    if weighings:  # the score call's tokens, weighed by calibrate: its number, weighted or raw as noted
         weighing, low = weighings[-1], metric.score_range[0]
-        raw = weighing.score if isinstance(weighing.score, (int, float)) and not isinstance(weighing.score, bool) \
-            and math.isfinite(weighing.score) else None
-        if weighing.weighted is None and raw is None:   # DeepEval read a score calibrate cannot: weighted or not?
-            raise JudgeReplyError(f"the G-Eval reply holds no score calibrate can read ({weighing.why_not}), so "
-                                  "whether DeepEval weighted its score cannot be said",
-                                  summary="the G-Eval reply holds no score calibrate can read")
+        raw = (
+            weighing.score
+            if isinstance(weighing.score, (int, float))
+            and not isinstance(weighing.score, bool)
+            and math.isfinite(weighing.score)
+            else None
+        )
+        if weighing.weighted is None and raw is None:  # DeepEval read a score calibrate cannot: weighted or not?
+            raise JudgeReplyError(
+                f"the G-Eval reply holds no score calibrate can read ({weighing.why_not}), so "
+                "whether DeepEval weighted its score cannot be said",
+                summary="the G-Eval reply holds no score calibrate can read",
+            )
         value = weighing.weighted if weighing.weighted is not None else raw
         return (value - low) / metric.score_range_span, getattr(metric, "reason", None)
     return float(metric.score), getattr(metric, "reason", None)

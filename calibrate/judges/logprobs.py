@@ -43,7 +43,7 @@ from calibrate.base.documents import DocumentError, Schema, parse_json
 from calibrate.base.documents import check as check_document
 from calibrate.judges.replies import json_text
 
-__all__ = ["Weighting", "weigh", "LogprobReply", "TokenLogprob", "MIN_PROBABILITY", "SCORE_TOKEN", "SPLIT_TEN"]
+__all__ = ["MIN_PROBABILITY", "SCORE_TOKEN", "SPLIT_TEN", "LogprobReply", "TokenLogprob", "Weighting", "weigh"]
 
 #: DeepEval's floor: an alternative less likely than this is left out
 MIN_PROBABILITY = 0.01
@@ -111,7 +111,7 @@ def _alternatives(token: TokenLogprob) -> list[tuple[str, float]] | str:
             continue
         if not math.isfinite(alternative.logprob):
             if alternative.logprob == -math.inf:
-                continue   # probability 0
+                continue  # probability 0
             return f"an alternative of the score token {token.token!r} has logprob {alternative.logprob}"
         if alternative.logprob >= math.log(MIN_PROBABILITY):
             found.append((alternative.token, math.exp(alternative.logprob)))
@@ -197,24 +197,34 @@ def weigh(reply: Any) -> Weighting:
     if whole is None:
         return Weighting(why_not="the reply holds no score")
     try:
-        score = parse_json(json_text(whole.choices[0].message.content), _Scored, source="the judge's reply",
-                           expected="a JSON object with a score").score
+        score = parse_json(
+            json_text(whole.choices[0].message.content),
+            _Scored,
+            source="the judge's reply",
+            expected="a JSON object with a score",
+        ).score
     except DocumentError:
         return Weighting(why_not="the reply holds no score")
     probabilities = _read(whole.choices[0].logprobs, _Logprobs)
-    tokens = [t for t in (_read(item, TokenLogprob) for item in probabilities.content) if t is not None] \
-        if probabilities is not None else []
+    tokens = (
+        [t for t in (_read(item, TokenLogprob) for item in probabilities.content) if t is not None]
+        if probabilities is not None
+        else []
+    )
     wanted = str(score)
-    for token in reversed(tokens):   # DeepEval's rule: the last token equal to the score
+    for token in reversed(tokens):  # DeepEval's rule: the last token equal to the score
         if token.token == wanted:
             return _weigh_one(score, token)
-    for at in range(len(tokens) - 2, -1, -1):   # the score over two tokens: the last such pair
+    for at in range(len(tokens) - 2, -1, -1):  # the score over two tokens: the last such pair
         if tokens[at].token + tokens[at + 1].token == wanted:
             if wanted == "10" and tokens[at].token == "1":
                 return _weigh_ten(tokens[at], tokens[at + 1])
-            return Weighting(score, why_not=f"the score {wanted} is written as the tokens {tokens[at].token!r}, "
-                                            f"{tokens[at + 1].token!r}: only 10 written '1','0' is weighted "
-                                            f"over two tokens")
+            return Weighting(
+                score,
+                why_not=f"the score {wanted} is written as the tokens {tokens[at].token!r}, "
+                f"{tokens[at + 1].token!r}: only 10 written '1','0' is weighted "
+                f"over two tokens",
+            )
     if not isinstance(score, int) or isinstance(score, bool):
         return Weighting(score, why_not=f"the score {wanted} is not an integer written as one token or as '1','0'")
     return Weighting(score, why_not="the server returned no logprobs for the score token")

@@ -27,13 +27,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from calibrate.campaign import Campaign
-from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD
 from calibrate.base.files import writes_campaign
 from calibrate.base.names import inside, path_component
 from calibrate.base.results import Result
+from calibrate.campaign import Campaign
+from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD
 
-__all__ = ["PROBES", "perturb", "run_probe", "EXPECTED", "PROBES_FOLDER"]
+__all__ = ["EXPECTED", "PROBES", "PROBES_FOLDER", "perturb", "run_probe"]
 
 PROBES = ("order", "padding")
 PROBES_FOLDER = "probes"
@@ -47,9 +47,12 @@ PADDING = (
 )
 #: What each probe should do to each metric: "moves", "invariant" or "drops".
 EXPECTED = {
-    ("order", "contextual_precision"): "moves", ("order", "context_precision"): "moves",
-    ("order", "faithfulness"): "invariant", ("order", "answer_relevancy"): "invariant",
-    ("order", "contextual_recall"): "invariant", ("order", "contextual_relevancy"): "invariant",
+    ("order", "contextual_precision"): "moves",
+    ("order", "context_precision"): "moves",
+    ("order", "faithfulness"): "invariant",
+    ("order", "answer_relevancy"): "invariant",
+    ("order", "contextual_recall"): "invariant",
+    ("order", "contextual_relevancy"): "invariant",
     ("order", "context_recall"): "invariant",
     ("padding", "answer_relevancy"): "drops",
 }
@@ -75,8 +78,12 @@ def perturb(case: dict[str, Any], probe: str, rng: np.random.Generator) -> dict[
         changed = {"actual_output": case["actual_output"].rstrip() + " " + PADDING[int(rng.integers(len(PADDING)))]}
     else:
         raise ValueError(f"unknown probe {probe!r}: one of {', '.join(PROBES)}")
-    return {**case, **changed, "case_id": f"{case['case_id']}{SEPARATOR}{probe}",
-            "metadata": {**(case.get("metadata") or {}), "probe": probe, "probe_of": case["case_id"]}}
+    return {
+        **case,
+        **changed,
+        "case_id": f"{case['case_id']}{SEPARATOR}{probe}",
+        "metadata": {**(case.get("metadata") or {}), "probe": probe, "probe_of": case["case_id"]},
+    }
 
 
 def _verdict(expected: str | None, change: dict[str, Any], n_changed: int) -> str | None:
@@ -91,8 +98,16 @@ def _verdict(expected: str | None, change: dict[str, Any], n_changed: int) -> st
 
 
 @writes_campaign("calibrate probe")
-def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None, n: int = 50, seed: int = 0,
-              policy=None, progress=None) -> Result:
+def run_probe(
+    campaign: Campaign,
+    *,
+    probe: str,
+    judges: list[str] | None = None,
+    n: int = 50,
+    seed: int = 0,
+    policy=None,
+    progress=None,
+) -> Result:
     """Score ``n`` sampled cases and their perturbed copies with the campaign's judges; see the module
     docstring.
 
@@ -122,8 +137,8 @@ def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None
     >>> c = calibrate.load_campaign("my-campaign")                      # doctest: +SKIP
     >>> calibrate.run_probe(c, probe="order", n=50).to_frame()           # doctest: +SKIP
     """
-    from calibrate.judges.runner import run_judges
     from calibrate.campaign import JUDGE_RATINGS_FILE
+    from calibrate.judges.runner import run_judges
 
     if probe not in PROBES:
         raise ValueError(f"unknown probe {probe!r}: one of {', '.join(PROBES)}")
@@ -131,12 +146,16 @@ def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None
         raise ValueError("a probe needs a campaign folder with cases.jsonl")
     specs = {name: s for name, s in campaign.judges.items() if judges is None or name in judges}
     if not specs:
-        raise ValueError("no judge to probe: declare [judges.NAME] in campaign.toml"
-                         + (f" (asked for {', '.join(judges)})" if judges else ""))
+        raise ValueError(
+            "no judge to probe: declare [judges.NAME] in campaign.toml"
+            + (f" (asked for {', '.join(judges)})" if judges else "")
+        )
     eligible = sorted(c for c, case in campaign.cases.items() if perturb(case, probe, np.random.default_rng(0)))
     if not eligible:
-        raise ValueError(f"the {probe} probe changes {NEEDS[probe]}, and no case has "
-                         + ("two or more of them" if probe == "order" else "one"))
+        raise ValueError(
+            f"the {probe} probe changes {NEEDS[probe]}, and no case has "
+            + ("two or more of them" if probe == "order" else "one")
+        )
     rng = np.random.default_rng(seed)
     chosen = sorted(rng.choice(eligible, size=min(n, len(eligible)), replace=False).tolist())
     cases = {}
@@ -148,9 +167,16 @@ def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None
     folder.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(json.dumps(cases, sort_keys=True, default=str).encode()).hexdigest()
     probe_campaign = dataclasses.replace(
-        campaign, name=f"{campaign.name} ({probe} probe)", ratings=campaign.ratings.iloc[0:0], cases=cases,
-        path=folder, samples={}, juries={}, data_hash="sha256:" + digest,
-        adjudications=campaign.adjudications.iloc[0:0])
+        campaign,
+        name=f"{campaign.name} ({probe} probe)",
+        ratings=campaign.ratings.iloc[0:0],
+        cases=cases,
+        path=folder,
+        samples={},
+        juries={},
+        data_hash="sha256:" + digest,
+        adjudications=campaign.adjudications.iloc[0:0],
+    )
     run = run_judges(probe_campaign, judges=sorted(specs), policy=policy, progress=progress)
     # the rating of every (judge, case), as the run exported it (an original and its copy may share a
     # cache entry when the judge does not read what the probe changed)
@@ -159,11 +185,19 @@ def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None
     values = {(r, c): float(v) for r, c, v in zip(exported["rater"], exported["case_id"], exported["value"])}
     out = []
     for name, spec in sorted(specs.items()):
-        pairs = [(values[(name, c)], values[(name, f"{c}{SEPARATOR}{probe}")]) for c in chosen
-                 if (name, c) in values and (name, f"{c}{SEPARATOR}{probe}") in values]
+        pairs = [
+            (values[(name, c)], values[(name, f"{c}{SEPARATOR}{probe}")])
+            for c in chosen
+            if (name, c) in values and (name, f"{c}{SEPARATOR}{probe}") in values
+        ]
         expected = EXPECTED.get((probe, spec.metric))
-        entry: dict[str, Any] = {"judge": name, "metric": spec.into, "library_metric": f"{spec.library} {spec.metric}",
-                                 "n_pairs": len(pairs), "expected": expected}
+        entry: dict[str, Any] = {
+            "judge": name,
+            "metric": spec.into,
+            "library_metric": f"{spec.library} {spec.metric}",
+            "n_pairs": len(pairs),
+            "expected": expected,
+        }
         if len(pairs) < 2:
             entry["reason"] = f"{len(pairs)} case(s) scored both ways (failed ratings are in the probe's store)"
             out.append(entry)
@@ -172,20 +206,40 @@ def run_probe(campaign: Campaign, *, probe: str, judges: list[str] | None = None
         diff = perturbed - original
         changed = int(np.sum(np.abs(diff) > 1e-12))
         if np.ptp(diff) == 0:
-            change = {"estimate": float(diff.mean()), "ci_low": float(diff.mean()), "ci_high": float(diff.mean()),
-                      "ci_method": "every difference equal"}
+            change = {
+                "estimate": float(diff.mean()),
+                "ci_low": float(diff.mean()),
+                "ci_high": float(diff.mean()),
+                "ci_method": "every difference equal",
+            }
         else:
             test = stats.ttest_1samp(diff, 0.0)
             ci = test.confidence_interval(0.95)
-            change = {"estimate": float(diff.mean()), "ci_low": float(ci.low), "ci_high": float(ci.high),
-                      "ci_method": "paired t"}
+            change = {
+                "estimate": float(diff.mean()),
+                "ci_low": float(ci.low),
+                "ci_high": float(ci.high),
+                "ci_method": "paired t",
+            }
         threshold = DEEPEVAL_DEFAULT_THRESHOLD
         flips = int(np.sum((original >= threshold) != (perturbed >= threshold)))
-        entry |= {"mean_change": change, "mean_absolute_change": float(np.abs(diff).mean()),
-                  "share_changed": changed / len(pairs),
-                  "wilcoxon_p": float(stats.wilcoxon(diff).pvalue) if changed else 1.0,
-                  "verdict_flips": {"threshold": threshold, "k": flips, "share": flips / len(pairs)},
-                  "finding": _verdict(expected, change, changed)}
+        entry |= {
+            "mean_change": change,
+            "mean_absolute_change": float(np.abs(diff).mean()),
+            "share_changed": changed / len(pairs),
+            "wilcoxon_p": float(stats.wilcoxon(diff).pvalue) if changed else 1.0,
+            "verdict_flips": {"threshold": threshold, "k": flips, "share": flips / len(pairs)},
+            "finding": _verdict(expected, change, changed),
+        }
         out.append(entry)
-    return Result({"campaign": campaign.name, "probe": probe, "n_cases": len(chosen), "seed": seed,
-                   "folder": str(folder), "run_id": run["run_id"], "judges": out})
+    return Result(
+        {
+            "campaign": campaign.name,
+            "probe": probe,
+            "n_cases": len(chosen),
+            "seed": seed,
+            "folder": str(folder),
+            "run_id": run["run_id"],
+            "judges": out,
+        }
+    )

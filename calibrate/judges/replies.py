@@ -10,7 +10,16 @@ from typing import Any
 
 from calibrate.base.secrets import clip
 
-__all__ = ["JudgeReplyError", "json_text", "complete_json", "parse_reply", "notes", "note_call", "sent_modes", "settle_modes"]
+__all__ = [
+    "JudgeReplyError",
+    "complete_json",
+    "json_text",
+    "note_call",
+    "notes",
+    "parse_reply",
+    "sent_modes",
+    "settle_modes",
+]
 
 #: What the replies of the rating being scored said about how its score was made (for example whether
 #: G-Eval weighted it by the score token's probabilities); stored with the rating.
@@ -38,7 +47,7 @@ def json_text(text: str) -> str:
     if fenced:
         text = fenced.group(1)
     start, end = text.find("{"), text.rfind("}")
-    return text[start:end + 1] if start != -1 and end > start else text
+    return text[start : end + 1] if start != -1 and end > start else text
 
 
 def complete_json(text: str) -> bool:
@@ -121,6 +130,7 @@ def parse_reply(text: str, schema: Any) -> Any:
         return schema.model_validate_json(json_text(text))
     except (ValidationError, json.JSONDecodeError) as exc:
         why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-        raise JudgeReplyError(f"the judge's reply is not the JSON {schema.__name__} asks for: "
-                              f"{clip(text, 200)!r} ({why})",
-                              summary=f"the judge's reply is not the JSON {schema.__name__} asks for") from None
+        raise JudgeReplyError(
+            f"the judge's reply is not the JSON {schema.__name__} asks for: {clip(text, 200)!r} ({why})",
+            summary=f"the judge's reply is not the JSON {schema.__name__} asks for",
+        ) from None

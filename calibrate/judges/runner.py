@@ -68,7 +68,7 @@ from calibrate.judges.versions import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["run_judges", "JudgeSetupError", "JUDGE_RATINGS_FILE", "STOP_AFTER", "ratings_frame", "RATING_COLUMNS"]
+__all__ = ["JUDGE_RATINGS_FILE", "RATING_COLUMNS", "STOP_AFTER", "JudgeSetupError", "ratings_frame", "run_judges"]
 
 ProgressCallback = Callable[[int, int, str], None]
 #: consecutive ratings that could not reach an endpoint after which a run stops calling it
@@ -99,7 +99,7 @@ def _adapter(spec: JudgeSpec):
     return _library_adapter(spec.library, spec.name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _library_adapter(library: str, judge: str):
     try:
         if library == "ragas":
@@ -107,12 +107,14 @@ def _library_adapter(library: str, judge: str):
         else:
             from calibrate.judges import deepeval_adapter as adapter
         adapter.library_version()
-        if importlib.util.find_spec(library) is None:   # metadata left behind by an uninstalled package
+        if importlib.util.find_spec(library) is None:  # metadata left behind by an uninstalled package
             raise ImportError(library)
     except (ImportError, metadata.PackageNotFoundError):
         names = {"ragas": "RAGAS", "deepeval": "DeepEval"}
-        raise JudgeSetupError(f"judge {judge} needs {names[library]}: pip install "
-                              f"'calibrate-judges[{library}]' (or [judges], for both libraries)") from None
+        raise JudgeSetupError(
+            f"judge {judge} needs {names[library]}: pip install "
+            f"'calibrate-judges[{library}]' (or [judges], for both libraries)"
+        ) from None
     return adapter
 
 
@@ -131,8 +133,9 @@ def _keyed(campaign: Campaign, spec: JudgeSpec, repeats: int, mode: str | None =
         if _missing_fields(spec, case):
             continue
         for repeat in range(repeats):
-            tasks.append(_Task(spec, cid, repeat, rating_key(template, spec.fields, case, repeat),
-                               _self_eval(spec, case), mode))
+            tasks.append(
+                _Task(spec, cid, repeat, rating_key(template, spec.fields, case, repeat), _self_eval(spec, case), mode)
+            )
     return tasks
 
 
@@ -140,8 +143,10 @@ def _template(spec: JudgeSpec, mode: str) -> dict[str, Any]:
     """The judge's cache key but for the case and the repeat (:func:`calibrate.judges.versions.rating_template`),
     with the structured-output mode its ratings are made under."""
     adapter = _adapter(spec)
-    return {**rating_template(spec.public(), adapter.library_version(), adapter.model_versions(spec)),
-            "structured_output": mode}
+    return {
+        **rating_template(spec.public(), adapter.library_version(), adapter.model_versions(spec)),
+        "structured_output": mode,
+    }
 
 
 def _expected_modes(specs: list[JudgeSpec], store: JudgeStore) -> dict[str, str]:
@@ -150,35 +155,49 @@ def _expected_modes(specs: list[JudgeSpec], store: JudgeStore) -> dict[str, str]
     return {spec.name: expected_mode(spec.model, manifests) for spec in specs}
 
 
-def plan(campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incomplete: bool,
-         forbid_self_eval: bool) -> tuple[list[_Task], dict[str, list[str]]]:
+def plan(
+    campaign: Campaign, specs: list[JudgeSpec], *, repeats: int, skip_incomplete: bool, forbid_self_eval: bool
+) -> tuple[list[_Task], dict[str, list[str]]]:
     """The ratings to produce, their cache keys, and the cases skipped per judge."""
     if not campaign.cases:
         raise JudgeSetupError("the campaign has no cases.jsonl: judges score cases")
     tasks, skipped, problems = [], {}, []
     for spec in specs:
         if spec.model.api_key_env and not os.environ.get(spec.model.api_key_env):
-            problems.append(f"judge {spec.name}: the environment variable {spec.model.api_key_env} that its model "
-                            "names for the API key is not set")
+            problems.append(
+                f"judge {spec.name}: the environment variable {spec.model.api_key_env} that its model "
+                "names for the API key is not set"
+            )
         problems += _adapter(spec).check(spec)
         incomplete = {cid: _missing_fields(spec, case) for cid, case in sorted(campaign.cases.items())}
         incomplete = {cid: fields for cid, fields in incomplete.items() if fields}
         if incomplete and not skip_incomplete:
             listed = "; ".join(f"{cid}: {', '.join(fields)}" for cid, fields in list(incomplete.items())[:20])
             more = f" (and {len(incomplete) - 20} more)" if len(incomplete) > 20 else ""
-            problems.append(ParameterText(
-                "{_head}. Use {skip_incomplete} to score the others", skip_incomplete=True,
-                _head=f"judge {spec.name} ({spec.library} {spec.metric}) needs {', '.join(spec.fields)}; "
-                      f"{len(incomplete)} case(s) lack some: {listed}{more}"))
+            problems.append(
+                ParameterText(
+                    "{_head}. Use {skip_incomplete} to score the others",
+                    skip_incomplete=True,
+                    _head=f"judge {spec.name} ({spec.library} {spec.metric}) needs {', '.join(spec.fields)}; "
+                    f"{len(incomplete)} case(s) lack some: {listed}{more}",
+                )
+            )
         skipped[spec.name] = sorted(incomplete)
         mine = _keyed(campaign, spec, repeats)
         same_family = sorted({t.case_id for t in mine if t.self_eval})
         if same_family and forbid_self_eval:
-            problems.append(ParameterText(
-                "judge {_name} is of the {_family} family, as the generator of {_n} case(s): {_cases} "
-                "({forbid_self_eval})", _name=spec.name, _family=spec.family, _n=len(same_family),
-                _cases=", ".join(same_family[:20]) + (f" and {len(same_family) - 20} more" if len(same_family) > 20 else ""),
-                forbid_self_eval=True))
+            problems.append(
+                ParameterText(
+                    "judge {_name} is of the {_family} family, as the generator of {_n} case(s): {_cases} "
+                    "({forbid_self_eval})",
+                    _name=spec.name,
+                    _family=spec.family,
+                    _n=len(same_family),
+                    _cases=", ".join(same_family[:20])
+                    + (f" and {len(same_family) - 20} more" if len(same_family) > 20 else ""),
+                    forbid_self_eval=True,
+                )
+            )
         tasks += mine
     if problems:
         raise JudgeSetupError(ParameterText.join("\n", problems))
@@ -191,7 +210,7 @@ class _Outcome:
 
     attempt: Attempt
     failure: BaseException | None = None
-    sent: Counter = field(default_factory=Counter)   # its calls answered, per structured-output mode
+    sent: Counter = field(default_factory=Counter)  # its calls answered, per structured-output mode
 
 
 def _cause(exc: BaseException, kind: type) -> Any:
@@ -211,8 +230,9 @@ def _summary(exc: BaseException) -> str:
     return own.summary if own is not None else f"{type(exc).__name__}: {clip(exc, 160)}"
 
 
-async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, run_id: str,
-                 pool: ClientPool | None = None) -> _Outcome:
+async def _score(
+    task: _Task, case: dict[str, Any], model, store: JudgeStore, run_id: str, pool: ClientPool | None = None
+) -> _Outcome:
     spent, said = Usage(), {}
     tokens = usage.set(spent), notes.set(said)
     start = time.perf_counter()
@@ -233,11 +253,24 @@ async def _score(task: _Task, case: dict[str, Any], model, store: JudgeStore, ru
     key = task.key
     if keyed != task.mode:
         key = rating_key(_template(task.spec, keyed), task.spec.fields, case, task.repeat)
-    attempt = Attempt(key, task.spec.name, task.spec.into, task.case_id, task.repeat, value=value, error=error,
-                      reason=reason, calls=spent.calls, prompt_tokens=spent.prompt_tokens,
-                      completion_tokens=spent.completion_tokens, cost=spent.cost,
-                      latency_s=time.perf_counter() - start, self_eval=task.self_eval, details=said or None,
-                      error_summary=_summary(failure) if failure is not None else None)
+    attempt = Attempt(
+        key,
+        task.spec.name,
+        task.spec.into,
+        task.case_id,
+        task.repeat,
+        value=value,
+        error=error,
+        reason=reason,
+        calls=spent.calls,
+        prompt_tokens=spent.prompt_tokens,
+        completion_tokens=spent.completion_tokens,
+        cost=spent.cost,
+        latency_s=time.perf_counter() - start,
+        self_eval=task.self_eval,
+        details=said or None,
+        error_summary=_summary(failure) if failure is not None else None,
+    )
     store.add(attempt, run_id=run_id)
     return _Outcome(attempt, failure, sent)
 
@@ -271,9 +304,17 @@ class _Learnt:
     sent: dict[str, Counter]
 
 
-async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id: str, policy: CallPolicy,
-               strict: bool, progress: ProgressCallback | None, stop_after: int, learnt: _Learnt
-               ) -> tuple[list[Attempt], dict[str, _Stop]]:
+async def _run(
+    campaign: Campaign,
+    tasks: list[_Task],
+    store: JudgeStore,
+    run_id: str,
+    policy: CallPolicy,
+    strict: bool,
+    progress: ProgressCallback | None,
+    stop_after: int,
+    learnt: _Learnt,
+) -> tuple[list[Attempt], dict[str, _Stop]]:
     pool = ClientPool()
     models = {}
     for task in tasks:
@@ -281,8 +322,8 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
             models[task.spec.name] = _adapter(task.spec).make_model(task.spec, pool, policy)
     endpoints = {task.spec.name: _endpoints(task.spec) for task in tasks}
     done: list[Attempt] = []
-    per_judge, judged = Counter(t.spec.name for t in tasks), Counter()   # each judge's bar: its total, its done
-    unreachable: Counter = Counter()      # endpoint -> consecutive ratings that could not reach it
+    per_judge, judged = Counter(t.spec.name for t in tasks), Counter()  # each judge's bar: its total, its done
+    unreachable: Counter = Counter()  # endpoint -> consecutive ratings that could not reach it
     stopped: dict[str, _Stop] = {}
     # Ratings in progress at once: enough to keep every call slot busy while each rating waits on its
     # own sequence of calls, few enough that the first calls start at once rather than after every
@@ -303,8 +344,9 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
             if stop is not None:  # left unscored: the next run tries it
                 stop.unscored[task.spec.name] += 1
                 continue
-            future = asyncio.ensure_future(_score(task, campaign.cases[task.case_id], models[task.spec.name], store,
-                                                  run_id, pool))
+            future = asyncio.ensure_future(
+                _score(task, campaign.cases[task.case_id], models[task.spec.name], store, run_id, pool)
+            )
             running[future] = task
             count -= 1
 
@@ -333,23 +375,29 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
                 if future.cancelled():
                     blocked(task).unscored[task.spec.name] += 1
                     continue
-                outcome = future.result()   # a store that cannot be written ends the run here
+                outcome = future.result()  # a store that cannot be written ends the run here
                 done.append(outcome.attempt)
                 if outcome.attempt.cache_key != task.key:
                     learnt.rekeyed[task.key] = outcome.attempt.cache_key
                 learnt.sent.setdefault(task.spec.name, Counter()).update(outcome.sent)
                 note(outcome)
-                if progress:   # one bar per judge
+                if progress:  # one bar per judge
                     name = outcome.attempt.judge
                     judged[name] += 1
                     progress(judged[name], per_judge[name], f"judging {name}")
                 if strict and outcome.attempt.error:
-                    raise JudgeSetupError(ParameterText(
-                        "{strict}: judge {_judge} failed on case {_case}: {_error}", strict=True,
-                        _judge=outcome.attempt.judge, _case=outcome.attempt.case_id, _error=outcome.attempt.error))
+                    raise JudgeSetupError(
+                        ParameterText(
+                            "{strict}: judge {_judge} failed on case {_case}: {_error}",
+                            strict=True,
+                            _judge=outcome.attempt.judge,
+                            _case=outcome.attempt.case_id,
+                            _error=outcome.attempt.error,
+                        )
+                    )
             start_next(len(finished))
     finally:
-        for future in running:   # the ratings in flight when the run ends early stay unscored
+        for future in running:  # the ratings in flight when the run ends early stay unscored
             future.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         await pool.close()
@@ -362,14 +410,16 @@ async def _run(campaign: Campaign, tasks: list[_Task], store: JudgeStore, run_id
     return done, stopped
 
 
-def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int] | None = None,
-                   modes: dict[str, str] | None = None) -> dict[str, int]:
+def export_ratings(
+    campaign: Campaign, store: JudgeStore, repeats: dict[str, int] | None = None, modes: dict[str, str] | None = None
+) -> dict[str, int]:
     """Write the current rating of every declared judge, repeat and case in the store to
     ``judge_ratings.csv`` (atomically: a crash leaves the previous file whole), whatever subset a run
     scored: the latest attempt under the key the judge's present settings and the case's present
     fields give. ``repeats`` (judge -> count) adds the repeats a run just asked for to those the store
     holds; ``modes`` (judge -> structured-output mode) the modes a run just made its ratings in (else each
-    judge's :func:`~calibrate.judges.structured.expected_mode`). A judge scored with repeats gets one ``run_id`` per repeat (``repeat-0``, ``repeat-1``,
+    judge's :func:`~calibrate.judges.structured.expected_mode`). A judge scored with repeats gets one
+    ``run_id`` per repeat (``repeat-0``, ``repeat-1``,
     ...), so each repeat is analysed as a run. A judge whose library is not installed here keeps the
     rows the file had, and so does a judge no longer declared in campaign.toml (its ratings are set
     aside while it is away, and back when it is declared again). Returns the rows written per declared
@@ -387,8 +437,9 @@ def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int
             continue
         try:
             mode = (modes or {}).get(name) or expected_mode(spec.model, manifests)
-            keys |= {(name, t.spec.into, t.case_id, t.repeat): t.key
-                     for t in _keyed(campaign, spec, counts[name], mode)}
+            keys |= {
+                (name, t.spec.into, t.case_id, t.repeat): t.key for t in _keyed(campaign, spec, counts[name], mode)
+            }
         except JudgeSetupError:
             kept.add(name)
         if counts[name] > 1:
@@ -406,12 +457,21 @@ def export_ratings(campaign: Campaign, store: JudgeStore, repeats: dict[str, int
             attempt = latest.get(key)
             if attempt is None:
                 continue
-            writer.writerow([case_id, metric, judge, "judge", "" if attempt.value is None else repr(attempt.value),
-                             attempt.error or "", attempt.reason or "",
-                             f"repeat-{repeat}" if judge in repeated else ""])
+            writer.writerow(
+                [
+                    case_id,
+                    metric,
+                    judge,
+                    "judge",
+                    "" if attempt.value is None else repr(attempt.value),
+                    attempt.error or "",
+                    attempt.reason or "",
+                    f"repeat-{repeat}" if judge in repeated else "",
+                ]
+            )
             written[judge] += 1
         for row in previous:
-            if len(row) > 2 and (row[2] in kept or row[2] not in campaign.judges):   # kept, or set aside
+            if len(row) > 2 and (row[2] in kept or row[2] not in campaign.judges):  # kept, or set aside
                 writer.writerow(row)
                 if row[2] in kept:
                     written[row[2]] += 1
@@ -445,8 +505,9 @@ class _Rated:
     from_cache: bool
 
 
-def _ratings(tasks: list[_Task], attempts: list[Attempt], cached: dict[str, Attempt],
-             rekeyed: dict[str, str] | None = None) -> list[_Rated]:
+def _ratings(
+    tasks: list[_Task], attempts: list[Attempt], cached: dict[str, Attempt], rekeyed: dict[str, str] | None = None
+) -> list[_Rated]:
     """Every rating of the run that was scored now or served from the cache, once, in the order of the
     plan (judge, case, repeat). Each case gets the attempt of its key, whichever case it was made for:
     cases that share their content share it, as they share their row's value in the exported file.
@@ -456,9 +517,15 @@ def _ratings(tasks: list[_Task], attempts: list[Attempt], cached: dict[str, Atte
     for task in tasks:
         attempt = fresh.get((rekeyed or {}).get(task.key, task.key)) or cached.get(task.key)
         if attempt is not None:
-            rated.append(_Rated(task, replace(attempt, judge=task.spec.name, metric=task.spec.into,
-                                              case_id=task.case_id, repeat=task.repeat),
-                                task.key not in fresh))
+            rated.append(
+                _Rated(
+                    task,
+                    replace(
+                        attempt, judge=task.spec.name, metric=task.spec.into, case_id=task.case_id, repeat=task.repeat
+                    ),
+                    task.key not in fresh,
+                )
+            )
     return rated
 
 
@@ -477,7 +544,7 @@ def _count_unscored(tasks: list[_Task], rated: set[str], stopped: dict[str, _Sto
 RATING_COLUMNS = ("case_id", "metric", "judge", "repeat", "value", "error", "reason", "details", "from_cache")
 
 
-def ratings_frame(document: dict[str, Any]) -> "pd.DataFrame":
+def ratings_frame(document: dict[str, Any]) -> pd.DataFrame:
     """A judge run's ratings as a table (:meth:`Result.to_frame` of :func:`run_judges`): one row per
     (case, metric, judge, repeat), ``value`` NaN where the rating failed (its ``error`` says why).
 
@@ -508,24 +575,41 @@ def _versions(campaign: Campaign, store: JudgeStore, run_id: str, summary: list[
         entry["earlier"] = [counted(campaign, v, store=store) for v in reversed(earlier)]
         entry["changed"] = None
         now = next((v for v in listed if run_id in v.runs), None)
-        before = sorted(((order[r], v) for v in listed for r in v.runs if order[r] < order[run_id]),
-                        key=lambda found: found[0])   # the judge's earlier runs, with their versions
+        before = sorted(
+            ((order[r], v) for v in listed for r in v.runs if order[r] < order[run_id]), key=lambda found: found[0]
+        )  # the judge's earlier runs, with their versions
         if now is None or not before or before[-1][1].version == now.version:
             continue
         then = before[-1][1]
-        family = ([f"family: {then.entry.family or 'none'} -> {now.entry.family or 'none'}"]
-                  if then.entry.family != now.entry.family else [])
-        entry["changed"] = {"from": then.name, "model": then.model, "last_run": then.last_run,
-                            "changes": settings_changes(then.template, now.template) + family,
-                            "ratings": next(e["ratings"] for e in entry["earlier"] if e["name"] == then.name),
-                            "audit": {"metric": now.metric, "old": then.name, "new": now.name}}
+        family = (
+            [f"family: {then.entry.family or 'none'} -> {now.entry.family or 'none'}"]
+            if then.entry.family != now.entry.family
+            else []
+        )
+        entry["changed"] = {
+            "from": then.name,
+            "model": then.model,
+            "last_run": then.last_run,
+            "changes": settings_changes(then.template, now.template) + family,
+            "ratings": next(e["ratings"] for e in entry["earlier"] if e["name"] == then.name),
+            "audit": {"metric": now.metric, "old": then.name, "new": now.name},
+        }
 
 
 @writes_campaign("calibrate judge")
-def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: CallPolicy | None = None,
-               repeats: int = 1, use_cache: bool = True, skip_incomplete: bool = False,
-               forbid_self_eval: bool = False, strict: bool = False, stop_after: int = STOP_AFTER,
-               progress: ProgressCallback | None = None) -> Result:
+def run_judges(
+    campaign: Campaign,
+    *,
+    judges: list[str] | None = None,
+    policy: CallPolicy | None = None,
+    repeats: int = 1,
+    use_cache: bool = True,
+    skip_incomplete: bool = False,
+    forbid_self_eval: bool = False,
+    strict: bool = False,
+    stop_after: int = STOP_AFTER,
+    progress: ProgressCallback | None = None,
+) -> Result:
     """Score the campaign's cases with its declared judges; see the module docstring.
 
     Parameters
@@ -586,59 +670,89 @@ def run_judges(campaign: Campaign, *, judges: list[str] | None = None, policy: C
         raise JudgeSetupError("judging needs a campaign folder (load_campaign), where the ratings are stored")
     unknown = sorted(set(judges or ()) - set(campaign.judges))
     if unknown:
-        raise JudgeSetupError(f"no judge {', '.join(unknown)} in campaign.toml (its judges: "
-                              f"{', '.join(sorted(campaign.judges)) or 'none'})")
+        raise JudgeSetupError(
+            f"no judge {', '.join(unknown)} in campaign.toml (its judges: "
+            f"{', '.join(sorted(campaign.judges)) or 'none'})"
+        )
     specs = [s for name, s in sorted(campaign.judges.items()) if judges is None or name in judges]
     if not specs:
         raise JudgeSetupError("no judge to run: declare [judges.NAME] in campaign.toml")
-    tasks, skipped = plan(campaign, specs, repeats=repeats, skip_incomplete=skip_incomplete,
-                          forbid_self_eval=forbid_self_eval)
+    tasks, skipped = plan(
+        campaign, specs, repeats=repeats, skip_incomplete=skip_incomplete, forbid_self_eval=forbid_self_eval
+    )
     policy = policy or CallPolicy()
-    inside(campaign.path, MANIFEST_FOLDER)   # a link that leads the manifest out is refused before any call
+    inside(campaign.path, MANIFEST_FOLDER)  # a link that leads the manifest out is refused before any call
     with holding(campaign.path, "calibrate judge"):
         store = JudgeStore(campaign.path / STORE_NAME)
         try:
             tasks = _rekey(campaign, specs, tasks, _expected_modes(specs, store), repeats)
-            return _judge(store, campaign, specs, tasks, skipped, policy=policy, repeats=repeats,
-                          use_cache=use_cache, strict=strict, stop_after=stop_after, progress=progress)
+            return _judge(
+                store,
+                campaign,
+                specs,
+                tasks,
+                skipped,
+                policy=policy,
+                repeats=repeats,
+                use_cache=use_cache,
+                strict=strict,
+                stop_after=stop_after,
+                progress=progress,
+            )
         finally:
             store.close()
 
 
-def _rekey(campaign: Campaign, specs: list[JudgeSpec], tasks: list[_Task], modes: dict[str, str],
-           repeats: int) -> list[_Task]:
+def _rekey(
+    campaign: Campaign, specs: list[JudgeSpec], tasks: list[_Task], modes: dict[str, str], repeats: int
+) -> list[_Task]:
     """The tasks, those of a judge whose expected structured-output mode is not the one they were keyed
     with keyed again with it."""
-    again = {spec.name: spec for spec in specs if any(t.spec.name == spec.name and t.mode != modes[spec.name]
-                                                      for t in tasks)}
+    again = {
+        spec.name: spec for spec in specs if any(t.spec.name == spec.name and t.mode != modes[spec.name] for t in tasks)
+    }
     if not again:
         return tasks
     redone = {name: iter(_keyed(campaign, spec, repeats, modes[name])) for name, spec in again.items()}
     return [next(redone[t.spec.name]) if t.spec.name in again else t for t in tasks]
 
 
-def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks: list[_Task],
-           skipped: dict[str, list[str]], *, policy: CallPolicy, repeats: int, use_cache: bool, strict: bool,
-           stop_after: int, progress: ProgressCallback | None) -> dict[str, Any]:
-    run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
+def _judge(
+    store: JudgeStore,
+    campaign: Campaign,
+    specs: list[JudgeSpec],
+    tasks: list[_Task],
+    skipped: dict[str, list[str]],
+    *,
+    policy: CallPolicy,
+    repeats: int,
+    use_cache: bool,
+    strict: bool,
+    stop_after: int,
+    progress: ProgressCallback | None,
+) -> dict[str, Any]:
+    run_id = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
     versions = {"calibrate-judges": package_version("calibrate-judges"), "aiohttp": package_version("aiohttp")}
     for spec in specs:
         versions |= {spec.library: _adapter(spec).library_version(), **_adapter(spec).model_versions(spec)}
     # each judge's key template and the fields it reads: what names its version (calibrate.judges.versions)
     planned = {t.spec.name: t.mode for t in tasks}
     modes = {s.name: planned.get(s.name) or chain(s.model)[0] for s in specs}
-    manifest: dict[str, Any] = {"run_id": run_id, "campaign": campaign.name, "data_hash": campaign.data_hash,
-                                "judges": [s.public() | {"key_template": _template(s, modes[s.name]),
-                                                         "fields": list(s.fields)} for s in specs],
-                                "library_versions": versions,
-                                "repeats": repeats, "use_cache": use_cache,
-                                "policy": {k: v for k, v in policy.__dict__.items() if not k.startswith("_")}}
+    manifest: dict[str, Any] = {
+        "run_id": run_id,
+        "campaign": campaign.name,
+        "data_hash": campaign.data_hash,
+        "judges": [s.public() | {"key_template": _template(s, modes[s.name]), "fields": list(s.fields)} for s in specs],
+        "library_versions": versions,
+        "repeats": repeats,
+        "use_cache": use_cache,
+        "policy": {k: v for k, v in policy.__dict__.items() if not k.startswith("_")},
+    }
     store.start_run(run_id, manifest)
     start = time.perf_counter()
     # the cache: a key whose latest attempt is a success (the attempt the file exports; a failure since is
     # tried again, as every failed rating is)
-    cached = ({key: a for key, a in store.latest([t.key for t in tasks]).items() if a.error is None}
-              if use_cache else {})
+    cached = {key: a for key, a in store.latest([t.key for t in tasks]).items() if a.error is None} if use_cache else {}
     pending = [t for t in tasks if t.key not in cached]
     # cases that share their content share a key: one call rates them all (the file gives them all the
     # key's latest attempt, so a second call would be paid for and never shown)
@@ -651,8 +765,9 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     learnt = _Learnt({}, {}, {}, {})
     try:
         if to_score:
-            attempts, stopped = asyncio.run(_run(campaign, to_score, store, run_id, policy, strict, progress,
-                                                 stop_after, learnt))
+            attempts, stopped = asyncio.run(
+                _run(campaign, to_score, store, run_id, policy, strict, progress, stop_after, learnt)
+            )
     finally:
         modes |= learnt.modes
         exported = export_ratings(campaign, store, {spec.name: repeats for spec in specs}, modes)
@@ -662,37 +777,79 @@ def _judge(store: JudgeStore, campaign: Campaign, specs: list[JudgeSpec], tasks:
     summary = []
     for spec in specs:
         mine = [r.attempt for r in ratings if r.task.spec.name == spec.name and not r.from_cache]
-        spent = [a for a in attempts if a.judge == spec.name]   # the calls its model made (once per key)
-        summary.append({"judge": spec.name, "model": spec.model.name, "scored": sum(a.error is None for a in mine),
-                        "failed": sum(a.error is not None for a in mine),
-                        "from_cache": sum(r.from_cache for r in ratings if r.task.spec.name == spec.name),
-                        "skipped": len(skipped[spec.name]),
-                        "unscored": sum(stop.unscored[spec.name] for stop in stopped.values()),
-                        "rescored_suspect": sum(t.key in suspect for t in pending if t.spec.name == spec.name),
-                        "self_eval": sum(t.self_eval for t in tasks if t.spec.name == spec.name),
-                        "errors": _errors(mine), "calls": sum(a.calls for a in spent),
-                        "tokens": sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in spent),
-                        "cost": (sum(a.cost for a in spent if a.cost is not None)
-                                 if any(a.cost is not None for a in spent) else None),
-                        "seconds": round(sum(a.latency_s or 0 for a in spent), 3)})
+        spent = [a for a in attempts if a.judge == spec.name]  # the calls its model made (once per key)
+        summary.append(
+            {
+                "judge": spec.name,
+                "model": spec.model.name,
+                "scored": sum(a.error is None for a in mine),
+                "failed": sum(a.error is not None for a in mine),
+                "from_cache": sum(r.from_cache for r in ratings if r.task.spec.name == spec.name),
+                "skipped": len(skipped[spec.name]),
+                "unscored": sum(stop.unscored[spec.name] for stop in stopped.values()),
+                "rescored_suspect": sum(t.key in suspect for t in pending if t.spec.name == spec.name),
+                "self_eval": sum(t.self_eval for t in tasks if t.spec.name == spec.name),
+                "errors": _errors(mine),
+                "calls": sum(a.calls for a in spent),
+                "tokens": sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in spent),
+                "cost": (
+                    sum(a.cost for a in spent if a.cost is not None) if any(a.cost is not None for a in spent) else None
+                ),
+                "seconds": round(sum(a.latency_s or 0 for a in spent), 3),
+            }
+        )
         if spec.metric == "g_eval":  # weighting by logprobs changes the number: say how many were
             summary[-1]["logprob_weighted"] = sum(bool((a.details or {}).get("logprob_weighted")) for a in mine)
     _versions(campaign, store, run_id, summary)
-    stops = [{"endpoint": s.endpoint, "after": s.after, "error": s.error, "unscored": dict(s.unscored)}
-             for s in stopped.values()]
-    for entry in manifest["judges"]:   # the mode each judge's ratings were made under: what keys them
+    stops = [
+        {"endpoint": s.endpoint, "after": s.after, "error": s.error, "unscored": dict(s.unscored)}
+        for s in stopped.values()
+    ]
+    for entry in manifest["judges"]:  # the mode each judge's ratings were made under: what keys them
         entry["key_template"] = {**entry["key_template"], "structured_output": modes[entry["name"]]}
-    manifest |= {"seconds": seconds, "judges_summary": summary, "stopped": stops,
-                 "structured_output": {s.name: {"setting": s.model.structured_output, "mode": modes[s.name],
-                                                "refused": learnt.refused.get(s.name, {}),
-                                                "sent": dict(sorted(learnt.sent.get(s.name, {}).items()))}
-                               for s in specs},
-                 "counts": {"calls": sum(j["calls"] for j in summary), "failures": sum(j["failed"] for j in summary),
-                            "cache_hits": sum(j["from_cache"] for j in summary)}}
+    manifest |= {
+        "seconds": seconds,
+        "judges_summary": summary,
+        "stopped": stops,
+        "structured_output": {
+            s.name: {
+                "setting": s.model.structured_output,
+                "mode": modes[s.name],
+                "refused": learnt.refused.get(s.name, {}),
+                "sent": dict(sorted(learnt.sent.get(s.name, {}).items())),
+            }
+            for s in specs
+        },
+        "counts": {
+            "calls": sum(j["calls"] for j in summary),
+            "failures": sum(j["failed"] for j in summary),
+            "cache_hits": sum(j["from_cache"] for j in summary),
+        },
+    }
     store.finish_run(run_id, manifest)
     write_manifest(campaign.path, store.run(run_id))
-    listed = [{"case_id": r.task.case_id, "metric": r.task.spec.into, "judge": r.task.spec.name,
-               "repeat": r.task.repeat, "value": r.attempt.value, "error": r.attempt.error, "reason": r.attempt.reason,
-               "details": r.attempt.details, "from_cache": r.from_cache} for r in ratings]
-    return Result({"run_id": run_id, "seconds": seconds, "judges": summary, "stopped": stops, "exported": exported,
-                   "ratings": listed}, ratings_frame)
+    listed = [
+        {
+            "case_id": r.task.case_id,
+            "metric": r.task.spec.into,
+            "judge": r.task.spec.name,
+            "repeat": r.task.repeat,
+            "value": r.attempt.value,
+            "error": r.attempt.error,
+            "reason": r.attempt.reason,
+            "details": r.attempt.details,
+            "from_cache": r.from_cache,
+        }
+        for r in ratings
+    ]
+    return Result(
+        {
+            "run_id": run_id,
+            "seconds": seconds,
+            "judges": summary,
+            "stopped": stops,
+            "exported": exported,
+            "ratings": listed,
+        },
+        ratings_frame,
+    )

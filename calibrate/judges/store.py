@@ -27,14 +27,16 @@ from calibrate.base.results import Result, single_row
 from calibrate.base.secrets import redact, redact_any
 from calibrate.base.sqlite_store import now, open_store
 
-__all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key", "move_aside", "clear_judge_cache"]
+__all__ = ["STORE_NAME", "Attempt", "JudgeStore", "cache_key", "clear_judge_cache", "move_aside"]
 
 STORE_NAME = "judge_ratings.sqlite"
 KEY_VERSION = "v1"
 #: written in each attempt's ``client`` column: 2 = every model its own request body
 CLIENT_VERSION = 2
-DAMAGED_TODO = ("run calibrate cache clear on the campaign: it moves the damaged store aside (kept beside it, "
-                "not deleted) and the next judge run starts a new one")
+DAMAGED_TODO = (
+    "run calibrate cache clear on the campaign: it moves the damaged store aside (kept beside it, "
+    "not deleted) and the next judge run starts a new one"
+)
 MIGRATIONS = [
     """CREATE TABLE attempts (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -145,8 +147,9 @@ class JudgeStore:
     def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
         self._db = open_store(self.path, MIGRATIONS, read_only=read_only, damaged_todo=DAMAGED_TODO)
-        self._client_column = (read_only is False or "client" in {row[1] for row in self._db.execute(
-            "PRAGMA table_info(attempts)")})
+        self._client_column = read_only is False or "client" in {
+            row[1] for row in self._db.execute("PRAGMA table_info(attempts)")
+        }
         self.suspect = self._suspect()
 
     def _suspect(self) -> set[tuple[str, str]]:
@@ -161,7 +164,7 @@ class JudgeStore:
             try:
                 shared = _shared_endpoint_judges(json.loads(row[0])) if row else judges
             except (ValueError, TypeError, AttributeError):
-                shared = judges   # no readable manifest: nothing says the run was safe
+                shared = judges  # no readable manifest: nothing says the run was safe
             found |= {(run_id, judge) for judge in judges & shared}
         return found
 
@@ -169,12 +172,16 @@ class JudgeStore:
         self._db.close()
 
     def start_run(self, run_id: str, manifest: dict[str, Any]) -> None:
-        self._db.execute("INSERT INTO runs (run_id, started, manifest) VALUES (?, ?, ?)",
-                         (run_id, now(), json.dumps(manifest, sort_keys=True, default=str)))
+        self._db.execute(
+            "INSERT INTO runs (run_id, started, manifest) VALUES (?, ?, ?)",
+            (run_id, now(), json.dumps(manifest, sort_keys=True, default=str)),
+        )
 
     def finish_run(self, run_id: str, manifest: dict[str, Any]) -> None:
-        self._db.execute("UPDATE runs SET finished = ?, manifest = ? WHERE run_id = ?",
-                         (now(), json.dumps(manifest, sort_keys=True, default=str), run_id))
+        self._db.execute(
+            "UPDATE runs SET finished = ?, manifest = ? WHERE run_id = ?",
+            (now(), json.dumps(manifest, sort_keys=True, default=str), run_id),
+        )
 
     def run_manifests(self) -> list[tuple[str, str, str]]:
         """Every run as ``(run_id, started, manifest)``, the manifest as the JSON text stored, in the
@@ -184,7 +191,8 @@ class JudgeStore:
     def run(self, run_id: str) -> dict[str, Any]:
         """A run's manifest with its start and end times."""
         started, finished, manifest = self._db.execute(
-            "SELECT started, finished, manifest FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            "SELECT started, finished, manifest FROM runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
         return {**json.loads(manifest), "started": started, "finished": finished}
 
     def add(self, attempt: Attempt, *, run_id: str) -> None:
@@ -194,25 +202,48 @@ class JudgeStore:
             "INSERT INTO attempts (cache_key, run_id, judge, metric, case_id, repeat, value, error, reason, calls, "
             "prompt_tokens, completion_tokens, cost, latency_s, self_eval, details, created, client) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (a.cache_key, run_id, a.judge, a.metric, a.case_id, a.repeat, a.value, a.error, a.reason, a.calls,
-             a.prompt_tokens, a.completion_tokens, a.cost, a.latency_s, int(a.self_eval),
-             json.dumps(a.details, sort_keys=True) if a.details else None, now(), CLIENT_VERSION))
+            (
+                a.cache_key,
+                run_id,
+                a.judge,
+                a.metric,
+                a.case_id,
+                a.repeat,
+                a.value,
+                a.error,
+                a.reason,
+                a.calls,
+                a.prompt_tokens,
+                a.completion_tokens,
+                a.cost,
+                a.latency_s,
+                int(a.self_eval),
+                json.dumps(a.details, sort_keys=True) if a.details else None,
+                now(),
+                CLIENT_VERSION,
+            ),
+        )
 
     def _latest(self, keys: list[str], condition: str) -> dict[str, Attempt]:
         found: dict[str, Attempt] = {}
-        columns = ("cache_key, judge, metric, case_id, repeat, value, error, reason, calls, prompt_tokens, "
-                   "completion_tokens, cost, latency_s, self_eval, details, run_id, "
-                   + ("client" if self._client_column else "NULL"))
+        columns = (
+            "cache_key, judge, metric, case_id, repeat, value, error, reason, calls, prompt_tokens, "
+            "completion_tokens, cost, latency_s, self_eval, details, run_id, "
+            + ("client" if self._client_column else "NULL")
+        )
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
+            chunk = keys[start : start + 500]
             rows = self._db.execute(
                 f"SELECT {columns} FROM attempts WHERE {condition} AND cache_key IN "
-                f"({','.join('?' * len(chunk))}) ORDER BY id", chunk).fetchall()
+                f"({','.join('?' * len(chunk))}) ORDER BY id",
+                chunk,
+            ).fetchall()
             for row in rows:  # ordered by id: the latest attempt of a key wins
                 if row[16] is None and (row[15], row[1]) in self.suspect:
                     continue  # another model's answer, perhaps: kept, never served
-                found[row[0]] = Attempt(*row[:13], self_eval=bool(row[13]),
-                                        details=json.loads(row[14]) if row[14] else None)
+                found[row[0]] = Attempt(
+                    *row[:13], self_eval=bool(row[13]), details=json.loads(row[14]) if row[14] else None
+                )
         return found
 
     def successes(self, keys: list[str]) -> dict[str, Attempt]:
@@ -230,25 +261,44 @@ class JudgeStore:
             return held
         legacy = " AND client IS NULL" if self._client_column else ""
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            held |= {key for key, run_id, judge in self._db.execute(
-                "SELECT cache_key, run_id, judge FROM attempts WHERE value IS NOT NULL AND cache_key IN "
-                f"({','.join('?' * len(chunk))}){legacy}", chunk) if (run_id, judge) in self.suspect}
+            chunk = keys[start : start + 500]
+            held |= {
+                key
+                for key, run_id, judge in self._db.execute(
+                    "SELECT cache_key, run_id, judge FROM attempts WHERE value IS NOT NULL AND cache_key IN "
+                    f"({','.join('?' * len(chunk))}){legacy}",
+                    chunk,
+                )
+                if (run_id, judge) in self.suspect
+            }
         return held
 
     def repeats(self) -> dict[str, int]:
         """Per judge, how many repeats the store holds (the highest repeat index plus one)."""
-        return {judge: top + 1 for judge, top in self._db.execute("SELECT judge, MAX(repeat) FROM attempts "
-                                                                  "GROUP BY judge")}
+        return {
+            judge: top + 1 for judge, top in self._db.execute("SELECT judge, MAX(repeat) FROM attempts GROUP BY judge")
+        }
 
     def summary(self) -> list[dict[str, Any]]:
         """Per judge, over every stored attempt: ratings, failures, calls, tokens, time and runs."""
         rows = self._db.execute(
             "SELECT judge, COUNT(*), SUM(value IS NOT NULL), SUM(error IS NOT NULL), SUM(calls), "
             "SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), SUM(latency_s), COUNT(DISTINCT run_id), "
-            "SUM(self_eval) FROM attempts GROUP BY judge ORDER BY judge").fetchall()
-        keys = ("judge", "attempts", "scored", "failed", "calls", "prompt_tokens", "completion_tokens", "cost",
-                "seconds", "runs", "self_eval")
+            "SUM(self_eval) FROM attempts GROUP BY judge ORDER BY judge"
+        ).fetchall()
+        keys = (
+            "judge",
+            "attempts",
+            "scored",
+            "failed",
+            "calls",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
+            "seconds",
+            "runs",
+            "self_eval",
+        )
         return [dict(zip(keys, row)) for row in rows]
 
     def count(self) -> int:
@@ -318,8 +368,14 @@ def clear_judge_cache(campaign_folder: str | Path, *, confirm: bool = False) -> 
     from calibrate.base.files import holding
 
     path = Path(campaign_folder) / STORE_NAME
-    doc: dict[str, Any] = {"store": str(path), "deleted": None, "moved_to": None, "problem": None,
-                           "would_delete": None, "refused": False}
+    doc: dict[str, Any] = {
+        "store": str(path),
+        "deleted": None,
+        "moved_to": None,
+        "problem": None,
+        "would_delete": None,
+        "refused": False,
+    }
     if not path.is_file():
         return Result(doc, single_row)
     with holding(campaign_folder, "calibrate cache clear"):
@@ -332,8 +388,11 @@ def clear_judge_cache(campaign_folder: str | Path, *, confirm: bool = False) -> 
         try:
             judges = store.summary()
             costs = [j["cost"] for j in judges if j["cost"] is not None]
-            doc["would_delete"] = {"attempts": sum(j["attempts"] for j in judges),
-                                   "cost": round(sum(costs), 6) if costs else None, "judges": judges}
+            doc["would_delete"] = {
+                "attempts": sum(j["attempts"] for j in judges),
+                "cost": round(sum(costs), 6) if costs else None,
+                "judges": judges,
+            }
             if confirm:
                 doc["deleted"] = store.clear()
             else:

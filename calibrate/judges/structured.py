@@ -32,13 +32,21 @@ from calibrate.base.documents import DocumentError, Schema, parse_json
 from calibrate.base.http import HttpError
 from calibrate.campaign.judge_settings import ModelSpec
 
-__all__ = ["MODES", "chain", "ResponseSchema", "response_schema", "refuses", "expected_mode", "model_identity"]
+__all__ = ["MODES", "ResponseSchema", "chain", "expected_mode", "model_identity", "refuses", "response_schema"]
 
 #: the modes, best first (what ``auto`` tries, in order)
 MODES = ("json_schema", "json_object", "text")
 #: what an error reply names when it refuses a structured-output request
-REFUSAL_MARKERS = ("response_format", "json_schema", "json_object", "schema", "output_config", "output_format",
-                   "structured output", "grammar")
+REFUSAL_MARKERS = (
+    "response_format",
+    "json_schema",
+    "json_object",
+    "schema",
+    "output_config",
+    "output_format",
+    "structured output",
+    "grammar",
+)
 
 
 def chain(spec: ModelSpec) -> tuple[str, ...]:
@@ -108,8 +116,11 @@ def refuses(exc: BaseException | None) -> bool:
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, HttpError):
-            return (exc.kind == "status" and exc.status in (400, 422)
-                    and any(marker in str(exc).lower() for marker in REFUSAL_MARKERS))
+            return (
+                exc.kind == "status"
+                and exc.status in (400, 422)
+                and any(marker in str(exc).lower() for marker in REFUSAL_MARKERS)
+            )
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return False
@@ -154,8 +165,9 @@ def expected_mode(spec: ModelSpec, manifests: list[str]) -> str:
         except DocumentError:
             continue
         for judge in run.judges:
-            mode = ((judge.key_template or {}).get("structured_output")
-                    or run.structured_output.get(judge.name, {}).get("mode"))
+            mode = (judge.key_template or {}).get("structured_output") or run.structured_output.get(judge.name, {}).get(
+                "mode"
+            )
             if mode in allowed and {k: judge.model.get(k) for k in me} == me:
                 return mode
     return allowed[0]

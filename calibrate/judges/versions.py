@@ -38,8 +38,20 @@ from calibrate.campaign.judge_settings import CASE_FIELDS, SUPPORTED
 from calibrate.campaign.reference import JudgeScores, find_judge, judge_scores
 from calibrate.judges.store import STORE_NAME, JudgeStore, cache_key
 
-__all__ = ["JudgeVersion", "rating_template", "rating_key", "judge_versions", "version_scores", "find_version",
-           "Found", "settings_changes", "stale_judges", "counted", "versions_overview", "REPEAT_PREFIX"]
+__all__ = [
+    "REPEAT_PREFIX",
+    "Found",
+    "JudgeVersion",
+    "counted",
+    "find_version",
+    "judge_versions",
+    "rating_key",
+    "rating_template",
+    "settings_changes",
+    "stale_judges",
+    "version_scores",
+    "versions_overview",
+]
 
 #: what names one repeat of a version run with ``--repeats``: ``JUDGE@MODEL@repeat-1``
 REPEAT_PREFIX = "repeat-"
@@ -85,8 +97,9 @@ def _model_fields(model: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in model.items() if k not in NOT_IN_KEY and v is not None}
 
 
-def rating_template(public: dict[str, Any], library_version: Any,
-                    embedding_versions: dict[str, Any] | None = None) -> dict[str, Any]:
+def rating_template(
+    public: dict[str, Any], library_version: Any, embedding_versions: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """What of a judge's settings determines its ratings: its cache key but for the case and the repeat.
 
     ``public`` is :meth:`~calibrate.campaign.judge_settings.JudgeSpec.public` (or a run manifest's record
@@ -101,17 +114,21 @@ def rating_template(public: dict[str, Any], library_version: Any,
     ({'provider': 'openai', 'name': 'm'}, {'threshold': 0.7})
     """
     settings = dict(public.get("settings") or {})
-    if public.get("dag_tree") is not None:   # the DAG's tree, not the name of its file
+    if public.get("dag_tree") is not None:  # the DAG's tree, not the name of its file
         settings = {**{k: v for k, v in settings.items() if k != "dag"}, "dag_tree": public["dag_tree"]}
-    template = {"library": public["library"], "library_version": library_version, "metric": public["metric"],
-                "settings": settings, "model": _model_fields(public["model"])}
-    if public.get("embeddings") is not None:   # absent otherwise, so the keys of earlier runs still hold
+    template = {
+        "library": public["library"],
+        "library_version": library_version,
+        "metric": public["metric"],
+        "settings": settings,
+        "model": _model_fields(public["model"]),
+    }
+    if public.get("embeddings") is not None:  # absent otherwise, so the keys of earlier runs still hold
         template["embeddings"] = {**_model_fields(public["embeddings"]), "versions": embedding_versions or {}}
     return template
 
 
-def rating_key(template: dict[str, Any], fields: tuple[str, ...] | list[str], case: dict[str, Any],
-               repeat: int) -> str:
+def rating_key(template: dict[str, Any], fields: tuple[str, ...] | list[str], case: dict[str, Any], repeat: int) -> str:
     """The cache key of one rating: the judge's template, the case fields it reads, the repeat.
 
     Examples
@@ -131,7 +148,7 @@ def _fields(entry: ManifestJudge) -> tuple[str, ...]:
         return tuple(known)
     found: set[str] = set()
 
-    def walk(value: Any) -> None:   # a DAG's nodes name the fields they read
+    def walk(value: Any) -> None:  # a DAG's nodes name the fields they read
         if isinstance(value, dict):
             named = value.get("evaluation_params")
             found.update(f for f in (named if isinstance(named, list) else []) if isinstance(f, str))
@@ -140,6 +157,7 @@ def _fields(entry: ManifestJudge) -> tuple[str, ...]:
         elif isinstance(value, list):
             for item in value:
                 walk(item)
+
     if entry.dag_tree is not None:
         walk(entry.dag_tree)
         return tuple(f for f in CASE_FIELDS if f in found)
@@ -151,8 +169,11 @@ def _template(entry: ManifestJudge, library_versions: dict[str, Any], mode: Any 
     if entry.key_template is not None:
         return dict(entry.key_template)
     public = entry.model_dump()
-    embedding = ({k: library_versions[k] for k in EMBEDDING_PACKAGES if k in library_versions}
-                 if entry.embeddings and entry.embeddings.get("provider") == "local" else {})
+    embedding = (
+        {k: library_versions[k] for k in EMBEDDING_PACKAGES if k in library_versions}
+        if entry.embeddings and entry.embeddings.get("provider") == "local"
+        else {}
+    )
     template = rating_template(public, library_versions.get(entry.library), embedding)
     return template if mode is None else {**template, "structured_output": mode}
 
@@ -184,6 +205,7 @@ def settings_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]
             shown = [("none" if v is None else str(v)) for v in (a, b)]
             shown = [s if len(s) <= 60 else s[:57] + "..." for s in shown]
             changes.append(f"{' '.join(p.replace('_', ' ') for p in path)}: {shown[0]} -> {shown[1]}")
+
     walk(before, after, [])
     return changes
 
@@ -222,16 +244,29 @@ class JudgeVersion:
 
     def keys(self, cases: dict[str, dict[str, Any]], repeat: int = 0) -> dict[str, str]:
         """case id -> the cache key of this version's rating of it (cases lacking a field it reads: none)."""
-        return {cid: rating_key(self.template, self.fields, case, repeat) for cid, case in sorted(cases.items())
-                if all(case.get(f) not in (None, "", []) for f in self.fields)}
+        return {
+            cid: rating_key(self.template, self.fields, case, repeat)
+            for cid, case in sorted(cases.items())
+            if all(case.get(f) not in (None, "", []) for f in self.fields)
+        }
 
     def describe(self) -> dict[str, Any]:
         """The version as documents list it."""
-        return {"name": self.name, "judge": self.judge, "current": self.current, "model": self.model,
-                "family": self.entry.family, "library": self.entry.library, "metric": self.metric,
-                "library_version": self.template.get("library_version"), "settings": dict(self.entry.settings),
-                "runs": list(self.runs), "first_run": self.started[0], "last_run": self.started[-1],
-                "repeats": self.repeats}
+        return {
+            "name": self.name,
+            "judge": self.judge,
+            "current": self.current,
+            "model": self.model,
+            "family": self.entry.family,
+            "library": self.entry.library,
+            "metric": self.metric,
+            "library_version": self.template.get("library_version"),
+            "settings": dict(self.entry.settings),
+            "runs": list(self.runs),
+            "first_run": self.started[0],
+            "last_run": self.started[-1],
+            "repeats": self.repeats,
+        }
 
 
 def _short(run_id: str) -> str:
@@ -277,26 +312,37 @@ def judge_versions(campaign: Campaign, *, store: JudgeStore | None = None) -> di
     runs = store.run_manifests()
     for run_id, started, text in runs:
         try:
-            manifest = parse_json(text, RunManifest, source=f"{store.path} (run {run_id})",
-                                  expected="a judge run's manifest")
+            manifest = parse_json(
+                text, RunManifest, source=f"{store.path} (run {run_id})", expected="a judge run's manifest"
+            )
         except DocumentError:
             continue
         for entry in manifest.judges:
-            template = _template(entry, manifest.library_versions,
-                                 manifest.structured_output.get(entry.name, {}).get("mode"))
+            template = _template(
+                entry, manifest.library_versions, manifest.structured_output.get(entry.name, {}).get("mode")
+            )
             fields = _fields(entry)
             version = cache_key({"template": template, "fields": list(fields)})
             found = grouped.setdefault((entry.name, version), {"runs": [], "started": [], "repeats": 1})
-            found |= {"entry": entry, "template": template, "fields": fields}   # the latest run's record
+            found |= {"entry": entry, "template": template, "fields": fields}  # the latest run's record
             found["runs"].append(run_id)
             found["started"].append(started)
             found["repeats"] = max(found["repeats"], manifest.repeats)
     versions: dict[str, list[JudgeVersion]] = {}
     order = {run_id: i for i, (run_id, _, _) in enumerate(runs)}
     for (judge, version), found in grouped.items():
-        versions.setdefault(judge, []).append(JudgeVersion(
-            judge, version, found["entry"], found["template"], found["fields"], tuple(found["runs"]),
-            tuple(found["started"]), found["repeats"]))
+        versions.setdefault(judge, []).append(
+            JudgeVersion(
+                judge,
+                version,
+                found["entry"],
+                found["template"],
+                found["fields"],
+                tuple(found["runs"]),
+                tuple(found["started"]),
+                found["repeats"],
+            )
+        )
     for judge, listed in versions.items():
         listed.sort(key=lambda v: order[v.last_run])
         spec = campaign.judges.get(judge)
@@ -306,8 +352,11 @@ def judge_versions(campaign: Campaign, *, store: JudgeStore | None = None) -> di
         named = []
         for v in listed:
             current = v is latest and now is not None and cache_key(_settings_part(v.template)) == cache_key(now)
-            name = judge if current else (f"{judge}@{v.model}" if v.model and models.count(v.model) == 1
-                                          else f"{judge}@{v.last_run}")
+            name = (
+                judge
+                if current
+                else (f"{judge}@{v.model}" if v.model and models.count(v.model) == 1 else f"{judge}@{v.last_run}")
+            )
             named.append(replace(v, name=name, current=current))
         versions[judge] = named
     return versions
@@ -324,12 +373,16 @@ def stale_judges(campaign: Campaign, versions: dict[str, list[JudgeVersion]]) ->
     >>> stale_judges(c, judge_versions(c))
     {}
     """
-    return {judge: listed[-1] for judge, listed in versions.items()
-            if judge in campaign.judges and not any(v.current for v in listed)}
+    return {
+        judge: listed[-1]
+        for judge, listed in versions.items()
+        if judge in campaign.judges and not any(v.current for v in listed)
+    }
 
 
-def version_scores(campaign: Campaign, version: JudgeVersion, *, repeat: int = 0,
-                   store: JudgeStore | None = None) -> JudgeScores:
+def version_scores(
+    campaign: Campaign, version: JudgeVersion, *, repeat: int = 0, store: JudgeStore | None = None
+) -> JudgeScores:
     """A version's ratings of the campaign's present cases, as the judge's scores, named ``version.name``.
 
     Each case gets the store's latest attempt under the key the version's settings give its present
@@ -355,10 +408,14 @@ def version_scores(campaign: Campaign, version: JudgeVersion, *, repeat: int = 0
     base = campaign.rater(version.judge)
     rater = replace(base, model=version.model, family=version.entry.family)
     name = version.name + (f"@{REPEAT_PREFIX}{repeat}" if version.repeats > 1 else "")
-    return JudgeScores(name=name, rater=rater, run_id=version.last_run,
-                       case_ids=np.array([c for c, _ in ok], dtype=str),
-                       values=np.array([v for _, v in ok], dtype=float),
-                       errors=pd.DataFrame(failed, columns=["case_id", "error"]))
+    return JudgeScores(
+        name=name,
+        rater=rater,
+        run_id=version.last_run,
+        case_ids=np.array([c for c, _ in ok], dtype=str),
+        values=np.array([v for _, v in ok], dtype=float),
+        errors=pd.DataFrame(failed, columns=["case_id", "error"]),
+    )
 
 
 def versions_overview(campaign: Campaign) -> dict[str, Any]:
@@ -384,8 +441,12 @@ def versions_overview(campaign: Campaign) -> dict[str, Any]:
     try:
         versions = judge_versions(campaign, store=store)
         stale = stale_judges(campaign, versions)
-        doc["earlier"] = [counted(campaign, v, store=store) for judge in sorted(versions)
-                          for v in reversed(versions[judge]) if not v.current and v is not stale.get(judge)]
+        doc["earlier"] = [
+            counted(campaign, v, store=store)
+            for judge in sorted(versions)
+            for v in reversed(versions[judge])
+            if not v.current and v is not stale.get(judge)
+        ]
         doc["stale"] = [v.describe() for v in stale.values()]
     except StoreError as exc:
         doc["problem"] = str(exc)
@@ -404,8 +465,10 @@ def counted(campaign: Campaign, version: JudgeVersion, *, store: JudgeStore | No
     [('faith@gpt-4o-mini', 60), ('faith', 60)]
     """
     scores = version_scores(campaign, version, store=store)
-    return version.describe() | {"ratings": int(scores.case_ids.size + len(scores.errors)),
-                                 "failed": int(len(scores.errors))}
+    return version.describe() | {
+        "ratings": int(scores.case_ids.size + len(scores.errors)),
+        "failed": len(scores.errors),
+    }
 
 
 @dataclass(frozen=True)
@@ -419,8 +482,10 @@ class Found:
 
 
 def _listing(judge: str, listed: list[JudgeVersion]) -> str:
-    return "; ".join(f"{v.name} (model {v.model}, {'current' if v.current else 'earlier'}, last run {v.last_run})"
-                     for v in reversed(listed))
+    return "; ".join(
+        f"{v.name} (model {v.model}, {'current' if v.current else 'earlier'}, last run {v.last_run})"
+        for v in reversed(listed)
+    )
 
 
 def _match(judge: str, selector: str, listed: list[JudgeVersion]) -> list[JudgeVersion]:
@@ -464,25 +529,28 @@ def find_version(campaign: Campaign, metric: str, name: str) -> Found:
     except StoreError as exc:
         raise ValueError(f"{missing}; the judge store could not be read for earlier versions: {exc}") from None
     for at in [i for i, c in enumerate(name) if c == "@"]:
-        judge, selector = name[:at], name[at + 1:]
+        judge, selector = name[:at], name[at + 1 :]
         listed = [v for v in versions.get(judge, []) if v.metric == metric]
         if not listed:
             continue
         repeat = None
         head, _, tail = selector.rpartition("@")
-        if head and tail.startswith(REPEAT_PREFIX) and tail[len(REPEAT_PREFIX):].isdigit():
-            selector, repeat = head, int(tail[len(REPEAT_PREFIX):])
+        if head and tail.startswith(REPEAT_PREFIX) and tail[len(REPEAT_PREFIX) :].isdigit():
+            selector, repeat = head, int(tail[len(REPEAT_PREFIX) :])
         found = _match(judge, selector, listed)
         if len(found) > 1:
-            raise ValueError(f"{name} fits {len(found)} versions of judge {judge}: name one of them: "
-                             + _listing(judge, found))
+            raise ValueError(
+                f"{name} fits {len(found)} versions of judge {judge}: name one of them: " + _listing(judge, found)
+            )
         if not found:
             continue
         version = found[0]
         if repeat is None and version.repeats > 1:
-            raise ValueError(f"{version.name} was run with {version.repeats} repeats: name one, as "
-                             + ", ".join(f"{version.name}@{REPEAT_PREFIX}{r}" for r in range(min(version.repeats, 3)))
-                             + (", ..." if version.repeats > 3 else ""))
+            raise ValueError(
+                f"{version.name} was run with {version.repeats} repeats: name one, as "
+                + ", ".join(f"{version.name}@{REPEAT_PREFIX}{r}" for r in range(min(version.repeats, 3)))
+                + (", ..." if version.repeats > 3 else "")
+            )
         if repeat is not None and not 0 <= repeat < version.repeats:
             raise ValueError(f"{version.name} has repeats 0 to {version.repeats - 1}, not {repeat}")
         if version.current:

@@ -15,51 +15,126 @@ from markupsafe import Markup
 
 from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
-from calibrate.report.format import (RATE_NAMES, STAT_LABELS, case_fields, clipped, listed_case_texts, curve_rows, defined_columns, fmt_estimate, fmt_estimate_html,
-                                     fmt_interval, fmt_number, fmt_rate, fmt_rate_html, not_watched, slice_notes,
-                                     undefined_everywhere, undefined_notes)
+from calibrate.report.format import (
+    RATE_NAMES,
+    STAT_LABELS,
+    case_fields,
+    clipped,
+    curve_rows,
+    defined_columns,
+    fmt_estimate,
+    fmt_estimate_html,
+    fmt_interval,
+    fmt_number,
+    fmt_rate,
+    fmt_rate_html,
+    listed_case_texts,
+    not_watched,
+    slice_notes,
+    undefined_everywhere,
+    undefined_notes,
+)
 
-__all__ = ["write_report", "render_html", "render_markdown", "markdown_text"]
+__all__ = ["markdown_text", "render_html", "render_markdown", "write_report"]
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("calibrate.report", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"], default_for_string=True),
-                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    env.filters.update(est=fmt_estimate, est_html=fmt_estimate_html, num=fmt_number, rate=fmt_rate,
-                       rate_html=fmt_rate_html, interval=fmt_interval)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("calibrate.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"], default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(
+        est=fmt_estimate,
+        est_html=fmt_estimate_html,
+        num=fmt_number,
+        rate=fmt_rate,
+        rate_html=fmt_rate_html,
+        interval=fmt_interval,
+    )
     return env
 
 
-def _context(stats: dict, recommendations: list[dict], cases: dict | None, plots: dict | None,
-             judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-             calibrations: list[dict] | None = None, versus: list[dict] | None = None,
-             since: dict | None = None) -> dict:
+def _context(
+    stats: dict,
+    recommendations: list[dict],
+    cases: dict | None,
+    plots: dict | None,
+    judge_runs: list[dict] | None = None,
+    audits: list[dict] | None = None,
+    calibrations: list[dict] | None = None,
+    versus: list[dict] | None = None,
+    since: dict | None = None,
+) -> dict:
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
-    return {"stats": stats, "recs": recs, "cases": cases or {}, "plots": plots or {},
-            "manifest": stats["manifest"], "csp": CSP, "undefined_notes": undefined_notes,
-            "curve_rows": curve_rows, "defined_columns": defined_columns, "stat_labels": STAT_LABELS,
-            "undefined_everywhere": undefined_everywhere, "slice_notes": slice_notes, "clipped": clipped, "case_fields": case_fields,
-            "judge_runs": judge_runs or [], "audits": audits or [], "calibrations": calibrations or [],
-            "versus": versus or [], "since": since or {}, "rate_names": RATE_NAMES, "not_watched": not_watched}
+    return {
+        "stats": stats,
+        "recs": recs,
+        "cases": cases or {},
+        "plots": plots or {},
+        "manifest": stats["manifest"],
+        "csp": CSP,
+        "undefined_notes": undefined_notes,
+        "curve_rows": curve_rows,
+        "defined_columns": defined_columns,
+        "stat_labels": STAT_LABELS,
+        "undefined_everywhere": undefined_everywhere,
+        "slice_notes": slice_notes,
+        "clipped": clipped,
+        "case_fields": case_fields,
+        "judge_runs": judge_runs or [],
+        "audits": audits or [],
+        "calibrations": calibrations or [],
+        "versus": versus or [],
+        "since": since or {},
+        "rate_names": RATE_NAMES,
+        "not_watched": not_watched,
+    }
 
 
-def render_html(stats: dict, recommendations: list[dict], cases: dict | None = None,
-                judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-                calibrations: list[dict] | None = None, versus: list[dict] | None = None,
-                since: dict | None = None) -> str:
+def render_html(
+    stats: dict,
+    recommendations: list[dict],
+    cases: dict | None = None,
+    judge_runs: list[dict] | None = None,
+    audits: list[dict] | None = None,
+    calibrations: list[dict] | None = None,
+    versus: list[dict] | None = None,
+    since: dict | None = None,
+) -> str:
     """The report as one HTML string (plots inline as SVG: :mod:`calibrate.report.plots`)."""
     from calibrate.report.plots import report_plots
 
-    context = _context(stats, recommendations, cases, report_plots(stats, recommendations, calibrations, since),
-                       judge_runs, audits, calibrations, versus, since)
+    context = _context(
+        stats,
+        recommendations,
+        cases,
+        report_plots(stats, recommendations, calibrations, since),
+        judge_runs,
+        audits,
+        calibrations,
+        versus,
+        since,
+    )
     return _environment().get_template("report.html.j2").render(**context)
 
 
-_MARKDOWN_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\\": "\\\\", "`": "\\`",
-                     "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]"}
+_MARKDOWN_ESCAPES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "|": "\\|",
+    "\\": "\\\\",
+    "`": "\\`",
+    "*": "\\*",
+    "_": "\\_",
+    "[": "\\[",
+    "]": "\\]",
+}
 
 
 def markdown_text(value: Any, *, keep: str = "") -> Markup:
@@ -83,26 +158,45 @@ def _markdown_environment() -> jinja2.Environment:
     env = _environment()
     env.autoescape = False
     env.finalize = markdown_text
-    for name, format_value in (("est", fmt_estimate), ("num", fmt_number), ("rate", fmt_rate),
-                               ("interval", fmt_interval)):
+    for name, format_value in (
+        ("est", fmt_estimate),
+        ("num", fmt_number),
+        ("rate", fmt_rate),
+        ("interval", fmt_interval),
+    ):
         env.filters[name] = (lambda f: lambda *a, **k: markdown_text(f(*a, **k), keep="[]"))(format_value)
     return env
 
 
-def render_markdown(stats: dict, recommendations: list[dict], cases: dict | None = None,
-                    judge_runs: list[dict] | None = None, audits: list[dict] | None = None,
-                    calibrations: list[dict] | None = None, versus: list[dict] | None = None,
-                    since: dict | None = None) -> str:
+def render_markdown(
+    stats: dict,
+    recommendations: list[dict],
+    cases: dict | None = None,
+    judge_runs: list[dict] | None = None,
+    audits: list[dict] | None = None,
+    calibrations: list[dict] | None = None,
+    versus: list[dict] | None = None,
+    since: dict | None = None,
+) -> str:
     """The report as Markdown (tables, no plots); everything a user wrote is escaped, as in the HTML."""
     env = _markdown_environment()
-    return env.get_template("report.md.j2").render(**_context(stats, recommendations, cases, None, judge_runs,
-                                                              audits, calibrations, versus, since))
+    return env.get_template("report.md.j2").render(
+        **_context(stats, recommendations, cases, None, judge_runs, audits, calibrations, versus, since)
+    )
 
 
-def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, *,
-                 cases: dict | None = None, judge_runs: list[dict] | None = None,
-                 audits: list[dict] | None = None, calibrations: list[dict] | None = None,
-                 versus: list[dict] | None = None, since: dict | None = None) -> dict[str, Path]:
+def write_report(
+    stats: dict,
+    recommendations: list[dict],
+    out_dir: str | Path,
+    *,
+    cases: dict | None = None,
+    judge_runs: list[dict] | None = None,
+    audits: list[dict] | None = None,
+    calibrations: list[dict] | None = None,
+    versus: list[dict] | None = None,
+    since: dict | None = None,
+) -> dict[str, Path]:
     """Write ``report.html``, ``report.md`` and ``report.json`` into ``out_dir``.
 
     Parameters
@@ -149,18 +243,32 @@ def write_report(stats: dict, recommendations: list[dict], out_dir: str | Path, 
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FileError(out, f"cannot be made ({exc.strerror})", ParameterText("choose a writable place with {out_dir}",
-                                                                                   out_dir=NO_VALUE)) from None
+        raise FileError(
+            out,
+            f"cannot be made ({exc.strerror})",
+            ParameterText("choose a writable place with {out_dir}", out_dir=NO_VALUE),
+        ) from None
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
-    document: dict[str, Any] = {"stats": stats, "recommendations": recommendations, "manifest": stats["manifest"],
-                                "judge_runs": judge_runs or [], "audits": audits or [],
-                                "calibrations": calibrations or [], "versus": versus or [], "since": since or {},
-                                # the whole text of the cases the worst misses list (report.html clips it)
-                                "worst_miss_cases": listed_case_texts(stats, cases)}
+    document: dict[str, Any] = {
+        "stats": stats,
+        "recommendations": recommendations,
+        "manifest": stats["manifest"],
+        "judge_runs": judge_runs or [],
+        "audits": audits or [],
+        "calibrations": calibrations or [],
+        "versus": versus or [],
+        "since": since or {},
+        # the whole text of the cases the worst misses list (report.html clips it)
+        "worst_miss_cases": listed_case_texts(stats, cases),
+    }
     # everything is rendered before anything is written, and all three files are moved in together
-    write_all({paths["html"]: render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus,
-                                          since),
-               paths["md"]: render_markdown(stats, recommendations, cases, judge_runs, audits, calibrations, versus,
-                                            since),
-               paths["json"]: json.dumps(document, allow_nan=False) + "\n"})   # one line: the C encoder, 10x faster
+    write_all(
+        {
+            paths["html"]: render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus, since),
+            paths["md"]: render_markdown(
+                stats, recommendations, cases, judge_runs, audits, calibrations, versus, since
+            ),
+            paths["json"]: json.dumps(document, allow_nan=False) + "\n",
+        }
+    )  # one line: the C encoder, 10x faster
     return paths

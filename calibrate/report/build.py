@@ -13,18 +13,18 @@ from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.versus import judge_matrix
 from calibrate.campaign import Campaign, load_campaign
 from calibrate.campaign.reference import computed_once, judge_scores
+from calibrate.demo import DEMO_AUDIT, DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
 from calibrate.judges.store import STORE_NAME, JudgeStore
 from calibrate.judges.versions import find_version
 from calibrate.report import write_report
 from calibrate.review.audit import audit_judges
 from calibrate.review.fingerprint import latest_fingerprint
 from calibrate.review.monitor import NotWatchable, case_times, monitor_judge
-from calibrate.demo import DEMO_AUDIT, DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
 from calibrate.stats import N_BOOT
 
 
 def _rated(campaign: Campaign, metric: str, judge: str) -> bool:
-    try:   # current ratings, or a version the judge store keeps (JUDGE@MODEL, JUDGE@RUN_ID)
+    try:  # current ratings, or a version the judge store keeps (JUDGE@MODEL, JUDGE@RUN_ID)
         find_version(campaign, metric, judge)
     except ValueError:
         return False
@@ -32,10 +32,16 @@ def _rated(campaign: Campaign, metric: str, judge: str) -> bool:
 
 
 @computed_once()
-def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0, n_boot: int = N_BOOT,
-                     audits: Sequence[tuple[str, str]] = (),
-                     progress: ProgressCallback | None = None,
-                     current: float | Mapping[str, float] | None = None) -> dict[str, Any]:
+def report_documents(
+    campaign: Campaign,
+    *,
+    by: str | None = None,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    audits: Sequence[tuple[str, str]] = (),
+    progress: ProgressCallback | None = None,
+    current: float | Mapping[str, float] | None = None,
+) -> dict[str, Any]:
     """The documents of the report, as :func:`~calibrate.report.write_report` takes them.
 
     Parameters
@@ -68,26 +74,39 @@ def report_documents(campaign: Campaign, *, by: str | None = None, seed: int = 0
     >>> len(docs["recommendations"]), len(docs["stats"]["metrics"][0]["judges"])
     (9, 9)
     """
-    stats, recommendations = stats_and_recommendations(campaign, by=by, seed=seed, n_boot=n_boot,
-                                                       progress=progress, current=current)
+    stats, recommendations = stats_and_recommendations(
+        campaign, by=by, seed=seed, n_boot=n_boot, progress=progress, current=current
+    )
     audit_docs = []
     for old, new in audits:  # every metric both judges rated
         metrics = [m for m in sorted(campaign.metrics) if _rated(campaign, m, old) and _rated(campaign, m, new)]
         if not metrics:
             raise ValueError(f"audit of {new} against {old}: no metric was rated by both judges")
-        audit_docs += [audit_judges(campaign, metric=m, old=old, new=new, seed=seed, n_boot=n_boot,
-                                    progress=progress) for m in metrics]
+        audit_docs += [
+            audit_judges(campaign, metric=m, old=old, new=new, seed=seed, n_boot=n_boot, progress=progress)
+            for m in metrics
+        ]
     judge_runs = None
     if campaign.path is not None and (campaign.path / STORE_NAME).is_file():
         store = JudgeStore(campaign.path / STORE_NAME, read_only=True)
         judge_runs = store.summary()
         store.close()
     judged = campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge"]
-    versus = [judge_matrix(campaign, metric=m) for m in sorted(campaign.metrics)
-              if judged.loc[judged["metric"] == m, "rater"].nunique() >= 2]
-    return {"stats": stats, "recommendations": recommendations, "audits": audit_docs, "versus": versus,
-            "calibrations": calibration_maps(campaign, seed=seed), "judge_runs": judge_runs,
-            "cases": campaign.cases, "since": since_threshold(campaign)}
+    versus = [
+        judge_matrix(campaign, metric=m)
+        for m in sorted(campaign.metrics)
+        if judged.loc[judged["metric"] == m, "rater"].nunique() >= 2
+    ]
+    return {
+        "stats": stats,
+        "recommendations": recommendations,
+        "audits": audit_docs,
+        "versus": versus,
+        "calibrations": calibration_maps(campaign, seed=seed),
+        "judge_runs": judge_runs,
+        "cases": campaign.cases,
+        "since": since_threshold(campaign),
+    }
 
 
 def since_threshold(campaign: Campaign) -> dict[str, Any] | None:
@@ -109,24 +128,31 @@ def since_threshold(campaign: Campaign) -> dict[str, Any] | None:
                 try:
                     doc = monitor_judge(campaign, metric=metric, judge=judge)
                 except NotWatchable as exc:
-                    not_monitored.append({"metric": metric, "judge": judge, "reason": exc.reason,
-                                          "message": str(exc)})
+                    not_monitored.append({"metric": metric, "judge": judge, "reason": exc.reason, "message": str(exc)})
                     continue
                 except ValueError as exc:
                     not_monitored.append({"metric": metric, "judge": judge, "reason": str(exc), "message": str(exc)})
                     continue
                 monitors.append({k: v for k, v in doc.items() if k != "manifest"})
-    fingerprints = [found | {"judge": name} for name in sorted(campaign.judges)
-                    if (found := latest_fingerprint(campaign, name)) is not None]
+    fingerprints = [
+        found | {"judge": name}
+        for name in sorted(campaign.judges)
+        if (found := latest_fingerprint(campaign, name)) is not None
+    ]
     if not monitors and not not_monitored and not fingerprints:
         return None
     grouped: dict[str, list[str]] = {}
-    for n in not_monitored:   # one line per reason, with every judge it holds for
+    for n in not_monitored:  # one line per reason, with every judge it holds for
         grouped.setdefault(n["reason"], []).append(f"{n['metric']} / {n['judge']}")
-    return {"monitors": monitors, "not_monitored": not_monitored,
-            "not_watched": [{"reason": reason, "judges": judges} for reason, judges in grouped.items()],
-            "fingerprints": [{k: f.get(k) for k in ("judge", "metric", "verdict", "created", "reasons", "threshold",
-                                                     "file")} for f in fingerprints]}
+    return {
+        "monitors": monitors,
+        "not_monitored": not_monitored,
+        "not_watched": [{"reason": reason, "judges": judges} for reason, judges in grouped.items()],
+        "fingerprints": [
+            {k: f.get(k) for k in ("judge", "metric", "verdict", "created", "reasons", "threshold", "file")}
+            for f in fingerprints
+        ],
+    }
 
 
 def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tuple[dict[str, Any], dict[str, Path]]:
@@ -159,8 +185,13 @@ def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tup
     return documents, write_documents(documents, out_dir)
 
 
-def demo_report(out_dir: str | Path = "calibrate-demo", *, seed: int = 0, n_boot: int = N_BOOT,
-                progress: ProgressCallback | None = None) -> tuple[dict[str, Any], dict[str, Path]]:
+def demo_report(
+    out_dir: str | Path = "calibrate-demo",
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    progress: ProgressCallback | None = None,
+) -> tuple[dict[str, Any], dict[str, Path]]:
     """The ``calibrate demo`` command: :func:`build_report` on the embedded demo campaign (TREC DL
     2023: NIST assessors and nine LLM judges), sliced by question type, with its judge-upgrade audit.
 
@@ -184,13 +215,21 @@ def demo_report(out_dir: str | Path = "calibrate-demo", *, seed: int = 0, n_boot
     (['html', 'json', 'md'], [('RMITIR-llama70B', 'RMITIR-GPT4o')])
     """
     campaign = load_campaign(demo_campaign_path(), out_of_scale=DEMO_OUT_OF_SCALE)
-    return build_report(campaign, out_dir, by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,),
-                        progress=progress)
+    return build_report(
+        campaign, out_dir, by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,), progress=progress
+    )
 
 
 def write_documents(documents: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     """Write the documents of :func:`report_documents` as the report."""
-    return write_report(documents["stats"], documents["recommendations"], out_dir, cases=documents["cases"],
-                        judge_runs=documents["judge_runs"], audits=documents["audits"],
-                        calibrations=documents["calibrations"], versus=documents["versus"],
-                        since=documents.get("since"))
+    return write_report(
+        documents["stats"],
+        documents["recommendations"],
+        out_dir,
+        cases=documents["cases"],
+        judge_runs=documents["judge_runs"],
+        audits=documents["audits"],
+        calibrations=documents["calibrations"],
+        versus=documents["versus"],
+        since=documents.get("since"),
+    )

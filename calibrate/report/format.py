@@ -6,9 +6,24 @@ from typing import Any
 
 from markupsafe import Markup
 
-__all__ = ["fmt_number", "fmt_estimate", "fmt_estimate_html", "fmt_rate", "fmt_interval", "undefined_notes",
-           "defined_columns", "undefined_everywhere", "slice_notes", "fmt_rate_html", "clipped", "case_fields",
-           "STAT_LABELS", "not_watched", "listed_case_texts", "FULL_AT"]
+__all__ = [
+    "FULL_AT",
+    "STAT_LABELS",
+    "case_fields",
+    "clipped",
+    "defined_columns",
+    "fmt_estimate",
+    "fmt_estimate_html",
+    "fmt_interval",
+    "fmt_number",
+    "fmt_rate",
+    "fmt_rate_html",
+    "listed_case_texts",
+    "not_watched",
+    "slice_notes",
+    "undefined_everywhere",
+    "undefined_notes",
+]
 
 
 def fmt_number(value: Any, digits: int = 3) -> str:
@@ -46,7 +61,7 @@ def fmt_estimate(stat: dict | None, digits: int = 3) -> str:
     text = f"{stat['estimate']:.{digits}f}"
     if stat.get("ci_low") is not None:
         text += f" [{stat['ci_low']:.{digits}f}, {stat['ci_high']:.{digits}f}]"
-    elif "ci_reason" in stat or "ci_method" in stat:   # an estimate whose interval could not be made
+    elif "ci_reason" in stat or "ci_method" in stat:  # an estimate whose interval could not be made
         text += " [no interval]"
     return text
 
@@ -62,19 +77,31 @@ def fmt_estimate_html(stat: dict | None, digits: int = 3) -> Markup:
         return Markup("—")
     text = Markup("{}").format(f"{stat['estimate']:.{digits}f}")
     if stat.get("ci_low") is not None:
-        text += Markup('<br><span class="ci">[{}, {}]</span>').format(f"{stat['ci_low']:.{digits}f}",
-                                                                    f"{stat['ci_high']:.{digits}f}")
+        text += Markup('<br><span class="ci">[{}, {}]</span>').format(
+            f"{stat['ci_low']:.{digits}f}", f"{stat['ci_high']:.{digits}f}"
+        )
     elif "ci_reason" in stat or "ci_method" in stat:
         text += Markup('<br><span class="ci" title="{}">[no interval]</span>').format(stat.get("ci_reason", ""))
     return text
 
 
 #: the rates ``calibrate monitor`` watches, as the report names them
-RATE_NAMES = {"false_pass_rate": "false-pass rate", "false_fail_rate": "false-fail rate",
-              "human_pass_rate": "human pass rate"}
-STAT_LABELS = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "kappa": "Cohen κ",
-               "kappa_quadratic": "κ quadratic", "alpha": "Krippendorff α", "auc": "ROC AUC",
-               "pass_kappa": "pass κ", "accuracy": "accuracy", "balanced_accuracy": "balanced accuracy"}
+RATE_NAMES = {
+    "false_pass_rate": "false-pass rate",
+    "false_fail_rate": "false-fail rate",
+    "human_pass_rate": "human pass rate",
+}
+STAT_LABELS = {
+    "spearman": "Spearman ρ",
+    "kendall": "Kendall τ-b",
+    "kappa": "Cohen κ",
+    "kappa_quadratic": "κ quadratic",
+    "alpha": "Krippendorff α",
+    "auc": "ROC AUC",
+    "pass_kappa": "pass κ",
+    "accuracy": "accuracy",
+    "balanced_accuracy": "balanced accuracy",
+}
 
 
 def undefined_notes(judges: list[dict]) -> list[tuple[str, str, list[str]]]:
@@ -149,9 +176,10 @@ def fmt_rate_html(stat: dict | None) -> Markup:
     """
     if not stat or stat.get("estimate") is None:
         return Markup("—")
-    counts = (f"weighted, effective n {stat['effective_n']:.1f}" if stat.get("weighted") else f"{stat['k']}/{stat['n']}")
+    counts = f"weighted, effective n {stat['effective_n']:.1f}" if stat.get("weighted") else f"{stat['k']}/{stat['n']}"
     return Markup('{} ({})<br><span class="ci">[{}, {}]</span>').format(
-        f"{stat['estimate']:.3f}", counts, f"{stat['ci_low']:.3f}", f"{stat['ci_high']:.3f}")
+        f"{stat['estimate']:.3f}", counts, f"{stat['ci_low']:.3f}", f"{stat['ci_high']:.3f}"
+    )
 
 
 #: characters of a case's text shown before it is clipped (the rest is one click away)
@@ -162,8 +190,13 @@ FULL_AT = 1000
 
 
 #: the text of a case a reviewer reads beside a miss, in table order
-CASE_FIELDS = (("input", "input"), ("actual_output", "actual output"), ("expected_output", "expected output"),
-               ("retrieval_context", "retrieved context"), ("context", "context"))
+CASE_FIELDS = (
+    ("input", "input"),
+    ("actual_output", "actual output"),
+    ("expected_output", "expected output"),
+    ("retrieval_context", "retrieved context"),
+    ("context", "context"),
+)
 
 
 def case_fields(rows: list[dict], cases: dict[str, dict]) -> list[tuple[str, str]]:
@@ -209,12 +242,14 @@ def clipped(text: Any, uid: str, limit: int = CLIP_AT) -> Markup:
         whole = Markup("{}").format(plain[:budget])
     if len(plain) > budget:
         whole += Markup(" … <em>({} more characters: the whole text is in report.json)</em>").format(
-            len(plain) - budget)
+            len(plain) - budget
+        )
     if len(plain) <= limit:
         return whole
-    return Markup('<span class="clip"><input type="checkbox" id="{id}"><span class="short">{short}…</span>'
-                  '<span class="full">{whole}</span><label for="{id}" data-characters="{n}"></label></span>'
-                  ).format(id=uid, short=plain[:limit], whole=whole, n=len(plain))
+    return Markup(
+        '<span class="clip"><input type="checkbox" id="{id}"><span class="short">{short}…</span>'
+        '<span class="full">{whole}</span><label for="{id}" data-characters="{n}"></label></span>'
+    ).format(id=uid, short=plain[:limit], whole=whole, n=len(plain))
 
 
 def listed_case_texts(stats: dict, cases: dict[str, dict] | None) -> dict[str, dict]:
@@ -227,10 +262,18 @@ def listed_case_texts(stats: dict, cases: dict[str, dict] | None) -> dict[str, d
     >>> listed_case_texts(stats, {"a": {"input": "q", "metadata": {}}, "b": {"input": "r"}})
     {'a': {'input': 'q'}}
     """
-    listed = {row["case_id"] for m in stats.get("metrics", []) for j in m.get("judges", [])
-              for key in ("false_passes", "false_fails") for row in (j.get("worst_misses") or {}).get(key, [])}
-    return {cid: {key: (cases or {})[cid][key] for key, _ in CASE_FIELDS if key in (cases or {})[cid]}
-            for cid in sorted(listed) if cid in (cases or {})}
+    listed = {
+        row["case_id"]
+        for m in stats.get("metrics", [])
+        for j in m.get("judges", [])
+        for key in ("false_passes", "false_fails")
+        for row in (j.get("worst_misses") or {}).get(key, [])
+    }
+    return {
+        cid: {key: (cases or {})[cid][key] for key, _ in CASE_FIELDS if key in (cases or {})[cid]}
+        for cid in sorted(listed)
+        if cid in (cases or {})
+    }
 
 
 def curve_rows(curve: list[dict], threshold: float | None, n: int = 24) -> list[dict]:
@@ -251,7 +294,7 @@ def curve_rows(curve: list[dict], threshold: float | None, n: int = 24) -> list[
         chosen.update(by_distance[: n // 2])
     spread = n - len(chosen)
     chosen.update(round(k * (len(curve) - 1) / max(spread - 1, 1)) for k in range(spread))
-    for i in range(len(curve)):   # spacing that fell on a chosen point leaves room: fill in order
+    for i in range(len(curve)):  # spacing that fell on a chosen point leaves room: fill in order
         if len(chosen) >= n:
             break
         chosen.add(i)
@@ -268,8 +311,11 @@ def fmt_rate(stat: dict | None) -> str:
     """
     if not stat or stat.get("estimate") is None:
         return fmt_estimate(stat)
-    counts = (f"weighted, {stat['n']} cases, effective n {stat['effective_n']:.1f}" if stat.get("weighted")
-              else f"{stat['k']}/{stat['n']}")
+    counts = (
+        f"weighted, {stat['n']} cases, effective n {stat['effective_n']:.1f}"
+        if stat.get("weighted")
+        else f"{stat['k']}/{stat['n']}"
+    )
     return f"{stat['estimate']:.3f} ({counts}) [{stat['ci_low']:.3f}, {stat['ci_high']:.3f}]"
 
 

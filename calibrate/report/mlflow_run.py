@@ -32,10 +32,19 @@ from calibrate.imports.texts import Id
 from calibrate.report.build import report_documents, write_documents
 from calibrate.stats import N_BOOT
 
-__all__ = ["export_to_mlflow", "mlflow_key", "STATISTICS"]
+__all__ = ["STATISTICS", "export_to_mlflow", "mlflow_key"]
 
-STATISTICS = ("spearman", "kendall", "kappa", "kappa_quadratic", "alpha", "auc", "pass_kappa", "accuracy",
-              "balanced_accuracy")
+STATISTICS = (
+    "spearman",
+    "kendall",
+    "kappa",
+    "kappa_quadratic",
+    "alpha",
+    "auc",
+    "pass_kappa",
+    "accuracy",
+    "balanced_accuracy",
+)
 RECOMMENDED = ("threshold", "false_pass_rate", "false_fail_rate")
 ARTIFACT_PATH = "calibrate-report"
 #: what MLflow's log-batch takes at once
@@ -116,14 +125,25 @@ def _artifact_url(artifact_uri: str, name: str) -> str | None:
         return None
     segments = [urllib.parse.unquote(part) for part in urllib.parse.urlparse(artifact_uri).path.split("/") if part]
     if any(part in (".", "..") for part in segments):
-        raise MlflowError(f"MLflow gave the run the artifact location {artifact_uri!r}, which walks up its folders: "
-                          "calibrate does not write there")
-    return "/api/2.0/mlflow-artifacts/artifacts/" + "/".join(path_segment(part) for part in segments
-                                                              + [ARTIFACT_PATH, name])
+        raise MlflowError(
+            f"MLflow gave the run the artifact location {artifact_uri!r}, which walks up its folders: "
+            "calibrate does not write there"
+        )
+    return "/api/2.0/mlflow-artifacts/artifacts/" + "/".join(
+        path_segment(part) for part in segments + [ARTIFACT_PATH, name]
+    )
 
 
-def export_to_mlflow(campaign: Campaign, tracking_uri: str, experiment: str, *, run_name: str | None = None,
-                     seed: int = 0, n_boot: int = N_BOOT, by: str | None = None) -> Result:
+def export_to_mlflow(
+    campaign: Campaign,
+    tracking_uri: str,
+    experiment: str,
+    *,
+    run_name: str | None = None,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    by: str | None = None,
+) -> Result:
     """The ``calibrate export mlflow`` command: the campaign's statistics, recommendations and report
     logged as one MLflow run (see the module docstring for its keys).
 
@@ -169,40 +189,72 @@ def export_to_mlflow(campaign: Campaign, tracking_uri: str, experiment: str, *, 
     documents = report_documents(campaign, by=by, seed=seed, n_boot=n_boot)
     metrics, params, tags = _figures(documents)
     now_ms = int(time.time() * 1000)
-    run = client.call("POST", "/api/2.0/mlflow/runs/create", _RunCreated, expected="a new MLflow run", body={
-        "experiment_id": experiment_id, "run_name": run_name or f"calibrate {campaign.name}", "start_time": now_ms,
-        "tags": [{"key": "calibrate.campaign", "value": campaign.name}]}).run.info
+    run = client.call(
+        "POST",
+        "/api/2.0/mlflow/runs/create",
+        _RunCreated,
+        expected="a new MLflow run",
+        body={
+            "experiment_id": experiment_id,
+            "run_name": run_name or f"calibrate {campaign.name}",
+            "start_time": now_ms,
+            "tags": [{"key": "calibrate.campaign", "value": campaign.name}],
+        },
+    ).run.info
     run_id = run.run_id
     artifacts: list[str] = []
     note = None
     try:
-        items = {"metrics": [{"key": k, "value": v, "timestamp": now_ms, "step": 0} for k, v in sorted(metrics.items())],
-                 "params": [{"key": k, "value": v} for k, v in sorted(params.items())],
-                 "tags": [{"key": k, "value": v} for k, v in sorted(tags.items())]}
+        items = {
+            "metrics": [{"key": k, "value": v, "timestamp": now_ms, "step": 0} for k, v in sorted(metrics.items())],
+            "params": [{"key": k, "value": v} for k, v in sorted(params.items())],
+            "tags": [{"key": k, "value": v} for k, v in sorted(tags.items())],
+        }
         for kind, rows in items.items():
             for start in range(0, len(rows), BATCH[kind]):
-                client.call("POST", "/api/2.0/mlflow/runs/log-batch", body={"run_id": run_id,
-                                                                             kind: rows[start:start + BATCH[kind]]})
+                client.call(
+                    "POST",
+                    "/api/2.0/mlflow/runs/log-batch",
+                    body={"run_id": run_id, kind: rows[start : start + BATCH[kind]]},
+                )
         with tempfile.TemporaryDirectory(prefix="calibrate-mlflow-") as scratch:
             paths = write_documents(documents, scratch)
             for path in sorted(paths.values()):
                 url = _artifact_url(run.artifact_uri, Path(path).name)
                 if url is None:
-                    note = (f"the server keeps this run's artifacts at {run.artifact_uri!r}, which it does not "
-                            "take over HTTP: the report was not logged (start mlflow server with --serve-artifacts, "
-                            "the default, to log it)")
+                    note = (
+                        f"the server keeps this run's artifacts at {run.artifact_uri!r}, which it does not "
+                        "take over HTTP: the report was not logged (start mlflow server with --serve-artifacts, "
+                        "the default, to log it)"
+                    )
                     break
                 client.call("PUT", url, data=Path(path).read_bytes(), content_type="application/octet-stream")
                 artifacts.append(f"{ARTIFACT_PATH}/{Path(path).name}")
     except BaseException:
         try:
-            client.call("POST", "/api/2.0/mlflow/runs/update", body={"run_id": run_id, "status": "FAILED",
-                                                                      "end_time": int(time.time() * 1000)})
+            client.call(
+                "POST",
+                "/api/2.0/mlflow/runs/update",
+                body={"run_id": run_id, "status": "FAILED", "end_time": int(time.time() * 1000)},
+            )
         except MlflowError:
-            pass   # the first failure is the one to tell
+            pass  # the first failure is the one to tell
         raise
-    client.call("POST", "/api/2.0/mlflow/runs/update", body={"run_id": run_id, "status": "FINISHED",
-                                                              "end_time": int(time.time() * 1000)})
-    return Result({"run_id": run_id, "experiment_id": experiment_id, "tracking_uri": client.uri,
-                   "metrics": len(metrics), "params": len(params), "tags": len(tags), "artifacts": artifacts,
-                   "artifacts_note": note}, single_row)
+    client.call(
+        "POST",
+        "/api/2.0/mlflow/runs/update",
+        body={"run_id": run_id, "status": "FINISHED", "end_time": int(time.time() * 1000)},
+    )
+    return Result(
+        {
+            "run_id": run_id,
+            "experiment_id": experiment_id,
+            "tracking_uri": client.uri,
+            "metrics": len(metrics),
+            "params": len(params),
+            "tags": len(tags),
+            "artifacts": artifacts,
+            "artifacts_note": note,
+        },
+        single_row,
+    )

@@ -30,8 +30,11 @@ def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
     with the rule's false-pass ceiling, the recommended threshold and DeepEval's 0.5 marked: a small
     inline SVG panel (at most :data:`MAX_POINTS` thresholds drawn, spread evenly; report.json has them all)."""
     curve = judge["curve"]
-    index = sorted({round(i * (len(curve) - 1) / (MAX_POINTS - 1)) for i in range(MAX_POINTS)}) \
-        if len(curve) > MAX_POINTS else range(len(curve))
+    index = (
+        sorted({round(i * (len(curve) - 1) / (MAX_POINTS - 1)) for i in range(MAX_POINTS)})
+        if len(curve) > MAX_POINTS
+        else range(len(curve))
+    )
     points = [curve[i] for i in index]
     xs = [p["threshold"] for p in points]
     low_x, high_x = (min(xs), max(xs)) if xs else (0.0, 1.0)
@@ -45,18 +48,24 @@ def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
     def sy(y: float) -> float:
         return MARGIN_T + (1 - y) * height
 
-    parts = [f'<svg class="curve" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
-             f'<rect x="{MARGIN_L}" y="{MARGIN_T}" width="{width}" height="{height}" fill="white" stroke="#bbb"/>']
-    parts.append(f'<line x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(sy(0.5))}" y2="{_fmt(sy(0.5))}" '
-                 'stroke="#eee"/>')
+    parts = [
+        f'<svg class="curve" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        f'<rect x="{MARGIN_L}" y="{MARGIN_T}" width="{width}" height="{height}" fill="white" stroke="#bbb"/>',
+    ]
+    parts.append(
+        f'<line x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(sy(0.5))}" y2="{_fmt(sy(0.5))}" stroke="#eee"/>'
+    )
     for y in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{MARGIN_L - 4}" y="{_fmt(sy(y) + 3)}" font-size="9" text-anchor="end">{y:g}</text>')
     for x in (low_x, (low_x + high_x) / 2, high_x):
-        parts.append(f'<text x="{_fmt(sx(x))}" y="{MARGIN_T + height + 11}" font-size="9" '
-                     f'text-anchor="middle">{_tick(x)}</text>')
-    parts.append(f'<text x="{MARGIN_L + width / 2}" y="{PANEL_H - 3}" font-size="9" text-anchor="middle" '
-                 f'fill="#555">threshold ({"score >= t" if judge["pass_rule"] == "score >= threshold" else "score <= t"})'
-                 '</text>')
+        parts.append(
+            f'<text x="{_fmt(sx(x))}" y="{MARGIN_T + height + 11}" font-size="9" text-anchor="middle">{_tick(x)}</text>'
+        )
+    parts.append(
+        f'<text x="{MARGIN_L + width / 2}" y="{PANEL_H - 3}" font-size="9" text-anchor="middle" '
+        f'fill="#555">threshold ({"score >= t" if judge["pass_rule"] == "score >= threshold" else "score <= t"})'
+        "</text>"
+    )
     for key, colour in (("false_pass", FALSE_PASS_COLOUR), ("false_fail", FALSE_FAIL_COLOUR)):
         steps, band_top, band_bottom = [], [], []
         previous_x = None
@@ -65,7 +74,7 @@ def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
             if y is None or not math.isfinite(y):
                 previous_x = p["threshold"]
                 continue
-            start = p["threshold"] if previous_x is None else previous_x   # a step before each threshold
+            start = p["threshold"] if previous_x is None else previous_x  # a step before each threshold
             steps += [(sx(start), sy(y)), (sx(p["threshold"]), sy(y))]
             if low is not None and high is not None:
                 band_top += [(sx(start), sy(high)), (sx(p["threshold"]), sy(high))]
@@ -73,30 +82,39 @@ def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
             previous_x = p["threshold"]
         if band_top:
             outline = band_top + band_bottom[::-1]
-            parts.append(f'<polygon points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in outline)}" fill="{colour}" '
-                         'fill-opacity="0.16" stroke="none"/>')
+            parts.append(
+                f'<polygon points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in outline)}" fill="{colour}" '
+                'fill-opacity="0.16" stroke="none"/>'
+            )
         if steps:
-            parts.append(f'<polyline points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in steps)}" fill="none" '
-                         f'stroke="{colour}" stroke-width="1.6"/>')
+            parts.append(
+                f'<polyline points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in steps)}" fill="none" '
+                f'stroke="{colour}" stroke-width="1.6"/>'
+            )
     rule = (recommendation or {}).get("rule") or {}
     if rule.get("kind") == "constraint" and rule.get("max_false_pass") is not None:
         y = sy(rule["max_false_pass"])
-        parts.append(f'<line class="ceiling" x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
-                     f'stroke="{FALSE_PASS_COLOUR}" stroke-dasharray="4 3" stroke-width="1"/>')
+        parts.append(
+            f'<line class="ceiling" x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
+            f'stroke="{FALSE_PASS_COLOUR}" stroke-dasharray="4 3" stroke-width="1"/>'
+        )
     if low_x <= 0.5 <= high_x:
-        parts.append(f'<line x1="{_fmt(sx(0.5))}" x2="{_fmt(sx(0.5))}" y1="{MARGIN_T}" y2="{MARGIN_T + height}" '
-                     'stroke="#888" stroke-dasharray="2 3" stroke-width="1"/>')
+        parts.append(
+            f'<line x1="{_fmt(sx(0.5))}" x2="{_fmt(sx(0.5))}" y1="{MARGIN_T}" y2="{MARGIN_T + height}" '
+            'stroke="#888" stroke-dasharray="2 3" stroke-width="1"/>'
+        )
     threshold = (recommendation or {}).get("threshold")
     if threshold is not None and low_x <= threshold <= high_x:
-        parts.append(f'<line class="chosen" x1="{_fmt(sx(threshold))}" x2="{_fmt(sx(threshold))}" y1="{MARGIN_T}" '
-                     f'y2="{MARGIN_T + height}" stroke="black" stroke-width="1.4"/>')
+        parts.append(
+            f'<line class="chosen" x1="{_fmt(sx(threshold))}" x2="{_fmt(sx(threshold))}" y1="{MARGIN_T}" '
+            f'y2="{MARGIN_T + height}" stroke="black" stroke-width="1.4"/>'
+        )
     parts.append("</svg>")
-    return Markup("".join(parts))   # numbers and fixed words only: no user text inside
+    return Markup("".join(parts))  # numbers and fixed words only: no user text inside
 
 
 #: Colours of the judges in a reliability diagram (cycled).
-PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666", "#1f78b4",
-           "#b2df8a")
+PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666", "#1f78b4", "#b2df8a")
 
 
 def agreement_svg(metric: dict) -> Markup:
@@ -113,13 +131,20 @@ def agreement_svg(metric: dict) -> Markup:
     parts = [f'<svg class="agreement" viewBox="0 0 {width} {height}" role="img" xmlns="http://www.w3.org/2000/svg">']
     for tick in (-0.2, 0, 0.2, 0.4, 0.6, 0.8, 1.0):
         x = _fmt(sx(tick))
-        parts.append(f'<line x1="{x}" x2="{x}" y1="{top - 4}" y2="{height - 20}" stroke="{"#999" if tick == 0 else "#eee"}"/>'
-                     f'<text x="{x}" y="{height - 8}" font-size="10" text-anchor="middle">{tick:g}</text>')
-    for key, colour, label, offset in (("spearman", "#1e8449", "Spearman rho", -3), ("kappa", "#7d3c98", "kappa", 3),
-                                       ("pass_kappa", "#ca6f1e", "pass/fail kappa", 3)):
-        parts.append(f'<circle cx="{left + {"spearman": 10, "kappa": 130, "pass_kappa": 220}[key]}" cy="9" r="3.5" '
-                     f'fill="{colour}"/><text x="{left + {"spearman": 18, "kappa": 138, "pass_kappa": 228}[key]}" '
-                     f'y="13" font-size="10">{label}</text>')
+        parts.append(
+            f'<line x1="{x}" x2="{x}" y1="{top - 4}" y2="{height - 20}" stroke="{"#999" if tick == 0 else "#eee"}"/>'
+            f'<text x="{x}" y="{height - 8}" font-size="10" text-anchor="middle">{tick:g}</text>'
+        )
+    for key, colour, label, offset in (
+        ("spearman", "#1e8449", "Spearman rho", -3),
+        ("kappa", "#7d3c98", "kappa", 3),
+        ("pass_kappa", "#ca6f1e", "pass/fail kappa", 3),
+    ):
+        parts.append(
+            f'<circle cx="{left + {"spearman": 10, "kappa": 130, "pass_kappa": 220}[key]}" cy="9" r="3.5" '
+            f'fill="{colour}"/><text x="{left + {"spearman": 18, "kappa": 138, "pass_kappa": 228}[key]}" '
+            f'y="13" font-size="10">{label}</text>'
+        )
         for i, judge in enumerate(judges):
             stat = judge.get(key) or {}
             if key == "pass_kappa" and (judge.get("kappa") or {}).get("estimate") is not None:
@@ -129,12 +154,16 @@ def agreement_svg(metric: dict) -> Markup:
             y = top + row * i + row / 2 + offset
             low = stat["ci_low"] if stat.get("ci_low") is not None else stat["estimate"]
             high = stat["ci_high"] if stat.get("ci_high") is not None else stat["estimate"]
-            parts.append(f'<line x1="{_fmt(sx(low))}" x2="{_fmt(sx(high))}" y1="{y}" y2="{y}" stroke="{colour}" '
-                         f'stroke-width="1.4"/><circle cx="{_fmt(sx(stat["estimate"]))}" cy="{y}" r="3.5" '
-                         f'fill="{colour}"/>')
+            parts.append(
+                f'<line x1="{_fmt(sx(low))}" x2="{_fmt(sx(high))}" y1="{y}" y2="{y}" stroke="{colour}" '
+                f'stroke-width="1.4"/><circle cx="{_fmt(sx(stat["estimate"]))}" cy="{y}" r="3.5" '
+                f'fill="{colour}"/>'
+            )
     for i, judge in enumerate(judges):
-        parts.append(f'<text x="{left - 6}" y="{top + row * i + row / 2 + 4}" font-size="10" text-anchor="end">'
-                     f'{escape(judge["judge"])}</text>')
+        parts.append(
+            f'<text x="{left - 6}" y="{top + row * i + row / 2 + 4}" font-size="10" text-anchor="end">'
+            f"{escape(judge['judge'])}</text>"
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -153,26 +182,36 @@ def reliability_svg(metric: str, fits: list[dict]) -> Markup:
         return 10 + (1 - y) * plot
 
     height = max(size, 20 + 14 * len(fits))
-    parts = [f'<svg class="reliability" viewBox="0 0 {size + legend_w} {height}" role="img" '
-             'xmlns="http://www.w3.org/2000/svg">',
-             f'<rect x="{margin}" y="10" width="{plot}" height="{plot}" fill="white" stroke="#bbb"/>',
-             f'<line x1="{_fmt(sx(0))}" y1="{_fmt(sy(0))}" x2="{_fmt(sx(1))}" y2="{_fmt(sy(1))}" stroke="#999" '
-             'stroke-dasharray="4 3"/>']
+    parts = [
+        f'<svg class="reliability" viewBox="0 0 {size + legend_w} {height}" role="img" '
+        'xmlns="http://www.w3.org/2000/svg">',
+        f'<rect x="{margin}" y="10" width="{plot}" height="{plot}" fill="white" stroke="#bbb"/>',
+        f'<line x1="{_fmt(sx(0))}" y1="{_fmt(sy(0))}" x2="{_fmt(sx(1))}" y2="{_fmt(sy(1))}" stroke="#999" '
+        'stroke-dasharray="4 3"/>',
+    ]
     for tick in (0, 0.5, 1):
-        parts.append(f'<text x="{margin - 4}" y="{_fmt(sy(tick) + 3)}" font-size="9" text-anchor="end">{tick:g}</text>'
-                     f'<text x="{_fmt(sx(tick))}" y="{size - 12}" font-size="9" text-anchor="middle">{tick:g}</text>')
-    parts.append(f'<text x="{margin + plot / 2}" y="{size - 1}" font-size="9" text-anchor="middle" fill="#555">'
-                 'calibrated probability (cross-validated) vs observed pass rate</text>')
+        parts.append(
+            f'<text x="{margin - 4}" y="{_fmt(sy(tick) + 3)}" font-size="9" text-anchor="end">{tick:g}</text>'
+            f'<text x="{_fmt(sx(tick))}" y="{size - 12}" font-size="9" text-anchor="middle">{tick:g}</text>'
+        )
+    parts.append(
+        f'<text x="{margin + plot / 2}" y="{size - 1}" font-size="9" text-anchor="middle" fill="#555">'
+        "calibrated probability (cross-validated) vs observed pass rate</text>"
+    )
     for i, fit in enumerate(fits):
         colour = PALETTE[i % len(PALETTE)]
         bins = [b for b in fit["cross_validated"]["reliability"] if b.get("observed") is not None]
         line = " ".join(f"{_fmt(sx(b['mean_predicted']))},{_fmt(sy(b['observed']))}" for b in bins)
         parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.4"/>')
-        parts += [f'<circle cx="{_fmt(sx(b["mean_predicted"]))}" cy="{_fmt(sy(b["observed"]))}" r="2.2" '
-                  f'fill="{colour}"/>' for b in bins]
-        parts.append(f'<rect x="{size + 6}" y="{14 + 14 * i}" width="10" height="3" fill="{colour}"/>'
-                     f'<text x="{size + 20}" y="{19 + 14 * i}" font-size="10">{escape(fit["judge"])} '
-                     f'(ECE {fit["cross_validated"]["ece"]:.3f})</text>')
+        parts += [
+            f'<circle cx="{_fmt(sx(b["mean_predicted"]))}" cy="{_fmt(sy(b["observed"]))}" r="2.2" fill="{colour}"/>'
+            for b in bins
+        ]
+        parts.append(
+            f'<rect x="{size + 6}" y="{14 + 14 * i}" width="10" height="3" fill="{colour}"/>'
+            f'<text x="{size + 20}" y="{19 + 14 * i}" font-size="10">{escape(fit["judge"])} '
+            f"(ECE {fit['cross_validated']['ece']:.3f})</text>"
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -200,42 +239,60 @@ def monitor_svg(watches: list[dict], first: str, last: str) -> Markup:
     def sy(y: float) -> float:
         return MARGIN_T + (1 - min(1.0, max(0.0, y))) * height
 
-    colour = FALSE_PASS_COLOUR if rate["rate"] == "false_pass_rate" else FALSE_FAIL_COLOUR \
-        if rate["rate"] == "false_fail_rate" else "#1b9e77"
-    parts = [f'<svg class="monitor" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
-             f'<rect x="{MARGIN_L}" y="{MARGIN_T}" width="{width}" height="{height}" fill="white" stroke="#bbb"/>']
+    colour = (
+        FALSE_PASS_COLOUR
+        if rate["rate"] == "false_pass_rate"
+        else FALSE_FAIL_COLOUR
+        if rate["rate"] == "false_fail_rate"
+        else "#1b9e77"
+    )
+    parts = [
+        f'<svg class="monitor" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        f'<rect x="{MARGIN_L}" y="{MARGIN_T}" width="{width}" height="{height}" fill="white" stroke="#bbb"/>',
+    ]
     for y in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{MARGIN_L - 4}" y="{_fmt(sy(y) + 3)}" font-size="9" text-anchor="end">{y:g}</text>')
     for t, anchor in ((start, "start"), (end, "end")):
-        parts.append(f'<text x="{_fmt(sx(t))}" y="{MARGIN_T + height + 11}" font-size="9" text-anchor="{anchor}">'
-                     f'{escape((first if t == start else last)[:10])}</text>')
+        parts.append(
+            f'<text x="{_fmt(sx(t))}" y="{MARGIN_T + height + 11}" font-size="9" text-anchor="{anchor}">'
+            f"{escape((first if t == start else last)[:10])}</text>"
+        )
     points = [(sx(_seconds(p["time"])), p) for p in rate["sequence"]]
     band = [(x, p) for x, p in points if p["low"] is not None and p["high"] is not None]
     if band:
         outline = [(x, sy(p["high"])) for x, p in band] + [(x, sy(p["low"])) for x, p in band[::-1]]
-        parts.append(f'<polygon points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in outline)}" fill="{colour}" '
-                     'fill-opacity="0.16" stroke="none"/>')
+        parts.append(
+            f'<polygon points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in outline)}" fill="{colour}" '
+            'fill-opacity="0.16" stroke="none"/>'
+        )
     line = [(x, sy(p["estimate"])) for x, p in points if p["estimate"] is not None]
     if line:
-        parts.append(f'<polyline points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in line)}" fill="none" '
-                     f'stroke="{colour}" stroke-width="1.4"/>')
+        parts.append(
+            f'<polyline points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in line)}" fill="none" '
+            f'stroke="{colour}" stroke-width="1.4"/>'
+        )
     for watch in watches:
         y = sy(watch["bound"])
-        parts.append(f'<line class="bound" x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
-                     'stroke="black" stroke-dasharray="4 3" stroke-width="1"/>')
+        parts.append(
+            f'<line class="bound" x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
+            'stroke="black" stroke-dasharray="4 3" stroke-width="1"/>'
+        )
         for alarm in watch["alarms"]:
             for key, stroke in (("change_time", "#888"), ("time", "#c0392b")):
-                if alarm.get(key) is None:   # no change found: the rate was out of its range on the baseline
+                if alarm.get(key) is None:  # no change found: the rate was out of its range on the baseline
                     continue
                 x = _fmt(sx(_seconds(alarm[key])))
-                parts.append(f'<line class="{"alarm" if key == "time" else "change"}" x1="{x}" x2="{x}" '
-                             f'y1="{MARGIN_T}" y2="{MARGIN_T + height}" stroke="{stroke}" stroke-width="1.2"/>')
+                parts.append(
+                    f'<line class="{"alarm" if key == "time" else "change"}" x1="{x}" x2="{x}" '
+                    f'y1="{MARGIN_T}" y2="{MARGIN_T + height}" stroke="{stroke}" stroke-width="1.2"/>'
+                )
     parts.append("</svg>")
-    return Markup("".join(parts))   # numbers, dates and fixed words only
+    return Markup("".join(parts))  # numbers, dates and fixed words only
 
 
-def report_plots(stats: dict, recommendations: list[dict], calibrations: list[dict] | None = None,
-                 since: dict | None = None) -> dict:
+def report_plots(
+    stats: dict, recommendations: list[dict], calibrations: list[dict] | None = None, since: dict | None = None
+) -> dict:
     """``{(metric, judge): uri, (metric, None): uri, (metric, "reliability"): uri, ("since", metric,
     judge, rate): uri}`` for every curve, every agreement plot, every metric's reliability diagram, and
     every rate a monitor watched."""
@@ -244,8 +301,10 @@ def report_plots(stats: dict, recommendations: list[dict], calibrations: list[di
     for monitor in (since or {}).get("monitors", []):
         for name in dict.fromkeys(r["rate"] for r in monitor["rates"]):
             plots[("since", monitor["metric"], monitor["judge"], name)] = monitor_svg(
-                [r for r in monitor["rates"] if r["rate"] == name], monitor["stream"]["first"],
-                monitor["stream"]["last"])
+                [r for r in monitor["rates"] if r["rate"] == name],
+                monitor["stream"]["first"],
+                monitor["stream"]["last"],
+            )
     by_metric: dict[str, list[dict]] = {}
     for fit in calibrations or []:
         by_metric.setdefault(fit["metric"], []).append(fit)
@@ -256,5 +315,7 @@ def report_plots(stats: dict, recommendations: list[dict], calibrations: list[di
             plots[(metric["metric"], None)] = agreement_svg(metric)
         for judge in metric["judges"]:
             if judge.get("curve"):
-                plots[(metric["metric"], judge["judge"])] = curve_svg(judge, recs.get((metric["metric"], judge["judge"])))
+                plots[(metric["metric"], judge["judge"])] = curve_svg(
+                    judge, recs.get((metric["metric"], judge["judge"]))
+                )
     return plots

@@ -28,7 +28,8 @@ The result is written to ``fingerprints/JUDGE/STAMP.json`` with the judge's sett
 (:func:`judge_settings`: library, metric settings, model, ``base_url``, ...) and their hash, and its hash
 to ``index.json`` beside it; ``calibrate gate --require-fingerprint`` refuses a judge whose latest
 fingerprint (by the time recorded in it) is not SAME, whose settings in ``campaign.toml`` differ from
-the ones that fingerprint recorded (or that records none: an earlier calibrate wrote it), or any file of whose folder is not one calibrate wrote as it wrote it
+the ones that fingerprint recorded (or that records none: an earlier calibrate wrote it), or any file of
+whose folder is not one calibrate wrote as it wrote it
 (:mod:`calibrate.review.fingerprint_files`). Everything a fingerprint reads (the folder, the anchor
 set, the judge, the cases) is checked before its first paid call.
 """
@@ -64,8 +65,18 @@ from calibrate.review.fingerprint_files import (
     store_fingerprint,
 )
 
-__all__ = ["fingerprint_judge", "latest_fingerprint", "fingerprint_reasons", "read_fingerprints", "choose_anchors",
-           "judge_settings", "judge_settings_sha256", "changed_anchors", "FINGERPRINTS_FOLDER", "LEVEL"]
+__all__ = [
+    "FINGERPRINTS_FOLDER",
+    "LEVEL",
+    "changed_anchors",
+    "choose_anchors",
+    "fingerprint_judge",
+    "fingerprint_reasons",
+    "judge_settings",
+    "judge_settings_sha256",
+    "latest_fingerprint",
+    "read_fingerprints",
+]
 
 #: the level of the tests that call a judge CHANGED
 LEVEL = 0.05
@@ -114,7 +125,7 @@ def judge_settings(spec: Any) -> dict[str, Any]:
     if "embeddings" in record:
         record["embeddings"] = {k: v for k, v in record["embeddings"].items() if k != "versions"}
     record["fields"] = list(spec.fields)
-    return json.loads(json.dumps(record, default=str))   # as the fingerprint file holds it
+    return json.loads(json.dumps(record, default=str))  # as the fingerprint file holds it
 
 
 def judge_settings_sha256(spec: Any) -> str:
@@ -136,8 +147,13 @@ def changed_anchors(stored: AnchorSet, campaign: Campaign) -> list[str]:
     their stored score is of another text, so they are not comparable. Anchors of an anchor set that
     recorded no content (an earlier calibrate) are taken as unchanged."""
     fields = stored.case_fields or []
-    return [a.case_id for a in stored.anchors if a.case_sha256 is not None
-            and a.case_id in (campaign.cases or {}) and case_hash(campaign.cases[a.case_id], fields) != a.case_sha256]
+    return [
+        a.case_id
+        for a in stored.anchors
+        if a.case_sha256 is not None
+        and a.case_id in (campaign.cases or {})
+        and case_hash(campaign.cases[a.case_id], fields) != a.case_sha256
+    ]
 
 
 def _folder(campaign: Campaign, judge: str) -> Path:
@@ -153,7 +169,7 @@ def read_fingerprints(campaign: Campaign, judge: str) -> Fingerprints:
         return Fingerprints(Path(FINGERPRINTS_FOLDER) / "-")
     try:
         folder = _folder(campaign, judge)
-    except (FileError, ValueError) as exc:   # a link planted in fingerprints/ that leads elsewhere
+    except (FileError, ValueError) as exc:  # a link planted in fingerprints/ that leads elsewhere
         where = campaign.path / FINGERPRINTS_FOLDER / judge
         return Fingerprints(where, refused=(Problem(str(where), f"refused: {exc}", expected="remove it"),))
     return read_folder(folder, judge)
@@ -197,30 +213,41 @@ def fingerprint_reasons(campaign: Campaign, judge: str, metric: str) -> list[str
     again = f"run calibrate fingerprint CAMPAIGN --judge {judge} again"
     if latest is None:
         if not reasons:
-            reasons.append(f"no fingerprint of the judge: run calibrate fingerprint CAMPAIGN --judge {judge} (a judge "
-                           "of [judges])")
+            reasons.append(
+                f"no fingerprint of the judge: run calibrate fingerprint CAMPAIGN --judge {judge} (a judge of [judges])"
+            )
         return reasons
     if latest.metric != metric:
-        reasons.append(f"its latest fingerprint ({found.latest_file}) is of metric {latest.metric}, not {metric}: "
-                       f"take a new one (calibrate fingerprint CAMPAIGN --judge {judge})")
+        reasons.append(
+            f"its latest fingerprint ({found.latest_file}) is of metric {latest.metric}, not {metric}: "
+            f"take a new one (calibrate fingerprint CAMPAIGN --judge {judge})"
+        )
         return reasons
     now = judge_settings(campaign.judges[judge])
     if latest.judge_settings_sha256 is None or latest.judge_settings is None:
-        reasons.append(f"its latest fingerprint ({found.latest_file.name}) records no settings of the judge (an "
-                       "earlier calibrate wrote it), so whether it fingerprinted the judge as campaign.toml sets it "
-                       f"now cannot be told: {again}")
+        reasons.append(
+            f"its latest fingerprint ({found.latest_file.name}) records no settings of the judge (an "
+            "earlier calibrate wrote it), so whether it fingerprinted the judge as campaign.toml sets it "
+            f"now cannot be told: {again}"
+        )
     elif latest.judge_settings_sha256 != content_hash(latest.judge_settings):
-        reasons.append(f"its latest fingerprint ({found.latest_file.name}) records settings that do not match their "
-                       f"own hash: {again}")
+        reasons.append(
+            f"its latest fingerprint ({found.latest_file.name}) records settings that do not match their "
+            f"own hash: {again}"
+        )
     elif latest.judge_settings_sha256 != content_hash(now):
         from calibrate.judges.versions import settings_changes
 
         changes = settings_changes(latest.judge_settings, now) or ["(a change the fields do not show)"]
-        reasons.append(f"the judge's settings changed since its latest fingerprint ({found.latest_file.name}: "
-                       f"{'; '.join(changes[:5])}): {again}")
+        reasons.append(
+            f"the judge's settings changed since its latest fingerprint ({found.latest_file.name}: "
+            f"{'; '.join(changes[:5])}): {again}"
+        )
     if latest.verdict != "SAME":
-        reasons.append(f"its latest fingerprint ({latest.created.isoformat()[:19]}, {found.latest_file.name}) says "
-                       f"{latest.verdict}: " + "; ".join(latest.reasons)[:300])
+        reasons.append(
+            f"its latest fingerprint ({latest.created.isoformat()[:19]}, {found.latest_file.name}) says "
+            f"{latest.verdict}: " + "; ".join(latest.reasons)[:300]
+        )
     return reasons
 
 
@@ -229,22 +256,46 @@ def _check_anchors(stored: AnchorSet, campaign: Campaign, judge: str, metric: st
     again = f"remove {path} to choose anchors anew (calibrate fingerprint)"
     problems = []
     if stored.judge != judge:
-        problems.append(Problem(str(path), "the anchor set of another judge", field="judge", value=stored.judge,
-                                expected=f"{judge}; {again}"))
+        problems.append(
+            Problem(
+                str(path),
+                "the anchor set of another judge",
+                field="judge",
+                value=stored.judge,
+                expected=f"{judge}; {again}",
+            )
+        )
     if stored.metric != metric:
-        problems.append(Problem(str(path), f"the anchor set of metric {stored.metric}, while judge {judge} scores "
-                                f"{metric} in campaign.toml", field="metric", value=stored.metric,
-                                expected=f"{metric}; {again}"))
+        problems.append(
+            Problem(
+                str(path),
+                f"the anchor set of metric {stored.metric}, while judge {judge} scores {metric} in campaign.toml",
+                field="metric",
+                value=stored.metric,
+                expected=f"{metric}; {again}",
+            )
+        )
     missing = [(i, a.case_id) for i, a in enumerate(stored.anchors) if a.case_id not in (campaign.cases or {})]
-    problems += [Problem(str(path), "an anchor case no longer in cases.jsonl", field=f"anchors[{i}].case_id",
-                         value=case, expected=f"a case of cases.jsonl; {again}") for i, case in missing[:20]]
+    problems += [
+        Problem(
+            str(path),
+            "an anchor case no longer in cases.jsonl",
+            field=f"anchors[{i}].case_id",
+            value=case,
+            expected=f"a case of cases.jsonl; {again}",
+        )
+        for i, case in missing[:20]
+    ]
     if problems:
         raise CampaignError(problems, heading=f"the anchor set of judge {judge} (nothing was scored)")
 
 
 def _stored_scores(campaign: Campaign, judge: str, metric: str) -> dict[str, float]:
-    rows = campaign.ratings[(campaign.ratings["rater"] == judge) & (campaign.ratings["metric"] == metric)
-                            & campaign.ratings["value"].notna()]
+    rows = campaign.ratings[
+        (campaign.ratings["rater"] == judge)
+        & (campaign.ratings["metric"] == metric)
+        & campaign.ratings["value"].notna()
+    ]
     runs = sorted(rows["run_id"].unique())
     first = rows[rows["run_id"] == ("" if "" in runs else runs[0])] if runs else rows
     return dict(zip(first["case_id"].astype(str), first["value"].astype(float)))
@@ -261,7 +312,7 @@ def _noise_floor(campaign: Campaign, metric: str, judge: str, verdicts: list[lis
         found = []
     if found:
         return float(found[0]["flip_share"]["estimate"]), "calibrate repeatability (the campaign's repeat runs)"
-    pairs = [(a != b) for row in verdicts for i, a in enumerate(row) for b in row[i + 1:]]
+    pairs = [(a != b) for row in verdicts for i, a in enumerate(row) for b in row[i + 1 :]]
     return (float(np.mean(pairs)) if pairs else 0.0), "these repeats"
 
 
@@ -269,21 +320,33 @@ def _scratch(campaign: Campaign, judge: str, anchors: list[str], where: Path) ->
     """A campaign folder holding the judge's settings and the anchor cases alone."""
     where.mkdir(parents=True)
     os.symlink((campaign.path / "campaign.toml").resolve(), where / "campaign.toml")
-    for spec in campaign.judges.values():   # the files a judge's settings name (a DAG), inside the campaign
+    for spec in campaign.judges.values():  # the files a judge's settings name (a DAG), inside the campaign
         name = spec.settings.get("dag")
         if isinstance(name, str) and inside(campaign.path, *PurePath(name).parts).is_file():
             link = inside(where, *PurePath(name).parts)
             if not link.exists():
                 link.parent.mkdir(parents=True, exist_ok=True)
                 os.symlink((campaign.path / name).resolve(), link)
-    write_all({where / CASES_FILE: "".join(json.dumps(campaign.cases[c]) + "\n" for c in anchors),
-               where / "ratings.csv": "case_id,metric,rater,rater_kind,value\n"})
+    write_all(
+        {
+            where / CASES_FILE: "".join(json.dumps(campaign.cases[c]) + "\n" for c in anchors),
+            where / "ratings.csv": "case_id,metric,rater,rater_kind,value\n",
+        }
+    )
     return load_campaign(where)
 
 
 @writes_campaign("calibrate fingerprint")
-def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repeats: int = 3,
-                      threshold: float | None = None, policy: Any = None, progress: Any = None) -> Result:
+def fingerprint_judge(
+    campaign: Campaign,
+    *,
+    judge: str,
+    anchors: int = 24,
+    repeats: int = 3,
+    threshold: float | None = None,
+    policy: Any = None,
+    progress: Any = None,
+) -> Result:
     """The ``calibrate fingerprint`` command: re-score the judge's anchor cases and say SAME, CHANGED or
     FLAKY, with the evidence (see the module docstring).
 
@@ -325,11 +388,17 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
     if campaign.path is None:
         raise ValueError("a fingerprint needs a campaign folder (load_campaign): it keeps its anchors there")
     if judge not in campaign.judges:
-        raise ValueError(ParameterText("{judge}: not a judge of [judges] in campaign.toml (its judges: {_known})",
-                                       judge=judge, _known=", ".join(sorted(campaign.judges)) or "none"))
+        raise ValueError(
+            ParameterText(
+                "{judge}: not a judge of [judges] in campaign.toml (its judges: {_known})",
+                judge=judge,
+                _known=", ".join(sorted(campaign.judges)) or "none",
+            )
+        )
     if anchors < 4 or repeats < 2:
-        raise ValueError(ParameterText("{anchors} and {repeats}: at least 4 anchors and 2 repeats",
-                                       anchors=anchors, repeats=repeats))
+        raise ValueError(
+            ParameterText("{anchors} and {repeats}: at least 4 anchors and 2 repeats", anchors=anchors, repeats=repeats)
+        )
     spec = campaign.judges[judge]
     metric = spec.into
     folder = _folder(campaign, judge)
@@ -346,8 +415,10 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
         scores = _stored_scores(campaign, judge, metric)
         scores = {c: s for c, s in scores.items() if c in (campaign.cases or {})}
         if len(scores) < anchors:
-            raise ValueError(f"judge {judge} has {len(scores)} stored score(s) of cases in cases.jsonl: score the "
-                             f"campaign first (calibrate judge), or ask for fewer anchors")
+            raise ValueError(
+                f"judge {judge} has {len(scores)} stored score(s) of cases in cases.jsonl: score the "
+                f"campaign first (calibrate judge), or ask for fewer anchors"
+            )
         source = "given"
         if threshold is not None and not math.isfinite(threshold):
             raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
@@ -358,36 +429,60 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
             source = "recommended under the metric's rule"
             if threshold is None:
                 # named without a value: "(threshold)" to a library caller, "(--threshold)" on the command line
-                raise ValueError(ParameterText(
-                    "judge {_judge} has no threshold under the metric's rule ({_rule}): give the one it runs at "
-                    "({threshold})", _judge=judge, _rule=default_rule(campaign.metrics[metric]).describe(),
-                    threshold=NO_VALUE))
+                raise ValueError(
+                    ParameterText(
+                        "judge {_judge} has no threshold under the metric's rule ({_rule}): give the one it runs at "
+                        "({threshold})",
+                        _judge=judge,
+                        _rule=default_rule(campaign.metrics[metric]).describe(),
+                        threshold=NO_VALUE,
+                    )
+                )
         ids = np.array(sorted(scores))
         chosen = choose_anchors(ids, sign * np.array([scores[c] for c in ids]), sign * threshold, anchors)
-        stored, anchors_sha256, index = store_anchors(folder, judge, index, {
-            "judge": judge, "metric": metric, "threshold": float(threshold), "threshold_source": source,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "settings": spec.public(), "case_fields": list(spec.fields),
-            "anchors": [{"case_id": c, "score": scores[c], "case_sha256": case_hash(campaign.cases[c], spec.fields)}
-                        for c in chosen]})
+        stored, anchors_sha256, index = store_anchors(
+            folder,
+            judge,
+            index,
+            {
+                "judge": judge,
+                "metric": metric,
+                "threshold": float(threshold),
+                "threshold_source": source,
+                "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                "settings": spec.public(),
+                "case_fields": list(spec.fields),
+                "anchors": [
+                    {"case_id": c, "score": scores[c], "case_sha256": case_hash(campaign.cases[c], spec.fields)}
+                    for c in chosen
+                ],
+            },
+        )
     _check_anchors(stored, campaign, judge, metric, stored_file)
     threshold = stored.threshold
-    edited = changed_anchors(stored, campaign)   # their stored score is of another text: left out, not paid for
+    edited = changed_anchors(stored, campaign)  # their stored score is of another text: left out, not paid for
     comparable = [a for a in stored.anchors if a.case_id not in edited]
     if len(comparable) < max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2):
-        raise CampaignError([Problem(
-            str(stored_file), f"{len(edited)} of {len(stored.anchors)} anchor cases changed in cases.jsonl since the "
-            f"anchors were chosen ({', '.join(edited[:5])}{', ...' if len(edited) > 5 else ''}): their stored "
-            f"scores are of another text, and the {len(comparable)} left cannot show a change",
-            field="anchors", expected=f"at least {max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2)} anchors whose "
-            f"case is unchanged: remove {stored_file} to choose anchors anew (calibrate fingerprint)")],
-            heading=f"the anchor set of judge {judge} (nothing was scored)")
+        raise CampaignError(
+            [
+                Problem(
+                    str(stored_file),
+                    f"{len(edited)} of {len(stored.anchors)} anchor cases changed in cases.jsonl since the "
+                    f"anchors were chosen ({', '.join(edited[:5])}{', ...' if len(edited) > 5 else ''}): their stored "
+                    f"scores are of another text, and the {len(comparable)} left cannot show a change",
+                    field="anchors",
+                    expected=f"at least {max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2)} anchors whose "
+                    f"case is unchanged: remove {stored_file} to choose anchors anew (calibrate fingerprint)",
+                )
+            ],
+            heading=f"the anchor set of judge {judge} (nothing was scored)",
+        )
     anchor_ids = [a.case_id for a in comparable]
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     try:
         scratch = _scratch(campaign, judge, anchor_ids, folder / stamp)
         run = run_judges(scratch, judges=[judge], repeats=repeats, use_cache=False, policy=policy, progress=progress)
-    except BaseException:   # the scratch folder goes, unless it keeps paid attempts (its store)
+    except BaseException:  # the scratch folder goes, unless it keeps paid attempts (its store)
         if not (folder / stamp / STORE_NAME).is_file():
             shutil.rmtree(folder / stamp, ignore_errors=True)
         raise
@@ -403,66 +498,107 @@ def fingerprint_judge(campaign: Campaign, *, judge: str, anchors: int = 24, repe
         passes = [bool(sign * v >= sign * threshold) for v in values]
         stored_pass = bool(sign * anchor.score >= sign * threshold)
         majority = (sum(passes) * 2 > len(passes)) if passes else None
-        rows.append({"case_id": anchor.case_id, "stored": anchor.score, "now": now[anchor.case_id],
-                     "stored_pass": stored_pass, "now_pass": majority, "straddles": len(set(passes)) > 1})
+        rows.append(
+            {
+                "case_id": anchor.case_id,
+                "stored": anchor.score,
+                "now": now[anchor.case_id],
+                "stored_pass": stored_pass,
+                "now_pass": majority,
+                "straddles": len(set(passes)) > 1,
+            }
+        )
         if passes:
             verdicts.append(passes)
     scored = [r for r in rows if r["now_pass"] is not None]
-    doc: dict[str, Any] = {"judge": judge, "metric": metric, "threshold": threshold,
-                           "threshold_source": stored.threshold_source,
-                           "anchors_chosen": stored.created.isoformat(), "anchors_sha256": anchors_sha256,
-                           "settings_then": stored.settings, "settings_now": spec.public(),
-                           "judge_settings": judge_settings(spec), "judge_settings_sha256": judge_settings_sha256(spec),
-                           "left_out": [{"case_id": c, "why": "its case changed in cases.jsonl since the anchors "
-                                         "were chosen"} for c in edited],
-                           "repeats": repeats, "anchors": rows, "run": run["run_id"], "errors": errors,
-                           "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
+    doc: dict[str, Any] = {
+        "judge": judge,
+        "metric": metric,
+        "threshold": threshold,
+        "threshold_source": stored.threshold_source,
+        "anchors_chosen": stored.created.isoformat(),
+        "anchors_sha256": anchors_sha256,
+        "settings_then": stored.settings,
+        "settings_now": spec.public(),
+        "judge_settings": judge_settings(spec),
+        "judge_settings_sha256": judge_settings_sha256(spec),
+        "left_out": [
+            {"case_id": c, "why": "its case changed in cases.jsonl since the anchors were chosen"} for c in edited
+        ],
+        "repeats": repeats,
+        "anchors": rows,
+        "run": run["run_id"],
+        "errors": errors,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds"),
+    }
     reasons = []
     if len(scored) < max(4, len(rows) // 2):
-        doc |= {"verdict": "FAILED", "reasons": [f"only {len(scored)} of {len(rows)} anchors could be scored: "
-                                                 + "; ".join(errors[:5])]}
+        doc |= {
+            "verdict": "FAILED",
+            "reasons": [f"only {len(scored)} of {len(rows)} anchors could be scored: " + "; ".join(errors[:5])],
+        }
     else:
         straddles = [r["case_id"] for r in scored if r["straddles"]]
         flips = [r["case_id"] for r in scored if r["now_pass"] != r["stored_pass"]]
         floor, floor_source = _noise_floor(campaign, metric, judge, verdicts)
         from scipy.stats import binomtest, wilcoxon
 
-        flip_p = float(binomtest(len(flips), len(scored), max(floor, 1e-9), alternative="greater").pvalue) \
-            if flips else 1.0
+        flip_p = (
+            float(binomtest(len(flips), len(scored), max(floor, 1e-9), alternative="greater").pvalue) if flips else 1.0
+        )
         values_now = [[x for x in r["now"] if x is not None] for r in scored]
         diffs = np.array([np.mean(v) - r["stored"] for v, r in zip(values_now, scored)])
-        repeat_mad = float(np.mean([abs(a - b) for v in values_now for i, a in enumerate(v) for b in v[i + 1:]]
-                                   or [0.0]))
+        repeat_mad = float(
+            np.mean([abs(a - b) for v in values_now for i, a in enumerate(v) for b in v[i + 1 :]] or [0.0])
+        )
         shift_p = float(wilcoxon(diffs).pvalue) if np.any(diffs != 0) else 1.0
         shift = float(np.median(diffs))
-        doc |= {"straddles": straddles, "flips": flips,
-                "noise_floor": {"flip_share": floor, "source": floor_source, "repeat_mean_absolute_difference":
-                                repeat_mad},
-                "flip_test": {"flips": len(flips), "anchors": len(scored), "p_value": flip_p,
-                              "method": "one-sided binomial test at the noise floor's flip share"},
-                "shift_test": {"median_shift": shift, "p_value": shift_p,
-                               "method": "Wilcoxon signed-rank test of the mean new score minus the stored one"}}
+        doc |= {
+            "straddles": straddles,
+            "flips": flips,
+            "noise_floor": {"flip_share": floor, "source": floor_source, "repeat_mean_absolute_difference": repeat_mad},
+            "flip_test": {
+                "flips": len(flips),
+                "anchors": len(scored),
+                "p_value": flip_p,
+                "method": "one-sided binomial test at the noise floor's flip share",
+            },
+            "shift_test": {
+                "median_shift": shift,
+                "p_value": shift_p,
+                "method": "Wilcoxon signed-rank test of the mean new score minus the stored one",
+            },
+        }
         if straddles:
-            reasons.append(f"{len(straddles)} of {len(scored)} anchors got both verdicts in {repeats} repeats "
-                           f"({', '.join(straddles[:5])}): the judge does not give one case one verdict")
+            reasons.append(
+                f"{len(straddles)} of {len(scored)} anchors got both verdicts in {repeats} repeats "
+                f"({', '.join(straddles[:5])}): the judge does not give one case one verdict"
+            )
             doc["verdict"] = "FLAKY"
         else:
             if flip_p < LEVEL:
-                reasons.append(f"{len(flips)} of {len(scored)} anchors changed verdict since "
-                               f"{stored.created.date().isoformat()} ({', '.join(flips[:5])}); its own noise flips "
-                               f"{floor:.1%} (binomial p = {flip_p:.2g})")
+                reasons.append(
+                    f"{len(flips)} of {len(scored)} anchors changed verdict since "
+                    f"{stored.created.date().isoformat()} ({', '.join(flips[:5])}); its own noise flips "
+                    f"{floor:.1%} (binomial p = {flip_p:.2g})"
+                )
             if shift_p < LEVEL and abs(shift) > repeat_mad:
-                reasons.append(f"its scores moved by a median {shift:+.3g} (Wilcoxon p = {shift_p:.2g}), more than "
-                               f"repeats differ ({repeat_mad:.3g})")
+                reasons.append(
+                    f"its scores moved by a median {shift:+.3g} (Wilcoxon p = {shift_p:.2g}), more than "
+                    f"repeats differ ({repeat_mad:.3g})"
+                )
             doc["verdict"] = "CHANGED" if reasons else "SAME"
             if not reasons:
-                reasons.append(f"{len(flips)} of {len(scored)} anchors changed verdict and the scores moved by a "
-                               f"median {shift:+.3g}: within the judge's own noise")
+                reasons.append(
+                    f"{len(flips)} of {len(scored)} anchors changed verdict and the scores moved by a "
+                    f"median {shift:+.3g}: within the judge's own noise"
+                )
         doc["reasons"] = reasons
     if edited:
         doc["reasons"] = doc["reasons"] + [
             f"{len(edited)} of {len(stored.anchors)} anchors left out of the comparison: their case changed in "
-            f"cases.jsonl since the anchors were chosen ({', '.join(edited[:5])}{', ...' if len(edited) > 5 else ''})"]
+            f"cases.jsonl since the anchors were chosen ({', '.join(edited[:5])}{', ...' if len(edited) > 5 else ''})"
+        ]
     out = folder / f"{stamp}.json"
     doc["file"] = str(out)
     store_fingerprint(folder, judge, index, out.name, doc)

@@ -56,9 +56,25 @@ from calibrate.base.errors import Problem
 from calibrate.base.fields import FiniteNumber, Name, Sha256, Text, Timestamp
 from calibrate.base.files import write_all
 
-__all__ = ["AnchorCase", "AnchorSet", "FingerprintDocument", "FingerprintIndex", "IndexEntry", "Fingerprints",
-           "read_folder", "store_anchors", "store_fingerprint", "content_hash", "case_hash", "VERDICTS", "FINGERPRINTS_FOLDER",
-           "ANCHORS_FILE", "INDEX_FILE", "INDEX_FORMAT", "MIN_ANCHORS"]
+__all__ = [
+    "ANCHORS_FILE",
+    "FINGERPRINTS_FOLDER",
+    "INDEX_FILE",
+    "INDEX_FORMAT",
+    "MIN_ANCHORS",
+    "VERDICTS",
+    "AnchorCase",
+    "AnchorSet",
+    "FingerprintDocument",
+    "FingerprintIndex",
+    "Fingerprints",
+    "IndexEntry",
+    "case_hash",
+    "content_hash",
+    "read_folder",
+    "store_anchors",
+    "store_fingerprint",
+]
 
 FINGERPRINTS_FOLDER = "fingerprints"
 ANCHORS_FILE = "anchors.json"
@@ -69,7 +85,7 @@ VERDICTS = ("SAME", "CHANGED", "FLAKY", "FAILED")
 #: the fewest anchors a fingerprint compares (fewer cannot show a change)
 MIN_ANCHORS = 4
 #: the largest file of a fingerprint folder read (its documents are kilobytes)
-MAX_FILE_BYTES = 16 * 2 ** 20
+MAX_FILE_BYTES = 16 * 2**20
 #: a fingerprint's file name: its UTC time, to the second or the microsecond
 FingerprintName = Annotated[str, Field(strict=True, pattern=r"^[0-9]{8}T[0-9]{6}([0-9]{6})?Z\.json$")]
 
@@ -97,12 +113,15 @@ class AnchorSet(Schema):
     anchors: Annotated[list[AnchorCase], Field(min_length=MIN_ANCHORS)]
 
     @model_validator(mode="after")
-    def _each_case_once(self) -> "AnchorSet":
+    def _each_case_once(self) -> AnchorSet:
         ids = [a.case_id for a in self.anchors]
         twice = sorted({c for c in ids if ids.count(c) > 1})
         if twice:
-            raise PydanticCustomError("duplicate", "anchors: case(s) listed twice ({twice}); each anchor is one case",
-                                      {"twice": ", ".join(twice[:5])})
+            raise PydanticCustomError(
+                "duplicate",
+                "anchors: case(s) listed twice ({twice}); each anchor is one case",
+                {"twice": ", ".join(twice[:5])},
+            )
         return self
 
 
@@ -143,7 +162,7 @@ class FingerprintIndex(Schema):
     fingerprints: list[IndexEntry] = []
 
     @model_validator(mode="after")
-    def _each_file_once(self) -> "FingerprintIndex":
+    def _each_file_once(self) -> FingerprintIndex:
         names = [e.file for e in self.fingerprints]
         if len(set(names)) != len(names):
             raise PydanticCustomError("duplicate", "fingerprints: a file listed twice")
@@ -204,8 +223,16 @@ def _start_again(folder: Path) -> str:
 def _read_value(path: Path, expected: str) -> Any:
     """A file of the folder as a JSON value (size, depth and encoding checked), not followed if a link."""
     if path.is_symlink():
-        raise DocumentError([Problem(str(path), "a link, not a file calibrate fingerprint wrote",
-                                     expected=f"{expected}, not a link: remove the link")], source=str(path))
+        raise DocumentError(
+            [
+                Problem(
+                    str(path),
+                    "a link, not a file calibrate fingerprint wrote",
+                    expected=f"{expected}, not a link: remove the link",
+                )
+            ],
+            source=str(path),
+        )
     data = read_bytes(path, expected=expected, max_bytes=MAX_FILE_BYTES)
     return parse_json(data, JsonValue, source=str(path), expected=expected, max_bytes=MAX_FILE_BYTES)
 
@@ -223,8 +250,11 @@ def _read_index(folder: Path, judge: str) -> tuple[FingerprintIndex | None, list
     except DocumentError as exc:
         return None, _todo(exc.problems, todo)
     if index.judge != judge:
-        return None, [Problem(str(path), "the index of another judge", field="judge", value=index.judge,
-                              expected=f"{judge}'s: {todo}")]
+        return None, [
+            Problem(
+                str(path), "the index of another judge", field="judge", value=index.judge, expected=f"{judge}'s: {todo}"
+            )
+        ]
     return index, []
 
 
@@ -236,8 +266,18 @@ def _checked(path: Path, sha256: str | None, schema: Any, expected: str, todo: s
         return None, "", _todo(exc.problems, todo)
     digest = content_hash(value)
     if digest != sha256:
-        return None, digest, [Problem(str(path), "changed since calibrate fingerprint wrote it (its content is not the "
-                                      "one whose hash index.json records)", expected=f"what it wrote: {todo}")]
+        return (
+            None,
+            digest,
+            [
+                Problem(
+                    str(path),
+                    "changed since calibrate fingerprint wrote it (its content is not the "
+                    "one whose hash index.json records)",
+                    expected=f"what it wrote: {todo}",
+                )
+            ],
+        )
     try:
         return validate(value, schema, source=str(path), expected=expected), digest, []
     except DocumentError as exc:
@@ -265,60 +305,115 @@ def read_folder(folder: str | Path, judge: str) -> Fingerprints:
     if not folder.exists() and not folder.is_symlink():
         return Fingerprints(folder)
     if folder.is_symlink() or not folder.is_dir():
-        return Fingerprints(folder, refused=(Problem(str(folder), "not a folder calibrate fingerprint made (a link, "
-                                                     "or a file)", expected="a folder: remove it and take a new fingerprint"),))
+        return Fingerprints(
+            folder,
+            refused=(
+                Problem(
+                    str(folder),
+                    "not a folder calibrate fingerprint made (a link, or a file)",
+                    expected="a folder: remove it and take a new fingerprint",
+                ),
+            ),
+        )
     refused: list[Problem] = []
     index = None
     index_path = folder / INDEX_FILE
-    files = sorted(p for p in folder.iterdir()
-                   if not p.name.startswith(".") and not p.name.endswith(".tmp") and p.name != INDEX_FILE
-                   and (p.is_symlink() or not p.is_dir()))
+    files = sorted(
+        p
+        for p in folder.iterdir()
+        if not p.name.startswith(".")
+        and not p.name.endswith(".tmp")
+        and p.name != INDEX_FILE
+        and (p.is_symlink() or not p.is_dir())
+    )
     if index_path.exists() or index_path.is_symlink():
         index, refused = _read_index(folder, judge)
-        if index is None:   # nothing in the folder can be checked
+        if index is None:  # nothing in the folder can be checked
             return Fingerprints(folder, refused=tuple(refused))
     listed = {e.file: e.sha256 for e in index.fingerprints} if index else {}
     anchors = anchors_sha256 = None
     documents: list[tuple[FingerprintDocument, Path]] = []
     for path in files:
         if index is None:
-            refused.append(Problem(str(path), "not written by calibrate fingerprint: the folder has no index.json to "
-                                   "vouch for it", expected="a folder calibrate fingerprint wrote, with its index "
-                                   "(an earlier calibrate kept none): " + _start_again(folder)))
+            refused.append(
+                Problem(
+                    str(path),
+                    "not written by calibrate fingerprint: the folder has no index.json to vouch for it",
+                    expected="a folder calibrate fingerprint wrote, with its index "
+                    "(an earlier calibrate kept none): " + _start_again(folder),
+                )
+            )
         elif path.name == ANCHORS_FILE:
             if index.anchors is None:
-                refused.append(Problem(str(path), "not written by calibrate fingerprint: index.json lists no anchor set",
-                                       expected="an anchor set index.json lists: remove it to choose anchors anew "
-                                       "(calibrate fingerprint)"))
+                refused.append(
+                    Problem(
+                        str(path),
+                        "not written by calibrate fingerprint: index.json lists no anchor set",
+                        expected="an anchor set index.json lists: remove it to choose anchors anew "
+                        "(calibrate fingerprint)",
+                    )
+                )
                 continue
             anchors, anchors_sha256, problems = _checked(
-                path, index.anchors.sha256, AnchorSet, f"the anchor set of judge {judge}",
-                "restore it from version control, or remove it to choose anchors anew (calibrate fingerprint)")
+                path,
+                index.anchors.sha256,
+                AnchorSet,
+                f"the anchor set of judge {judge}",
+                "restore it from version control, or remove it to choose anchors anew (calibrate fingerprint)",
+            )
             refused += problems
             if anchors is not None and anchors.judge != judge:
-                refused.append(Problem(str(path), "the anchor set of another judge", field="judge", value=anchors.judge,
-                                       expected=f"{judge}'s: remove it to choose anchors anew (calibrate fingerprint)"))
+                refused.append(
+                    Problem(
+                        str(path),
+                        "the anchor set of another judge",
+                        field="judge",
+                        value=anchors.judge,
+                        expected=f"{judge}'s: remove it to choose anchors anew (calibrate fingerprint)",
+                    )
+                )
                 anchors = None
         elif path.name in listed:
-            document, _, problems = _checked(path, listed[path.name], FingerprintDocument,
-                                             f"a fingerprint of judge {judge}",
-                                             "restore it from version control, or " + _start_again(folder))
+            document, _, problems = _checked(
+                path,
+                listed[path.name],
+                FingerprintDocument,
+                f"a fingerprint of judge {judge}",
+                "restore it from version control, or " + _start_again(folder),
+            )
             refused += problems
             if document is not None and document.judge != judge:
-                refused.append(Problem(str(path), "a fingerprint of another judge", field="judge", value=document.judge,
-                                       expected=f"{judge}'s: remove it"))
+                refused.append(
+                    Problem(
+                        str(path),
+                        "a fingerprint of another judge",
+                        field="judge",
+                        value=document.judge,
+                        expected=f"{judge}'s: remove it",
+                    )
+                )
             elif document is not None:
                 documents.append((document, path))
         else:
-            refused.append(Problem(str(path), "not written by calibrate fingerprint: index.json does not list it",
-                                   expected=f"only the files calibrate fingerprint wrote in {folder}: remove it or "
-                                   "move it elsewhere"))
+            refused.append(
+                Problem(
+                    str(path),
+                    "not written by calibrate fingerprint: index.json does not list it",
+                    expected=f"only the files calibrate fingerprint wrote in {folder}: remove it or move it elsewhere",
+                )
+            )
     present = {p.name for p in files}
-    refused += [Problem(str(folder / name), "listed in index.json but gone: without it, an older fingerprint would "
-                        "pass for the latest", expected="the file calibrate fingerprint wrote: restore it from version "
-                        "control, or " + _start_again(folder))
-                for name in listed if name not in present]
-    if refused:   # a folder with a file refused has no latest: the one refused might have been it
+    refused += [
+        Problem(
+            str(folder / name),
+            "listed in index.json but gone: without it, an older fingerprint would pass for the latest",
+            expected="the file calibrate fingerprint wrote: restore it from version "
+            "control, or " + _start_again(folder),
+        )
+        for name in listed
+        if name not in present
+    ]
+    if refused:  # a folder with a file refused has no latest: the one refused might have been it
         return Fingerprints(folder, index, None, None, None, None, len(documents), tuple(refused))
     latest, latest_file = max(documents, key=lambda d: (d[0].created, d[0].verdict != "SAME"), default=(None, None))
     return Fingerprints(folder, index, anchors, anchors_sha256, latest, latest_file, len(documents))
@@ -334,8 +429,9 @@ def _index_text(index: FingerprintIndex) -> str:
     return json.dumps(index.model_dump(mode="json"), indent=2) + "\n"
 
 
-def store_anchors(folder: Path, judge: str, index: FingerprintIndex | None, document: dict[str, Any]) \
-        -> tuple[AnchorSet, str, FingerprintIndex]:
+def store_anchors(
+    folder: Path, judge: str, index: FingerprintIndex | None, document: dict[str, Any]
+) -> tuple[AnchorSet, str, FingerprintIndex]:
     """Write ``anchors.json`` and, last, ``index.json`` with its hash; the anchor set is checked as a
     reader would check it first. Returns the anchor set, its hash and the new index."""
     path = folder / ANCHORS_FILE
@@ -343,7 +439,8 @@ def store_anchors(folder: Path, judge: str, index: FingerprintIndex | None, docu
     anchors = validate(value, AnchorSet, source=str(path), expected=f"the anchor set of judge {judge}")
     digest = content_hash(value)
     index = (index or FingerprintIndex(format=INDEX_FORMAT, judge=judge)).model_copy(
-        update={"anchors": AnchorsEntry(file=ANCHORS_FILE, sha256=digest)})
+        update={"anchors": AnchorsEntry(file=ANCHORS_FILE, sha256=digest)}
+    )
     folder.mkdir(parents=True, exist_ok=True)
     write_all({path: text, folder / INDEX_FILE: _index_text(index)})
     return anchors, digest, index

@@ -40,16 +40,16 @@ from dataclasses import dataclass
 from calibrate.analysis.agreement import ProgressCallback, Rule, compute_stats, recommend_thresholds
 from calibrate.analysis.verdicts import chance_level, zero_ceiling_text
 from calibrate.base.errors import NO_VALUE, ParameterText
-from calibrate.campaign import Campaign
 from calibrate.base.manifest import build_manifest
+from calibrate.base.results import Result
+from calibrate.campaign import Campaign
+from calibrate.campaign.reference import computed_once, judge_scores
+from calibrate.review.fingerprint import fingerprint_reasons
 from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
 from calibrate.stats.thresholds import MOST_FAILS_SEARCHED, fails_for_ceiling
-from calibrate.base.results import Result
-from calibrate.campaign.reference import computed_once, judge_scores
-from calibrate.review.fingerprint import fingerprint_reasons
 
-__all__ = ["GateRules", "run_gate", "gate_scope", "DEFAULT_MIN_LABELS"]
+__all__ = ["DEFAULT_MIN_LABELS", "GateRules", "gate_scope", "run_gate"]
 
 DEFAULT_MIN_LABELS = 50
 
@@ -99,37 +99,48 @@ class GateRules:
 
     def __post_init__(self) -> None:
         if isinstance(self.min_labels, bool) or not isinstance(self.min_labels, int) or self.min_labels < 1:
-            raise ValueError(ParameterText("{min_labels}: expected a whole number of at least 1",
-                                           min_labels=self.min_labels))
+            raise ValueError(
+                ParameterText("{min_labels}: expected a whole number of at least 1", min_labels=self.min_labels)
+            )
         # (parameter, allowed range as text, test); a floor of 1 and a ceiling of 0 can never be shown
-        checks = (("min_spearman", "from -1 to below 1", lambda v: -1 <= v < 1),
-                  ("min_kappa", "from -1 to below 1", lambda v: -1 <= v < 1),
-                  ("max_false_pass", "above 0 and at most 1", lambda v: 0 < v <= 1))
+        checks = (
+            ("min_spearman", "from -1 to below 1", lambda v: -1 <= v < 1),
+            ("min_kappa", "from -1 to below 1", lambda v: -1 <= v < 1),
+            ("max_false_pass", "above 0 and at most 1", lambda v: 0 < v <= 1),
+        )
         for name, allowed, ok in checks:
             value = getattr(self, name)
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(ParameterText("{%s}: expected a finite number %s" % (name, allowed), **{name: value}))
+                raise ValueError(ParameterText(f"{{{name}}}: expected a finite number {allowed}", **{name: value}))
             if name == "max_false_pass" and value == 0:
-                raise ValueError(ParameterText("{%s}: %s" % (name, zero_ceiling_text()), **{name: value}))
+                raise ValueError(ParameterText(f"{{{name}}}: {zero_ceiling_text()}", **{name: value}))
             if name != "max_false_pass" and value == 1:
-                raise ValueError(ParameterText(
-                    "{%s}: a floor of 1 can never be shown: on any finite number of labels the one-sided lower "
-                    "bound is below 1, so no judge meets it; expected a number %s" % (name, allowed), **{name: value}))
+                raise ValueError(
+                    ParameterText(
+                        f"{{{name}}}: a floor of 1 can never be shown: on any finite number of labels the one-sided "
+                        f"lower bound is below 1, so no judge meets it; expected a number {allowed}",
+                        **{name: value},
+                    )
+                )
             if not ok(value):
-                raise ValueError(ParameterText("{%s}: expected a finite number %s" % (name, allowed), **{name: value}))
+                raise ValueError(ParameterText(f"{{{name}}}: expected a finite number {allowed}", **{name: value}))
 
     def describe(self) -> list[str]:
-        rules = [f"at least {self.min_labels} human labels",
-                 "agreement better than chance (AUC above 0.5 by a one-sided Mann-Whitney test)"]
+        rules = [
+            f"at least {self.min_labels} human labels",
+            "agreement better than chance (AUC above 0.5 by a one-sided Mann-Whitney test)",
+        ]
         if self.min_spearman is not None:
             rules.append(f"Spearman rho >= {self.min_spearman:g} (its one-sided lower bound)")
         if self.min_kappa is not None:
             rules.append(f"kappa >= {self.min_kappa:g} (its one-sided lower bound)")
         if self.max_false_pass is not None:
-            rules.append(f"false-pass rate <= {self.max_false_pass:g} at the judge's threshold (one-sided "
-                         "Clopper-Pearson upper bound)")
+            rules.append(
+                f"false-pass rate <= {self.max_false_pass:g} at the judge's threshold (one-sided "
+                "Clopper-Pearson upper bound)"
+            )
         else:
             rules.append("false-pass rate at most the max_false_pass each metric declares, if it declares one")
         if self.forbid_self_eval:
@@ -149,13 +160,16 @@ def _kappa(judge: dict) -> tuple[str, dict]:
 def _self_eval(campaign: Campaign, family: str | None) -> int:
     if not family or not campaign.cases:
         return 0
-    return sum(1 for c in campaign.cases.values()
-               if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower())
+    return sum(
+        1
+        for c in campaign.cases.values()
+        if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower()
+    )
 
 
 def _chance(judge: dict, confidence: float) -> str | None:
     """Why the judge is not shown better than chance, or None."""
-    auc, alpha = judge.get("auc") or {}, chance_level(confidence)   # at most 0.025, whatever the confidence
+    auc, alpha = judge.get("auc") or {}, chance_level(confidence)  # at most 0.025, whatever the confidence
     if auc.get("estimate") is None:
         return f"AUC is undefined ({auc.get('reason')}): agreement better than chance cannot be shown"
     text = f"AUC {auc['estimate']:.3f}"
@@ -175,12 +189,16 @@ def _floor(label: str, figure: dict, floor: float) -> str | None:
         return f"{label} is undefined ({figure.get('reason')}): it cannot show >= {floor:g}"
     bound = figure.get("lower_bound")
     if bound is None:
-        return (f"{label} {figure['estimate']:.3f} has no lower bound that keeps its level "
-                f"({figure.get('lower_bound_reason') or figure.get('ci_reason') or 'no interval'}): it cannot "
-                f"show >= {floor:g}")
+        return (
+            f"{label} {figure['estimate']:.3f} has no lower bound that keeps its level "
+            f"({figure.get('lower_bound_reason') or figure.get('ci_reason') or 'no interval'}): it cannot "
+            f"show >= {floor:g}"
+        )
     if bound < floor:
-        return (f"{label} {figure['estimate']:.3f}: its one-sided lower bound {bound:.3f} ("
-                f"{figure.get('lower_bound_method')}) is below the floor {floor:g}")
+        return (
+            f"{label} {figure['estimate']:.3f}: its one-sided lower bound {bound:.3f} ("
+            f"{figure.get('lower_bound_method')}) is below the floor {floor:g}"
+        )
     return None
 
 
@@ -201,19 +219,34 @@ def _false_pass(rec: dict, ceiling: float, level: float, n_fail: int | None = No
     detail = rec.get("false_pass_rate_detail")
     if rec.get("threshold") is None or detail is None:
         needed = fails_for_ceiling(0.0, ceiling, confidence=level, one_sided=True)
-        more = "" if n_fail is None or needed is not None and n_fail >= needed else (
-            f" (even with no false pass, that takes at least {needed} human fails; there are {n_fail})"
-            if needed is not None else f" (even with no false pass, that takes more than {MOST_FAILS_SEARCHED:,} "
-                                       f"human fails; there are {n_fail})")
-        return (f"no threshold keeps the false-pass rate's one-sided {level_text(level)} Clopper-Pearson upper bound "
-                f"at most {ceiling:g}{more}", None)
-    k, n = (detail["k"], detail["n"]) if not detail.get("weighted") else (
-        detail["estimate"] * detail["effective_n"], detail["effective_n"])
+        more = (
+            ""
+            if n_fail is None or (needed is not None and n_fail >= needed)
+            else (
+                f" (even with no false pass, that takes at least {needed} human fails; there are {n_fail})"
+                if needed is not None
+                else f" (even with no false pass, that takes more than {MOST_FAILS_SEARCHED:,} "
+                f"human fails; there are {n_fail})"
+            )
+        )
+        return (
+            f"no threshold keeps the false-pass rate's one-sided {level_text(level)} Clopper-Pearson upper bound "
+            f"at most {ceiling:g}{more}",
+            None,
+        )
+    k, n = (
+        (detail["k"], detail["n"])
+        if not detail.get("weighted")
+        else (detail["estimate"] * detail["effective_n"], detail["effective_n"])
+    )
     upper = float(clopper_pearson_upper(k, n, confidence=level))
     shown = {**detail, "upper_bound": upper, "upper_bound_method": f"one-sided {level_text(level)} Clopper-Pearson"}
-    if upper > ceiling:   # the rule chose the threshold by this bound: only rounding could get here
-        return (f"false-pass rate {detail['estimate']:.3f} at threshold {rec['threshold']:g}: its upper bound "
-                f"{upper:.3f} is above the ceiling {ceiling:g}", shown)
+    if upper > ceiling:  # the rule chose the threshold by this bound: only rounding could get here
+        return (
+            f"false-pass rate {detail['estimate']:.3f} at threshold {rec['threshold']:g}: its upper bound "
+            f"{upper:.3f} is above the ceiling {ceiling:g}",
+            shown,
+        )
     return None, shown
 
 
@@ -222,8 +255,9 @@ def _named(judge, names: list[str]) -> bool:
     return judge.name in names or judge.rater.name in names
 
 
-def gate_scope(campaign: Campaign, *, metrics: list[str] | None = None,
-               judges: list[str] | None = None) -> tuple[list[str], list[dict]]:
+def gate_scope(
+    campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None
+) -> tuple[list[str], list[dict]]:
     """What the gate checks: the metrics, and the checks that fail before any statistic is computed.
 
     With judges named and no metric, the gate checks the metrics those judges score (a pipeline that
@@ -264,8 +298,13 @@ def gate_scope(campaign: Campaign, *, metrics: list[str] | None = None,
     unknown = [name for name in judges if name not in known]
     if unknown:
         names = sorted({j.name for found in scores.values() for j in found} | set(campaign.judges))
-        raise ValueError(ParameterText("{judges}: no rater of the campaign has this name; its judges are {_names}",
-                                       judges=", ".join(unknown), _names=", ".join(names) or "none (no ratings yet)"))
+        raise ValueError(
+            ParameterText(
+                "{judges}: no rater of the campaign has this name; its judges are {_names}",
+                judges=", ".join(unknown),
+                _names=", ".join(names) or "none (no ratings yet)",
+            )
+        )
     chosen = declared if metrics else [m for m in declared if any(_named(j, judges) for j in scores[m])]
     failing = []
     for name in judges:
@@ -276,19 +315,35 @@ def gate_scope(campaign: Campaign, *, metrics: list[str] | None = None,
         if elsewhere:
             why = f"judge {name} scores {', '.join(elsewhere)}, not the metric(s) checked ({', '.join(chosen)})"
         elif spec is not None:
-            why = (f"judge {name} ({spec.library} {spec.metric} into {spec.into}) has no ratings yet: run "
-                   "calibrate judge, and label its cases")
+            why = (
+                f"judge {name} ({spec.library} {spec.metric} into {spec.into}) has no ratings yet: run "
+                "calibrate judge, and label its cases"
+            )
         else:
             why = f"judge {name} has no judge ratings in the campaign"
-        failing.append({"metric": spec.into if spec is not None and not elsewhere else None, "judge": name,
-                        "passed": False, "reasons": [why]})
+        failing.append(
+            {
+                "metric": spec.into if spec is not None and not elsewhere else None,
+                "judge": name,
+                "passed": False,
+                "reasons": [why],
+            }
+        )
     return chosen, failing
 
 
 @computed_once()
-def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None = None,
-             judges: list[str] | None = None, seed: int = 0, n_boot: int = N_BOOT, confidence: float = 0.95,
-             progress: ProgressCallback | None = None) -> Result:
+def run_gate(
+    campaign: Campaign,
+    rules: GateRules,
+    *,
+    metrics: list[str] | None = None,
+    judges: list[str] | None = None,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    confidence: float = 0.95,
+    progress: ProgressCallback | None = None,
+) -> Result:
     """Check every (metric, judge) against ``rules``; ``passed`` is false when any reason is listed.
 
     Parameters
@@ -321,40 +376,75 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
     (False, 'Spearman rho 0.511: its one-sided lower bound 0')
     """
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ValueError(ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)",
-                                       confidence=confidence))
+        raise ValueError(
+            ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)", confidence=confidence)
+        )
     level = (1 + confidence) / 2
     chosen, checks = gate_scope(campaign, metrics=metrics, judges=judges)
-    stats = compute_stats(campaign, metrics=chosen, judges=judges, seed=seed, n_boot=n_boot, confidence=confidence,
-                          n_listed=0, curves=False, progress=progress) if chosen else {"metrics": []}
+    stats = (
+        compute_stats(
+            campaign,
+            metrics=chosen,
+            judges=judges,
+            seed=seed,
+            n_boot=n_boot,
+            confidence=confidence,
+            n_listed=0,
+            curves=False,
+            progress=progress,
+        )
+        if chosen
+        else {"metrics": []}
+    )
     defaults = []
     if rules.min_labels == DEFAULT_MIN_LABELS:
         defaults.append(f"at least {DEFAULT_MIN_LABELS} human labels (the default)")
     if rules.min_spearman is None and rules.min_kappa is None:
-        defaults.append("no agreement floor was given: beyond the chance check, agreement is not bounded "
-                        "(set min_spearman or min_kappa)")
+        defaults.append(
+            "no agreement floor was given: beyond the chance check, agreement is not bounded "
+            "(set min_spearman or min_kappa)"
+        )
     left = [m for m in campaign.metric_names(None) if m not in chosen] if judges and not metrics else []
     if left:
-        defaults.append(f"only the metric(s) the judges named score: {', '.join(chosen) or 'none'}; not checked: "
-                        f"{', '.join(left)}")
+        defaults.append(
+            f"only the metric(s) the judges named score: {', '.join(chosen) or 'none'}; not checked: {', '.join(left)}"
+        )
     for metric in stats["metrics"]:
         name = metric["metric"]
         ceiling = rules.max_false_pass if rules.max_false_pass is not None else campaign.metrics[name].max_false_pass
-        if ceiling == 0:   # declared in campaign.toml (GateRules refuses it): no judge could pass it
-            raise ValueError(ParameterText("metric {_metric} declares max_false_pass = 0 in campaign.toml, and {_zero}; "
-                                           "give the gate one ({max_false_pass}), or declare one above 0",
-                                           _metric=name, _zero=zero_ceiling_text(), max_false_pass=NO_VALUE))
+        if ceiling == 0:  # declared in campaign.toml (GateRules refuses it): no judge could pass it
+            raise ValueError(
+                ParameterText(
+                    "metric {_metric} declares max_false_pass = 0 in campaign.toml, and {_zero}; "
+                    "give the gate one ({max_false_pass}), or declare one above 0",
+                    _metric=name,
+                    _zero=zero_ceiling_text(),
+                    max_false_pass=NO_VALUE,
+                )
+            )
         recs = {}
         if ceiling is not None:
             if rules.max_false_pass is None:
                 defaults.append(f"{name}: false-pass ceiling {ceiling:g}, the max_false_pass campaign.toml declares")
             rule = Rule("constraint", max_false_pass=ceiling, confidence=level)
-            recs = {r["judge"]: r for r in recommend_thresholds(campaign, metric=name, rule=rule, judges=judges,
-                                                                 seed=seed, n_boot=0)["recommendations"]}
+            recs = {
+                r["judge"]: r
+                for r in recommend_thresholds(campaign, metric=name, rule=rule, judges=judges, seed=seed, n_boot=0)[
+                    "recommendations"
+                ]
+            }
         if not metric["judges"]:
-            checks.append({"metric": name, "judge": None, "passed": False,
-                           "reasons": [f"no judge scores on {name}" + (f" among the judges named ({', '.join(judges)})"
-                                                                        if judges else "")]})
+            checks.append(
+                {
+                    "metric": name,
+                    "judge": None,
+                    "passed": False,
+                    "reasons": [
+                        f"no judge scores on {name}"
+                        + (f" among the judges named ({', '.join(judges)})" if judges else "")
+                    ],
+                }
+            )
         for judge in metric["judges"]:
             reasons = []
             n = judge["n"]
@@ -363,8 +453,10 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
             chance = _chance(judge, confidence)
             if chance:
                 reasons.append(chance)
-            for label, figure, floor in (("Spearman rho", judge["spearman"], rules.min_spearman),
-                                         (*_kappa(judge), rules.min_kappa)):
+            for label, figure, floor in (
+                ("Spearman rho", judge["spearman"], rules.min_spearman),
+                (*_kappa(judge), rules.min_kappa),
+            ):
                 why = _floor(label, figure, floor) if floor is not None else None
                 if why:
                     reasons.append(why)
@@ -376,22 +468,52 @@ def run_gate(campaign: Campaign, rules: GateRules, *, metrics: list[str] | None 
             if rules.forbid_self_eval:
                 same = _self_eval(campaign, judge.get("family"))
                 if same:
-                    reasons.append(f"the judge is of the {judge['family']} family, as the generator of {same} "
-                                   "case(s): self-evaluation is forbidden")
-            if rules.require_fingerprint:   # the latest trusted one by its recorded time; refused files named
+                    reasons.append(
+                        f"the judge is of the {judge['family']} family, as the generator of {same} "
+                        "case(s): self-evaluation is forbidden"
+                    )
+            if rules.require_fingerprint:  # the latest trusted one by its recorded time; refused files named
                 reasons += fingerprint_reasons(campaign, judge["judge"], name)
             decile = judge.get("bottom_decile") or {}
             if decile.get("human_pass_rate", {}).get("estimate") is None:
-                reasons.append("no bottom-decile figures (the human pass rate among the lowest-scored tenth): "
-                               "the gate does not pass a judge on averages alone")
-            checks.append({"metric": name, "judge": judge["judge"], "n": n, "passed": not reasons, "reasons": reasons,
-                           "auc": judge["auc"], "spearman": judge["spearman"], "kappa": _kappa(judge)[1],
-                           "false_pass_ceiling": ceiling, "threshold": rec.get("threshold"),
-                           "false_pass_rate": false_pass,
-                           "bottom_decile": {k: v for k, v in decile.items() if k != "cases"}})
-    return Result({"campaign": campaign.name, "passed": bool(checks) and all(c["passed"] for c in checks),
-                   "rules": rules.describe(), "defaults": defaults, "checks": checks, "confidence": confidence,
-                   "n_boot": n_boot,
-                   "manifest": build_manifest(campaign, command="gate", seed=seed, n_boot=n_boot,
-                                              confidence=confidence, rules=rules.__dict__, metrics=metrics,
-                                              judges=judges)})
+                reasons.append(
+                    "no bottom-decile figures (the human pass rate among the lowest-scored tenth): "
+                    "the gate does not pass a judge on averages alone"
+                )
+            checks.append(
+                {
+                    "metric": name,
+                    "judge": judge["judge"],
+                    "n": n,
+                    "passed": not reasons,
+                    "reasons": reasons,
+                    "auc": judge["auc"],
+                    "spearman": judge["spearman"],
+                    "kappa": _kappa(judge)[1],
+                    "false_pass_ceiling": ceiling,
+                    "threshold": rec.get("threshold"),
+                    "false_pass_rate": false_pass,
+                    "bottom_decile": {k: v for k, v in decile.items() if k != "cases"},
+                }
+            )
+    return Result(
+        {
+            "campaign": campaign.name,
+            "passed": bool(checks) and all(c["passed"] for c in checks),
+            "rules": rules.describe(),
+            "defaults": defaults,
+            "checks": checks,
+            "confidence": confidence,
+            "n_boot": n_boot,
+            "manifest": build_manifest(
+                campaign,
+                command="gate",
+                seed=seed,
+                n_boot=n_boot,
+                confidence=confidence,
+                rules=rules.__dict__,
+                metrics=metrics,
+                judges=judges,
+            ),
+        }
+    )

@@ -56,7 +56,7 @@ from calibrate.campaign.reference import computed_once, find_judge, human_refere
 from calibrate.stats.library import separation
 from calibrate.stats.sequential import confidence_sequence, e_detector, rate_increments
 
-__all__ = ["monitor_judge", "case_times", "NotWatchable", "SEQUENCE_POINTS", "MIN_ALPHA"]
+__all__ = ["MIN_ALPHA", "SEQUENCE_POINTS", "NotWatchable", "case_times", "monitor_judge"]
 
 #: the points of each confidence sequence kept in the document (every case's is in the computation)
 SEQUENCE_POINTS = 200
@@ -104,12 +104,25 @@ def case_times(campaign: Campaign) -> dict[str, pd.Timestamp]:
             rows.append(row)
             ids.append(case_id)
             texts.append(value)
-    parsed = pd.to_datetime(pd.Series([t if isinstance(t, str) else None for t in texts], dtype=object), utc=True,
-                            errors="coerce", format="ISO8601")
+    parsed = pd.to_datetime(
+        pd.Series([t if isinstance(t, str) else None for t in texts], dtype=object),
+        utc=True,
+        errors="coerce",
+        format="ISO8601",
+    )
     where = str(campaign.path / CASES_FILE) if campaign.path else CASES_FILE
-    problems = [Problem(where, f"case {case_id!r}: its time is not a date and time", row=row, field="metadata.time",
-                        value=text, expected="ISO 8601, such as 2026-11-30T14:05:00Z")
-                for row, case_id, text, stamp in zip(rows, ids, texts, parsed) if pd.isna(stamp)]
+    problems = [
+        Problem(
+            where,
+            f"case {case_id!r}: its time is not a date and time",
+            row=row,
+            field="metadata.time",
+            value=text,
+            expected="ISO 8601, such as 2026-11-30T14:05:00Z",
+        )
+        for row, case_id, text, stamp in zip(rows, ids, texts, parsed)
+        if pd.isna(stamp)
+    ]
     if problems:
         raise CampaignError(problems)
     return dict(zip(ids, parsed))
@@ -120,12 +133,12 @@ class _Watch:
     """One rate watched: its increments, their lower bound, and what its confidence sequence reads."""
 
     rate: str
-    direction: str           # "above" or "below"
+    direction: str  # "above" or "below"
     bound: float
     basis: str
     increments: np.ndarray
     lower: np.ndarray
-    values: np.ndarray       # what the confidence sequence averages
+    values: np.ndarray  # what the confidence sequence averages
     weights: np.ndarray
     max_weight: float
     value_range: tuple[float, float]
@@ -147,8 +160,11 @@ def _audit(stream: np.ndarray, labelled: np.ndarray, campaign: Campaign) -> tupl
             if i is not None and np.isnan(pi[i]):
                 pi[i], chose = float(p), True
         if chose:
-            strata += [float(s["inclusion_probability"]) for s in sample["design"].get("strata", {}).values()
-                       if s.get("inclusion_probability")]
+            strata += [
+                float(s["inclusion_probability"])
+                for s in sample["design"].get("strata", {}).values()
+                if s.get("inclusion_probability")
+            ]
     free = np.isnan(pi)
     loose = labelled & free
     parts = []
@@ -160,7 +176,7 @@ def _audit(stream: np.ndarray, labelled: np.ndarray, campaign: Campaign) -> tupl
         strata.append(share)
         parts.append(f"{int(loose.sum())} taken as a uniform audit ({share:.1%} of the stream cases no sample chose)")
     floor = min(strata + pi[labelled].tolist()) if labelled.any() else 0.0
-    pi[np.isnan(pi)] = floor if floor > 0 else 1.0   # never audited: their probability weighs nothing
+    pi[np.isnan(pi)] = floor if floor > 0 else 1.0  # never audited: their probability weighs nothing
     return pi, "; ".join(parts) or "none", floor
 
 
@@ -168,36 +184,56 @@ def _better_than_chance(oriented: np.ndarray, passes: np.ndarray, level: float =
     """Whether the judge ranks the baseline's human passes above its fails (a one-sided Mann-Whitney test
     at ``level``): the monitor watches a judge change, and says so when there is no judge to watch."""
     if not passes.any() or passes.all():
-        return {"auc": None, "p_value": None, "better_than_chance": False,
-                "reason": "the baseline holds one class of human label only: the judge's worth is unknown"}
-    found = separation(oriented, passes)   # the test the gate reads, by permutation while a class is small
+        return {
+            "auc": None,
+            "p_value": None,
+            "better_than_chance": False,
+            "reason": "the baseline holds one class of human label only: the judge's worth is unknown",
+        }
+    found = separation(oriented, passes)  # the test the gate reads, by permutation while a class is small
     auc, p = found["auc"], found["chance_p"]
     better = p < level
-    return {"auc": auc, "p_value": p, "better_than_chance": better,
-            "reason": None if better else f"on the baseline the judge is not shown better than chance (AUC {auc:.3f}, "
-                                          f"one-sided Mann-Whitney p = {p:.3g}, needs p < {level:g}): "
-                                          "watching it for a change says nothing of its worth (calibrate gate)"}
+    return {
+        "auc": auc,
+        "p_value": p,
+        "better_than_chance": better,
+        "reason": None
+        if better
+        else f"on the baseline the judge is not shown better than chance (AUC {auc:.3f}, "
+        f"one-sided Mann-Whitney p = {p:.3g}, needs p < {level:g}): "
+        "watching it for a change says nothing of its worth (calibrate gate)",
+    }
 
 
 def _baseline_rates(passes: np.ndarray, judge_passes: np.ndarray) -> dict[str, float | None]:
     fails = ~passes
-    return {"false_pass_rate": float(judge_passes[fails].mean()) if fails.any() else None,
-            "false_fail_rate": float((~judge_passes[passes]).mean()) if passes.any() else None,
-            "human_pass_rate": float(passes.mean()) if passes.size else None}
+    return {
+        "false_pass_rate": float(judge_passes[fails].mean()) if fails.any() else None,
+        "false_fail_rate": float((~judge_passes[passes]).mean()) if passes.any() else None,
+        "human_pass_rate": float(passes.mean()) if passes.size else None,
+    }
 
 
 def _thinned(times: pd.Series, estimate: np.ndarray, low: np.ndarray, high: np.ndarray, start: int) -> list[dict]:
     steps = np.unique(np.linspace(0, estimate.size - 1, min(SEQUENCE_POINTS, estimate.size)).round().astype(int))
-    return [{"time": times.iloc[start + i].isoformat(), "estimate": _number(estimate[i]), "low": _number(low[i]),
-             "high": _number(high[i])} for i in steps]
+    return [
+        {
+            "time": times.iloc[start + i].isoformat(),
+            "estimate": _number(estimate[i]),
+            "low": _number(low[i]),
+            "high": _number(high[i]),
+        }
+        for i in steps
+    ]
 
 
 def _number(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def _watch(w: _Watch, alpha: float, times: pd.Series, ids: np.ndarray, audited: np.ndarray, scale: int,
-           confidence_alpha: float) -> dict[str, Any]:
+def _watch(
+    w: _Watch, alpha: float, times: pd.Series, ids: np.ndarray, audited: np.ndarray, scale: int, confidence_alpha: float
+) -> dict[str, Any]:
     """Run one watch over the stream, restarting after each alarm."""
     alarms, sequence = [], []
     start, n = 0, w.increments.size
@@ -205,38 +241,76 @@ def _watch(w: _Watch, alpha: float, times: pd.Series, ids: np.ndarray, audited: 
     while start < n:
         found = e_detector(w.increments[start:], w.lower[start:], alpha=alpha, scale=scale)
         end = n if found.alarm is None else start + found.alarm + 1
-        low, high = confidence_sequence(w.values[start:end], w.weights[start:end], alpha=confidence_alpha,
-                                        max_weight=w.max_weight, value_range=w.value_range)
+        low, high = confidence_sequence(
+            w.values[start:end],
+            w.weights[start:end],
+            alpha=confidence_alpha,
+            max_weight=w.max_weight,
+            value_range=w.value_range,
+        )
         weight = np.cumsum(w.weights[start:end])
         with np.errstate(invalid="ignore", divide="ignore"):
             estimate = np.cumsum(w.weights[start:end] * w.values[start:end]) / weight
         estimate[weight == 0] = np.nan
         sequence += _thinned(times, estimate, low, high, start)
-        current = {"since": times.iloc[start].isoformat(), "cases": int(end - start),
-                   "estimate": _number(estimate[-1]), "low": _number(low[-1]), "high": _number(high[-1])}
+        current = {
+            "since": times.iloc[start].isoformat(),
+            "cases": int(end - start),
+            "estimate": _number(estimate[-1]),
+            "low": _number(low[-1]),
+            "high": _number(high[-1]),
+        }
         if found.alarm is None:
             break
         at, change = start + found.alarm, start + found.change
-        alarm = {"time": times.iloc[at].isoformat(), "case_id": str(ids[at]), "case_index": int(at),
-                 "change_time": times.iloc[change].isoformat(), "change_case_id": str(ids[change]),
-                 "evidence": _number(found.evidence), "certain": found.evidence == math.inf,
-                 "cases_since_change": int(at - change + 1),
-                 "audited_since_change": int(audited[change:at + 1].sum()),
-                 "statistic": _number(found.statistic[-1]), "threshold": _number(1 / alpha)}
+        alarm = {
+            "time": times.iloc[at].isoformat(),
+            "case_id": str(ids[at]),
+            "case_index": int(at),
+            "change_time": times.iloc[change].isoformat(),
+            "change_case_id": str(ids[change]),
+            "evidence": _number(found.evidence),
+            "certain": found.evidence == math.inf,
+            "cases_since_change": int(at - change + 1),
+            "audited_since_change": int(audited[change : at + 1].sum()),
+            "statistic": _number(found.statistic[-1]),
+            "threshold": _number(1 / alpha),
+        }
         if w.baseline_in_range is False:
             # the rate was past its bound before the stream began: the evidence marks no change
-            alarm.update(change_time=None, change_case_id=None, cases_since_change=None, audited_since_change=None,
-                         no_change=f"the rate was already {w.direction} {w.bound:g} on the baseline, so no change "
-                                   "is found: the threshold never met this range")
+            alarm.update(
+                change_time=None,
+                change_case_id=None,
+                cases_since_change=None,
+                audited_since_change=None,
+                no_change=f"the rate was already {w.direction} {w.bound:g} on the baseline, so no change "
+                "is found: the threshold never met this range",
+            )
         alarms.append(alarm)
         start = at + 1
-    return {"rate": w.rate, "watch": w.direction, "bound": w.bound, "basis": w.basis, "alarms": alarms,
-            "current": current, "sequence": sequence, "baseline_in_range": w.baseline_in_range}
+    return {
+        "rate": w.rate,
+        "watch": w.direction,
+        "bound": w.bound,
+        "basis": w.basis,
+        "alarms": alarms,
+        "current": current,
+        "sequence": sequence,
+        "baseline_in_range": w.baseline_in_range,
+    }
 
 
 @computed_once()
-def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: float | None = None,
-                  alpha: float = 0.05, since: str | None = None, tolerance: float = 0.05) -> Result:
+def monitor_judge(
+    campaign: Campaign,
+    *,
+    metric: str,
+    judge: str,
+    threshold: float | None = None,
+    alpha: float = 0.05,
+    since: str | None = None,
+    tolerance: float = 0.05,
+) -> Result:
     """The ``calibrate monitor`` command: watch a judge's error rates at its threshold, and the human
     pass rate, over the campaign's timed cases (see the module docstring).
 
@@ -288,8 +362,11 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
     """
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not MIN_ALPHA <= alpha < 1:
         # below MIN_ALPHA, 1 / alpha (the detector's threshold) is past the largest floating-point number
-        raise ValueError(ParameterText("{alpha}: expected a probability from {_least} to below 1", alpha=alpha,
-                                       _least=f"{MIN_ALPHA:g}"))
+        raise ValueError(
+            ParameterText(
+                "{alpha}: expected a probability from {_least} to below 1", alpha=alpha, _least=f"{MIN_ALPHA:g}"
+            )
+        )
     if not 0 <= tolerance < 1:
         raise ValueError(ParameterText("{tolerance}: expected a number from 0 to 1", tolerance=tolerance))
     campaign.metric_names([metric])
@@ -298,14 +375,19 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
     times = case_times(campaign)
     start = pd.to_datetime(since, utc=True, errors="coerce") if since is not None else None
     if since is not None and pd.isna(start):
-        raise ValueError(ParameterText("{since}: not a date and time (ISO 8601, such as 2026-11-01T00:00:00Z)",
-                                       since=since))
-    in_stream = np.array([c in times and (start is None or times[c] >= start) for c in scores.case_ids.tolist()],
-                         dtype=bool)
+        raise ValueError(
+            ParameterText("{since}: not a date and time (ISO 8601, such as 2026-11-01T00:00:00Z)", since=since)
+        )
+    in_stream = np.array(
+        [c in times and (start is None or times[c] >= start) for c in scores.case_ids.tolist()], dtype=bool
+    )
     if not in_stream.any():
         when = f" from {start.isoformat()} on" if start is not None else ""
-        raise NotWatchable(f"judge {scores.name} scored no case of {metric} with a metadata.time{when}: the monitor "
-                           "reads the cases in time order", reason=f"no case it scored has a metadata.time{when}")
+        raise NotWatchable(
+            f"judge {scores.name} scored no case of {metric} with a metadata.time{when}: the monitor "
+            "reads the cases in time order",
+            reason=f"no case it scored has a metadata.time{when}",
+        )
     ref = human_reference(campaign, metric)
     label_of = dict(zip(ref.case_ids.tolist(), (ref.values >= spec.human_pass).tolist()))
     sign = scores.sign
@@ -318,24 +400,38 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
         from calibrate.analysis.agreement import recommended_threshold
 
         if not base_ids:
-            raise NotWatchable(ParameterText(
-                "judge {_judge}: no labelled case outside the stream to choose the threshold on: give the threshold "
-                "used in production ({threshold}), or when it was chosen ({since})", _judge=scores.name,
-                threshold=NO_VALUE, since=NO_VALUE), reason="every labelled case it scored is in the stream (has a "
+            raise NotWatchable(
+                ParameterText(
+                    "judge {_judge}: no labelled case outside the stream to choose the threshold on: "
+                    "give the threshold used in production ({threshold}), or when it was chosen ({since})",
+                    _judge=scores.name,
+                    threshold=NO_VALUE,
+                    since=NO_VALUE,
+                ),
+                reason="every labelled case it scored is in the stream (has a "
                 "metadata.time): no baseline to choose its threshold on (give calibrate monitor the threshold used "
-                "in production, or when it was chosen)")
+                "in production, or when it was chosen)",
+            )
         threshold = recommended_threshold(campaign, metric, scores.name, cases=set(base_ids))
         if threshold is None:
-            raise NotWatchable(ParameterText(
-                "the metric's rule gives judge {_judge} no threshold on the baseline: give the threshold used in "
-                "production ({threshold})", _judge=scores.name, threshold=NO_VALUE),
+            raise NotWatchable(
+                ParameterText(
+                    "the metric's rule gives judge {_judge} no threshold on the baseline: give the threshold used in "
+                    "production ({threshold})",
+                    _judge=scores.name,
+                    threshold=NO_VALUE,
+                ),
                 reason="the metric's rule gives it no threshold on the baseline (give calibrate monitor the "
-                       "threshold used in production)")
+                "threshold used in production)",
+            )
         source = f"recommended under the metric's rule on the {len(base_ids)} baseline labels"
     elif not math.isfinite(threshold):
         raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
-    base = _baseline_rates(base_passes, sign * base_scores >= sign * threshold) if base_ids else \
-        _baseline_rates(np.zeros(0, bool), np.zeros(0, bool))
+    base = (
+        _baseline_rates(base_passes, sign * base_scores >= sign * threshold)
+        if base_ids
+        else _baseline_rates(np.zeros(0, bool), np.zeros(0, bool))
+    )
     fitness = _better_than_chance(sign * base_scores, base_passes)
 
     order = np.argsort([times[c].value for c in scores.case_ids[in_stream].tolist()], kind="stable")
@@ -347,20 +443,23 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
     judge_passes = sign * values >= sign * threshold
     pi, how, floor = _audit(ids, audited, campaign)
     if floor <= 0:
-        raise NotWatchable(f"judge {scores.name}: no case of the stream is audited: the monitor needs human labels "
-                           f"on some of the {ids.size} stream cases", reason="no case of its stream is audited (has a "
-                           "human label)")
+        raise NotWatchable(
+            f"judge {scores.name}: no case of the stream is audited: the monitor needs human labels "
+            f"on some of the {ids.size} stream cases",
+            reason="no case of its stream is audited (has a human label)",
+        )
     ipw = np.where(audited, 1 / pi, 0.0)
 
     watches: list[_Watch] = []
     skipped: list[dict[str, str]] = []
 
-    def rate_watch(rate: str, counted: np.ndarray, outcome: np.ndarray, declared: float | None, measured: float | None,
-                   what: str) -> None:
+    def rate_watch(
+        rate: str, counted: np.ndarray, outcome: np.ndarray, declared: float | None, measured: float | None, what: str
+    ) -> None:
         in_range = None
         if declared is not None:
             bound, basis = float(declared), f"the metric's max_false_pass ({declared:g})"
-            if measured is not None:   # a ceiling the baseline already exceeds was never met: no change to find
+            if measured is not None:  # a ceiling the baseline already exceeds was never met: no change to find
                 in_range = measured <= bound + 1e-12
                 if not in_range:
                     basis += f"; the baseline's rate, {measured:.3f}, is already above it"
@@ -368,46 +467,83 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
             bound = min(1.0, measured + tolerance)
             basis = f"the baseline's {what} ({measured:.3f}) plus the tolerance {tolerance:g}"
         else:
-            skipped.append({"rate": rate, "reason": f"no baseline {what} to compare with (no labelled case of that "
-                                                    "kind outside the stream) and no declared ceiling"})
+            skipped.append(
+                {
+                    "rate": rate,
+                    "reason": f"no baseline {what} to compare with (no labelled case of that "
+                    "kind outside the stream) and no declared ceiling",
+                }
+            )
             return
         if bound >= 1:
             skipped.append({"rate": rate, "reason": f"its accepted range reaches 1 ({basis}): nothing can leave it"})
             return
         z, lower = rate_increments(outcome, counted, audited, pi, bound, smallest=floor)
-        watches.append(_Watch(rate, "above", bound, basis, z, lower, outcome.astype(float),
-                              np.where(counted, ipw, 0.0), 1 / floor, (0.0, 1.0),
-                              baseline_in_range=in_range if declared is not None else True))
+        watches.append(
+            _Watch(
+                rate,
+                "above",
+                bound,
+                basis,
+                z,
+                lower,
+                outcome.astype(float),
+                np.where(counted, ipw, 0.0),
+                1 / floor,
+                (0.0, 1.0),
+                baseline_in_range=in_range if declared is not None else True,
+            )
+        )
 
-    rate_watch("false_pass_rate", ~human, judge_passes, spec.max_false_pass, base["false_pass_rate"],
-               "false-pass rate")
+    rate_watch("false_pass_rate", ~human, judge_passes, spec.max_false_pass, base["false_pass_rate"], "false-pass rate")
     rate_watch("false_fail_rate", human, ~judge_passes, None, base["false_fail_rate"], "false-fail rate")
     if base["human_pass_rate"] is not None and base_ids:
         low_score, high_score = float(np.min(base_scores)), float(np.max(base_scores))
         spread = high_score - low_score
+
         def scaled(x: np.ndarray) -> np.ndarray:
             f = (x - low_score) / spread if spread > 0 else np.zeros_like(x)
             return np.clip(f if sign > 0 else 1 - f, 0, 1)
+
         f_base, f = scaled(base_scores), scaled(values)
         var = float(np.var(f_base))
-        lam = float(np.clip(np.cov(f_base, base_passes.astype(float))[0, 1] / var, 0, 1)) if var > 0 and \
-            base_passes.size > 1 else 0.0
+        lam = (
+            float(np.clip(np.cov(f_base, base_passes.astype(float))[0, 1] / var, 0, 1))
+            if var > 0 and base_passes.size > 1
+            else 0.0
+        )
         estimate = lam * f + ipw * (human.astype(float) - lam * f)
         rate = base["human_pass_rate"]
         widest = (lam * (1 - 1 / floor), 1 / floor)
         for direction, bound in (("above", rate + tolerance), ("below", rate - tolerance)):
-            if (bound >= 1) if direction == "above" else (bound <= 0):   # a range no rate can leave
-                skipped.append({"rate": "human_pass_rate", "reason": f"its range reaches {bound:.3f}: nothing can "
-                                                                     f"go {direction} it"})
+            if (bound >= 1) if direction == "above" else (bound <= 0):  # a range no rate can leave
+                skipped.append(
+                    {
+                        "rate": "human_pass_rate",
+                        "reason": f"its range reaches {bound:.3f}: nothing can go {direction} it",
+                    }
+                )
                 continue
             sign_z = 1.0 if direction == "above" else -1.0
             z = sign_z * (estimate - bound)
             lower = -(bound - widest[0]) if direction == "above" else -(widest[1] - bound)
-            watches.append(_Watch("human_pass_rate", direction, bound,
-                                  f"the baseline's human pass rate ({rate:.3f}) {'plus' if sign_z > 0 else 'minus'} "
-                                  f"the tolerance {tolerance:g}; prediction-powered (lam {lam:.2f}, the judge's "
-                                  "score on every case)", z, np.full(z.size, lower), estimate, np.ones(z.size), 1.0,
-                                  (min(0.0, widest[0]), max(1.0, widest[1])), baseline_in_range=True))
+            watches.append(
+                _Watch(
+                    "human_pass_rate",
+                    direction,
+                    bound,
+                    f"the baseline's human pass rate ({rate:.3f}) {'plus' if sign_z > 0 else 'minus'} "
+                    f"the tolerance {tolerance:g}; prediction-powered (lam {lam:.2f}, the judge's "
+                    "score on every case)",
+                    z,
+                    np.full(z.size, lower),
+                    estimate,
+                    np.ones(z.size),
+                    1.0,
+                    (min(0.0, widest[0]), max(1.0, widest[1])),
+                    baseline_in_range=True,
+                )
+            )
     else:
         skipped.append({"rate": "human_pass_rate", "reason": "no baseline labels to measure it on"})
     if not watches:
@@ -416,19 +552,44 @@ def monitor_judge(campaign: Campaign, *, metric: str, judge: str, threshold: flo
 
     each = alpha / len(watches)
     results = [_watch(w, each, stamps, ids, audited, max(ids.size, 1), alpha) for w in watches]
-    doc = {"campaign": campaign.name, "metric": metric, "judge": scores.name,
-           "threshold": {"value": threshold, "source": source}, "alpha": alpha, "alpha_each": each,
-           "tolerance": tolerance, "since": start.isoformat() if start is not None else None,
-           "stream": {"n_cases": int(ids.size), "first": stamps.iloc[0].isoformat(), "last": stamps.iloc[-1].isoformat(),
-                      "n_audited": int(audited.sum()), "audit": how, "smallest_inclusion": floor,
-                      "n_without_time": int(sum(c not in times for c in scores.case_ids.tolist()))},
-           "baseline": {"n_labelled": len(base_ids), **base},
-           "rates": results, "not_watched": skipped, "alarmed": any(r["alarms"] for r in results),
-           "baseline_fitness": fitness,
-           "passed": fitness["better_than_chance"] and not any(r["alarms"] for r in results),
-           "guarantee": (f"while every rate stays in its accepted range, the chance that this monitor ever alarms, "
-                         f"however often it is run and however long the stream grows, is at most {alpha:g} "
-                         f"({each:.4g} for each of the {len(watches)} watches)")}
-    doc["manifest"] = build_manifest(campaign, command="monitor", metric=metric, judge=scores.name,
-                                     threshold=threshold, alpha=alpha, since=doc["since"], tolerance=tolerance)
+    doc = {
+        "campaign": campaign.name,
+        "metric": metric,
+        "judge": scores.name,
+        "threshold": {"value": threshold, "source": source},
+        "alpha": alpha,
+        "alpha_each": each,
+        "tolerance": tolerance,
+        "since": start.isoformat() if start is not None else None,
+        "stream": {
+            "n_cases": int(ids.size),
+            "first": stamps.iloc[0].isoformat(),
+            "last": stamps.iloc[-1].isoformat(),
+            "n_audited": int(audited.sum()),
+            "audit": how,
+            "smallest_inclusion": floor,
+            "n_without_time": int(sum(c not in times for c in scores.case_ids.tolist())),
+        },
+        "baseline": {"n_labelled": len(base_ids), **base},
+        "rates": results,
+        "not_watched": skipped,
+        "alarmed": any(r["alarms"] for r in results),
+        "baseline_fitness": fitness,
+        "passed": fitness["better_than_chance"] and not any(r["alarms"] for r in results),
+        "guarantee": (
+            f"while every rate stays in its accepted range, the chance that this monitor ever alarms, "
+            f"however often it is run and however long the stream grows, is at most {alpha:g} "
+            f"({each:.4g} for each of the {len(watches)} watches)"
+        ),
+    }
+    doc["manifest"] = build_manifest(
+        campaign,
+        command="monitor",
+        metric=metric,
+        judge=scores.name,
+        threshold=threshold,
+        alpha=alpha,
+        since=doc["since"],
+        tolerance=tolerance,
+    )
     return Result(doc)

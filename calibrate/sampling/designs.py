@@ -37,17 +37,25 @@ import numpy as np
 import pandas as pd
 
 from calibrate.base.documents import validate
-from calibrate.campaign import SAMPLES_FOLDER, Campaign
-from calibrate.campaign.own_files import SampleDesign, read_case_ids
+from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.files import write_all, writes_campaign
 from calibrate.base.names import inside, name_key, path_component
-from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
-from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.results import Result
+from calibrate.campaign import SAMPLES_FOLDER, Campaign
+from calibrate.campaign.own_files import SampleDesign, read_case_ids
 from calibrate.campaign.reference import computed_once, find_judge, judge_scores, pair
+from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
 
-__all__ = ["draw_sample", "sample_cases", "Sample", "write_sample", "read_sample_ids", "sample_file", "SAMPLES_FOLDER",
-           "STRATEGIES"]
+__all__ = [
+    "SAMPLES_FOLDER",
+    "STRATEGIES",
+    "Sample",
+    "draw_sample",
+    "read_sample_ids",
+    "sample_cases",
+    "sample_file",
+    "write_sample",
+]
 
 Strategy = Literal["random", "stratified", "threshold", "disagreement", "neyman"]
 STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman")
@@ -66,8 +74,9 @@ class Sample:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per case drawn: ``case_id``, ``stratum``, ``inclusion_probability``."""
-        return pd.DataFrame({"case_id": self.case_ids, "stratum": self.strata,
-                             "inclusion_probability": self.inclusion_probability})
+        return pd.DataFrame(
+            {"case_id": self.case_ids, "stratum": self.strata, "inclusion_probability": self.inclusion_probability}
+        )
 
     def default_name(self) -> str:
         """The name ``calibrate sample`` gives it: the strategy (and a Neyman series' phase) and seed."""
@@ -111,11 +120,12 @@ def sample_cases(campaign: Campaign, n: int, *, name: str | None = None, **desig
     if campaign.path is None:
         raise ValueError("sampling needs a campaign folder: the sample is written into it")
     if name is not None:
-        path_component(name, what="sample name")   # refused before anything is drawn
+        path_component(name, what="sample name")  # refused before anything is drawn
     drawn = draw_sample(campaign, n, **design)
     path = write_sample(campaign.path, drawn, name or drawn.default_name())
-    return Result({"file": str(path), "design": drawn.design, "case_ids": drawn.case_ids},
-                  functools.partial(_sample_frame, drawn))
+    return Result(
+        {"file": str(path), "design": drawn.design, "case_ids": drawn.case_ids}, functools.partial(_sample_frame, drawn)
+    )
 
 
 def _sample_frame(sample: Sample, document: dict[str, Any]) -> pd.DataFrame:
@@ -143,14 +153,14 @@ def _apportion(shares: np.ndarray, n: int, caps: np.ndarray) -> np.ndarray:
         budget = n - out[capped].sum()
         target = np.where(open_, shares, 0) / max(np.where(open_, shares, 0).sum(), 1e-300) * budget
         over = open_ & (target >= caps)
-        if over.any():   # these strata take all they have; the rest is shared again
+        if over.any():  # these strata take all they have; the rest is shared again
             out[over], capped = caps[over], capped | over
             continue
         out[open_] = np.floor(target[open_]).astype(int)
         for index in np.argsort(-(target - np.floor(target)), kind="stable"):
             if out.sum() < n and open_[index] and out[index] < caps[index]:
                 out[index] += 1
-        if out.sum() < n:   # strata with a zero share take what is left, in order
+        if out.sum() < n:  # strata with a zero share take what is left, in order
             for index in np.flatnonzero(~capped & (out < caps)):
                 out[index] += min(caps[index] - out[index], n - out.sum())
         return out
@@ -196,8 +206,14 @@ def chosen_judge(campaign: Campaign, metric: str | None, name: str | None):
         raise ValueError(f"metric {metric}: no judge scores in the campaign (run calibrate judge first)")
     if name is None:
         if len(judges) > 1:
-            raise ValueError(ParameterText("metric {_metric} has several judges: choose one with {judge} ({_names})",
-                                           _metric=metric, judge=NO_VALUE, _names=", ".join(j.name for j in judges)))
+            raise ValueError(
+                ParameterText(
+                    "metric {_metric} has several judges: choose one with {judge} ({_names})",
+                    _metric=metric,
+                    judge=NO_VALUE,
+                    _names=", ".join(j.name for j in judges),
+                )
+            )
         return metric, judges[0]
     return metric, find_judge(campaign, metric, name)
 
@@ -205,12 +221,20 @@ def chosen_judge(campaign: Campaign, metric: str | None, name: str | None):
 def chosen_metric(campaign: Campaign, metric: str | None) -> str:
     if metric is None:
         if len(campaign.metrics) > 1:
-            raise ValueError(ParameterText("this design reads judge scores: choose a metric with {metric} ({_names})",
-                                           metric=NO_VALUE, _names=", ".join(sorted(campaign.metrics))))
+            raise ValueError(
+                ParameterText(
+                    "this design reads judge scores: choose a metric with {metric} ({_names})",
+                    metric=NO_VALUE,
+                    _names=", ".join(sorted(campaign.metrics)),
+                )
+            )
         return next(iter(campaign.metrics))
     if metric not in campaign.metrics:
-        raise ValueError(ParameterText("{metric}: the campaign declares {_names}", metric=metric,
-                                       _names=", ".join(sorted(campaign.metrics))))
+        raise ValueError(
+            ParameterText(
+                "{metric}: the campaign declares {_names}", metric=metric, _names=", ".join(sorted(campaign.metrics))
+            )
+        )
     return metric
 
 
@@ -221,11 +245,23 @@ def _closest_share(distance: np.ndarray, share: float) -> np.ndarray:
 
 
 @computed_once()
-def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by: str | None = None, seed: int = 0,
-                include_labelled: bool = False, allocation: Literal["proportional", "equal"] = "proportional",
-                metric: str | None = None, judge: str | None = None, judges: list[str] | None = None,
-                threshold: float | None = None, focus: float = 0.5, band: float = 0.2,
-                n_strata: int = 5) -> Sample:
+def draw_sample(
+    campaign: Campaign,
+    n: int,
+    *,
+    strategy: Strategy = "random",
+    by: str | None = None,
+    seed: int = 0,
+    include_labelled: bool = False,
+    allocation: Literal["proportional", "equal"] = "proportional",
+    metric: str | None = None,
+    judge: str | None = None,
+    judges: list[str] | None = None,
+    threshold: float | None = None,
+    focus: float = 0.5,
+    band: float = 0.2,
+    n_strata: int = 5,
+) -> Sample:
     """``n`` cases for humans to label; see the module docstring for the designs.
 
     Parameters
@@ -287,14 +323,24 @@ def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by
                 raise ValueError(ParameterText("the stratified strategy needs {by} METADATA_KEY", by=NO_VALUE))
             missing = [c for c in pool if by not in (campaign.cases[c].get("metadata") or {})]
             if missing:
-                raise ValueError(ParameterText("{by}: {_n} case(s) have no metadata.{_by}, e.g. {_cases}", by=by,
-                                               _n=len(missing), _by=by, _cases=", ".join(missing[:5])))
+                raise ValueError(
+                    ParameterText(
+                        "{by}: {_n} case(s) have no metadata.{_by}, e.g. {_cases}",
+                        by=by,
+                        _n=len(missing),
+                        _by=by,
+                        _cases=", ".join(missing[:5]),
+                    )
+                )
             strata = [str(campaign.cases[c]["metadata"][by]) for c in pool]
             extra["allocation"] = allocation
         else:
             strata = ["all"] * len(pool)
-        allocate = (lambda names, sizes: _apportion(np.ones(sizes.size), n, sizes)) if allocation == "equal" \
-            and strategy == "stratified" else (lambda names, sizes: _allocate(sizes, n))
+        allocate = (
+            (lambda names, sizes: _apportion(np.ones(sizes.size), n, sizes))
+            if allocation == "equal" and strategy == "stratified"
+            else (lambda names, sizes: _allocate(sizes, n))
+        )
     elif strategy == "threshold":
         metric, scores = chosen_judge(campaign, metric, judge)
         if threshold is None:
@@ -313,8 +359,7 @@ def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by
         if chosen is None:
             chosen = judge_scores(campaign, metric)
         if len(chosen) < 2:
-            raise ValueError(f"metric {metric}: the disagreement design needs two or more judges "
-                             f"({len(chosen)} found)")
+            raise ValueError(f"metric {metric}: the disagreement design needs two or more judges ({len(chosen)} found)")
         ranks: dict[str, list[float]] = {}
         for scores in chosen:
             for c, r in zip(scores.case_ids.tolist(), percentile_ranks(scores.sign * scores.values).tolist()):
@@ -328,18 +373,39 @@ def draw_sample(campaign: Campaign, n: int, *, strategy: Strategy = "random", by
     else:
         return _neyman(campaign, n, metric=metric, judge=judge, seed=seed, n_strata=n_strata)
     if n < 1 or n > len(pool):
-        raise ValueError(ParameterText("{n}: {_n} case(s) can be sampled{_note}", n=n, _n=len(pool),
-                                       _note="" if include_labelled else f" ({len(labelled)} already labelled, left out)"))
+        raise ValueError(
+            ParameterText(
+                "{n}: {_n} case(s) can be sampled{_note}",
+                n=n,
+                _n=len(pool),
+                _note="" if include_labelled else f" ({len(labelled)} already labelled, left out)",
+            )
+        )
     names, inverse = np.unique(np.array(strata), return_inverse=True)
     sizes = np.bincount(inverse, minlength=names.size)
     counts = allocate(names, sizes)
-    design = {"strategy": strategy, "by": by, "n": n, "seed": seed, "population": len(pool),
-              "include_labelled": include_labelled, **extra}
+    design = {
+        "strategy": strategy,
+        "by": by,
+        "n": n,
+        "seed": seed,
+        "population": len(pool),
+        "include_labelled": include_labelled,
+        **extra,
+    }
     return _draw(pool, names, inverse, counts, np.random.default_rng(seed), design)
 
 
-def _draw(pool: list[str], names: np.ndarray, inverse: np.ndarray, counts: np.ndarray, rng: np.random.Generator,
-          design: dict[str, Any], sizes: np.ndarray | None = None, already: np.ndarray | None = None) -> Sample:
+def _draw(
+    pool: list[str],
+    names: np.ndarray,
+    inverse: np.ndarray,
+    counts: np.ndarray,
+    rng: np.random.Generator,
+    design: dict[str, Any],
+    sizes: np.ndarray | None = None,
+    already: np.ndarray | None = None,
+) -> Sample:
     """Draw ``counts[h]`` of the pool cases of stratum ``h``; the inclusion probability is
     ``(already[h] + counts[h]) / sizes[h]`` (a series' earlier draws counted in)."""
     pool_sizes = np.bincount(inverse, minlength=names.size)
@@ -352,11 +418,19 @@ def _draw(pool: list[str], names: np.ndarray, inverse: np.ndarray, counts: np.nd
         picked = rng.choice(len(members), size=int(counts[h]), replace=False) if counts[h] else []
         chosen += [(members[i], str(name), float(probability[h])) for i in sorted(picked)]
     chosen.sort()
-    design = {**design, "strata": {str(name): {"size": int(sizes[h]), "sampled": int(counts[h]),
-                                               **({"drawn_before": int(already[h])} if already.any() else {}),
-                                               "inclusion_probability": float(probability[h])}
-                                   for h, name in enumerate(names)},
-              "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
+    design = {
+        **design,
+        "strata": {
+            str(name): {
+                "size": int(sizes[h]),
+                "sampled": int(counts[h]),
+                **({"drawn_before": int(already[h])} if already.any() else {}),
+                "inclusion_probability": float(probability[h]),
+            }
+            for h, name in enumerate(names)
+        },
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds"),
+    }
     return Sample([c for c, _, _ in chosen], [s for _, s, _ in chosen], [p for _, _, p in chosen], design)
 
 
@@ -366,18 +440,26 @@ def recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float:
     found = recommended_threshold(campaign, metric, judge)
     if found is None:
         # named without a value: "(threshold)" to a library caller, "(--threshold)" on the command line
-        raise ValueError(ParameterText("{_head}; give the judge's pass threshold ({threshold})", threshold=NO_VALUE,
-                                       _head=f"judge {judge} on {metric}: no recommended threshold yet under "
-                                             f"the rule ({default_rule(campaign.metrics[metric]).describe()})"))
+        raise ValueError(
+            ParameterText(
+                "{_head}; give the judge's pass threshold ({threshold})",
+                threshold=NO_VALUE,
+                _head=f"judge {judge} on {metric}: no recommended threshold yet under "
+                f"the rule ({default_rule(campaign.metrics[metric]).describe()})",
+            )
+        )
     return float(found)
 
 
-def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None, seed: int,
-            n_strata: int) -> Sample:
+def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None, seed: int, n_strata: int) -> Sample:
     metric, scores = chosen_judge(campaign, metric, judge)
-    series = [name for name, s in sorted(campaign.samples.items(), key=lambda kv: kv[1]["design"].get("created", ""))
-              if s["design"].get("strategy") == "neyman" and s["design"].get("metric") == metric
-              and s["design"].get("judge") == scores.name]
+    series = [
+        name
+        for name, s in sorted(campaign.samples.items(), key=lambda kv: kv[1]["design"].get("created", ""))
+        if s["design"].get("strategy") == "neyman"
+        and s["design"].get("metric") == metric
+        and s["design"].get("judge") == scores.name
+    ]
     oriented = scores.sign * scores.values
     if series:
         last = campaign.samples[series[-1]]["design"]
@@ -396,13 +478,21 @@ def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None
     already = np.bincount([stratum[position[c]] for c in drawn if c in position], minlength=names.size)
     if n > len(pool):
         raise ValueError(ParameterText("{n}: {_n} scored case(s) are left to sample", n=n, _n=len(pool)))
-    design = {"strategy": "neyman", "n": n, "seed": seed, "metric": metric, "judge": scores.name,
-              "edges": edges, "series": series, "population": len(ids)}
+    design = {
+        "strategy": "neyman",
+        "n": n,
+        "seed": seed,
+        "metric": metric,
+        "judge": scores.name,
+        "edges": edges,
+        "series": series,
+        "population": len(ids),
+    }
     if not series:
         design["phase"] = "pilot"
         counts = _allocate(sizes, n)
     else:
-        joined = pair(campaign, metric, scores)   # the drawn cases are all cases the judge scored
+        joined = pair(campaign, metric, scores)  # the drawn cases are all cases the judge scored
         labels = dict(zip(joined.case_ids.tolist(), joined.passes.tolist()))
         spread = np.zeros(names.size)
         short = []
@@ -411,11 +501,13 @@ def _neyman(campaign: Campaign, n: int, *, metric: str | None, judge: str | None
             known = [labels[c] for c in members if c in labels]
             if len(known) < min(MIN_PILOT_LABELS, len(members)) or (members and not known):
                 short.append(f"{names[h]}: {len(known)} of {len(members)} labelled")
-            p = (sum(known) + 0.5) / (len(known) + 1)   # smoothed: a stratum of one verdict keeps some spread
+            p = (sum(known) + 0.5) / (len(known) + 1)  # smoothed: a stratum of one verdict keeps some spread
             spread[h] = np.sqrt(p * (1 - p))
         if short:
-            raise ValueError(f"the Neyman series {', '.join(series)} is not labelled enough to allocate by "
-                             f"({'; '.join(short)}): label it (labelstudio push --sample, pull) first")
+            raise ValueError(
+                f"the Neyman series {', '.join(series)} is not labelled enough to allocate by "
+                f"({'; '.join(short)}): label it (labelstudio push --sample, pull) first"
+            )
         target = sizes * spread / (sizes * spread).sum() * (already.sum() + n)
         deficit = np.maximum(target - already, 0)
         counts = _apportion(deficit if deficit.sum() > 0 else sizes * spread, n, sizes - already)
@@ -432,15 +524,35 @@ def write_sample(folder: Path, sample: Sample, name: str) -> Path:
     name = path_component(name, what="sample name")
     target, design_file = (inside(folder, SAMPLES_FOLDER, name + suffix) for suffix in (".csv", ".json"))
     if target.exists():
-        raise FileExistsError(ParameterText("{_target} exists: choose another {name} (a sample already drawn is kept)",
-                                            _target=target, name=NO_VALUE))
+        raise FileExistsError(
+            ParameterText(
+                "{_target} exists: choose another {name} (a sample already drawn is kept)",
+                _target=target,
+                name=NO_VALUE,
+            )
+        )
     # a name differing only by case or Unicode form is the same file on macOS and Windows disks
-    twin = next((p for p in sorted(target.parent.glob("*")) if p.suffix in (".csv", ".json")
-                 and name_key(p.stem) == name_key(name)), None) if target.parent.is_dir() else None
+    twin = (
+        next(
+            (
+                p
+                for p in sorted(target.parent.glob("*"))
+                if p.suffix in (".csv", ".json") and name_key(p.stem) == name_key(name)
+            ),
+            None,
+        )
+        if target.parent.is_dir()
+        else None
+    )
     if twin is not None:
-        raise FileExistsError(ParameterText(
-            "{_twin} exists, and its name differs from {name} only by case or Unicode form (one file on macOS "
-            "and Windows disks): choose another {name} (a sample already drawn is kept)", _twin=twin, name=name))
+        raise FileExistsError(
+            ParameterText(
+                "{_twin} exists, and its name differs from {name} only by case or Unicode form (one file on macOS "
+                "and Windows disks): choose another {name} (a sample already drawn is kept)",
+                _twin=twin,
+                name=name,
+            )
+        )
     target.parent.mkdir(exist_ok=True)
     table = io.StringIO()
     writer = csv.writer(table)
@@ -477,7 +589,7 @@ def sample_file(given: str | Path, campaign: Campaign) -> Path:
         candidates += [folder / path, folder / SAMPLES_FOLDER / path, folder / SAMPLES_FOLDER / f"{path}.csv"]
     found: dict[Path, Path] = {}
     for candidate in candidates:
-        try:   # a name too long for the system, or that no file can have, names no file
+        try:  # a name too long for the system, or that no file can have, names no file
             if candidate.is_file():
                 found.setdefault(candidate.resolve(), candidate)
         except (OSError, ValueError):
@@ -485,14 +597,23 @@ def sample_file(given: str | Path, campaign: Campaign) -> Path:
     if len(found) == 1:
         return next(iter(found.values()))
     if len(found) > 1:
-        raise ValueError(ParameterText("{case_ids}: names two different files, {_files}: give the path of the one "
-                                       "meant", case_ids=str(given), _files=" and ".join(map(str, found.values()))))
+        raise ValueError(
+            ParameterText(
+                "{case_ids}: names two different files, {_files}: give the path of the one meant",
+                case_ids=str(given),
+                _files=" and ".join(map(str, found.values())),
+            )
+        )
     samples = sorted(campaign.samples) if campaign.samples else []
-    raise ValueError(ParameterText("{case_ids}: no sample file there: looked for {_looked}; the campaign's samples "
-                                   "are {_samples}", case_ids=str(given),
-                                   _looked=", ".join(map(str, dict.fromkeys(candidates))),
-                                   _samples=", ".join(f"{SAMPLES_FOLDER}/{s}.csv" for s in samples) or
-                                   "none yet (calibrate sample writes them)"))
+    raise ValueError(
+        ParameterText(
+            "{case_ids}: no sample file there: looked for {_looked}; the campaign's samples are {_samples}",
+            case_ids=str(given),
+            _looked=", ".join(map(str, dict.fromkeys(candidates))),
+            _samples=", ".join(f"{SAMPLES_FOLDER}/{s}.csv" for s in samples)
+            or "none yet (calibrate sample writes them)",
+        )
+    )
 
 
 def read_sample_ids(path: str | Path, campaign: Campaign) -> list[str]:
@@ -511,6 +632,7 @@ def read_sample_ids(path: str | Path, campaign: Campaign) -> list[str]:
     ids = read_case_ids(path)
     unknown = [c for c in ids if c not in (campaign.cases or {})]
     if unknown:
-        raise ValueError(f"{path}: {len(unknown)} case(s) not in the campaign's cases.jsonl, e.g. "
-                         f"{', '.join(unknown[:5])}")
+        raise ValueError(
+            f"{path}: {len(unknown)} case(s) not in the campaign's cases.jsonl, e.g. {', '.join(unknown[:5])}"
+        )
     return ids

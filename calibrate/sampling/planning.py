@@ -32,16 +32,25 @@ from typing import Any
 
 import numpy as np
 
+from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.results import Result, records_frame
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import computed_once, human_reference, judge_scores, pair
 from calibrate.sampling.designs import chosen_judge, chosen_metric, recommended_threshold
 from calibrate.stats.intervals import normal_quantile
 from calibrate.stats.strata import score_edges, score_strata
-from calibrate.base.errors import NO_VALUE, ParameterText
-from calibrate.base.results import Result, records_frame
 
-__all__ = ["plan_labels", "trials_for_rate", "labels_for_rate", "labels_for_false_pass_rate", "labels_for_kappa",
-           "stratified_labels", "missing_options", "MIN_PLANNED_LABELS", "MAX_PLANNED_LABELS"]
+__all__ = [
+    "MAX_PLANNED_LABELS",
+    "MIN_PLANNED_LABELS",
+    "labels_for_false_pass_rate",
+    "labels_for_kappa",
+    "labels_for_rate",
+    "missing_options",
+    "plan_labels",
+    "stratified_labels",
+    "trials_for_rate",
+]
 
 #: No plan asks for fewer labels: large-sample formulas do not hold below, and calibrate calls every
 #: figure on fewer than 50 labels untrustworthy (``calibrate.analysis.agreement.MIN_TRUSTED_LABELS``).
@@ -54,23 +63,33 @@ MAX_PLANNED_LABELS = 10**9
 def _labels_for(variance_per_case: float, width: float, confidence: float) -> float:
     """``z^2 variance / (width / 2)^2``, in floating point: ``inf`` where it overflows, never an error."""
     with np.errstate(all="ignore"):
-        return float(np.float64(normal_quantile(confidence)) ** 2 * np.float64(variance_per_case)
-                     / (np.float64(width) / 2) ** 2)
+        return float(
+            np.float64(normal_quantile(confidence)) ** 2 * np.float64(variance_per_case) / (np.float64(width) / 2) ** 2
+        )
 
 
 def _too_narrow(width: float, needed: float) -> ValueError:
-    shown = f"about {needed:,.0f}" if needed < 1e15 else (f"about {needed:.2g}" if np.isfinite(needed) else
-                                                          "more than 1e308")
-    return ValueError(ParameterText(
-        "{width}: an interval that narrow needs {_needed} labels, more than the {_most} calibrate plans "
-        "for: ask for a wider interval", width=width, _needed=shown, _most=f"{MAX_PLANNED_LABELS:,}"))
+    shown = (
+        f"about {needed:,.0f}"
+        if needed < 1e15
+        else (f"about {needed:.2g}" if np.isfinite(needed) else "more than 1e308")
+    )
+    return ValueError(
+        ParameterText(
+            "{width}: an interval that narrow needs {_needed} labels, more than the {_most} calibrate plans "
+            "for: ask for a wider interval",
+            width=width,
+            _needed=shown,
+            _most=f"{MAX_PLANNED_LABELS:,}",
+        )
+    )
 
 
 def _count(variance_per_case: float, width: float, confidence: float) -> int:
     """Labels for an interval of full ``width`` on a statistic of variance ``variance_per_case / n``, and
     never fewer than ``MIN_PLANNED_LABELS``; more than ``MAX_PLANNED_LABELS`` is a ``ValueError``."""
     needed = _labels_for(variance_per_case, width, confidence)
-    if not needed <= MAX_PLANNED_LABELS:   # also inf, and nan
+    if not needed <= MAX_PLANNED_LABELS:  # also inf, and nan
         raise _too_narrow(width, needed)
     return max(MIN_PLANNED_LABELS, int(np.ceil(needed)))
 
@@ -99,7 +118,7 @@ def trials_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:
 
     if not wide_enough(MAX_PLANNED_LABELS):
         raise _too_narrow(width, _labels_for(max(rate * (1 - rate), 1 / MAX_PLANNED_LABELS), width, confidence))
-    low, high = 0, MAX_PLANNED_LABELS   # wide_enough(high), and not wide_enough(low) (no trials: no interval)
+    low, high = 0, MAX_PLANNED_LABELS  # wide_enough(high), and not wide_enough(low) (no trials: no interval)
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (low, middle) if wide_enough(middle) else (middle, high)
@@ -117,8 +136,7 @@ def labels_for_rate(rate: float, width: float, confidence: float = 0.95) -> int:
     return max(MIN_PLANNED_LABELS, trials_for_rate(rate, width, confidence))
 
 
-def labels_for_false_pass_rate(false_pass_rate: float, pass_rate: float, width: float,
-                               confidence: float = 0.95) -> int:
+def labels_for_false_pass_rate(false_pass_rate: float, pass_rate: float, width: float, confidence: float = 0.95) -> int:
     """Labels a uniform sample needs for a false-pass rate interval: the human fails it needs
     (:func:`trials_for_rate`), over their share ``1 - pass_rate``.
 
@@ -147,7 +165,9 @@ def labels_for_kappa(table: np.ndarray, width: float, confidence: float = 0.95) 
     return _count(float(variance), width, confidence)
 
 
-def stratified_labels(shares: np.ndarray, spreads: np.ndarray, width: float, confidence: float = 0.95) -> dict[str, int]:
+def stratified_labels(
+    shares: np.ndarray, spreads: np.ndarray, width: float, confidence: float = 0.95
+) -> dict[str, int]:
     """Labels for a ``width``-wide interval under proportional and Neyman allocation over strata of
     population ``shares`` with per-stratum standard deviations ``spreads``.
 
@@ -157,12 +177,15 @@ def stratified_labels(shares: np.ndarray, spreads: np.ndarray, width: float, con
     {'stratified': 200, 'neyman': 139}
     """
     shares, spreads = np.asarray(shares, float), np.asarray(spreads, float)
-    return {"stratified": _count(float(np.sum(shares * spreads**2)), width, confidence),
-            "neyman": _count(float(np.sum(shares * spreads) ** 2), width, confidence)}
+    return {
+        "stratified": _count(float(np.sum(shares * spreads**2)), width, confidence),
+        "neyman": _count(float(np.sum(shares * spreads) ** 2), width, confidence),
+    }
 
 
-def missing_options(campaign: Campaign, *, metric: str | None, judge: str | None,
-                    pass_rate: float | None) -> ParameterText | None:
+def missing_options(
+    campaign: Campaign, *, metric: str | None, judge: str | None, pass_rate: float | None
+) -> ParameterText | None:
     """Everything a plan lacks, said at once (None when nothing is): a metric to choose among several, a
     judge among several on it, a pass rate to assume where no human labelled the metric yet.
 
@@ -177,25 +200,38 @@ def missing_options(campaign: Campaign, *, metric: str | None, judge: str | None
     the plan needs 3 choices: (1) a metric, with metric (f, r); (2) a judge, with judge (on f: x, y; on r: x, y); (3) the human pass rate to assume, with pass_rate: no human has labelled f, r yet
     """
     if metric is not None and metric not in campaign.metrics:
-        return None   # chosen_metric says what the campaign declares
+        return None  # chosen_metric says what the campaign declares
     candidates = [metric] if metric is not None else sorted(campaign.metrics)
     needed: list[str] = []
     if len(candidates) > 1:
-        needed.append(ParameterText("a metric, with {metric} ({_names})", metric=NO_VALUE, _names=", ".join(candidates)))
+        needed.append(
+            ParameterText("a metric, with {metric} ({_names})", metric=NO_VALUE, _names=", ".join(candidates))
+        )
     if judge is None:
         several = {m: [j.name for j in judge_scores(campaign, m)] for m in candidates}
         several = {m: names for m, names in several.items() if len(names) > 1}
         if several:
-            on = "; ".join(f"on {m}: {', '.join(names)}" for m, names in several.items()) if len(candidates) > 1 \
+            on = (
+                "; ".join(f"on {m}: {', '.join(names)}" for m, names in several.items())
+                if len(candidates) > 1
                 else ", ".join(next(iter(several.values())))
+            )
             needed.append(ParameterText("a judge, with {judge} ({_on})", judge=NO_VALUE, _on=on))
     if pass_rate is None:
         unlabelled = [m for m in candidates if human_reference(campaign, m).case_ids.size == 0]
         if unlabelled:
-            whose = ", ".join(unlabelled) if len(unlabelled) == len(candidates) else \
-                f"{', '.join(unlabelled)} (if you choose {'it' if len(unlabelled) == 1 else 'one of them'})"
-            needed.append(ParameterText("the human pass rate to assume, with {pass_rate}: no human has labelled "
-                                        "{_whose} yet", pass_rate=NO_VALUE, _whose=whose))
+            whose = (
+                ", ".join(unlabelled)
+                if len(unlabelled) == len(candidates)
+                else f"{', '.join(unlabelled)} (if you choose {'it' if len(unlabelled) == 1 else 'one of them'})"
+            )
+            needed.append(
+                ParameterText(
+                    "the human pass rate to assume, with {pass_rate}: no human has labelled {_whose} yet",
+                    pass_rate=NO_VALUE,
+                    _whose=whose,
+                )
+            )
     if not needed:
         return None
     if len(needed) == 1:
@@ -210,10 +246,19 @@ def _weighted_var(values: np.ndarray, weights: np.ndarray) -> float:
 
 
 @computed_once()
-def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | None = None, width: float = 0.1,
-                confidence: float = 0.95, n_strata: int = 5, threshold: float | None = None,
-                pass_rate: float | None = None, false_pass_rate: float | None = None,
-                kappa: float | None = None) -> Result:
+def plan_labels(
+    campaign: Campaign,
+    *,
+    metric: str | None = None,
+    judge: str | None = None,
+    width: float = 0.1,
+    confidence: float = 0.95,
+    n_strata: int = 5,
+    threshold: float | None = None,
+    pass_rate: float | None = None,
+    false_pass_rate: float | None = None,
+    kappa: float | None = None,
+) -> Result:
     """Labels needed for a ``width``-wide interval on the human pass rate, a judge's false-pass rate and
     its pass/fail kappa, per design; see the module docstring.
 
@@ -248,7 +293,9 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     """
 
     if not 0 < width < 2:
-        raise ValueError(ParameterText("{width}: expected the full width of the interval, between 0 and 2", width=width))
+        raise ValueError(
+            ParameterText("{width}: expected the full width of the interval, between 0 and 2", width=width)
+        )
     if not 0 < confidence < 1:
         raise ValueError(ParameterText("{confidence}: expected a level between 0 and 1", confidence=confidence))
     for name, value in (("pass_rate", pass_rate), ("false_pass_rate", false_pass_rate)):
@@ -257,14 +304,20 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     if kappa is not None and not -1 < kappa < 1:
         raise ValueError(ParameterText("{kappa}: expected a value between -1 and 1", kappa=kappa))
     needed = missing_options(campaign, metric=metric, judge=judge, pass_rate=pass_rate)
-    if needed is not None:   # every missing choice at once, not one a run
+    if needed is not None:  # every missing choice at once, not one a run
         raise ValueError(needed)
     metric = chosen_metric(campaign, metric)
     has_judges = bool(((campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "judge")).any())
     scores = chosen_judge(campaign, metric, judge)[1] if has_judges else None
     ref = human_reference(campaign, metric)
-    out: dict[str, Any] = {"metric": metric, "judge": scores.name if scores else None, "width": width,
-                           "confidence": confidence, "statistics": [], "notes": []}
+    out: dict[str, Any] = {
+        "metric": metric,
+        "judge": scores.name if scores else None,
+        "width": width,
+        "confidence": confidence,
+        "statistics": [],
+        "notes": [],
+    }
     # the labelled cases the judge scored, their design weights, and the judge's score strata on every case
     data = None
     if scores is not None and ref.case_ids.size >= 2:
@@ -274,9 +327,14 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
         shares = np.bincount(stratum_all, minlength=len(edges) + 1) / oriented.size
         joined = pair(campaign, metric, scores, reference=ref)
         weights = joined.weights
-        data = {"passes": joined.passes.astype(float), "oriented": joined.oriented,
-                "stratum": stratum_all[np.searchsorted(scores.case_ids, joined.case_ids)], "shares": shares,
-                "weights": np.ones(joined.n) if weights is None else weights, "n": joined.n}
+        data = {
+            "passes": joined.passes.astype(float),
+            "oriented": joined.oriented,
+            "stratum": stratum_all[np.searchsorted(scores.case_ids, joined.case_ids)],
+            "shares": shares,
+            "weights": np.ones(joined.n) if weights is None else weights,
+            "n": joined.n,
+        }
         if threshold is None and scores is not None:
             try:
                 threshold = recommended_threshold(campaign, metric, scores.name)
@@ -289,11 +347,18 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
     def row(statistic: str, value: float | None, source: str, labels: dict[str, int | None], note: str = "") -> None:
         best = min((v for v in labels.values() if v is not None), default=None)
         designs = [v for k, v in labels.items() if k != "random" and v is not None]
-        out["statistics"].append({
-            "statistic": statistic, "value": value, "source": source, "labels": labels,
-            "labels_saved": labels["random"] - min(designs) if designs else None,
-            "labelled": labelled, "more_needed": None if best is None else max(0, best - labelled),
-            **({"note": note} if note else {})})
+        out["statistics"].append(
+            {
+                "statistic": statistic,
+                "value": value,
+                "source": source,
+                "labels": labels,
+                "labels_saved": labels["random"] - min(designs) if designs else None,
+                "labelled": labelled,
+                "more_needed": None if best is None else max(0, best - labelled),
+                **({"note": note} if note else {}),
+            }
+        )
 
     def spreads(u: np.ndarray) -> np.ndarray | None:
         """The weighted standard deviation of ``u`` in each score stratum (None: a stratum lacks labels)."""
@@ -314,47 +379,80 @@ def plan_labels(campaign: Campaign, *, metric: str | None = None, judge: str | N
 
     # the human pass rate
     w = data["weights"] if data else None
-    p_data = float(np.average(data["passes"], weights=w)) if data else (float(ref.passes.mean()) if ref.case_ids.size else None)
+    p_data = (
+        float(np.average(data["passes"], weights=w))
+        if data
+        else (float(ref.passes.mean()) if ref.case_ids.size else None)
+    )
     p = pass_rate if pass_rate is not None else p_data
     if p is None:
-        raise ValueError(ParameterText("metric {_metric}: no human labels yet; state the expected pass rate ({pass_rate})",
-                                       _metric=metric, pass_rate=NO_VALUE))
-    row("human pass rate", p, "assumed" if pass_rate is not None else "campaign",
-        by_design(labels_for_rate(p, width, confidence), data["passes"] if data and pass_rate is None else None, 1.0))
+        raise ValueError(
+            ParameterText(
+                "metric {_metric}: no human labels yet; state the expected pass rate ({pass_rate})",
+                _metric=metric,
+                pass_rate=NO_VALUE,
+            )
+        )
+    row(
+        "human pass rate",
+        p,
+        "assumed" if pass_rate is not None else "campaign",
+        by_design(labels_for_rate(p, width, confidence), data["passes"] if data and pass_rate is None else None, 1.0),
+    )
     # the judge's false-pass rate at its threshold, and its pass/fail kappa
     judged = (data["oriented"] >= scores.sign * threshold) if data and threshold is not None else None
     fails = 1.0 - data["passes"] if data else None
-    r_data = (float(np.average(judged[fails > 0], weights=w[fails > 0])) if judged is not None and fails.any() else None)
+    r_data = float(np.average(judged[fails > 0], weights=w[fails > 0])) if judged is not None and fails.any() else None
     r = false_pass_rate if false_pass_rate is not None else r_data
     if r is None:
-        out["notes"].append("false-pass rate: no judge threshold and human fails to read it from; state it with "
-                            "--false-pass-rate")
+        out["notes"].append(
+            "false-pass rate: no judge threshold and human fails to read it from; state it with --false-pass-rate"
+        )
     else:
         u = None
         if judged is not None and false_pass_rate is None and pass_rate is None:
-            u = fails * (judged - r)   # the linearised false-pass rate, times the share of fails
+            u = fails * (judged - r)  # the linearised false-pass rate, times the share of fails
         fails_needed = trials_for_rate(r, width, confidence)
         fails_now = int(round(float(fails.sum()))) if fails is not None else 0
-        row("false-pass rate", r, "assumed" if false_pass_rate is not None else "campaign",
+        row(
+            "false-pass rate",
+            r,
+            "assumed" if false_pass_rate is not None else "campaign",
             by_design(labels_for_false_pass_rate(r, p, width, confidence), u, 1 - p),
             (f"at threshold {threshold:g}; " if threshold is not None else "")
-            + f"computed on the human fails: {fails_needed} needed, {fails_now} labelled")
-        out["statistics"][-1].update(human_fails_needed=fails_needed, human_fails=fails_now,
-                                     more_human_fails_needed=max(0, fails_needed - fails_now))
-    if kappa is not None:   # a judge passing as often as the humans do: kappa moves p(1 - p) onto the diagonal
+            + f"computed on the human fails: {fails_needed} needed, {fails_now} labelled",
+        )
+        out["statistics"][-1].update(
+            human_fails_needed=fails_needed,
+            human_fails=fails_now,
+            more_human_fails_needed=max(0, fails_needed - fails_now),
+        )
+    if kappa is not None:  # a judge passing as often as the humans do: kappa moves p(1 - p) onto the diagonal
         agree = kappa * p * (1 - p)
         table = np.array([[(1 - p) ** 2 + agree, p * (1 - p) - agree], [p * (1 - p) - agree, p * p + agree]])
-        row("pass/fail kappa", kappa, "assumed", {"random": labels_for_kappa(table, width, confidence),
-                                                  "stratified": None, "neyman": None},
-            "a judge passing as often as the humans")
+        row(
+            "pass/fail kappa",
+            kappa,
+            "assumed",
+            {"random": labels_for_kappa(table, width, confidence), "stratified": None, "neyman": None},
+            "a judge passing as often as the humans",
+        )
     elif judged is not None:
-        table = np.array([[np.sum(w * fails * (1 - judged)), np.sum(w * fails * judged)],
-                          [np.sum(w * (1 - fails) * (1 - judged)), np.sum(w * (1 - fails) * judged)]])
+        table = np.array(
+            [
+                [np.sum(w * fails * (1 - judged)), np.sum(w * fails * judged)],
+                [np.sum(w * (1 - fails) * (1 - judged)), np.sum(w * (1 - fails) * judged)],
+            ]
+        )
         from statsmodels.stats.inter_rater import cohens_kappa
 
-        row("pass/fail kappa", float(cohens_kappa(table).kappa), "campaign", {"random": labels_for_kappa(table, width, confidence),
-                                                   "stratified": None, "neyman": None},
-            f"at threshold {threshold:g}; kappa measures the judge itself: its scores do not stratify it")
+        row(
+            "pass/fail kappa",
+            float(cohens_kappa(table).kappa),
+            "campaign",
+            {"random": labels_for_kappa(table, width, confidence), "stratified": None, "neyman": None},
+            f"at threshold {threshold:g}; kappa measures the judge itself: its scores do not stratify it",
+        )
     else:
         out["notes"].append("kappa: no judge verdicts to read it from; state it with --kappa (and --pass-rate)")
     return Result(out, records_frame("statistics"))

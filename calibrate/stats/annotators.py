@@ -27,8 +27,18 @@ import numpy as np
 from calibrate.stats.bootstrap import Interval, bca_interval, case_counts, percentile_interval, resample_indices
 from calibrate.stats.label_tables import LabelTables, Statistic
 
-__all__ = ["percent_agreement", "fleiss_kappa", "cohen_kappa", "krippendorff_alpha", "others_reference",
-           "Agreement", "agreement_with_interval", "agreement_intervals", "reference_value", "BCA_MAX_ITEMS"]
+__all__ = [
+    "BCA_MAX_ITEMS",
+    "Agreement",
+    "agreement_intervals",
+    "agreement_with_interval",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "others_reference",
+    "percent_agreement",
+    "reference_value",
+]
 
 #: up to this many items the interval is BCa (measured to cover best for kappa up to n = 100; all
 #: methods agree beyond), above it a percentile bootstrap, which needs no leave-one-out pass
@@ -90,8 +100,9 @@ def fleiss_kappa(matrix: np.ndarray, weights: np.ndarray | None = None) -> float
     return float("nan") if expected == 1 else float((observed - expected) / (1 - expected))
 
 
-def cohen_kappa(a: np.ndarray, b: np.ndarray, *, weights: str | None = None,
-                sample_weight: np.ndarray | None = None) -> float:
+def cohen_kappa(
+    a: np.ndarray, b: np.ndarray, *, weights: str | None = None, sample_weight: np.ndarray | None = None
+) -> float:
     """Cohen's kappa between two label vectors on the items both labelled (scikit-learn); ``weights``
     weighs disagreements (``quadratic``), ``sample_weight`` the items."""
     from sklearn.metrics import cohen_kappa_score
@@ -100,8 +111,12 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, *, weights: str | None = None,
     if both.sum() < 2 or np.unique(np.concatenate([a[both], b[both]])).size < 2:
         return float("nan")
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = cohen_kappa_score(a[both], b[both], weights=weights,
-                                  sample_weight=None if sample_weight is None else np.asarray(sample_weight)[both])
+        value = cohen_kappa_score(
+            a[both],
+            b[both],
+            weights=weights,
+            sample_weight=None if sample_weight is None else np.asarray(sample_weight)[both],
+        )
     return float(value)
 
 
@@ -121,7 +136,7 @@ def krippendorff_alpha(matrix: np.ndarray, level: str, weights: np.ndarray | Non
     data = matrix[keep]
     if data.shape[0] < 1 or np.unique(data[~np.isnan(data)]).size < 2:
         return float("nan")
-    if level == "interval":   # a closed form, linear in the labels (the package's value matrix is quadratic)
+    if level == "interval":  # a closed form, linear in the labels (the package's value matrix is quadratic)
         return _interval_alpha(data, None if weights is None else np.asarray(weights, dtype=float)[keep])
     if weights is not None:
         return _weighted_alpha(data, level, np.asarray(weights, dtype=float)[keep])
@@ -151,7 +166,7 @@ def _interval_alpha(data: np.ndarray, weights: np.ndarray | None) -> float:
 def _weighted_alpha(data: np.ndarray, level: str, weights: np.ndarray) -> float:
     """Alpha from the coincidence matrix ``o_ck = sum_u w_u (n_uc n_uk - [c = k] n_uc) / (m_u - 1)``."""
     values = np.unique(data[~np.isnan(data)])
-    counts = np.stack([np.sum(data == v, axis=1) for v in values], axis=1).astype(float)   # units x values
+    counts = np.stack([np.sum(data == v, axis=1) for v in values], axis=1).astype(float)  # units x values
     m = counts.sum(axis=1)
     scaled = counts * (weights / (m - 1))[:, None]
     coincidence = scaled.T @ counts - np.diag(scaled.sum(axis=0))
@@ -162,7 +177,7 @@ def _weighted_alpha(data: np.ndarray, level: str, weights: np.ndarray) -> float:
         delta = (i != j).astype(float)
     elif level == "interval":
         delta = (values[i] - values[j]) ** 2
-    else:   # ordinal: the squared count of values between (halves at the ends)
+    else:  # ordinal: the squared count of values between (halves at the ends)
         cum = np.cumsum(n_c)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
         delta = (cum[hi] - cum[lo] + n_c[lo] - (n_c[i] + n_c[j]) / 2) ** 2
@@ -197,9 +212,16 @@ class Agreement:
     interval: Interval | None
 
 
-def agreement_with_interval(statistic: Callable[[np.ndarray, np.ndarray | None], float], matrix: np.ndarray, *,
-                            n_boot: int, seed: int, confidence: float = 0.95, weights: np.ndarray | None = None,
-                            strata: np.ndarray | None = None) -> Agreement:
+def agreement_with_interval(
+    statistic: Callable[[np.ndarray, np.ndarray | None], float],
+    matrix: np.ndarray,
+    *,
+    n_boot: int,
+    seed: int,
+    confidence: float = 0.95,
+    weights: np.ndarray | None = None,
+    strata: np.ndarray | None = None,
+) -> Agreement:
     """``statistic(matrix, weights)`` of the items with two labels or more, with a bootstrap interval
     over those items (BCa up to :data:`BCA_MAX_ITEMS` items, percentile beyond; undefined resamples
     dropped). With item ``weights`` and sample-design ``strata``, items are resampled within strata."""
@@ -211,12 +233,21 @@ def agreement_with_interval(statistic: Callable[[np.ndarray, np.ndarray | None],
     value = statistic(matrix, weights) if n else float("nan")
     if not np.isfinite(value) or n_boot == 0:
         return Agreement(value, n, None)
-    replicates = np.array([statistic(matrix[rows], None if weights is None else weights[rows])
-                           for batch in resample_indices(n, n_boot, seed=seed, strata=strata) for rows in batch])
+    replicates = np.array(
+        [
+            statistic(matrix[rows], None if weights is None else weights[rows])
+            for batch in resample_indices(n, n_boot, seed=seed, strata=strata)
+            for rows in batch
+        ]
+    )
     min_valid = min(100, max(1, n_boot // 2))
     if n <= BCA_MAX_ITEMS:
-        jackknife = np.array([statistic(np.delete(matrix, i, axis=0), None if weights is None
-                                        else np.delete(weights, i)) for i in range(n)])
+        jackknife = np.array(
+            [
+                statistic(np.delete(matrix, i, axis=0), None if weights is None else np.delete(weights, i))
+                for i in range(n)
+            ]
+        )
         interval = bca_interval(value, replicates, jackknife, confidence=confidence, min_valid=min_valid)
     else:
         interval = percentile_interval(replicates, confidence=confidence, min_valid=min_valid)
@@ -241,16 +272,23 @@ def reference_value(tables: LabelTables, name: Statistic, rows: np.ndarray | Non
     if rows is not None:
         m, w = m[rows], None if w is None else w[rows]
     if name.startswith("cohen_kappa"):
-        return cohen_kappa(m[:, 0], m[:, 1], weights="quadratic" if name.endswith("quadratic") else None,
-                           sample_weight=w)
+        return cohen_kappa(
+            m[:, 0], m[:, 1], weights="quadratic" if name.endswith("quadratic") else None, sample_weight=w
+        )
     if name.startswith("alpha_"):
         return krippendorff_alpha(m, name.removeprefix("alpha_"), w)
     return {"percent_agreement": percent_agreement, "fleiss_kappa": fleiss_kappa}[name](m, w)
 
 
-def agreement_intervals(statistics: Mapping[str, tuple[LabelTables, Statistic]], *, n_boot: int, seed: int,
-                        confidence: float = 0.95, strata: np.ndarray | None = None,
-                        subject: str = "annotators") -> dict[str, Agreement]:
+def agreement_intervals(
+    statistics: Mapping[str, tuple[LabelTables, Statistic]],
+    *,
+    n_boot: int,
+    seed: int,
+    confidence: float = 0.95,
+    strata: np.ndarray | None = None,
+    subject: str = "annotators",
+) -> dict[str, Agreement]:
     """Several agreement statistics of one set of items, each with its bootstrap interval over the items,
     all from one resample of them.
 
@@ -295,8 +333,7 @@ def agreement_intervals(statistics: Mapping[str, tuple[LabelTables, Statistic]],
     if len(sizes) > 1:
         raise ValueError(f"the statistics' tables hold different numbers of items: {sorted(sizes)}")
     n = sizes.pop() if sizes else 0
-    values = {key: reference_value(tables, name) if n else float("nan")
-              for key, (tables, name) in statistics.items()}
+    values = {key: reference_value(tables, name) if n else float("nan") for key, (tables, name) in statistics.items()}
     if n:
         engine = {key: float(tables.statistic(name, tables.full)[0]) for key, (tables, name) in statistics.items()}
         check_engine(values, engine, subject, subject="")

@@ -20,11 +20,12 @@ from scipy import special
 from calibrate.stats.kernel import SERIAL_WORK
 from calibrate.stats.threads import launching, numba
 
-__all__ = ["resample_indices", "case_counts", "Interval", "bca_interval", "percentile_interval"]
+__all__ = ["Interval", "bca_interval", "case_counts", "percentile_interval", "resample_indices"]
 
 
-def resample_indices(n_cases: int, n_boot: int, *, seed: int, batch_size: int = 64,
-                     strata: np.ndarray | None = None) -> Iterator[np.ndarray]:
+def resample_indices(
+    n_cases: int, n_boot: int, *, seed: int, batch_size: int = 64, strata: np.ndarray | None = None
+) -> Iterator[np.ndarray]:
     """Yield batches of bootstrap resamples as index arrays of shape ``(batch, n_cases)``.
 
     Parameters
@@ -127,14 +128,25 @@ def _usable(replicates, method: str, min_valid: int) -> tuple[np.ndarray, int, s
     dropped = int(replicates.size - boot.size)
     method = f"{method} ({boot.size} resamples of cases)"
     if boot.size < min_valid:
-        return boot, dropped, method, Interval(None, None, method, boot.size, dropped,
-                                               f"only {boot.size} resamples defined the statistic "
-                                               f"(need {min_valid})")
+        return (
+            boot,
+            dropped,
+            method,
+            Interval(
+                None,
+                None,
+                method,
+                boot.size,
+                dropped,
+                f"only {boot.size} resamples defined the statistic (need {min_valid})",
+            ),
+        )
     return boot, dropped, method, None
 
 
-def percentile_interval(replicates, *, confidence: float = 0.95, min_valid: int = 100,
-                        discrete: bool = False) -> Interval:
+def percentile_interval(
+    replicates, *, confidence: float = 0.95, min_valid: int = 100, discrete: bool = False
+) -> Interval:
     """Percentile bootstrap interval, dropping undefined replicates.
 
     With ``discrete=True`` the bounds are replicate values themselves (inverted CDF), which suits a
@@ -154,8 +166,9 @@ def percentile_interval(replicates, *, confidence: float = 0.95, min_valid: int 
     return Interval(float(low), float(high), method, boot.size, dropped)
 
 
-def bca_interval(estimate: float, replicates, jackknife, jackknife_weights=None, *,
-                 confidence: float = 0.95, min_valid: int = 100) -> Interval:
+def bca_interval(
+    estimate: float, replicates, jackknife, jackknife_weights=None, *, confidence: float = 0.95, min_valid: int = 100
+) -> Interval:
     """Bias-corrected and accelerated (BCa) bootstrap interval (Efron 1987).
 
     Parameters

@@ -11,13 +11,13 @@ import numpy as np
 from scipy import special, stats
 
 __all__ = [
-    "wilson_interval",
-    "clopper_pearson_upper",
-    "fisher_z_interval",
     "bonett_wright_se",
+    "clopper_pearson_upper",
     "fieller_kendall_se",
-    "spearman_with_interval",
+    "fisher_z_interval",
     "normal_quantile",
+    "spearman_with_interval",
+    "wilson_interval",
 ]
 
 
@@ -115,15 +115,29 @@ def spearman_with_interval(a: np.ndarray, b: np.ndarray, *, confidence: float = 
     """
     n = int(np.asarray(a).size)
     if n < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return {"estimate": None, "n": n,
-                "reason": "fewer than 4 cases" if n < 4 else "constant values: no rank correlation"}
+        return {
+            "estimate": None,
+            "n": n,
+            "reason": "fewer than 4 cases" if n < 4 else "constant values: no rank correlation",
+        }
     rho = float(np.clip(stats.spearmanr(a, b).statistic, -1, 1))
-    if abs(rho) >= 1 - 1e-12:   # a perfect rank correlation: Fisher's z is infinite, and no interval holds
-        return {"estimate": rho, "ci_low": None, "ci_high": None, "ci_method": "Fisher z, Bonett-Wright SE",
-                "ci_reason": f"a perfect rank agreement on {n} cases: no interval", "n": n}
+    if abs(rho) >= 1 - 1e-12:  # a perfect rank correlation: Fisher's z is infinite, and no interval holds
+        return {
+            "estimate": rho,
+            "ci_low": None,
+            "ci_high": None,
+            "ci_method": "Fisher z, Bonett-Wright SE",
+            "ci_reason": f"a perfect rank agreement on {n} cases: no interval",
+            "n": n,
+        }
     low, high = fisher_z_interval(rho, bonett_wright_se(rho, n), confidence=confidence)
-    return {"estimate": rho, "ci_low": float(low), "ci_high": float(high), "ci_method": "Fisher z, Bonett-Wright SE",
-            "n": n}
+    return {
+        "estimate": rho,
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "ci_method": "Fisher z, Bonett-Wright SE",
+        "n": n,
+    }
 
 
 def normal_quantile(confidence: float) -> float:

@@ -22,8 +22,20 @@ import numpy as np
 
 from calibrate.stats.threads import launching, numba
 
-__all__ = ["rank_sums", "rank_sums_many", "cell_tables", "Layout", "layout", "N_RANK_SUMS", "CROSS", "SCORE_RANK2",
-           "CONCORDANCE", "SCORE_TIES", "AUC_NUMERATOR", "SERIAL_WORK"]
+__all__ = [
+    "AUC_NUMERATOR",
+    "CONCORDANCE",
+    "CROSS",
+    "N_RANK_SUMS",
+    "SCORE_RANK2",
+    "SCORE_TIES",
+    "SERIAL_WORK",
+    "Layout",
+    "cell_tables",
+    "layout",
+    "rank_sums",
+    "rank_sums_many",
+]
 
 # the columns of rank_sums' per-resample output
 CROSS, SCORE_RANK2, CONCORDANCE, SCORE_TIES, AUC_NUMERATOR = range(5)
@@ -66,8 +78,9 @@ class Layout:
         return self.gather_at.size - 1
 
 
-def layout(tables: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray | None]]
-           ) -> Layout:
+def layout(
+    tables: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray | None]],
+) -> Layout:
     """The :class:`Layout` of several tables, each given as ``(gather, starts, cell_h, cell_pass, run_starts,
     n_levels, scale)`` in its own numbering (``starts`` into its ``gather``, ``run_starts`` into its cells):
     the arguments :func:`rank_sums` takes for one table. Beside weighted tables, a table without a scale
@@ -94,11 +107,19 @@ def layout(tables: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np
         parts = [np.asarray(t[i], dtype=dtype) + (0 if shift is None else shift[k]) for k, t in enumerate(tables)]
         return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0, dtype=dtype))
 
-    return Layout(gather=flat(0, np.int64), gather_at=gather_at, starts=flat(1, np.int64, gather_at),
-                  cell_at=np.r_[0, np.cumsum(cells)], cell_h=flat(2, np.int64), cell_pass=flat(3, np.float64),
-                  run_starts=flat(4, np.int64), run_at=np.r_[0, np.cumsum(scores + 1)],
-                  score_at=np.r_[0, np.cumsum(scores)], level_at=np.r_[0, np.cumsum(levels)],
-                  scale=flat(6, np.float64) if weighted else None)
+    return Layout(
+        gather=flat(0, np.int64),
+        gather_at=gather_at,
+        starts=flat(1, np.int64, gather_at),
+        cell_at=np.r_[0, np.cumsum(cells)],
+        cell_h=flat(2, np.int64),
+        cell_pass=flat(3, np.float64),
+        run_starts=flat(4, np.int64),
+        run_at=np.r_[0, np.cumsum(scores + 1)],
+        score_at=np.r_[0, np.cumsum(scores)],
+        level_at=np.r_[0, np.cumsum(levels)],
+        scale=flat(6, np.float64) if weighted else None,
+    )
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
@@ -141,8 +162,9 @@ def _cell_tables_serial(values, gather, starts, scale):  # pragma: no cover - co
     return out
 
 
-def cell_tables(values: np.ndarray, gather: np.ndarray, starts: np.ndarray, scale: np.ndarray | None = None
-                ) -> np.ndarray:
+def cell_tables(
+    values: np.ndarray, gather: np.ndarray, starts: np.ndarray, scale: np.ndarray | None = None
+) -> np.ndarray:
     """Cell counts ``(batch, cells)``: cell ``c`` sums ``values[r, gather[starts[c]:starts[c + 1]]]``,
     each term multiplied by ``scale[q]`` (a case weight, aligned with ``gather``) when a scale is given.
     Several tables' cells can be computed in one launch by concatenating their gathers (and shifting
@@ -160,8 +182,26 @@ def cell_tables(values: np.ndarray, gather: np.ndarray, starts: np.ndarray, scal
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _one_table(values, r, k, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at,
-               level_at, scale, by_human, cum_passes, cum_fails, sums):  # pragma: no cover - compiled
+def _one_table(
+    values,
+    r,
+    k,
+    gather,
+    gather_at,
+    starts,
+    cell_at,
+    cell_h,
+    cell_pass,
+    run_starts,
+    run_at,
+    score_at,
+    level_at,
+    scale,
+    by_human,
+    cum_passes,
+    cum_fails,
+    sums,
+):  # pragma: no cover - compiled
     """The sums of table ``k`` on resample ``r`` (see :func:`rank_sums`)."""
     g_end = gather_at[k + 1]
     c0 = cell_at[k]
@@ -180,8 +220,8 @@ def _one_table(values, r, k, gather, gather_at, starts, cell_at, cell_h, cell_pa
     # cells of the run; the "all" part is subtracted at the end, once the level totals are known.
     tree = np.zeros(n_levels + 1)
     lower = np.zeros(n_levels)
-    score_rank_by_level = np.zeros(n_levels)   # sum over cases of judge midrank, per human level
-    run = np.zeros(n_levels)                   # the counts of the cells of the current score
+    score_rank_by_level = np.zeros(n_levels)  # sum over cases of judge midrank, per human level
+    run = np.zeros(n_levels)  # the counts of the cells of the current score
     cum_score = 0.0
     cum_pass = 0.0
     cum_fail = 0.0
@@ -260,29 +300,71 @@ def _outputs(values, n_tables, score_at, level_at):  # pragma: no cover - compil
     b = values.shape[0]
     # running counts of unweighted resamples are whole numbers: stored in the counts' own dtype (float32
     # halves the writes; weighted resamples pass float64 counts)
-    return (np.zeros((b, level_at[n_tables])), np.zeros((b, score_at[n_tables]), dtype=values.dtype),
-            np.zeros((b, score_at[n_tables]), dtype=values.dtype), np.zeros((b, n_tables, N_RANK_SUMS)))
+    return (
+        np.zeros((b, level_at[n_tables])),
+        np.zeros((b, score_at[n_tables]), dtype=values.dtype),
+        np.zeros((b, score_at[n_tables]), dtype=values.dtype),
+        np.zeros((b, n_tables, N_RANK_SUMS)),
+    )
 
 
 @numba.njit(cache=True, parallel=True, error_model="numpy")
-def _rank_sums_parallel(values, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at,
-                        level_at, scale):  # pragma: no cover - compiled
+def _rank_sums_parallel(
+    values, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at, level_at, scale
+):  # pragma: no cover - compiled
     n_tables = gather_at.size - 1
     by_human, cum_passes, cum_fails, sums = _outputs(values, n_tables, score_at, level_at)
     for t in numba.prange(values.shape[0] * n_tables):
-        _one_table(values, t // n_tables, t % n_tables, gather, gather_at, starts, cell_at, cell_h, cell_pass,
-                   run_starts, run_at, score_at, level_at, scale, by_human, cum_passes, cum_fails, sums)
+        _one_table(
+            values,
+            t // n_tables,
+            t % n_tables,
+            gather,
+            gather_at,
+            starts,
+            cell_at,
+            cell_h,
+            cell_pass,
+            run_starts,
+            run_at,
+            score_at,
+            level_at,
+            scale,
+            by_human,
+            cum_passes,
+            cum_fails,
+            sums,
+        )
     return by_human, cum_passes, cum_fails, sums
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _rank_sums_serial(values, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at,
-                      level_at, scale):  # pragma: no cover - compiled
+def _rank_sums_serial(
+    values, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at, level_at, scale
+):  # pragma: no cover - compiled
     n_tables = gather_at.size - 1
     by_human, cum_passes, cum_fails, sums = _outputs(values, n_tables, score_at, level_at)
     for t in range(values.shape[0] * n_tables):
-        _one_table(values, t // n_tables, t % n_tables, gather, gather_at, starts, cell_at, cell_h, cell_pass,
-                   run_starts, run_at, score_at, level_at, scale, by_human, cum_passes, cum_fails, sums)
+        _one_table(
+            values,
+            t // n_tables,
+            t % n_tables,
+            gather,
+            gather_at,
+            starts,
+            cell_at,
+            cell_h,
+            cell_pass,
+            run_starts,
+            run_at,
+            score_at,
+            level_at,
+            scale,
+            by_human,
+            cum_passes,
+            cum_fails,
+            sums,
+        )
     return by_human, cum_passes, cum_fails, sums
 
 
@@ -294,13 +376,32 @@ def rank_sums_many(values: np.ndarray, lay: Layout) -> tuple[np.ndarray, np.ndar
     """
     kernel = _rank_sums_serial if values.shape[0] * lay.gather.size < SERIAL_WORK else _rank_sums_parallel
     with launching():
-        return kernel(values, lay.gather, lay.gather_at, lay.starts, lay.cell_at, lay.cell_h, lay.cell_pass,
-                      lay.run_starts, lay.run_at, lay.score_at, lay.level_at, lay.scale)
+        return kernel(
+            values,
+            lay.gather,
+            lay.gather_at,
+            lay.starts,
+            lay.cell_at,
+            lay.cell_h,
+            lay.cell_pass,
+            lay.run_starts,
+            lay.run_at,
+            lay.score_at,
+            lay.level_at,
+            lay.scale,
+        )
 
 
-def rank_sums(values: np.ndarray, gather: np.ndarray, starts: np.ndarray, cell_h: np.ndarray,
-              run_starts: np.ndarray, n_levels: int, cell_pass: np.ndarray, scale: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def rank_sums(
+    values: np.ndarray,
+    gather: np.ndarray,
+    starts: np.ndarray,
+    cell_h: np.ndarray,
+    run_starts: np.ndarray,
+    n_levels: int,
+    cell_pass: np.ndarray,
+    scale: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per resample: the sums behind Spearman, Kendall tau-b and ROC AUC, for one table.
 
     Cell ``c`` of resample ``r`` counts ``values[r, gather[starts[c]:starts[c + 1]]]`` (per-case resample
@@ -323,5 +424,6 @@ def rank_sums(values: np.ndarray, gather: np.ndarray, starts: np.ndarray, cell_h
     ([[1.0, 2.0]], [[0.0, 1.0, 2.0]], 2.0)
     """
     by_human, cum_passes, cum_fails, sums = rank_sums_many(
-        values, layout([(gather, starts, cell_h, cell_pass, run_starts, n_levels, scale)]))
+        values, layout([(gather, starts, cell_h, cell_pass, run_starts, n_levels, scale)])
+    )
     return by_human, cum_passes, cum_fails, sums[:, 0, :]

@@ -26,13 +26,27 @@ import numpy as np
 
 from calibrate.stats import kernel
 
-__all__ = ["LabelTables", "STATISTICS", "multiply_labelled"]
+__all__ = ["STATISTICS", "LabelTables", "multiply_labelled"]
 
 #: The statistics :meth:`LabelTables.statistic` computes.
-STATISTICS = ("percent_agreement", "fleiss_kappa", "cohen_kappa", "cohen_kappa_quadratic", "alpha_nominal",
-              "alpha_ordinal", "alpha_interval")
-Statistic = Literal["percent_agreement", "fleiss_kappa", "cohen_kappa", "cohen_kappa_quadratic", "alpha_nominal",
-                    "alpha_ordinal", "alpha_interval"]
+STATISTICS = (
+    "percent_agreement",
+    "fleiss_kappa",
+    "cohen_kappa",
+    "cohen_kappa_quadratic",
+    "alpha_nominal",
+    "alpha_ordinal",
+    "alpha_interval",
+)
+Statistic = Literal[
+    "percent_agreement",
+    "fleiss_kappa",
+    "cohen_kappa",
+    "cohen_kappa_quadratic",
+    "alpha_nominal",
+    "alpha_ordinal",
+    "alpha_interval",
+]
 #: Values held at once while computing a statistic (rows x patterns or categories squared): bounds memory.
 ROW_BUDGET = 4_000_000
 
@@ -101,17 +115,21 @@ class LabelTables:
             np.add.at(self.value_counts, (rows, column[rows]), 1.0)
         self.m = self.value_counts.sum(axis=1)
         self._order = np.argsort(self.item_pattern, kind="stable")
-        self._starts = np.flatnonzero(np.r_[True, np.diff(self.item_pattern[self._order]) != 0]) if self.n \
+        self._starts = (
+            np.flatnonzero(np.r_[True, np.diff(self.item_pattern[self._order]) != 0])
+            if self.n
             else np.zeros(0, dtype=np.int64)
+        )
         self._scale = None if self.weights is None else np.ascontiguousarray(self.weights[self._order])
-        self.full = np.bincount(self.item_pattern, weights=self.weights, minlength=self.n_patterns)[None, :] \
-            .astype(float)
+        self.full = np.bincount(self.item_pattern, weights=self.weights, minlength=self.n_patterns)[None, :].astype(
+            float
+        )
 
     # ----------------------------------------------------------------- tables
     def tables(self, case_counts: np.ndarray) -> np.ndarray:
         """Pattern-count tables ``(batch, patterns)`` from how often each item appears in each resample
         (:func:`calibrate.stats.bootstrap.case_counts`), weighted by the items' weights."""
-        if self._scale is not None:   # weighted sums of counts are not whole: accumulated in float64
+        if self._scale is not None:  # weighted sums of counts are not whole: accumulated in float64
             case_counts = case_counts.astype(np.float64, copy=False)
         return kernel.cell_tables(case_counts, self._order, self._starts, self._scale).astype(float, copy=False)
 
@@ -131,20 +149,27 @@ class LabelTables:
         if name.startswith("cohen") and self.n_annotators != 2:
             raise ValueError(f"Cohen's kappa compares two annotators, not {self.n_annotators}")
         T = np.atleast_2d(np.asarray(T, dtype=float))
-        if not self.values.size:   # no label at all: nothing agrees or disagrees
+        if not self.values.size:  # no label at all: nothing agrees or disagrees
             return np.full(T.shape[0], np.nan)
-        width = max(self.n_patterns, self.values.size ** 2 if name != "alpha_interval" else self.values.size, 1)
+        width = max(self.n_patterns, self.values.size**2 if name != "alpha_interval" else self.values.size, 1)
         step = max(1, ROW_BUDGET // width)
-        compute = {"percent_agreement": self._percent_agreement, "fleiss_kappa": self._fleiss_kappa,
-                   "cohen_kappa": self._cohen_kappa, "cohen_kappa_quadratic": partial(self._cohen_kappa, quadratic=True),
-                   "alpha_nominal": partial(self._alpha, level="nominal"),
-                   "alpha_ordinal": partial(self._alpha, level="ordinal"),
-                   "alpha_interval": partial(self._alpha, level="interval")}[name]
+        compute = {
+            "percent_agreement": self._percent_agreement,
+            "fleiss_kappa": self._fleiss_kappa,
+            "cohen_kappa": self._cohen_kappa,
+            "cohen_kappa_quadratic": partial(self._cohen_kappa, quadratic=True),
+            "alpha_nominal": partial(self._alpha, level="nominal"),
+            "alpha_ordinal": partial(self._alpha, level="ordinal"),
+            "alpha_interval": partial(self._alpha, level="interval"),
+        }[name]
         if name.startswith("cohen") and (self.n if n_items is None else n_items) < 2:
             return np.full(T.shape[0], np.nan)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.concatenate([compute(T[i:i + step]) for i in range(0, T.shape[0], step)]) \
-                if T.shape[0] else np.zeros(0)
+            return (
+                np.concatenate([compute(T[i : i + step]) for i in range(0, T.shape[0], step)])
+                if T.shape[0]
+                else np.zeros(0)
+            )
 
     def _by_value(self, T: np.ndarray) -> np.ndarray:
         """Labels of each value per row, ``(batch, values)``."""
@@ -152,7 +177,7 @@ class LabelTables:
 
     def _percent_agreement(self, T: np.ndarray) -> np.ndarray:
         counts, m = self.value_counts, self.m
-        share = np.sum(counts * (counts - 1), axis=1) / (m * (m - 1))   # of each pattern's pairs that agree
+        share = np.sum(counts * (counts - 1), axis=1) / (m * (m - 1))  # of each pattern's pairs that agree
         return (T @ share) / T.sum(axis=1)
 
     def _fleiss_kappa(self, T: np.ndarray) -> np.ndarray:
@@ -165,11 +190,11 @@ class LabelTables:
     def _cohen_kappa(self, T: np.ndarray, quadratic: bool = False) -> np.ndarray:
         V = self.values.size
         conf = np.zeros((T.shape[0], V * V))
-        conf[:, self.patterns[:, 0] * V + self.patterns[:, 1]] = T   # distinct patterns: distinct cells
+        conf[:, self.patterns[:, 0] * V + self.patterns[:, 1]] = T  # distinct patterns: distinct cells
         conf = conf.reshape(-1, V, V)
-        rows, cols = conf.sum(axis=2), conf.sum(axis=1)   # the first annotator's labels, the second's
+        rows, cols = conf.sum(axis=2), conf.sum(axis=1)  # the first annotator's labels, the second's
         present = (rows + cols) > 0
-        if quadratic:   # scikit-learn's weights: squared distances between positions of the present categories
+        if quadratic:  # scikit-learn's weights: squared distances between positions of the present categories
             position = np.cumsum(present, axis=1) - 1.0
             w = (position[:, :, None] - position[:, None, :]) ** 2
         else:
@@ -181,7 +206,7 @@ class LabelTables:
     def _alpha(self, T: np.ndarray, level: str) -> np.ndarray:
         counts, m = self.value_counts, self.m
         defined = np.sum(self._by_value(T) > 0, axis=1) >= 2
-        if level == "interval":   # in closed form: the coincidences' squared differences from sums
+        if level == "interval":  # in closed form: the coincidences' squared differences from sums
             s1, s2 = counts @ self.values, counts @ self.values**2
             observed = T @ ((2 * m * s2 - 2 * s1**2) / (m - 1))
             n, n1, n2 = T @ m, T @ s1, T @ s2
@@ -189,14 +214,16 @@ class LabelTables:
             return np.where(defined & (expected > 0), 1 - (n - 1) * observed / expected, np.nan)
         V = self.values.size
         # each pattern's coincidences: (n_c n_k - [c = k] n_c) / (m - 1)
-        per_pattern = (counts[:, :, None] * counts[:, None, :] - np.eye(V) * counts[:, :, None]) / (m - 1)[:, None, None]
+        per_pattern = (counts[:, :, None] * counts[:, None, :] - np.eye(V) * counts[:, :, None]) / (m - 1)[
+            :, None, None
+        ]
         coincidence = (T @ per_pattern.reshape(-1, V * V)).reshape(-1, V, V)
         n_c = coincidence.sum(axis=2)
         n = n_c.sum(axis=1)
         i, j = np.indices((V, V))
         if level == "nominal":
             delta = np.broadcast_to((i != j).astype(float), coincidence.shape)
-        else:   # ordinal: the squared count of values between (halves at the ends)
+        else:  # ordinal: the squared count of values between (halves at the ends)
             cum = np.cumsum(n_c, axis=1)
             lo, hi = np.minimum(i, j), np.maximum(i, j)
             delta = (cum[:, hi] - cum[:, lo] + n_c[:, lo] - (n_c[:, i] + n_c[:, j]) / 2) ** 2

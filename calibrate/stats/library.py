@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, roc_auc_score
 
-__all__ = ["point_estimates", "check_engine", "EngineMismatch", "weighted_midranks", "weighted_spearman", "separation"]
+__all__ = ["EngineMismatch", "check_engine", "point_estimates", "separation", "weighted_midranks", "weighted_spearman"]
 
 #: krippendorff builds a (values x values) coincidence matrix; past this many distinct values the
 #: engine's moment formula for interval alpha stands alone (it is cross-checked in the tests).
@@ -38,11 +38,20 @@ def separation(score: np.ndarray, passes: np.ndarray, *, seed: int = 0) -> dict[
     passes = np.asarray(passes, dtype=bool)
     n_pass, n_fail = int(passes.sum()), int((~passes).sum())
     smaller = min(n_pass, n_fail)
-    method = ("exact" if smaller < 2 else stats.PermutationMethod(n_resamples=4999, random_state=seed)
-              if smaller < 20 else "asymptotic")
+    method = (
+        "exact"
+        if smaller < 2
+        else stats.PermutationMethod(n_resamples=4999, random_state=seed)
+        if smaller < 20
+        else "asymptotic"
+    )
     test = stats.mannwhitneyu(score[passes], score[~passes], alternative="greater", method=method)
-    return {"auc": float(test.statistic) / (n_pass * n_fail), "chance_p": float(test.pvalue), "n_pass": n_pass,
-            "n_fail": n_fail}
+    return {
+        "auc": float(test.statistic) / (n_pass * n_fail),
+        "chance_p": float(test.pvalue),
+        "n_pass": n_pass,
+        "n_fail": n_fail,
+    }
 
 
 def weighted_midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -68,8 +77,15 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> floa
         return float(c[0, 1] / np.sqrt(c[0, 0] * c[1, 1]))
 
 
-def point_estimates(human: np.ndarray, score: np.ndarray, metric, on_scale: bool,
-                    pass_threshold: float | None, sign: float, weights: np.ndarray | None = None) -> dict[str, float]:
+def point_estimates(
+    human: np.ndarray,
+    score: np.ndarray,
+    metric,
+    on_scale: bool,
+    pass_threshold: float | None,
+    sign: float,
+    weights: np.ndarray | None = None,
+) -> dict[str, float]:
     """Statistics of (human reference, oriented judge score) from scipy, scikit-learn, krippendorff."""
     if weights is not None:
         return _weighted_point_estimates(human, score, metric, on_scale, pass_threshold, sign, weights)
@@ -91,14 +107,17 @@ def point_estimates(human: np.ndarray, score: np.ndarray, metric, on_scale: bool
             if metric.scale == "ordinal":
                 out["kappa_quadratic"] = float(cohen_kappa_score(h, s, labels=positions, weights="quadratic"))
         if on_scale and (levels or np.unique(np.concatenate([human, score])).size <= MAX_ALPHA_VALUES):
-            out["alpha"] = float(krippendorff.alpha(reliability_data=np.vstack([human, score]),
-                                                    level_of_measurement=metric.alpha_level,
-                                                    value_domain=levels))
+            out["alpha"] = float(
+                krippendorff.alpha(
+                    reliability_data=np.vstack([human, score]),
+                    level_of_measurement=metric.alpha_level,
+                    value_domain=levels,
+                )
+            )
         if pass_threshold is not None:
             judged = score >= sign * pass_threshold
             out["pass_kappa"] = float(cohen_kappa_score(passes, judged, labels=[False, True]))
-            out["balanced_accuracy"] = (float(balanced_accuracy_score(passes, judged)) if both_classes
-                                        else float("nan"))
+            out["balanced_accuracy"] = float(balanced_accuracy_score(passes, judged)) if both_classes else float("nan")
     return out
 
 
@@ -115,13 +134,15 @@ def _weighted_point_estimates(human, score, metric, on_scale, pass_threshold, si
             h, s = np.searchsorted(metric.levels, human), np.searchsorted(metric.levels, score)
             out["kappa"] = float(cohen_kappa_score(h, s, labels=positions, sample_weight=weights))
             if metric.scale == "ordinal":
-                out["kappa_quadratic"] = float(cohen_kappa_score(h, s, labels=positions, weights="quadratic",
-                                                                 sample_weight=weights))
+                out["kappa_quadratic"] = float(
+                    cohen_kappa_score(h, s, labels=positions, weights="quadratic", sample_weight=weights)
+                )
         if pass_threshold is not None:
             judged = score >= sign * pass_threshold
             out["pass_kappa"] = float(cohen_kappa_score(passes, judged, labels=[False, True], sample_weight=weights))
-            out["balanced_accuracy"] = (float(balanced_accuracy_score(passes, judged, sample_weight=weights))
-                                        if both_classes else float("nan"))
+            out["balanced_accuracy"] = (
+                float(balanced_accuracy_score(passes, judged, sample_weight=weights)) if both_classes else float("nan")
+            )
     return out
 
 
@@ -136,5 +157,7 @@ def check_engine(reference: dict[str, float], engine: dict[str, float], judge: s
             continue
         if not np.isclose(expected, got, rtol=1e-9, atol=1e-9):
             who = f"{subject} {judge}" if subject else judge
-            raise EngineMismatch(f"internal check failed for {key} of {who}: the reference library "
-                                 f"gives {expected!r}, the resampling engine {got!r}; please report this")
+            raise EngineMismatch(
+                f"internal check failed for {key} of {who}: the reference library "
+                f"gives {expected!r}, the resampling engine {got!r}; please report this"
+            )

@@ -23,14 +23,14 @@ import numpy as np
 
 from calibrate.stats import kernel
 
-__all__ = ["PairedScores", "Summary", "EXACT_JACKKNIFE_LIMIT", "summarize_together"]
+__all__ = ["EXACT_JACKKNIFE_LIMIT", "PairedScores", "Summary", "summarize_together"]
 
 #: Up to this many occupied cells the jackknife leaves out each case exactly; above it, groups.
 EXACT_JACKKNIFE_LIMIT = 2_000
 JACKKNIFE_GROUPS = 200
 
 
-def _cell_table(T: "np.ndarray | Summary") -> np.ndarray:
+def _cell_table(T: np.ndarray | Summary) -> np.ndarray:
     """The count tables themselves (kappa and alpha read cells), without running the rank kernel."""
     table = T.T if isinstance(T, Summary) else T
     if table is None:
@@ -133,12 +133,16 @@ class PairedScores:
         self._cell_starts = np.flatnonzero(np.r_[True, np.diff(self.case_cell[self._cell_order]) != 0])
         self._scale = None if self.weights is None else np.ascontiguousarray(self.weights[self._cell_order])
         self.levels = None if levels is None else np.asarray(sorted(levels), dtype=float)
-        self.on_scale = bool(self.levels is not None and np.isin(self.j_values, self.levels).all()
-                             and np.isin(self.h_values, self.levels).all())
+        self.on_scale = bool(
+            self.levels is not None
+            and np.isin(self.j_values, self.levels).all()
+            and np.isin(self.h_values, self.levels).all()
+        )
         if self.on_scale:
             L = self.levels.size
-            self._conf_code = (np.searchsorted(self.levels, self.h_values[self.cell_h]) * L
-                               + np.searchsorted(self.levels, self.j_values[self.cell_j]))
+            self._conf_code = np.searchsorted(self.levels, self.h_values[self.cell_h]) * L + np.searchsorted(
+                self.levels, self.j_values[self.cell_j]
+            )
         self._full_summary: Summary | None = None
 
     # ----------------------------------------------------------------- tables
@@ -155,8 +159,9 @@ class PairedScores:
         positions = np.arange(self.n) if positions is None else np.asarray(positions)
         return kernel.cell_tables(case_counts, positions[self._cell_order], self._cell_starts, self._scale)
 
-    def jackknife(self, *, seed: int = 0, tables: bool = False,
-                  case_groups: bool = False) -> tuple[Summary, np.ndarray]:
+    def jackknife(
+        self, *, seed: int = 0, tables: bool = False, case_groups: bool = False
+    ) -> tuple[Summary, np.ndarray]:
         """Leave-one-out summaries and how many cases each stands for.
 
         Cases in one cell (and of one weight) give the same leave-one-out table, so each occupied cell
@@ -173,13 +178,16 @@ class PairedScores:
         if self.weights is None and self.C <= EXACT_JACKKNIFE_LIMIT:
             return self.summarize(self.full - np.eye(self.C)), self.full[0].copy()
         if self.weights is not None:
-            units, inverse = np.unique(np.stack([self.case_cell.astype(float), self.weights]), axis=1,
-                                       return_inverse=True)
+            units, inverse = np.unique(
+                np.stack([self.case_cell.astype(float), self.weights]), axis=1, return_inverse=True
+            )
             if units.shape[1] <= EXACT_JACKKNIFE_LIMIT:
                 left_out = np.zeros((units.shape[1], self.C))
                 left_out[np.arange(units.shape[1]), units[0].astype(np.int64)] = units[1]
-                return (self.summarize(self.full - left_out),
-                        np.bincount(inverse.ravel(), minlength=units.shape[1]).astype(float))
+                return (
+                    self.summarize(self.full - left_out),
+                    np.bincount(inverse.ravel(), minlength=units.shape[1]).astype(float),
+                )
         return self._grouped_jackknife(seed, tables)
 
     def _grouped_jackknife(self, seed: int, tables: bool) -> tuple[Summary, np.ndarray]:
@@ -196,7 +204,7 @@ class PairedScores:
         """The marginals, running sums and rank sums every statistic reads, once per batch."""
         if isinstance(T, Summary):
             return T
-        if T is self.full:   # read by every figure of the full sample: summarized once
+        if T is self.full:  # read by every figure of the full sample: summarized once
             if self._full_summary is None:
                 self._full_summary = self._summary(self.full, self._cells, self._cells, self.full)
             return self._full_summary
@@ -208,20 +216,35 @@ class PairedScores:
         at ``positions`` (where this object's cases sit in the universe; default: the universe is these
         cases)."""
         positions = np.arange(self.n) if positions is None else np.asarray(positions)
-        return (positions[self._cell_order], self._cell_starts, self.cell_h, self._cell_pass, self._run_starts,
-                self.K, self._scale)
+        return (
+            positions[self._cell_order],
+            self._cell_starts,
+            self.cell_h,
+            self._cell_pass,
+            self._run_starts,
+            self.K,
+            self._scale,
+        )
 
     def summarize_counts(self, case_counts: np.ndarray, positions: np.ndarray | None = None) -> Summary:
         """:meth:`summarize` straight from per-case resample counts (as :meth:`tables` takes them),
         without materialising the cell tables (``Summary.T`` is then ``None``)."""
         return summarize_together([self], case_counts, [positions])[0]
 
-    def _summary(self, values: np.ndarray, gather: np.ndarray, starts: np.ndarray, T: np.ndarray | None,
-                 scale: np.ndarray | None = None) -> Summary:
-        by_human, cum_passes, cum_fails, sums = kernel.rank_sums(values, gather, starts, self.cell_h,
-                                                                 self._run_starts, self.K, self._cell_pass, scale)
-        return Summary(T=T, n=by_human.sum(axis=1), by_human=by_human, cum_passes=cum_passes,
-                       cum_fails=cum_fails, sums=sums)
+    def _summary(
+        self,
+        values: np.ndarray,
+        gather: np.ndarray,
+        starts: np.ndarray,
+        T: np.ndarray | None,
+        scale: np.ndarray | None = None,
+    ) -> Summary:
+        by_human, cum_passes, cum_fails, sums = kernel.rank_sums(
+            values, gather, starts, self.cell_h, self._run_starts, self.K, self._cell_pass, scale
+        )
+        return Summary(
+            T=T, n=by_human.sum(axis=1), by_human=by_human, cum_passes=cum_passes, cum_fails=cum_fails, sums=sums
+        )
 
     # ------------------------------------------------------------- statistics
     def spearman(self, T: np.ndarray | Summary) -> np.ndarray:
@@ -267,10 +290,10 @@ class PairedScores:
         if level == "interval":
             h, j = self.h_values[self.cell_h], self.j_values[self.cell_j]
             n_values = 2 * T.sum(axis=1)
-            observed = 2 * (T @ (h - j) ** 2)                  # sum over coincidences of delta^2
+            observed = 2 * (T @ (h - j) ** 2)  # sum over coincidences of delta^2
             total = T @ (h + j)
             squares = T @ (h**2 + j**2)
-            expected = 2 * n_values * squares - 2 * total**2   # sum over value pairs of delta^2
+            expected = 2 * n_values * squares - 2 * total**2  # sum over value pairs of delta^2
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.where(expected > 0, 1 - (n_values - 1) * observed / expected, np.nan)
         L = self.levels.size
@@ -299,8 +322,12 @@ class PairedScores:
         s = self.summarize(T)
         zero = np.zeros((s.n.size, 1))
         n_pass, n_fail = s.cum_passes[:, -1].astype(float), s.cum_fails[:, -1].astype(float)
-        return {"false_pass": n_fail[:, None] - np.concatenate([zero, s.cum_fails], axis=1),
-                "false_fail": np.concatenate([zero, s.cum_passes], axis=1), "n_pass": n_pass, "n_fail": n_fail}
+        return {
+            "false_pass": n_fail[:, None] - np.concatenate([zero, s.cum_fails], axis=1),
+            "false_fail": np.concatenate([zero, s.cum_passes], axis=1),
+            "n_pass": n_pass,
+            "n_fail": n_fail,
+        }
 
     def decision_stats(self, T: np.ndarray | Summary, t: int) -> dict[str, np.ndarray]:
         """Pass/fail agreement at threshold index ``t``: accuracy, balanced accuracy, kappa."""
@@ -314,13 +341,22 @@ class PairedScores:
         with np.errstate(invalid="ignore", divide="ignore"):
             balanced = np.where((n_pass > 0) & (n_fail > 0), (tp / n_pass + tn / n_fail) / 2, np.nan)
             accuracy = (tp + tn) / n
-        return {"accuracy": accuracy, "balanced_accuracy": balanced,
-                "kappa": _kappa_from_confusion(conf, 1.0 - np.eye(2)),
-                "n_agree": tp + tn, "n": n}
+        return {
+            "accuracy": accuracy,
+            "balanced_accuracy": balanced,
+            "kappa": _kappa_from_confusion(conf, 1.0 - np.eye(2)),
+            "n_agree": tp + tn,
+            "n": n,
+        }
 
 
-def summarize_together(pairs: list[PairedScores], case_counts: np.ndarray, positions: list[np.ndarray | None], *,
-                       tables: list[bool] | None = None) -> list[Summary]:
+def summarize_together(
+    pairs: list[PairedScores],
+    case_counts: np.ndarray,
+    positions: list[np.ndarray | None],
+    *,
+    tables: list[bool] | None = None,
+) -> list[Summary]:
     """:meth:`PairedScores.summarize_counts` of several tables on the same resamples, in one kernel launch
     (and their cell tables, where ``tables[k]`` asks for them, in one more): every judge of every slice of
     a metric at once.
@@ -347,7 +383,7 @@ def summarize_together(pairs: list[PairedScores], case_counts: np.ndarray, posit
     """
     cells = [p.cells_of(pos) for p, pos in zip(pairs, positions)]
     lay = kernel.layout(cells)
-    if lay.scale is not None:   # weighted sums of counts are not whole: accumulated in float64
+    if lay.scale is not None:  # weighted sums of counts are not whole: accumulated in float64
         case_counts = case_counts.astype(np.float64, copy=False)
     by_human, cum_passes, cum_fails, sums = kernel.rank_sums_many(case_counts, lay)
     wanted = [k for k in range(len(pairs)) if tables is not None and tables[k]]
@@ -355,11 +391,19 @@ def summarize_together(pairs: list[PairedScores], case_counts: np.ndarray, posit
     if wanted:
         part = kernel.layout([cells[k] for k in wanted])
         found = kernel.cell_tables(case_counts, part.gather, part.starts, part.scale)
-        cell_tables = {k: found[:, part.cell_at[i]:part.cell_at[i + 1]] for i, k in enumerate(wanted)}
+        cell_tables = {k: found[:, part.cell_at[i] : part.cell_at[i + 1]] for i, k in enumerate(wanted)}
     out = []
     for k in range(len(pairs)):
-        levels = by_human[:, lay.level_at[k]:lay.level_at[k + 1]]
+        levels = by_human[:, lay.level_at[k] : lay.level_at[k + 1]]
         scores = slice(lay.score_at[k], lay.score_at[k + 1])
-        out.append(Summary(T=cell_tables.get(k), n=levels.sum(axis=1), by_human=levels, cum_passes=cum_passes[:, scores],
-                           cum_fails=cum_fails[:, scores], sums=sums[:, k, :]))
+        out.append(
+            Summary(
+                T=cell_tables.get(k),
+                n=levels.sum(axis=1),
+                by_human=levels,
+                cum_passes=cum_passes[:, scores],
+                cum_fails=cum_fails[:, scores],
+                sums=sums[:, k, :],
+            )
+        )
     return out

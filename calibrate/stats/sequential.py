@@ -43,8 +43,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BET_FRACTIONS", "change_point_weights", "detector_statistic", "e_detector", "Detection",
-           "confidence_sequence", "rate_increments"]
+__all__ = [
+    "BET_FRACTIONS",
+    "Detection",
+    "change_point_weights",
+    "confidence_sequence",
+    "detector_statistic",
+    "e_detector",
+    "rate_increments",
+]
 
 #: the bets mixed in every e-process, as fractions of the largest bet that keeps ``1 + lambda z`` positive
 BET_FRACTIONS = (0.05, 0.1, 0.2, 0.35, 0.5)
@@ -107,8 +114,9 @@ def _log_evidence(increments, lower, fractions) -> np.ndarray:
     return np.log1p(_bets(low, fractions) * z[..., None])
 
 
-def detector_statistic(increments, lower, *, scale: int | None = None,
-                       fractions: tuple[float, ...] = BET_FRACTIONS) -> np.ndarray:
+def detector_statistic(
+    increments, lower, *, scale: int | None = None, fractions: tuple[float, ...] = BET_FRACTIONS
+) -> np.ndarray:
     """``Q_t`` of :func:`e_detector` after every step, for one stream or many (the last axis is time).
 
     Computed in logs: ``log R_t = L_t + logcumsumexp_j(log w_j - L_{j-1})``, ``L_t`` the log-product of
@@ -120,11 +128,11 @@ def detector_statistic(increments, lower, *, scale: int | None = None,
     >>> detector_statistic([0.0, 0.0, 1.0, 0.0], np.zeros(4)).tolist()   # a range that allows nothing
     [1.0, 1.0, inf, inf]
     """
-    logs = _log_evidence(increments, lower, fractions)               # ... x n x k
+    logs = _log_evidence(increments, lower, fractions)  # ... x n x k
     n = logs.shape[-2]
     weights = change_point_weights(n, scale or n)
     total = np.cumsum(logs, axis=-2)
-    before = total - logs                                             # L_{j-1}
+    before = total - logs  # L_{j-1}
     log_r = total + np.logaddexp.accumulate(np.log(weights)[:, None] - before, axis=-2)
     statistic = np.exp(log_r).mean(axis=-1) + (1 - np.cumsum(weights))
     return np.where(np.logical_or.accumulate(_certain(increments, lower), axis=-1), np.inf, statistic)
@@ -137,8 +145,9 @@ def _certain(increments, lower) -> np.ndarray:
     return (np.broadcast_to(np.asarray(lower, dtype=float), z.shape) >= 0) & (z > 0)
 
 
-def e_detector(increments, lower, *, alpha: float = 0.05, scale: int | None = None,
-               fractions: tuple[float, ...] = BET_FRACTIONS) -> Detection:
+def e_detector(
+    increments, lower, *, alpha: float = 0.05, scale: int | None = None, fractions: tuple[float, ...] = BET_FRACTIONS
+) -> Detection:
     """The weighted Shiryaev-Roberts e-detector of a change that lifts the mean of ``increments`` above 0.
 
     Parameters
@@ -190,16 +199,17 @@ def e_detector(increments, lower, *, alpha: float = 0.05, scale: int | None = No
         return Detection(statistic, None, None, None)
     alarm = int(crossed[0])
     if _certain(z[alarm], np.broadcast_to(np.asarray(lower, float), z.shape)[alarm]):
-        return Detection(statistic[:alarm + 1], alarm, alarm, float("inf"))
-    logs = _log_evidence(z[:alarm + 1], np.broadcast_to(np.asarray(lower, float), z.shape)[:alarm + 1], fractions)
-    tails = np.exp(np.cumsum(logs[::-1], axis=0)[::-1]).mean(axis=1)   # each change point's e-value at the alarm
-    weights = change_point_weights(z.size, scale or z.size)[:alarm + 1]
+        return Detection(statistic[: alarm + 1], alarm, alarm, float("inf"))
+    logs = _log_evidence(z[: alarm + 1], np.broadcast_to(np.asarray(lower, float), z.shape)[: alarm + 1], fractions)
+    tails = np.exp(np.cumsum(logs[::-1], axis=0)[::-1]).mean(axis=1)  # each change point's e-value at the alarm
+    weights = change_point_weights(z.size, scale or z.size)[: alarm + 1]
     change = int(np.argmax(weights * tails))
-    return Detection(statistic[:alarm + 1], alarm, change, float(tails[change]))
+    return Detection(statistic[: alarm + 1], alarm, change, float(tails[change]))
 
 
-def rate_increments(outcome, counted, audited, inclusion, bound: float, *, above: bool = True,
-                    smallest: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def rate_increments(
+    outcome, counted, audited, inclusion, bound: float, *, above: bool = True, smallest: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The increments and their lower bounds that watch a rate ``P(outcome | counted)`` against ``bound``.
 
     Parameters
@@ -244,9 +254,16 @@ def rate_increments(outcome, counted, audited, inclusion, bound: float, *, above
     return z, np.broadcast_to(low, z.shape).astype(float)
 
 
-def confidence_sequence(values, weights, *, alpha: float = 0.05, max_weight: float | None = None,
-                        value_range: tuple[float, float] = (0.0, 1.0), grid: int = 201,
-                        fractions: tuple[float, ...] = BET_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
+def confidence_sequence(
+    values,
+    weights,
+    *,
+    alpha: float = 0.05,
+    max_weight: float | None = None,
+    value_range: tuple[float, float] = (0.0, 1.0),
+    grid: int = 201,
+    fractions: tuple[float, ...] = BET_FRACTIONS,
+) -> tuple[np.ndarray, np.ndarray]:
     """A confidence sequence for a rate: after each step, the rates ``theta`` in [0, 1] that two-sided
     betting e-processes do not reject at ``alpha``.
 
@@ -300,24 +317,24 @@ def confidence_sequence(values, weights, *, alpha: float = 0.05, max_weight: flo
     f = np.asarray(fractions)[:, None]
     # the largest bets that keep 1 + lambda z >= 1 - f: z >= -w (theta - lowest) (up), z <= w (highest - theta)
     # (down); a floor on the reach keeps them finite at the ends, and no larger than they may be
-    up = f / (top * np.maximum(theta - lowest, 1e-3))                    # bets x grid
+    up = f / (top * np.maximum(theta - lowest, 1e-3))  # bets x grid
     down = f / (top * np.maximum(highest - theta, 1e-3))
     low, high = np.full(n, np.nan), np.full(n, np.nan)
     threshold = np.log(1 / alpha)
-    carry_up, carry_down = np.zeros(up.shape), np.zeros(down.shape)   # the running sums before each chunk
-    for begin in range(0, n, CHUNK):   # steps x bets x grid at a time
-        z = (w[begin:begin + CHUNK, None] * (x[begin:begin + CHUNK, None] - theta[None, :]))[:, None, :]
+    carry_up, carry_down = np.zeros(up.shape), np.zeros(down.shape)  # the running sums before each chunk
+    for begin in range(0, n, CHUNK):  # steps x bets x grid at a time
+        z = (w[begin : begin + CHUNK, None] * (x[begin : begin + CHUNK, None] - theta[None, :]))[:, None, :]
         log_up = np.cumsum(np.log1p(up[None] * z), axis=0) + carry_up
         log_down = np.cumsum(np.log1p(-down[None] * z), axis=0) + carry_down
         carry_up, carry_down = log_up[-1], log_down[-1]
-        k = np.logaddexp(_logmean(log_up), _logmean(log_down)) - np.log(2)   # steps x grid
+        k = np.logaddexp(_logmean(log_up), _logmean(log_down)) - np.log(2)  # steps x grid
         kept = k < threshold
         has = kept.any(axis=1)
         first = np.argmax(kept, axis=1)
         last = grid - 1 - np.argmax(kept[:, ::-1], axis=1)
-        low[begin:begin + CHUNK] = np.where(has, theta[first], np.nan)
-        high[begin:begin + CHUNK] = np.where(has, theta[last], np.nan)
-    before = np.cumsum(w > 0) == 0   # before the first weighted case every rate is possible
+        low[begin : begin + CHUNK] = np.where(has, theta[first], np.nan)
+        high[begin : begin + CHUNK] = np.where(has, theta[last], np.nan)
+    before = np.cumsum(w > 0) == 0  # before the first weighted case every rate is possible
     low[before], high[before] = np.nan, np.nan
     return low, high
 

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 
-__all__ = ["LAYER", "KNOWN_LAYERS", "choose_layer", "layer_problem", "launching", "launch_lock", "numba"]
+__all__ = ["KNOWN_LAYERS", "LAYER", "choose_layer", "launch_lock", "launching", "layer_problem", "numba"]
 
 #: The threading layer calibrate asks numba for when the environment names none.
 LAYER = "workqueue"
@@ -84,8 +84,10 @@ def layer_problem(layer: str) -> str | None:
     """
     if layer.lower() in KNOWN_LAYERS:
         return None
-    return (f"the environment variable NUMBA_THREADING_LAYER={layer!r} names no threading layer numba knows: "
-            f"expected one of {', '.join(KNOWN_LAYERS)} (or leave it unset: calibrate then uses {LAYER})")
+    return (
+        f"the environment variable NUMBA_THREADING_LAYER={layer!r} names no threading layer numba knows: "
+        f"expected one of {', '.join(KNOWN_LAYERS)} (or leave it unset: calibrate then uses {LAYER})"
+    )
 
 
 @contextmanager

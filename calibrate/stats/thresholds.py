@@ -13,8 +13,14 @@ import numpy as np
 
 from calibrate.stats.intervals import clopper_pearson_upper, wilson_interval
 
-__all__ = ["DEEPEVAL_DEFAULT_THRESHOLD", "NO_THRESHOLD", "constraint_rule", "cost_rule", "fails_for_ceiling",
-           "max_admissible_false_passes"]
+__all__ = [
+    "DEEPEVAL_DEFAULT_THRESHOLD",
+    "NO_THRESHOLD",
+    "constraint_rule",
+    "cost_rule",
+    "fails_for_ceiling",
+    "max_admissible_false_passes",
+]
 
 #: DeepEval's pass threshold when a metric is given none
 DEEPEVAL_DEFAULT_THRESHOLD = 0.5
@@ -22,8 +28,9 @@ DEEPEVAL_DEFAULT_THRESHOLD = 0.5
 NO_THRESHOLD = -1
 
 
-def max_admissible_false_passes(n_fail: np.ndarray, *, max_false_pass: float,
-                                confidence: float | None = None, whole: bool = True) -> np.ndarray:
+def max_admissible_false_passes(
+    n_fail: np.ndarray, *, max_false_pass: float, confidence: float | None = None, whole: bool = True
+) -> np.ndarray:
     """The most false passes out of ``n_fail`` human fails that the ceiling admits, per sample.
 
     Without ``confidence``: ``floor(max_false_pass * n_fail)``. With it: the largest ``k`` whose
@@ -45,13 +52,13 @@ def max_admissible_false_passes(n_fail: np.ndarray, *, max_false_pass: float,
     if not whole:
         low, high = np.zeros(n.shape), n.copy()
         nothing = ~(clopper_pearson_upper(low, n, confidence=confidence) <= max_false_pass + 1e-12)
-        for _ in range(60):   # bisection on a real k: 2**-60 of n is far below any count's resolution
+        for _ in range(60):  # bisection on a real k: 2**-60 of n is far below any count's resolution
             mid = (low + high) / 2
             ok = clopper_pearson_upper(mid, n, confidence=confidence) <= max_false_pass + 1e-12
             low, high = np.where(ok, mid, low), np.where(ok, high, mid)
         return np.where(nothing, -1.0, low)
-    low = np.full(n.shape, -1.0)          # admissible (or -1: nothing is)
-    high = n.copy() + 1                   # not admissible
+    low = np.full(n.shape, -1.0)  # admissible (or -1: nothing is)
+    high = n.copy() + 1  # not admissible
     while np.any(high - low > 1):
         mid = np.floor((low + high) / 2)
         ok = clopper_pearson_upper(mid, n, confidence=confidence) <= max_false_pass + 1e-12
@@ -60,8 +67,14 @@ def max_admissible_false_passes(n_fail: np.ndarray, *, max_false_pass: float,
     return low
 
 
-def constraint_rule(cum_fails: np.ndarray, n_fail: np.ndarray, *, max_false_pass: float,
-                    confidence: float | None = None, whole: bool = True) -> np.ndarray:
+def constraint_rule(
+    cum_fails: np.ndarray,
+    n_fail: np.ndarray,
+    *,
+    max_false_pass: float,
+    confidence: float | None = None,
+    whole: bool = True,
+) -> np.ndarray:
     """The most lenient threshold index whose false-pass rate is at most ``max_false_pass``.
 
     Parameters
@@ -99,8 +112,14 @@ def constraint_rule(cum_fails: np.ndarray, n_fail: np.ndarray, *, max_false_pass
     return np.where((n > 0) & (allowed >= 0), first, NO_THRESHOLD)
 
 
-def cost_rule(cum_passes: np.ndarray, cum_fails: np.ndarray, *, cost_false_pass: float,
-              cost_false_fail: float, prevalence: float | None = None) -> np.ndarray:
+def cost_rule(
+    cum_passes: np.ndarray,
+    cum_fails: np.ndarray,
+    *,
+    cost_false_pass: float,
+    cost_false_fail: float,
+    prevalence: float | None = None,
+) -> np.ndarray:
     """The threshold index minimising ``cost_false_pass * FP + cost_false_fail * FN``.
 
     With ``prevalence`` (the expected production share of human passes) the rates are weighted by
@@ -122,8 +141,10 @@ def cost_rule(cum_passes: np.ndarray, cum_fails: np.ndarray, *, cost_false_pass:
         defined = np.ones(cum_fails.shape[0], dtype=bool)
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
-            cost = (cost_false_pass * (1 - prevalence) * false_pass / n_fail[:, None]
-                    + cost_false_fail * prevalence * false_fail / n_pass[:, None])
+            cost = (
+                cost_false_pass * (1 - prevalence) * false_pass / n_fail[:, None]
+                + cost_false_fail * prevalence * false_fail / n_pass[:, None]
+            )
         defined = (n_fail > 0) & (n_pass > 0)
     best = np.argmin(np.where(np.isfinite(cost), cost, np.inf), axis=1)
     return np.where(defined, best, NO_THRESHOLD)
@@ -133,8 +154,9 @@ def cost_rule(cum_passes: np.ndarray, cum_fails: np.ndarray, *, cost_false_pass:
 MOST_FAILS_SEARCHED = 1_000_000
 
 
-def fails_for_ceiling(false_pass_rate: float, ceiling: float, *, confidence: float = 0.95,
-                      one_sided: bool = False) -> int | None:
+def fails_for_ceiling(
+    false_pass_rate: float, ceiling: float, *, confidence: float = 0.95, one_sided: bool = False
+) -> int | None:
     """The fewest human fails at which a false-pass rate of ``false_pass_rate`` has an upper bound at
     most ``ceiling``: the two-sided Wilson interval's (as the rates are shown), or with ``one_sided``
     the one-sided Clopper-Pearson bound at ``confidence`` (as a constraint rule with a confidence
@@ -156,8 +178,11 @@ def fails_for_ceiling(false_pass_rate: float, ceiling: float, *, confidence: flo
 
     def under(n: np.ndarray) -> np.ndarray:
         k = false_pass_rate * n
-        bound = (clopper_pearson_upper(k, n, confidence=confidence) if one_sided
-                 else wilson_interval(k, n, confidence=confidence)[1])
+        bound = (
+            clopper_pearson_upper(k, n, confidence=confidence)
+            if one_sided
+            else wilson_interval(k, n, confidence=confidence)[1]
+        )
         return bound <= ceiling + 1e-12
 
     # the bound falls with n at a fixed rate: find the first n where it is under, by doubling then bisection
@@ -166,7 +191,7 @@ def fails_for_ceiling(false_pass_rate: float, ceiling: float, *, confidence: flo
         high *= 2
         if high > MOST_FAILS_SEARCHED:
             return None
-    low = high // 2          # not under (or 0)
+    low = high // 2  # not under (or 0)
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if under(np.array([mid]))[0] else (mid, high)

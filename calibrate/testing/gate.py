@@ -65,12 +65,21 @@ def gate_failure_text(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def assert_gate_passes(campaign: Campaign | str | Path, *, judge: str | Sequence[str] | None = None,
-                       metric: str | Sequence[str] | None = None, min_labels: int = DEFAULT_MIN_LABELS,
-                       min_spearman: float | None = None, min_kappa: float | None = None,
-                       max_false_pass: float | None = None, forbid_self_eval: bool = False,
-                       require_fingerprint: bool = False, seed: int = 0, n_boot: int = N_BOOT,
-                       confidence: float = 0.95) -> Result:
+def assert_gate_passes(
+    campaign: Campaign | str | Path,
+    *,
+    judge: str | Sequence[str] | None = None,
+    metric: str | Sequence[str] | None = None,
+    min_labels: int = DEFAULT_MIN_LABELS,
+    min_spearman: float | None = None,
+    min_kappa: float | None = None,
+    max_false_pass: float | None = None,
+    forbid_self_eval: bool = False,
+    require_fingerprint: bool = False,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    confidence: float = 0.95,
+) -> Result:
     """Assert that the CI gate passes (``calibrate gate``), failing with its reasons.
 
     Parameters
@@ -114,13 +123,25 @@ def assert_gate_passes(campaign: Campaign | str | Path, *, judge: str | Sequence
     >>> assert_gate_passes(folder, judge="Olz-gpt4o", min_spearman=0.45, n_boot=200)["passed"]
     True
     """
-    __tracebackhide__ = True   # pytest shows the test's line, not this function's
-    rules = GateRules(min_labels=min_labels, min_spearman=min_spearman, min_kappa=min_kappa,
-                      max_false_pass=max_false_pass, forbid_self_eval=forbid_self_eval,
-                      require_fingerprint=require_fingerprint)
+    __tracebackhide__ = True  # pytest shows the test's line, not this function's
+    rules = GateRules(
+        min_labels=min_labels,
+        min_spearman=min_spearman,
+        min_kappa=min_kappa,
+        max_false_pass=max_false_pass,
+        forbid_self_eval=forbid_self_eval,
+        require_fingerprint=require_fingerprint,
+    )
     loaded = campaign if isinstance(campaign, Campaign) else load_campaign(campaign)
-    doc = run_gate(loaded, rules, metrics=_names(metric, "metric"), judges=_names(judge, "judge"), seed=seed,
-                   n_boot=n_boot, confidence=confidence)
+    doc = run_gate(
+        loaded,
+        rules,
+        metrics=_names(metric, "metric"),
+        judges=_names(judge, "judge"),
+        seed=seed,
+        n_boot=n_boot,
+        confidence=confidence,
+    )
     if not doc["passed"]:
         raise AssertionError(gate_failure_text(doc))
     return doc

@@ -7,8 +7,11 @@ import pytest
 import calibrate
 from calibrate import Campaign, Rule, compute_stats, load_campaign, recommend_thresholds
 
-ORDINAL = {"name": "sim", "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2}},
-           "raters": {"j": {"on_metric_scale": True}}}
+ORDINAL = {
+    "name": "sim",
+    "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2}},
+    "raters": {"j": {"on_metric_scale": True}},
+}
 
 
 def campaign_of(human, judges: dict, config=ORDINAL, case_prefix="c"):
@@ -16,8 +19,9 @@ def campaign_of(human, judges: dict, config=ORDINAL, case_prefix="c"):
     ids = [f"{case_prefix}{i:05d}" for i in range(n)]
     frames = [pd.DataFrame({"case_id": ids, "metric": "m", "rater": "h", "rater_kind": "human", "value": human})]
     for name, values in judges.items():
-        frames.append(pd.DataFrame({"case_id": ids, "metric": "m", "rater": name, "rater_kind": "judge",
-                                    "value": values}))
+        frames.append(
+            pd.DataFrame({"case_id": ids, "metric": "m", "rater": name, "rater_kind": "judge", "value": values})
+        )
     return Campaign.from_frames(config, pd.concat(frames, ignore_index=True))
 
 
@@ -39,11 +43,13 @@ def test_intervals_cover_about_95_percent(n):
     from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
     human, judge = _population()
-    truth = {"spearman": stats.spearmanr(human, judge).statistic,
-             "kendall": stats.kendalltau(human, judge).statistic,
-             "kappa": cohen_kappa_score(human, judge),
-             "auc": roc_auc_score(human >= 2, judge),
-             "fp": float(((judge >= 2) & (human < 2)).sum() / (human < 2).sum())}
+    truth = {
+        "spearman": stats.spearmanr(human, judge).statistic,
+        "kendall": stats.kendalltau(human, judge).statistic,
+        "kappa": cohen_kappa_score(human, judge),
+        "auc": roc_auc_score(human >= 2, judge),
+        "fp": float(((judge >= 2) & (human < 2)).sum() / (human < 2).sum()),
+    }
     rng = np.random.default_rng(n)
     reps = 300
     hits = {k: 0 for k in truth}
@@ -64,14 +70,27 @@ def test_intervals_cover_about_95_percent(n):
 @pytest.fixture(scope="module")
 def small_doc(tmp_path_factory):
     from tests.conftest import BINARY_TOML, write_campaign
+
     rng = np.random.default_rng(3)
     human = (rng.random(80) < 0.4).astype(int)
     a = np.clip(human * 0.45 + rng.normal(0.3, 0.2, 80), 0, 1).round(2)
-    frame = pd.DataFrame({"case_id": [f"c{i}" for i in range(80)] * 3, "metric": "faithfulness",
-                          "rater": ["ann"] * 80 + ["judge-a"] * 80 + ["judge-b"] * 80,
-                          "rater_kind": ["human"] * 80 + ["judge"] * 160, "value": np.r_[human, a, a]})
-    cases = [{"case_id": f"c{i}", "input": "q", "metadata": {"question_type": "how" if i % 2 else "what",
-                                                              "generator_family": "gpt"}} for i in range(80)]
+    frame = pd.DataFrame(
+        {
+            "case_id": [f"c{i}" for i in range(80)] * 3,
+            "metric": "faithfulness",
+            "rater": ["ann"] * 80 + ["judge-a"] * 80 + ["judge-b"] * 80,
+            "rater_kind": ["human"] * 80 + ["judge"] * 160,
+            "value": np.r_[human, a, a],
+        }
+    )
+    cases = [
+        {
+            "case_id": f"c{i}",
+            "input": "q",
+            "metadata": {"question_type": "how" if i % 2 else "what", "generator_family": "gpt"},
+        }
+        for i in range(80)
+    ]
     folder = write_campaign(tmp_path_factory.mktemp("doc"), BINARY_TOML, frame, cases)
     return compute_stats(load_campaign(folder), n_boot=500, seed=5, by="question_type")
 
@@ -151,6 +170,7 @@ def test_failed_judge_ratings_are_counted(small_campaign):
 
 def test_engine_mismatch_is_an_error_not_a_result(monkeypatch):
     from calibrate.stats import library
+
     real = library.point_estimates
     monkeypatch.setattr(library, "point_estimates", lambda *a, **k: {**real(*a, **k), "kappa": 0.123456})
     with pytest.raises(library.EngineMismatch, match="kappa"):
@@ -173,13 +193,25 @@ def test_constraint_rule_and_conservative_variant():
     assert rec["threshold"] == 0.9 and rec["false_pass_rate"] == pytest.approx(0.10)
     assert rec["false_pass_rate_ci"][0] < 0.1 < rec["false_pass_rate_ci"][1]
     assert rec["threshold_ci"][0] <= 0.9 <= rec["threshold_ci"][1]
-    careful = recommend_thresholds(c, metric="m", rule=Rule("constraint", max_false_pass=0.1, confidence=0.95),
-                                   n_boot=300)["recommendations"][0]
+    careful = recommend_thresholds(
+        c, metric="m", rule=Rule("constraint", max_false_pass=0.1, confidence=0.95), n_boot=300
+    )["recommendations"][0]
     assert careful["threshold"] > rec["threshold"] and careful["false_pass_rate"] < 0.1
     assert rec["deepeval_default"]["false_pass_rate"]["estimate"] == pytest.approx(0.5)
-    assert set(rec) >= {"metric", "judge", "rule", "threshold", "threshold_ci", "false_pass_rate",
-                        "false_pass_rate_ci", "false_fail_rate", "false_fail_rate_ci", "n_human_pass",
-                        "n_human_fail", "warnings"}
+    assert set(rec) >= {
+        "metric",
+        "judge",
+        "rule",
+        "threshold",
+        "threshold_ci",
+        "false_pass_rate",
+        "false_pass_rate_ci",
+        "false_fail_rate",
+        "false_fail_rate_ci",
+        "n_human_pass",
+        "n_human_fail",
+        "warnings",
+    }
 
 
 def _brute_force_cost(human, score, cfp, cff, prevalence=None):
@@ -197,8 +229,9 @@ def _brute_force_cost(human, score, cfp, cff, prevalence=None):
     return best
 
 
-@pytest.mark.parametrize("cfp, cff, prevalence", [(1, 1, None), (5, 1, None), (1, 5, None), (1, 1, 0.05),
-                                                  (2, 1, 0.5), (1, 3, 0.9)])
+@pytest.mark.parametrize(
+    "cfp, cff, prevalence", [(1, 1, None), (5, 1, None), (1, 5, None), (1, 1, 0.05), (2, 1, 0.5), (1, 3, 0.9)]
+)
 def test_cost_rule_matches_exhaustive_search(cfp, cff, prevalence):
     rng = np.random.default_rng(4)
     human = (rng.random(150) < 0.4).astype(float)
@@ -213,18 +246,25 @@ def test_judge_that_cannot_meet_the_ceiling_says_so():
     config = {"name": "t", "metrics": {"m": {"scale": "binary"}}}
     # a pass/fail judge that passes half the human fails
     c = campaign_of(np.r_[np.zeros(60), np.ones(60)], {"j": np.r_[np.tile([0, 1], 30), np.ones(60)]}, config)
-    rec = recommend_thresholds(c, metric="m", rule=Rule("constraint", max_false_pass=0.1), n_boot=100)["recommendations"][0]
+    rec = recommend_thresholds(c, metric="m", rule=Rule("constraint", max_false_pass=0.1), n_boot=100)[
+        "recommendations"
+    ][0]
     assert rec["threshold"] is None
     assert any("except failing every case" in w and "cannot serve the gate" in w for w in rec["warnings"])
 
 
 def test_under_fifty_labels_warns_and_lower_is_better_flips():
-    config = {"name": "t", "metrics": {"m": {"scale": "binary"}},
-              "raters": {"hallucination": {"higher_is_better": False}}}
+    config = {
+        "name": "t",
+        "metrics": {"m": {"scale": "binary"}},
+        "raters": {"hallucination": {"higher_is_better": False}},
+    }
     human = np.r_[np.zeros(15), np.ones(15)]
     prob = np.r_[np.linspace(0.6, 0.95, 15), np.linspace(0.05, 0.5, 15)].round(2)
     c = campaign_of(human, {"hallucination": prob}, config)
-    rec = recommend_thresholds(c, metric="m", rule=Rule("constraint", max_false_pass=0.0), n_boot=100)["recommendations"][0]
+    rec = recommend_thresholds(c, metric="m", rule=Rule("constraint", max_false_pass=0.0), n_boot=100)[
+        "recommendations"
+    ][0]
     assert rec["pass_rule"] == "score <= threshold" and rec["threshold"] == 0.5
     assert rec["false_fail_rate"] == 0.0
     assert any("not yet trustworthy" in w for w in rec["warnings"])
@@ -247,13 +287,23 @@ def test_a_judge_of_the_generators_family_on_every_case_is_said_once_not_listed(
 
     from calibrate import Campaign, compute_stats
 
-    cases = [{"case_id": f"c{i}", "input": "q", "actual_output": "a", "metadata": {"generator_family": "gpt"}}
-             for i in range(30)]
-    rows = [{"case_id": f"c{i}", "metric": "f", "rater": who, "rater_kind": kind, "value": v}
-            for i in range(30) for who, kind, v in (("h", "human", i % 2), ("j", "judge", (i % 2) * 0.8 + 0.1))]
-    campaign = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}},
-                                     "raters": {"j": {"family": "gpt"}}}, pd.DataFrame(rows), cases)
+    cases = [
+        {"case_id": f"c{i}", "input": "q", "actual_output": "a", "metadata": {"generator_family": "gpt"}}
+        for i in range(30)
+    ]
+    rows = [
+        {"case_id": f"c{i}", "metric": "f", "rater": who, "rater_kind": kind, "value": v}
+        for i in range(30)
+        for who, kind, v in (("h", "human", i % 2), ("j", "judge", (i % 2) * 0.8 + 0.1))
+    ]
+    campaign = Campaign.from_frames(
+        {"name": "n", "metrics": {"f": {"scale": "binary"}}, "raters": {"j": {"family": "gpt"}}},
+        pd.DataFrame(rows),
+        cases,
+    )
     notes = compute_stats(campaign, n_boot=0)["metrics"][0]["warnings"]
     said = [n for n in notes if "family" in n]
-    assert said == ["judge j is of the gpt family, as the generator of every case (30): a judge may favour its own "
-                    "family's answers; rate them with a judge of another family to compare"]
+    assert said == [
+        "judge j is of the gpt family, as the generator of every case (30): a judge may favour its own "
+        "family's answers; rate them with a judge of another family to compare"
+    ]

@@ -33,55 +33,79 @@ def panel_campaign(design: bool) -> Campaign:
                 rows.append((case, "fluency", rater, round(float(np.clip(t / 3 + rng.normal(0, 0.15), 0, 1)), 2)))
     frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "value"]).assign(rater_kind="human")
     cases = [f"c{i:02d}" for i in range(60)]
-    c = Campaign.from_frames({"name": "panel", "metrics": {
-        "relevance": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2},
-        "faithful": {"scale": "binary"},
-        "fluency": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5}}}, frame, [{"case_id": k} for k in cases])
+    c = Campaign.from_frames(
+        {
+            "name": "panel",
+            "metrics": {
+                "relevance": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2},
+                "faithful": {"scale": "binary"},
+                "fluency": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5},
+            },
+        },
+        frame,
+        [{"case_id": k} for k in cases],
+    )
     if design:
         near = truth >= 2
-        c.samples["t"] = {"design": {"strategy": "threshold"}, "case_ids": cases,
-                          "strata": ["near" if k else "far" for k in near],
-                          "inclusion_probability": np.where(near, 0.6, 0.2)}
+        c.samples["t"] = {
+            "design": {"strategy": "threshold"},
+            "case_ids": cases,
+            "strata": ["near" if k else "far" for k in near],
+            "inclusion_probability": np.where(near, 0.6, 0.2),
+        }
     return c
 
 
 # annotator_agreement(panel_campaign(...), metric, n_boot=400, seed=7) as the previous implementation gave it
 # (calibrate at 3e56a32, calling scikit-learn and krippendorff once per resample): estimate, ci_low, ci_high
 PREVIOUS = {
-    'relevance': {'percent_agreement': (0.3859649122807017, 0.2982456140350877, 0.4882838964016377),
-                  'alpha': (0.5973960606533157, 0.46328522835659086, 0.7232598043038336),
-                  'fleiss_kappa': (0.16243591899384724, 0.04443290559839969, 0.30922276270502763),
-                  'kappa_with_others/ann': (0.7400346620450606, 0.594306049822064, 0.8689540236334674),
-                  'kappa_with_others/bo': (0.7887323943661972, 0.6471289919553871, 0.8766827482873105),
-                  'kappa_with_others/cy': (0.5151382185168933, 0.39457598767196017, 0.6333882042510954)},
-    'faithful': {'percent_agreement': (0.65, 0.5254480871417109, 0.7666666666666667),
-                 'alpha': (0.30564045568213394, 0.06783293679733646, 0.5447693585420674),
-                 'cohen_kappa': (0.3152173913043478, 0.08813981033734382, 0.5393558869051731),
-                 'kappa_with_others/ann': (0.3152173913043478, 0.08813981033734382, 0.5393558869051731),
-                 'kappa_with_others/bo': (0.3152173913043478, 0.08813981033734382, 0.5393558869051731)},
-    'fluency': {'percent_agreement': (0.8424242424242425, 0.7457783117051231, 0.915151515151515),
-                'alpha': (0.8743112732825337, 0.8095899204360426, 0.9229301379887217),
-                'fleiss_kappa': (0.6753495360236935, 0.4887060911360482, 0.8282305053771277),
-                'kappa_with_others/ann': (0.7863247863247863, 0.5330251509508208, 0.9188994354442124),
-                'kappa_with_others/bo': (0.7272727272727273, 0.5045871559633027, 0.874427993151746),
-                'kappa_with_others/cy': (0.7894736842105263, 0.6175196502614269, 0.9166666666666666)},
-    'relevance/weighted': {'percent_agreement': (0.3197831978319783, 0.2384823848238482, 0.40650406504065034),
-                           'alpha': (0.4085299741534977, 0.2567902450785231, 0.531329446200043),
-                           'fleiss_kappa': (0.04824081501732418, -0.06788005183805237, 0.17721839199980277),
-                           'kappa_with_others/ann': (0.6446049871824749, 0.4099720555877567, 0.795384623064665),
-                           'kappa_with_others/bo': (0.7108781687881057, 0.5053846555675646, 0.8251964033337469),
-                           'kappa_with_others/cy': (0.4072840035628278, 0.30666953669346153, 0.5206891947435444)},
-    'faithful/weighted': {'percent_agreement': (0.623076923076923, 0.4846153846153846, 0.7384615384615385),
-                          'alpha': (0.17850098619329435, -0.0495676124511403, 0.4387668441909856),
-                          'cohen_kappa': (0.18687771253510344, -0.035379898453607866, 0.420339125505955),
-                          'kappa_with_others/ann': (0.18687771253510344, -0.035379898453607866, 0.420339125505955),
-                          'kappa_with_others/bo': (0.18687771253510355, -0.03537989845360783, 0.42033912550595487)},
-    'fluency/weighted': {'percent_agreement': (0.859943977591036, 0.7647058823529412, 0.9243697478991596),
-                         'alpha': (0.8087507362010793, 0.7073135634578146, 0.8737928155090968),
-                         'fleiss_kappa': (0.5995451358234598, 0.3988080592900844, 0.7806037015152829),
-                         'kappa_with_others/ann': (0.7818696883852692, 0.4992112375086485, 0.9364161849710982),
-                         'kappa_with_others/bo': (0.7007837713231906, 0.47787610619469023, 0.8796555629492511),
-                         'kappa_with_others/cy': (0.7023933402705516, 0.4618369987063389, 0.9121621621621622)}}
+    "relevance": {
+        "percent_agreement": (0.3859649122807017, 0.2982456140350877, 0.4882838964016377),
+        "alpha": (0.5973960606533157, 0.46328522835659086, 0.7232598043038336),
+        "fleiss_kappa": (0.16243591899384724, 0.04443290559839969, 0.30922276270502763),
+        "kappa_with_others/ann": (0.7400346620450606, 0.594306049822064, 0.8689540236334674),
+        "kappa_with_others/bo": (0.7887323943661972, 0.6471289919553871, 0.8766827482873105),
+        "kappa_with_others/cy": (0.5151382185168933, 0.39457598767196017, 0.6333882042510954),
+    },
+    "faithful": {
+        "percent_agreement": (0.65, 0.5254480871417109, 0.7666666666666667),
+        "alpha": (0.30564045568213394, 0.06783293679733646, 0.5447693585420674),
+        "cohen_kappa": (0.3152173913043478, 0.08813981033734382, 0.5393558869051731),
+        "kappa_with_others/ann": (0.3152173913043478, 0.08813981033734382, 0.5393558869051731),
+        "kappa_with_others/bo": (0.3152173913043478, 0.08813981033734382, 0.5393558869051731),
+    },
+    "fluency": {
+        "percent_agreement": (0.8424242424242425, 0.7457783117051231, 0.915151515151515),
+        "alpha": (0.8743112732825337, 0.8095899204360426, 0.9229301379887217),
+        "fleiss_kappa": (0.6753495360236935, 0.4887060911360482, 0.8282305053771277),
+        "kappa_with_others/ann": (0.7863247863247863, 0.5330251509508208, 0.9188994354442124),
+        "kappa_with_others/bo": (0.7272727272727273, 0.5045871559633027, 0.874427993151746),
+        "kappa_with_others/cy": (0.7894736842105263, 0.6175196502614269, 0.9166666666666666),
+    },
+    "relevance/weighted": {
+        "percent_agreement": (0.3197831978319783, 0.2384823848238482, 0.40650406504065034),
+        "alpha": (0.4085299741534977, 0.2567902450785231, 0.531329446200043),
+        "fleiss_kappa": (0.04824081501732418, -0.06788005183805237, 0.17721839199980277),
+        "kappa_with_others/ann": (0.6446049871824749, 0.4099720555877567, 0.795384623064665),
+        "kappa_with_others/bo": (0.7108781687881057, 0.5053846555675646, 0.8251964033337469),
+        "kappa_with_others/cy": (0.4072840035628278, 0.30666953669346153, 0.5206891947435444),
+    },
+    "faithful/weighted": {
+        "percent_agreement": (0.623076923076923, 0.4846153846153846, 0.7384615384615385),
+        "alpha": (0.17850098619329435, -0.0495676124511403, 0.4387668441909856),
+        "cohen_kappa": (0.18687771253510344, -0.035379898453607866, 0.420339125505955),
+        "kappa_with_others/ann": (0.18687771253510344, -0.035379898453607866, 0.420339125505955),
+        "kappa_with_others/bo": (0.18687771253510355, -0.03537989845360783, 0.42033912550595487),
+    },
+    "fluency/weighted": {
+        "percent_agreement": (0.859943977591036, 0.7647058823529412, 0.9243697478991596),
+        "alpha": (0.8087507362010793, 0.7073135634578146, 0.8737928155090968),
+        "fleiss_kappa": (0.5995451358234598, 0.3988080592900844, 0.7806037015152829),
+        "kappa_with_others/ann": (0.7818696883852692, 0.4992112375086485, 0.9364161849710982),
+        "kappa_with_others/bo": (0.7007837713231906, 0.47787610619469023, 0.8796555629492511),
+        "kappa_with_others/cy": (0.7023933402705516, 0.4618369987063389, 0.9121621621621622),
+    },
+}
 
 
 def figures(doc) -> dict:
@@ -100,7 +124,9 @@ def test_same_seed_same_figures_as_the_previous_implementation(metric, design):
     for key, values in expected.items():
         assert got[key] == pytest.approx(values, abs=1e-12, rel=1e-12), key
     assert doc.get("weighted", False) == design
-    assert {f["ci_method"] for f in [doc["percent_agreement"], doc["alpha"]]} == {"BCa bootstrap (400 resamples of cases)"}
+    assert {f["ci_method"] for f in [doc["percent_agreement"], doc["alpha"]]} == {
+        "BCa bootstrap (400 resamples of cases)"
+    }
 
 
 def test_no_library_call_per_resample(monkeypatch):
@@ -126,17 +152,17 @@ def test_computed_once_per_command(monkeypatch):
     once; every caller gets its own copy."""
     computed = []
     original = analysis_annotators.agreement_intervals
-    monkeypatch.setattr(analysis_annotators, "agreement_intervals",
-                        lambda *a, **k: computed.append(1) or original(*a, **k))
+    monkeypatch.setattr(
+        analysis_annotators, "agreement_intervals", lambda *a, **k: computed.append(1) or original(*a, **k)
+    )
     campaign = panel_campaign(False)
     with computed_once():
         first = annotator_agreement(campaign, "relevance", n_boot=100, seed=1)
-        first["percent_agreement"]["estimate"] = -1.0   # a caller changing its copy changes no other
+        first["percent_agreement"]["estimate"] = -1.0  # a caller changing its copy changes no other
         second = annotator_agreement(campaign, "relevance", n_boot=100, seed=1)
-        assert len(computed) == 4   # the panel's figures, and each of three annotators against the others
+        assert len(computed) == 4  # the panel's figures, and each of three annotators against the others
         assert second["percent_agreement"]["estimate"] == pytest.approx(PREVIOUS["relevance"]["percent_agreement"][0])
-        annotator_agreement(campaign, "relevance", n_boot=100, seed=2)   # another seed: other figures
+        annotator_agreement(campaign, "relevance", n_boot=100, seed=2)  # another seed: other figures
         assert len(computed) == 8
-    annotator_agreement(campaign, "relevance", n_boot=100, seed=1)   # outside a command: afresh
+    annotator_agreement(campaign, "relevance", n_boot=100, seed=1)  # outside a command: afresh
     assert len(computed) == 12
-

@@ -13,8 +13,18 @@ from calibrate.campaign import Campaign
 from calibrate.stats.annotators import cohen_kappa, fleiss_kappa, krippendorff_alpha, percent_agreement
 
 # Fleiss (1971) as tabulated on Wikipedia's "Fleiss' kappa" page: 10 items, 14 raters, 5 categories
-FLEISS_COUNTS = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-                 [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+FLEISS_COUNTS = [
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
+]
 
 
 def counts_to_matrix(counts):
@@ -45,7 +55,8 @@ def test_missing_labels_are_allowed_and_single_labels_ignored():
     import krippendorff
 
     assert krippendorff_alpha(m, "nominal") == pytest.approx(
-        krippendorff.alpha(reliability_data=m[[0, 1, 3]].T, level_of_measurement="nominal"))
+        krippendorff.alpha(reliability_data=m[[0, 1, 3]].T, level_of_measurement="nominal")
+    )
 
 
 def campaign(rows, scale="binary", **metric):
@@ -101,22 +112,31 @@ def test_the_report_shows_the_human_ceiling_beside_the_judges(small_campaign, tm
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(3, 25).flatmap(lambda n: st.tuples(
-    st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, np.nan]), min_size=3, max_size=3), min_size=n, max_size=n),
-    st.lists(st.integers(1, 3), min_size=n, max_size=n))))
+@given(
+    st.integers(3, 25).flatmap(
+        lambda n: st.tuples(
+            st.lists(
+                st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, np.nan]), min_size=3, max_size=3), min_size=n, max_size=n
+            ),
+            st.lists(st.integers(1, 3), min_size=n, max_size=n),
+        )
+    )
+)
 def test_item_weights_equal_repeating_the_items(data):
     """An item of weight k counts as k items, for every statistic; weights of one give the package's alpha."""
     rows, weights = np.array(data[0]), np.array(data[1])
     repeated = np.repeat(rows, weights, axis=0)
     w = weights.astype(float)
     with warnings.catch_warnings(action="ignore"):
-        pairs = [(percent_agreement(rows, w), percent_agreement(repeated)),
-                 (fleiss_kappa(rows, w), fleiss_kappa(repeated)),
-                 ]
+        pairs = [
+            (percent_agreement(rows, w), percent_agreement(repeated)),
+            (fleiss_kappa(rows, w), fleiss_kappa(repeated)),
+        ]
         if np.sum((~np.isnan(rows[:, :2])).all(axis=1)) >= 2:
             # (two items labelled by both, not one item of weight 2: kappa needs two items)
-            pairs.append((cohen_kappa(rows[:, 0], rows[:, 1], sample_weight=w),
-                          cohen_kappa(repeated[:, 0], repeated[:, 1])))
+            pairs.append(
+                (cohen_kappa(rows[:, 0], rows[:, 1], sample_weight=w), cohen_kappa(repeated[:, 0], repeated[:, 1]))
+            )
         for level in ("nominal", "ordinal", "interval"):
             pairs.append((krippendorff_alpha(rows, level, w), krippendorff_alpha(repeated, level)))
             pairs.append((krippendorff_alpha(rows, level, np.ones(len(rows))), krippendorff_alpha(rows, level)))
@@ -131,24 +151,36 @@ def test_annotator_agreement_is_weighted_by_the_sample_design():
     easy = cases[:10]
     x = [1] * 40
     y = [1 if c in easy or i % 2 else 0 for i, c in enumerate(cases)]
-    r = pd.DataFrame({"case_id": cases * 2, "metric": "f", "rater": ["x"] * 40 + ["y"] * 40, "rater_kind": "human",
-                      "value": x + y})
+    r = pd.DataFrame(
+        {"case_id": cases * 2, "metric": "f", "rater": ["x"] * 40 + ["y"] * 40, "rater_kind": "human", "value": x + y}
+    )
     c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r, [{"case_id": k} for k in cases])
     unweighted = annotator_agreement(c, "f", n_boot=0)["percent_agreement"]["estimate"]
-    c.samples["t"] = {"design": {"strategy": "threshold"}, "case_ids": cases,
-                      "strata": ["easy" if k in easy else "hard" for k in cases],
-                      "inclusion_probability": np.array([0.1 if k in easy else 0.6 for k in cases])}
+    c.samples["t"] = {
+        "design": {"strategy": "threshold"},
+        "case_ids": cases,
+        "strata": ["easy" if k in easy else "hard" for k in cases],
+        "inclusion_probability": np.array([0.1 if k in easy else 0.6 for k in cases]),
+    }
     doc = annotator_agreement(c, "f", n_boot=200)
     assert unweighted == pytest.approx(25 / 40) and doc["weighted"]
     # population: 100 easy cases (all agree) and 50 hard ones (half agree)
     assert doc["percent_agreement"]["estimate"] == pytest.approx((100 + 25) / 150)
-    assert doc["percent_agreement"]["ci_low"] < doc["percent_agreement"]["estimate"] < doc["percent_agreement"]["ci_high"]
+    assert (
+        doc["percent_agreement"]["ci_low"] < doc["percent_agreement"]["estimate"] < doc["percent_agreement"]["ci_high"]
+    )
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(2, 40).flatmap(lambda n: st.lists(
-    st.lists(st.one_of(st.floats(0, 1).map(lambda v: round(v, 2)), st.just(np.nan)), min_size=3, max_size=3),
-    min_size=n, max_size=n)))
+@given(
+    st.integers(2, 40).flatmap(
+        lambda n: st.lists(
+            st.lists(st.one_of(st.floats(0, 1).map(lambda v: round(v, 2)), st.just(np.nan)), min_size=3, max_size=3),
+            min_size=n,
+            max_size=n,
+        )
+    )
+)
 def test_interval_alpha_in_closed_form_matches_the_package(rows):
     import krippendorff
 

@@ -36,13 +36,24 @@ def make(tmp_path, n=400, seed=0):
     fair = quality + rng.normal(0, 0.8, n)
     wordy = quality + rng.normal(0, 0.8, n) + words / 60 + 0.8 * (family == "gpt")
     ids = [f"c{i:04d}" for i in range(n)]
-    frame = pd.DataFrame({"case_id": ids * 3, "metric": "helpfulness",
-                          "rater": ["ann"] * n + ["fair"] * n + ["wordy"] * n,
-                          "rater_kind": ["human"] * n + ["judge"] * 2 * n,
-                          "value": np.r_[quality, fair.round(2), wordy.round(2)]})
-    cases = [{"case_id": c, "input": "q", "actual_output": " ".join(["word"] * int(w)),
-              "metadata": {"generator_family": f, "topic": "a" if i % 2 else "b"}}
-             for i, (c, w, f) in enumerate(zip(ids, words, family))]
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 3,
+            "metric": "helpfulness",
+            "rater": ["ann"] * n + ["fair"] * n + ["wordy"] * n,
+            "rater_kind": ["human"] * n + ["judge"] * 2 * n,
+            "value": np.r_[quality, fair.round(2), wordy.round(2)],
+        }
+    )
+    cases = [
+        {
+            "case_id": c,
+            "input": "q",
+            "actual_output": " ".join(["word"] * int(w)),
+            "metadata": {"generator_family": f, "topic": "a" if i % 2 else "b"},
+        }
+        for i, (c, w, f) in enumerate(zip(ids, words, family))
+    ]
     return write_campaign(tmp_path / "campaign", TOML, frame, cases)
 
 
@@ -52,7 +63,7 @@ def test_planted_biases_are_found_and_a_fair_judge_is_cleared(tmp_path):
     wordy, fair = by["wordy"], by["fair"]
     assert wordy["verbosity"]["ci_low"] > 0.2 and fair["verbosity"]["ci_low"] < 0 < fair["verbosity"]["ci_high"]
     assert wordy["self_preference"]["ci_low"] > 0.05
-    assert fair["self_preference"]["estimate"] is None   # no case of the fair judge's family
+    assert fair["self_preference"]["estimate"] is None  # no case of the fair judge's family
     tertiles = wordy["verbosity"]["tertiles"]
     assert [t["mean_excess"] for t in tertiles] == sorted(t["mean_excess"] for t in tertiles)
     assert {s["value"] for s in wordy["slices"]} == {"a", "b"} and sum(s["n"] for s in wordy["slices"]) == 400
@@ -67,9 +78,19 @@ def test_excess_and_the_reference_correlation(tmp_path):
     length = np.array([len(c.cases[i]["actual_output"].split()) for i in human.index])
     ex = excess(human.to_numpy(), judge.to_numpy())
     assert doc["judges"][0]["verbosity"]["estimate"] == pytest.approx(stats.spearmanr(length, ex).statistic)
-    run = subprocess.run([str(EXE), "bias", str(c.path), "--metric", "helpfulness", "--json"], capture_output=True,
-                         text=True, timeout=120, check=True)
+    run = subprocess.run(
+        [str(EXE), "bias", str(c.path), "--metric", "helpfulness", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert [j["judge"] for j in json.loads(run.stdout)["judges"]] == ["fair", "wordy"]
-    table = subprocess.run([str(EXE), "bias", str(c.path), "--metric", "helpfulness", "--by", "topic"],
-                           capture_output=True, text=True, timeout=120, check=True).stdout
+    table = subprocess.run(
+        [str(EXE), "bias", str(c.path), "--metric", "helpfulness", "--by", "topic"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     assert "self-preference" in table and "topic = a" in table

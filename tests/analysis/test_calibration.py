@@ -35,9 +35,15 @@ def make(tmp_path, n=600, seed=0):
     confident = np.sqrt(p).round(3)
     distance = (1 - p).round(3)
     ids = [f"c{i:04d}" for i in range(n)]
-    frame = pd.DataFrame({"case_id": ids * 3, "metric": "faithfulness",
-                          "rater": ["ann"] * n + ["confident"] * n + ["distance"] * n,
-                          "rater_kind": ["human"] * n + ["judge"] * 2 * n, "value": np.r_[human, confident, distance]})
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 3,
+            "metric": "faithfulness",
+            "rater": ["ann"] * n + ["confident"] * n + ["distance"] * n,
+            "rater_kind": ["human"] * n + ["judge"] * 2 * n,
+            "value": np.r_[human, confident, distance],
+        }
+    )
     return write_campaign(tmp_path / "campaign", TOML, frame), human, confident, distance
 
 
@@ -71,8 +77,9 @@ def test_cross_validated_brier_ece_and_reliability(fitted):
     observed, predicted = calibration_curve(human, out_of_fold, n_bins=10, strategy="uniform")
     assert [b["observed"] for b in cv["reliability"]] == pytest.approx(observed.tolist())
     assert [b["mean_predicted"] for b in cv["reliability"]] == pytest.approx(predicted.tolist())
-    assert cv["ece"] == pytest.approx(sum(b["n"] * abs(b["observed"] - b["mean_predicted"])
-                                          for b in cv["reliability"]) / human.size)
+    assert cv["ece"] == pytest.approx(
+        sum(b["n"] * abs(b["observed"] - b["mean_predicted"]) for b in cv["reliability"]) / human.size
+    )
     # the over-confident raw score is far worse calibrated than the map, out of sample
     assert fit["raw_score"]["ece"] > 0.1 > 0.05 > cv["ece"] and fit["raw_score"]["brier"] > cv["brier"]
     assert expected_calibration_error(np.array([0.2, 0.8]), np.array([0.0, 1.0])) == pytest.approx(0.2)
@@ -81,9 +88,29 @@ def test_cross_validated_brier_ece_and_reliability(fitted):
 def test_probabilities_for_new_scores_from_the_command_line(fitted, tmp_path):
     _, folder, _, _, _ = fitted
     (tmp_path / "new.csv").write_text("id,score\na,0.1\nb,0.95\nc,\n")
-    run = subprocess.run([str(EXE), "calibration", str(folder), "--metric", "faithfulness", "--judge", "confident",
-                          "--score", "0.5", "--scores", str(tmp_path / "new.csv"), "--out", str(tmp_path / "out.csv"),
-                          "--save", str(tmp_path / "map.json"), "--json"], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            str(EXE),
+            "calibration",
+            str(folder),
+            "--metric",
+            "faithfulness",
+            "--judge",
+            "confident",
+            "--score",
+            "0.5",
+            "--scores",
+            str(tmp_path / "new.csv"),
+            "--out",
+            str(tmp_path / "out.csv"),
+            "--save",
+            str(tmp_path / "map.json"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     saved = CalibrationMap.load(tmp_path / "map.json")
@@ -91,14 +118,44 @@ def test_probabilities_for_new_scores_from_the_command_line(fitted, tmp_path):
     written = pd.read_csv(tmp_path / "out.csv")
     assert written["calibrated_probability"][:2].tolist() == pytest.approx(saved.predict([0.1, 0.95]).tolist())
     assert written["id"].tolist() == ["a", "b", "c"]
-    again = subprocess.run([str(EXE), "calibration", str(folder), "--metric", "faithfulness", "--judge", "confident",
-                            "--scores", str(tmp_path / "new.csv"), "--out", str(tmp_path / "out.csv")],
-                           capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [
+            str(EXE),
+            "calibration",
+            str(folder),
+            "--metric",
+            "faithfulness",
+            "--judge",
+            "confident",
+            "--scores",
+            str(tmp_path / "new.csv"),
+            "--out",
+            str(tmp_path / "out.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 2 and "exists" in again.stderr
     (tmp_path / "bad.csv").write_text("score\n0.2\nhigh\n")
-    bad = subprocess.run([str(EXE), "calibration", str(folder), "--metric", "faithfulness", "--judge", "confident",
-                          "--scores", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "o2.csv")],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [
+            str(EXE),
+            "calibration",
+            str(folder),
+            "--metric",
+            "faithfulness",
+            "--judge",
+            "confident",
+            "--scores",
+            str(tmp_path / "bad.csv"),
+            "--out",
+            str(tmp_path / "o2.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "bad.csv, line 3, field 'score'" in bad.stderr
     assert not (tmp_path / "o2.csv").exists()
 
@@ -115,8 +172,13 @@ from hypothesis import strategies as st  # noqa: E402
 
 from calibrate.base.documents import DocumentError  # noqa: E402
 
-GOOD_MAP = {"metric": "faithfulness", "judge": "confident", "higher_is_better": False,
-            "oriented_scores": [-0.9, -0.5, 0.2], "probabilities": [0.1, 0.4, 0.8]}
+GOOD_MAP = {
+    "metric": "faithfulness",
+    "judge": "confident",
+    "higher_is_better": False,
+    "oriented_scores": [-0.9, -0.5, 0.2],
+    "probabilities": [0.1, 0.4, 0.8],
+}
 
 
 def map_file(tmp_path, document) -> Path:
@@ -125,17 +187,20 @@ def map_file(tmp_path, document) -> Path:
     return path
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"higher_is_better": "false"}, "higher_is_better"),           # bool("false") was True: the map ran backwards
-    ({"probabilities": [0.1, 0.4, 5.0]}, "probabilities[2]"),       # a "probability" of 5 was given out
-    ({"probabilities": [0.1, 0.4]}, "probabilities"),               # failed only at predict
-    ({"oriented_scores": [0.2, -0.5, -0.9]}, "oriented_scores"),    # np.interp gave nonsense silently
-    ({"probabilities": [0.8, 0.4, 0.1]}, "probabilities"),          # a map that falls as the score rises
-    ({"oriented_scores": [], "probabilities": []}, "oriented_scores"),
-    ({"oriented_scores": [-0.9, float("nan"), 0.2]}, "oriented_scores[1]"),
-    ({"metric": ["faithfulness"]}, "metric"),
-    ({"judge": None}, "judge"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"higher_is_better": "false"}, "higher_is_better"),  # bool("false") was True: the map ran backwards
+        ({"probabilities": [0.1, 0.4, 5.0]}, "probabilities[2]"),  # a "probability" of 5 was given out
+        ({"probabilities": [0.1, 0.4]}, "probabilities"),  # failed only at predict
+        ({"oriented_scores": [0.2, -0.5, -0.9]}, "oriented_scores"),  # np.interp gave nonsense silently
+        ({"probabilities": [0.8, 0.4, 0.1]}, "probabilities"),  # a map that falls as the score rises
+        ({"oriented_scores": [], "probabilities": []}, "oriented_scores"),
+        ({"oriented_scores": [-0.9, float("nan"), 0.2]}, "oriented_scores[1]"),
+        ({"metric": ["faithfulness"]}, "metric"),
+        ({"judge": None}, "judge"),
+    ],
+)
 def test_a_damaged_calibration_map_names_the_file_and_field(tmp_path, change, field):
     path = map_file(tmp_path, GOOD_MAP | change)
     with pytest.raises(DocumentError) as caught:
@@ -143,12 +208,15 @@ def test_a_damaged_calibration_map_names_the_file_and_field(tmp_path, change, fi
     assert str(path) in str(caught.value) and any(p.field == field for p in caught.value.problems), str(caught.value)
 
 
-@pytest.mark.parametrize("content, words", [
-    (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 200 levels"),   # a RecursionError traceback before
-    (b'{"metric": "f", ', "not valid JSON"),
-    (b"\xff\xfe{}", "not UTF-8 text"),
-    (b"", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 200 levels"),  # a RecursionError traceback before
+        (b'{"metric": "f", ', "not valid JSON"),
+        (b"\xff\xfe{}", "not UTF-8 text"),
+        (b"", "not valid JSON"),
+    ],
+)
 def test_a_calibration_map_that_is_not_json_is_a_clear_error(tmp_path, content, words):
     path = map_file(tmp_path, content)
     with pytest.raises(DocumentError) as caught:
@@ -163,15 +231,21 @@ def test_a_saved_map_reads_back_exactly(fitted, tmp_path):
     assert back == fit.map
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-10, 10) | st.floats() | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                      max_size=3), max_leaves=10)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=10,
+)
 
 
-@settings(max_examples=int(os.environ.get("ATTACK_EXAMPLES", 300)), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(edits=st.lists(st.tuples(st.sampled_from([*GOOD_MAP, "other"]), st.none() | json_values), min_size=1,
-                      max_size=3))
+@settings(
+    max_examples=int(os.environ.get("ATTACK_EXAMPLES", 300)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    edits=st.lists(st.tuples(st.sampled_from([*GOOD_MAP, "other"]), st.none() | json_values), min_size=1, max_size=3)
+)
 def test_any_edit_of_a_calibration_map_loads_a_sound_map_or_names_the_file(tmp_path_factory, edits):
     document = dict(GOOD_MAP)
     for key, value in edits:
@@ -186,8 +260,11 @@ def test_any_edit_of_a_calibration_map_loads_a_sound_map_or_names_the_file(tmp_p
         assert exc.problems and all(p.file == str(path) for p in exc.problems), str(exc)
         return
     # what was read is what the file says, and a sound map: probabilities in [0, 1], rising with the score
-    assert (cmap.metric, cmap.judge, cmap.higher_is_better) == (document["metric"], document["judge"],
-                                                                document["higher_is_better"])
+    assert (cmap.metric, cmap.judge, cmap.higher_is_better) == (
+        document["metric"],
+        document["judge"],
+        document["higher_is_better"],
+    )
     assert list(cmap.scores) == document["oriented_scores"] and list(cmap.probabilities) == document["probabilities"]
     predicted = cmap.predict(np.linspace(-2, 2, 41) * (1 if cmap.higher_is_better else -1))
     assert all(0 <= p <= 1 and not math.isnan(p) for p in predicted) and np.all(np.diff(predicted) >= 0)

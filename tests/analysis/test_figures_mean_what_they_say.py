@@ -39,11 +39,12 @@ def test_seven_perfect_cases_give_no_interval_rather_than_a_zero_width_one():
 
 
 def test_one_number_of_resamples_for_every_command():
-    from calibrate.analysis.agreement import compute_stats as stats, recommend_thresholds
+    from calibrate.analysis.agreement import compute_stats as stats
+    from calibrate.analysis.agreement import recommend_thresholds
     from calibrate.analysis.annotators import annotator_agreement
+    from calibrate.analysis.repeatability import repeatability
     from calibrate.review.audit import audit_judges
     from calibrate.review.gate import run_gate
-    from calibrate.analysis.repeatability import repeatability
     from calibrate.stats import N_BOOT
 
     for function in (stats, recommend_thresholds, annotator_agreement, audit_judges, run_gate, repeatability):
@@ -58,12 +59,22 @@ def test_the_audit_prints_how_its_intervals_were_made(tmp_path):
     n = 60
     human = (rng.random(n) < 0.5).astype(int)
     ids = [f"c{i:03d}" for i in range(n)]
-    frame = pd.DataFrame({"case_id": ids * 3, "metric": "m", "rater": ["ann"] * n + ["old"] * n + ["new"] * n,
-                          "rater_kind": ["human"] * n + ["judge"] * 2 * n,
-                          "value": np.r_[human, human * 0.6 + rng.random(n) * 0.4, rng.random(n)]})
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 3,
+            "metric": "m",
+            "rater": ["ann"] * n + ["old"] * n + ["new"] * n,
+            "rater_kind": ["human"] * n + ["judge"] * 2 * n,
+            "value": np.r_[human, human * 0.6 + rng.random(n) * 0.4, rng.random(n)],
+        }
+    )
     folder = write_campaign(tmp_path / "c", 'name = "a"\n[metrics.m]\nscale = "binary"\n', frame)
-    result = subprocess.run([str(EXE), "audit", str(folder), "--metric", "m", "--old", "old", "--new", "new"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(EXE), "audit", str(folder), "--metric", "m", "--old", "old", "--new", "new"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "95% paired BCa intervals, 1000 resamples of cases" in " ".join(result.stdout.split()), result.stdout
     stats = subprocess.run([str(EXE), "stats", str(folder)], capture_output=True, text=True, timeout=300)
     assert "95% intervals: BCa bootstrap, 1000 resamples of cases" in " ".join(stats.stdout.split())
@@ -87,10 +98,18 @@ def test_repeatability_never_takes_other_runs_for_repeats(tmp_path):
     with pytest.raises(ValueError, match=r"no judge was scored with repeats.*j@2025-06, are not named repeat-N"):
         repeatability(c)
     ids = [f"c{i:03d}" for i in range(6)]
-    frame = pd.DataFrame({"case_id": ids * 2, "metric": "m", "rater": ["ann"] * 6 + ["j"] * 6,
-                          "rater_kind": ["human"] * 6 + ["judge"] * 6, "value": human + [0.9, 0.1, 0.8, 0.2, 0.7, 0.3],
-                          "run_id": [""] * 6 + ["2025-06"] * 6})
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 2,
+            "metric": "m",
+            "rater": ["ann"] * 6 + ["j"] * 6,
+            "rater_kind": ["human"] * 6 + ["judge"] * 6,
+            "value": human + [0.9, 0.1, 0.8, 0.2, 0.7, 0.3],
+            "run_id": [""] * 6 + ["2025-06"] * 6,
+        }
+    )
     folder = write_campaign(tmp_path / "c", 'name = "r"\n[metrics.m]\nscale = "binary"\n', frame)
-    result = subprocess.run([str(EXE), "repeatability", str(folder), "--json"], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [str(EXE), "repeatability", str(folder), "--json"], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 2 and "not named repeat-N" in result.stderr and not result.stdout

@@ -11,13 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calibrate
-from calibrate.campaign import Campaign
 from calibrate.analysis.pass_rate import _merged_strata, estimate_pass_rate, ppi_mean, stratified_mean
+from calibrate.campaign import Campaign
 from calibrate.stats.intervals import wilson_interval
 
 JUDGE = "Olz-gpt4o"
-CONFIG = {"name": "pr", "metrics": {"relevance": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2,
-                                                   "max_false_pass": 0.1}}}
+CONFIG = {
+    "name": "pr",
+    "metrics": {"relevance": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2, "max_false_pass": 0.1}},
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +33,16 @@ def demo():
 
 def with_labels_of(demo_campaign, keep, samples=()):
     r = demo_campaign.ratings
-    sub = Campaign.from_frames(CONFIG, r[(r["rater_kind"] == "judge") | r["case_id"].isin(set(keep))],
-                               list(demo_campaign.cases.values()))
+    sub = Campaign.from_frames(
+        CONFIG, r[(r["rater_kind"] == "judge") | r["case_id"].isin(set(keep))], list(demo_campaign.cases.values())
+    )
     for name, s in samples:
-        sub.samples[name] = {"design": s.design, "case_ids": s.case_ids, "strata": s.strata,
-                             "inclusion_probability": np.array(s.inclusion_probability)}
+        sub.samples[name] = {
+            "design": s.design,
+            "case_ids": s.case_ids,
+            "strata": s.strata,
+            "inclusion_probability": np.array(s.inclusion_probability),
+        }
     return sub
 
 
@@ -80,9 +87,12 @@ def test_coverage_and_savings_on_the_demo_data(demo):
         strat = stratified_mean(y, stratum, shares)
         plain = ppi_mean(y, (f >= 2).astype(float), (fu >= 2).astype(float), lam=1.0)
         judge_low, judge_high = wilson_interval(np.sum(score >= 2), score.size)
-        for key, (lo, hi) in {"humans": (low, high), "ppi": (ppi["ci_low"], ppi["ci_high"]),
-                              "stratified": (strat["ci_low"], strat["ci_high"]),
-                              "judge": (judge_low, judge_high)}.items():
+        for key, (lo, hi) in {
+            "humans": (low, high),
+            "ppi": (ppi["ci_low"], ppi["ci_high"]),
+            "stratified": (strat["ci_low"], strat["ci_high"]),
+            "judge": (judge_low, judge_high),
+        }.items():
             hits[key] += lo <= truth <= hi
         widths["humans"].append(high - low)
         widths["ppi"].append(ppi["ci_high"] - ppi["ci_low"])
@@ -105,12 +115,27 @@ def test_the_sample_design_is_honoured(demo):
     truth = passes.mean()
     weighted, unweighted = [], []
     for seed in range(6):
-        s = draw_sample(c, 300, strategy="threshold", judge=JUDGE, threshold=2.5, band=0.3, focus=0.8, seed=seed,
-                        include_labelled=True)
-        weighted.append(estimate_pass_rate(with_labels_of(c, s.case_ids, [("d", s)]), metric="relevance",
-                                           judge=JUDGE)["overall"]["ppi"]["estimate"])
-        unweighted.append(estimate_pass_rate(with_labels_of(c, s.case_ids), metric="relevance",
-                                             judge=JUDGE)["overall"]["ppi"]["estimate"])
+        s = draw_sample(
+            c,
+            300,
+            strategy="threshold",
+            judge=JUDGE,
+            threshold=2.5,
+            band=0.3,
+            focus=0.8,
+            seed=seed,
+            include_labelled=True,
+        )
+        weighted.append(
+            estimate_pass_rate(with_labels_of(c, s.case_ids, [("d", s)]), metric="relevance", judge=JUDGE)["overall"][
+                "ppi"
+            ]["estimate"]
+        )
+        unweighted.append(
+            estimate_pass_rate(with_labels_of(c, s.case_ids), metric="relevance", judge=JUDGE)["overall"]["ppi"][
+                "estimate"
+            ]
+        )
     assert abs(np.mean(weighted) - truth) < 0.01 and abs(np.mean(unweighted) - truth) > 0.02
 
 
@@ -123,12 +148,43 @@ def test_slices_and_the_command_line(demo, tmp_path):
     assert sum(s["n_unlabelled"] for s in doc["slices"]) == doc["overall"]["n_unlabelled"] == 4023
     assert doc["overall"]["ppi"]["labels_saved"] > 0 and 0 < doc["overall"]["ppi"]["lam"] <= 1
     exe = Path(sys.executable).parent / "calibrate"
-    run = subprocess.run([str(exe), "pass-rate", str(calibrate.demo_campaign_path()), "--metric", "relevance",
-                          "--judge", JUDGE, "--out-of-scale", "drop", "--json"], capture_output=True, text=True,
-                         timeout=120, check=True)
+    run = subprocess.run(
+        [
+            str(exe),
+            "pass-rate",
+            str(calibrate.demo_campaign_path()),
+            "--metric",
+            "relevance",
+            "--judge",
+            JUDGE,
+            "--out-of-scale",
+            "drop",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     whole = json.loads(run.stdout)["overall"]
     assert whole["n_unlabelled"] == 0 and "every case" in whole["ppi"]["reason"]
-    table = subprocess.run([str(exe), "pass-rate", str(calibrate.demo_campaign_path()), "--metric", "relevance",
-                            "--judge", JUDGE, "--out-of-scale", "drop", "--by", "question_type"], capture_output=True,
-                           text=True, timeout=120, check=True).stdout
+    table = subprocess.run(
+        [
+            str(exe),
+            "pass-rate",
+            str(calibrate.demo_campaign_path()),
+            "--metric",
+            "relevance",
+            "--judge",
+            JUDGE,
+            "--out-of-scale",
+            "drop",
+            "--by",
+            "question_type",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     assert "question_type = " in table and "humans only" in table

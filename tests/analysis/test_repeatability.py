@@ -31,15 +31,35 @@ def make(tmp_path, n=200, seed=0):
     human = (rng.random(n) < 0.5).astype(int)
     base = np.clip(0.6 * human + rng.normal(0.2, 0.15, n), 0, 1)
     ids = [f"c{i:04d}" for i in range(n)]
-    frames = [pd.DataFrame({"case_id": ids, "metric": "faithfulness", "rater": "ann", "rater_kind": "human",
-                            "value": human, "run_id": ""})]
+    frames = [
+        pd.DataFrame(
+            {
+                "case_id": ids,
+                "metric": "faithfulness",
+                "rater": "ann",
+                "rater_kind": "human",
+                "value": human,
+                "run_id": "",
+            }
+        )
+    ]
     scores = {}
     for rater, noise in (("steady", 0.02), ("noisy", 0.25)):
         for k in range(3):
             values = np.clip(base + rng.normal(0, noise, n), 0, 1).round(3)
             scores[(rater, k)] = values
-            frames.append(pd.DataFrame({"case_id": ids, "metric": "faithfulness", "rater": rater,
-                                        "rater_kind": "judge", "value": values, "run_id": f"repeat-{k}"}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "case_id": ids,
+                        "metric": "faithfulness",
+                        "rater": rater,
+                        "rater_kind": "judge",
+                        "value": values,
+                        "run_id": f"repeat-{k}",
+                    }
+                )
+            )
     frame = pd.concat(frames, ignore_index=True)
     frame = frame[~((frame["rater"] == "noisy") & (frame["run_id"] == "repeat-2") & (frame["case_id"] < "c0010"))]
     return write_campaign(tmp_path / "campaign", TOML, frame), scores
@@ -53,8 +73,9 @@ def test_alpha_and_flips_of_each_judge(tmp_path):
     assert steady["repeats"] == ["repeat-0", "repeat-1", "repeat-2"] and steady["n_cases"] == 200
     data = np.vstack([scores[("noisy", k)] for k in range(3)])
     data[2, :10] = np.nan
-    assert noisy["alpha"]["estimate"] == pytest.approx(krippendorff.alpha(reliability_data=data,
-                                                                          level_of_measurement="interval"))
+    assert noisy["alpha"]["estimate"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+    )
     assert noisy["alpha"]["ci_low"] < noisy["alpha"]["estimate"] < noisy["alpha"]["ci_high"]
     assert steady["alpha"]["estimate"] > 0.95 > noisy["alpha"]["estimate"]
     t = noisy["threshold"]
@@ -66,20 +87,32 @@ def test_alpha_and_flips_of_each_judge(tmp_path):
 
 def test_the_command_line(tmp_path):
     folder, _ = make(tmp_path)
-    run = subprocess.run([str(EXE), "repeatability", str(folder), "--judge", "noisy", "--n-boot", "100", "--json"],
-                         capture_output=True, text=True, timeout=120, check=True)
+    run = subprocess.run(
+        [str(EXE), "repeatability", str(folder), "--judge", "noisy", "--n-boot", "100", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert [r["judge"] for r in json.loads(run.stdout)["judges"]] == ["noisy"]
-    table = subprocess.run([str(EXE), "repeatability", str(folder), "--n-boot", "100"], capture_output=True,
-                           text=True, timeout=120, check=True).stdout
+    table = subprocess.run(
+        [str(EXE), "repeatability", str(folder), "--n-boot", "100"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     assert "alpha across repeats" in table and "steady" in table
-    human = subprocess.run([str(EXE), "repeatability", str(folder), "--judge", "ann"], capture_output=True,
-                           text=True, timeout=120)
+    human = subprocess.run(
+        [str(EXE), "repeatability", str(folder), "--judge", "ann"], capture_output=True, text=True, timeout=120
+    )
     assert human.returncode == 2, human.stderr
     assert "--judge ann: a human annotator of the campaign, not a judge; its judges are noisy, steady" in human.stderr
     # a judge rated once, without repeats, is told how to get them
     ratings = pd.read_csv(folder / "ratings.csv", keep_default_na=False)
     once = ratings[(ratings["rater"] == "steady") & (ratings["run_id"] == "repeat-0")].assign(rater="once", run_id="")
     pd.concat([ratings, once]).to_csv(folder / "ratings.csv", index=False)
-    missing = subprocess.run([str(EXE), "repeatability", str(folder), "--judge", "once"], capture_output=True,
-                             text=True, timeout=120)
+    missing = subprocess.run(
+        [str(EXE), "repeatability", str(folder), "--judge", "once"], capture_output=True, text=True, timeout=120
+    )
     assert missing.returncode == 2 and "--repeats" in missing.stderr, missing.stderr

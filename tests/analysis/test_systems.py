@@ -66,9 +66,11 @@ def test_the_difference_covers_the_truth_about_95_percent_of_the_time(targeted):
         h = rate_difference(sides[0], sides[1], "humans_only", 0.95)
         human_widths.append(h["ci_high"] - h["ci_low"])
     coverage = covered / runs
-    print(f"{'targeted' if targeted else 'uniform'} audit, 150 labels per version of 3,000: the difference's 95% "
-          f"interval covered the truth in {coverage:.1%} of {runs}; mean width {np.mean(widths):.3f} (humans alone "
-          f"{np.mean(human_widths):.3f})")
+    print(
+        f"{'targeted' if targeted else 'uniform'} audit, 150 labels per version of 3,000: the difference's 95% "
+        f"interval covered the truth in {coverage:.1%} of {runs}; mean width {np.mean(widths):.3f} (humans alone "
+        f"{np.mean(human_widths):.3f})"
+    )
     assert 0.93 <= coverage <= 0.97
     assert np.mean(widths) < np.mean(human_widths)
 
@@ -81,17 +83,30 @@ def campaign(rng, *, effect: dict[str, float], n=2400, audit=0.2, judge="good") 
     y = rng.random(n) < rate
     if judge == "perfect":
         score = y.astype(float)
-    else:   # (each draw in this order, as the seeds of the tests below were drawn)
+    else:  # (each draw in this order, as the seeds of the tests below were drawn)
         score = np.clip(0.4 * y + rng.normal(0.3, 0.15, n), 0, 1) if judge == "good" else rng.random(n)
     ids = [f"c{i:05d}" for i in range(n)]
     labelled = rng.random(n) < audit
-    rows = pd.concat([
-        pd.DataFrame({"case_id": ids, "metric": "helpful", "rater": "judge", "rater_kind": "judge", "value": score}),
-        pd.DataFrame({"case_id": np.array(ids)[labelled], "metric": "helpful", "rater": "ann", "rater_kind": "human",
-                      "value": y[labelled].astype(float)})])
+    rows = pd.concat(
+        [
+            pd.DataFrame(
+                {"case_id": ids, "metric": "helpful", "rater": "judge", "rater_kind": "judge", "value": score}
+            ),
+            pd.DataFrame(
+                {
+                    "case_id": np.array(ids)[labelled],
+                    "metric": "helpful",
+                    "rater": "ann",
+                    "rater_kind": "human",
+                    "value": y[labelled].astype(float),
+                }
+            ),
+        ]
+    )
     cases = [{"case_id": c, "input": c, "metadata": {"app": v, "topic": t}} for c, v, t in zip(ids, version, topics)]
-    return Campaign.from_frames({"name": "ab", "metrics": {"helpful": {"scale": "binary", "max_false_pass": 0.2}}},
-                                rows, cases)
+    return Campaign.from_frames(
+        {"name": "ab", "metrics": {"helpful": {"scale": "binary", "max_false_pass": 0.2}}}, rows, cases
+    )
 
 
 def test_a_planted_difference_in_one_slice_is_found_there_alone():
@@ -99,10 +114,14 @@ def test_a_planted_difference_in_one_slice_is_found_there_alone():
     c = campaign(rng, effect={"shipping": 0.25})
     doc = compare_systems(c, metric="helpful", judge="judge", by="app", a="v1", b="v2", slice_by="topic")
     slices = {s["value"]: s["difference"] for s in doc["slices"]}
-    assert slices["shipping"]["differs_after_holm"] and slices["shipping"]["ci_low"] < 0.25 < slices["shipping"]["ci_high"]
+    assert (
+        slices["shipping"]["differs_after_holm"] and slices["shipping"]["ci_low"] < 0.25 < slices["shipping"]["ci_high"]
+    )
     assert not slices["billing"]["differs_after_holm"] and not slices["returns"]["differs_after_holm"]
     assert all(s["p_value_holm"] >= s["p_value"] for s in slices.values())
-    assert all(s["simultaneous_ci"][0] <= s["ci_low"] and s["simultaneous_ci"][1] >= s["ci_high"] for s in slices.values())
+    assert all(
+        s["simultaneous_ci"][0] <= s["ci_low"] and s["simultaneous_ci"][1] >= s["ci_high"] for s in slices.values()
+    )
     overall = doc["overall"]
     assert overall["difference"]["ci_low"] < 0.25 / 3 < overall["difference"]["ci_high"]
     # the judge's scores on the unlabelled cases narrow the interval, and save labels for a given width
@@ -130,24 +149,31 @@ def test_holm_keeps_any_false_difference_among_slices_under_five_percent():
         false = bool(multipletests(results, method="holm")[0].any())
         any_false += false
     print(f"{any_false} of {runs} sets of {slices} slices with no difference had one declared different after Holm")
-    assert any_false / runs <= 0.065   # 5%, with the Monte Carlo error of 300 runs
+    assert any_false / runs <= 0.065  # 5%, with the Monte Carlo error of 300 runs
 
 
 def test_a_coin_flip_judge_saves_nothing_and_its_interval_still_covers():
     rng = np.random.default_rng(8)
-    doc = compare_systems(campaign(rng, effect={}, judge="coin"), metric="helpful", judge="judge", by="app", a="v1",
-                          b="v2")
+    doc = compare_systems(
+        campaign(rng, effect={}, judge="coin"), metric="helpful", judge="judge", by="app", a="v1", b="v2"
+    )
     overall = doc["overall"]
-    assert overall["a"]["ppi"]["lam"] < 0.3 and overall["b"]["ppi"]["lam"] < 0.3   # power tuning ignores it
+    assert overall["a"]["ppi"]["lam"] < 0.3 and overall["b"]["ppi"]["lam"] < 0.3  # power tuning ignores it
     assert overall["difference"]["ci_low"] < 0 < overall["difference"]["ci_high"]
     assert overall["labels"]["with_the_judge"] >= 0.9 * overall["labels"]["humans_only"]
 
 
 def test_a_perfect_judge_leaves_almost_nothing_to_the_labels():
     rng = np.random.default_rng(8)
-    overall = compare_systems(campaign(rng, effect={"billing": 0.2}, judge="perfect"), metric="helpful", judge="judge",
-                              by="app", a="v1", b="v2")["overall"]
-    assert overall["a"]["ppi"]["lam"] > 0.7 and overall["b"]["ppi"]["lam"] > 0.7   # power tuning trusts it
+    overall = compare_systems(
+        campaign(rng, effect={"billing": 0.2}, judge="perfect"),
+        metric="helpful",
+        judge="judge",
+        by="app",
+        a="v1",
+        b="v2",
+    )["overall"]
+    assert overall["a"]["ppi"]["lam"] > 0.7 and overall["b"]["ppi"]["lam"] > 0.7  # power tuning trusts it
     assert overall["difference"]["se"] < 0.5 * overall["humans_only_difference"]["se"]
     assert overall["labels"]["with_the_judge"] < 0.3 * overall["labels"]["humans_only"]
 
@@ -166,20 +192,26 @@ def test_the_command_line_and_its_errors(tmp_path):
     assert done.exit_code == 0, done.output
     assert "v2 - v1 (PPI++)" in done.output and "labels per version with the judge" in done.output
     doc = json.loads(runner.invoke(main, args + ["--a", "v1", "--b", "v2", "--json"]).output)
-    assert doc["overall"]["a"]["n_labelled"] + doc["overall"]["b"]["n_labelled"] == int(c.ratings["rater_kind"].eq(
-        "human").sum())
-    for extra, message in ((["--a", "v1", "--b", "v3"], "--b v3: no case the judge scored has metadata.app = 'v3' "
-                                                         "(its values: v1, v2)"),
-                           (["--a", "v1", "--b", "v1"], "--b v1: the same version as --a v1"),
-                           (["--a", "v1", "--b", "v2", "--slice", "app"], "--slice app: the key of the versions"),
-                           (["--a", "v1", "--b", "v2", "--width", "0"], "Invalid value for '--width'")):
+    assert doc["overall"]["a"]["n_labelled"] + doc["overall"]["b"]["n_labelled"] == int(
+        c.ratings["rater_kind"].eq("human").sum()
+    )
+    for extra, message in (
+        (["--a", "v1", "--b", "v3"], "--b v3: no case the judge scored has metadata.app = 'v3' (its values: v1, v2)"),
+        (["--a", "v1", "--b", "v1"], "--b v1: the same version as --a v1"),
+        (["--a", "v1", "--b", "v2", "--slice", "app"], "--slice app: the key of the versions"),
+        (["--a", "v1", "--b", "v2", "--width", "0"], "Invalid value for '--width'"),
+    ):
         done = runner.invoke(main, args + extra)
         assert done.exit_code == 2 and message in done.output, done.output
 
 
 def test_labels_for_width_plans_within_the_cases_there_are():
-    v = {"n_labelled": 10, "n_unlabelled": 290, "ppi": {"var_labelled": 0.1, "var_unlabelled": 0.02},
-         "humans_only": {"var_labelled": 0.25}}
+    v = {
+        "n_labelled": 10,
+        "n_unlabelled": 290,
+        "ppi": {"var_labelled": 0.1, "var_unlabelled": 0.02},
+        "humans_only": {"var_labelled": 0.25},
+    }
     plan = labels_for_width(0.05, [v, v], 0.95)
     assert plan["with_the_judge"] is None and plan["humans_only"] is None
     assert "even labelling all 300 cases" in plan["reason"]
@@ -190,27 +222,45 @@ def test_labels_for_width_plans_within_the_cases_there_are():
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-VALUE = st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4) | st.lists(st.integers(0, 2), max_size=2) \
+VALUE = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.text(max_size=4)
+    | st.lists(st.integers(0, 2), max_size=2)
     | st.dictionaries(st.text(max_size=2), st.integers(0, 1), max_size=1)
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(tags=st.lists(st.sampled_from(["v1", "v2", None, True, 1, [0]]) | VALUE, min_size=40, max_size=40),
-       a=st.sampled_from(["v1", "None", "True", "1", "[0]"]) | st.text(max_size=3),
-       b=st.sampled_from(["v2", "v1", "(missing)", "1"]) | st.text(max_size=3),
-       slice_by=st.none() | st.sampled_from(["app", "topic", "nothing"]),
-       width=st.sampled_from([0.1, 0.3]) | st.floats(allow_nan=True, allow_infinity=True),
-       confidence=st.sampled_from([0.95, 0.8]) | st.floats(allow_nan=True))
-@example(tags=["v1"] * 32 + [None] * 7 + [""], a="v1", b="", slice_by=None, width=0.1,
-         confidence=7.806931378766568e-90)   # found by a long run: a level near 0 divided by zero
+@given(
+    tags=st.lists(st.sampled_from(["v1", "v2", None, True, 1, [0]]) | VALUE, min_size=40, max_size=40),
+    a=st.sampled_from(["v1", "None", "True", "1", "[0]"]) | st.text(max_size=3),
+    b=st.sampled_from(["v2", "v1", "(missing)", "1"]) | st.text(max_size=3),
+    slice_by=st.none() | st.sampled_from(["app", "topic", "nothing"]),
+    width=st.sampled_from([0.1, 0.3]) | st.floats(allow_nan=True, allow_infinity=True),
+    confidence=st.sampled_from([0.95, 0.8]) | st.floats(allow_nan=True),
+)
+@example(
+    tags=["v1"] * 32 + [None] * 7 + [""], a="v1", b="", slice_by=None, width=0.1, confidence=7.806931378766568e-90
+)  # found by a long run: a level near 0 divided by zero
 def test_any_version_tags_and_options_give_a_result_or_an_error_that_says_why(tags, a, b, slice_by, width, confidence):
     rng = np.random.default_rng(0)
     c = campaign(rng, effect={}, n=40, audit=0.5)
     for case, tag in zip(c.cases.values(), tags):
         case["metadata"]["app"] = tag
     try:
-        doc = compare_systems(c, metric="helpful", judge="judge", by="app", a=a, b=b, slice_by=slice_by,
-                              width=width, confidence=confidence)
+        doc = compare_systems(
+            c,
+            metric="helpful",
+            judge="judge",
+            by="app",
+            a=a,
+            b=b,
+            slice_by=slice_by,
+            width=width,
+            confidence=confidence,
+        )
     except ValueError as exc:
         assert str(exc)
         return

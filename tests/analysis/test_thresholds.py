@@ -25,8 +25,7 @@ def exhaustive(fails_at_score, ceiling, confidence):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.integers(0, 30), min_size=1, max_size=25), st.floats(0, 0.5),
-       st.sampled_from([None, 0.8, 0.95]))
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=25), st.floats(0, 0.5), st.sampled_from([None, 0.8, 0.95]))
 def test_constraint_rule_is_the_exhaustive_search(fails_at_score, ceiling, confidence):
     cum_fails = np.cumsum(fails_at_score, dtype=float)[None, :]
     got = constraint_rule(cum_fails, cum_fails[:, -1], max_false_pass=ceiling, confidence=confidence)[0]
@@ -56,7 +55,9 @@ def frames(human, judges: dict, metric: dict, raters: dict | None = None) -> Cam
     rows = [(c, "m", "ann", "human", h) for c, h in zip(ids, human)]
     rows += [(c, "m", name, "judge", v) for name, values in judges.items() for c, v in zip(ids, values)]
     frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "value"])
-    return Campaign.from_frames({"name": "t", "metrics": {"m": metric}, **({"raters": raters} if raters else {})}, frame)
+    return Campaign.from_frames(
+        {"name": "t", "metrics": {"m": metric}, **({"raters": raters} if raters else {})}, frame
+    )
 
 
 ORDINAL = {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2}
@@ -68,8 +69,10 @@ def test_a_judge_on_the_metrics_levels_is_read_at_human_pass():
     rng = np.random.default_rng(0)
     human = rng.integers(0, 4, 80)
     c = frames(human, {"same": human, "zero-one": (human >= 2) * 0.6 + rng.random(80) * 0.3}, ORDINAL)
-    recs = {r["judge"]: r for r in recommend_thresholds(c, metric="m", rule=default_rule(c.metrics["m"]),
-                                                        n_boot=0)["recommendations"]}
+    recs = {
+        r["judge"]: r
+        for r in recommend_thresholds(c, metric="m", rule=default_rule(c.metrics["m"]), n_boot=0)["recommendations"]
+    }
     assert (recs["same"]["threshold"], recs["same"]["false_pass_rate"], recs["same"]["false_fail_rate"]) == (2, 0, 0)
     assert recs["zero-one"]["threshold"] is None
     judges = {j["judge"]: j for j in compute_stats(c, n_boot=50)["metrics"][0]["judges"]}
@@ -81,7 +84,7 @@ def test_a_binary_metric_keeps_deepevals_half_for_a_zero_to_one_judge():
     human = np.array([0, 1] * 30)
     c = frames(human, {"j": np.where(human == 1, 0.7, 0.3)}, {"scale": "binary"})
     rec = recommend_thresholds(c, metric="m", rule=default_rule(c.metrics["m"]), n_boot=0)["recommendations"][0]
-    assert rec["threshold"] == 0.7 and rec["false_pass_rate"] == 0.0   # the lowest score at or above 0.5
+    assert rec["threshold"] == 0.7 and rec["false_pass_rate"] == 0.0  # the lowest score at or above 0.5
 
 
 def test_the_false_pass_interval_shown_is_the_bound_the_rule_used():
@@ -92,8 +95,9 @@ def test_the_false_pass_interval_shown_is_the_bound_the_rule_used():
     c = frames(human, {"j": np.clip(human * 0.4 + rng.random(400) * 0.6, 0, 1).round(3)}, {"scale": "binary"})
     from calibrate import Rule
 
-    rec = recommend_thresholds(c, metric="m", rule=Rule("constraint", max_false_pass=0.1, confidence=0.95),
-                               n_boot=0)["recommendations"][0]
+    rec = recommend_thresholds(c, metric="m", rule=Rule("constraint", max_false_pass=0.1, confidence=0.95), n_boot=0)[
+        "recommendations"
+    ][0]
     detail = rec["false_pass_rate_detail"]
     assert rec["false_pass_rate_ci"][1] <= 0.1 and rec["false_pass_rate_ci"][0] == 0.0
     assert detail["ci_high"] == pytest.approx(float(clopper_pearson_upper(detail["k"], detail["n"], confidence=0.95)))
@@ -105,19 +109,29 @@ def test_thresholds_with_no_option_follows_every_metrics_declared_rule(tmp_path)
     n = 60
     human = (rng.random(n) < 0.5).astype(int)
     ids = [f"c{i:03d}" for i in range(n)]
-    frame = pd.DataFrame({"case_id": ids * 4, "metric": ["a"] * 2 * n + ["b"] * 2 * n,
-                          "rater": (["ann"] * n + ["j"] * n) * 2, "rater_kind": (["human"] * n + ["judge"] * n) * 2,
-                          "value": np.r_[human, human * 0.5 + rng.random(n) * 0.5, human, rng.random(n)]})
-    toml = ('name = "rules"\n[metrics.a]\nscale = "binary"\nmax_false_pass = 0.2\n'
-            '[metrics.b]\nscale = "binary"\ncost_false_pass = 3\ncost_false_fail = 1\n')
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 4,
+            "metric": ["a"] * 2 * n + ["b"] * 2 * n,
+            "rater": (["ann"] * n + ["j"] * n) * 2,
+            "rater_kind": (["human"] * n + ["judge"] * n) * 2,
+            "value": np.r_[human, human * 0.5 + rng.random(n) * 0.5, human, rng.random(n)],
+        }
+    )
+    toml = (
+        'name = "rules"\n[metrics.a]\nscale = "binary"\nmax_false_pass = 0.2\n'
+        '[metrics.b]\nscale = "binary"\ncost_false_pass = 3\ncost_false_fail = 1\n'
+    )
     folder = write_campaign(tmp_path / "c", toml, frame)
-    result = subprocess.run([str(EXE), "thresholds", str(folder), "--json", "--n-boot", "50"], capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [str(EXE), "thresholds", str(folder), "--json", "--n-boot", "50"], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     rules = {r["metric"]: r["rule"]["kind"] for r in json.loads(result.stdout)["recommendations"]}
     assert rules == {"a": "constraint", "b": "cost"}
-    table = subprocess.run([str(EXE), "thresholds", str(folder), "--n-boot", "50"], capture_output=True, text=True,
-                           timeout=300)
+    table = subprocess.run(
+        [str(EXE), "thresholds", str(folder), "--n-boot", "50"], capture_output=True, text=True, timeout=300
+    )
     # the verdict block opens the output: each metric's rule, then a line per judge
     lines = table.stdout.splitlines()
     assert lines[0] == "a: most lenient threshold with false-pass rate <= 0.2" and lines[1].startswith("  j: ")
@@ -125,18 +139,29 @@ def test_thresholds_with_no_option_follows_every_metrics_declared_rule(tmp_path)
     assert "50 resamples of cases" in table.stdout
 
 
-@pytest.mark.parametrize("args, kwargs, message", [
-    (("constrain",), {"max_false_pass": 0.1}, "Rule kind 'constrain' is not one of constraint, cost, fixed, default"),
-    (("constraint",), {}, "a constraint Rule needs max_false_pass"),
-    (("constraint",), {"max_false_pass": float("nan")}, "Rule max_false_pass must be a finite number from 0 to 1"),
-    (("constraint",), {"max_false_pass": 0.1, "confidence": 1.0}, "Rule confidence must be from 0.5 to below 1"),
-    # below 0.5 the one-sided "upper" bound lies under the estimate: a rule on it passes a ceiling it breaks
-    (("constraint",), {"max_false_pass": 0.1, "confidence": 0.3}, "Rule confidence must be from 0.5 to below 1"),
-    (("constraint",), {"max_false_pass": 0.1, "prevalence": 0.3}, "a constraint Rule takes no prevalence"),
-    (("cost",), {"cost_false_pass": 1}, "a cost Rule needs cost_false_fail"),
-    (("cost",), {"cost_false_pass": 0, "cost_false_fail": 1}, "Rule cost_false_pass must be a finite number above 0"),
-    (("fixed",), {"threshold": "0.5"}, "Rule threshold must be a finite number, not '0.5'"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        (
+            ("constrain",),
+            {"max_false_pass": 0.1},
+            "Rule kind 'constrain' is not one of constraint, cost, fixed, default",
+        ),
+        (("constraint",), {}, "a constraint Rule needs max_false_pass"),
+        (("constraint",), {"max_false_pass": float("nan")}, "Rule max_false_pass must be a finite number from 0 to 1"),
+        (("constraint",), {"max_false_pass": 0.1, "confidence": 1.0}, "Rule confidence must be from 0.5 to below 1"),
+        # below 0.5 the one-sided "upper" bound lies under the estimate: a rule on it passes a ceiling it breaks
+        (("constraint",), {"max_false_pass": 0.1, "confidence": 0.3}, "Rule confidence must be from 0.5 to below 1"),
+        (("constraint",), {"max_false_pass": 0.1, "prevalence": 0.3}, "a constraint Rule takes no prevalence"),
+        (("cost",), {"cost_false_pass": 1}, "a cost Rule needs cost_false_fail"),
+        (
+            ("cost",),
+            {"cost_false_pass": 0, "cost_false_fail": 1},
+            "Rule cost_false_pass must be a finite number above 0",
+        ),
+        (("fixed",), {"threshold": "0.5"}, "Rule threshold must be a finite number, not '0.5'"),
+    ],
+)
 def test_a_rule_is_checked_where_it_is_made(args, kwargs, message):
     from calibrate import Rule
 

@@ -18,12 +18,17 @@ from calibrate.campaign import Campaign
 
 def campaign(n: int, seed: int, ceiling: float) -> Campaign:
     rng = np.random.default_rng(seed)
-    rows = [{"case_id": f"c{i:03d}", "metric": "f", "rater": "ann", "rater_kind": "human", "value": 1}
-            for i in range(n)]
-    rows += [{"case_id": f"c{i:03d}", "metric": "f", "rater": judge, "rater_kind": "judge",
-              "value": float(rng.random())} for i in range(n) for judge in ("j", "k")]
-    return Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary", "max_false_pass": ceiling}}},
-                                pd.DataFrame(rows))
+    rows = [
+        {"case_id": f"c{i:03d}", "metric": "f", "rater": "ann", "rater_kind": "human", "value": 1} for i in range(n)
+    ]
+    rows += [
+        {"case_id": f"c{i:03d}", "metric": "f", "rater": judge, "rater_kind": "judge", "value": float(rng.random())}
+        for i in range(n)
+        for judge in ("j", "k")
+    ]
+    return Campaign.from_frames(
+        {"name": "n", "metrics": {"f": {"scale": "binary", "max_false_pass": ceiling}}}, pd.DataFrame(rows)
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -42,5 +47,7 @@ def test_attack_no_human_fail_is_said_plainly_never_zero_more_cases(n, seed, cei
 def test_the_reproduction_80_passes():
     doc = thresholds(campaign(80, 2, 0.2), n_boot=0)
     best = doc["verdicts"][0]["best"]["text"]
-    assert best == ("no judge is defensible yet; closest: j, once at least 16 human fails are labelled (none found "
-                    "yet: label cases the judges score low)")
+    assert best == (
+        "no judge is defensible yet; closest: j, once at least 16 human fails are labelled (none found "
+        "yet: label cases the judges score low)"
+    )

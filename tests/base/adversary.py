@@ -37,9 +37,14 @@ class Adversary:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 with outer.lock:
-                    outer.seen.append({"method": self.command, "path": self.path,
-                                       "headers": {k.lower(): v for k, v in self.headers.items()},
-                                       "body": body})
+                    outer.seen.append(
+                        {
+                            "method": self.command,
+                            "path": self.path,
+                            "headers": {k.lower(): v for k, v in self.headers.items()},
+                            "body": body,
+                        }
+                    )
                 self.body = body
                 behaviour = outer.routes.get(self.path.split("?", 1)[0]) or outer.routes.get("*")
                 if behaviour is None:
@@ -51,8 +56,9 @@ class Adversary:
 
             do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = _any
 
-            def send(self, status: int, body: Any = b"", headers: dict[str, str] | None = None,
-                     length: int | None = None) -> None:
+            def send(
+                self, status: int, body: Any = b"", headers: dict[str, str] | None = None, length: int | None = None
+            ) -> None:
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
                 for key, value in (headers or {}).items():
@@ -92,7 +98,7 @@ class Adversary:
             request_queue_size = 64
 
             def handle_error(self, request, client_address):
-                pass   # a client hanging up on a trickle or a flood is what the tests do
+                pass  # a client hanging up on a trickle or a flood is what the tests do
 
         self.httpd = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
@@ -108,7 +114,7 @@ class Adversary:
         with self.lock:
             return [r for r in self.seen if r["path"].split("?", 1)[0] == path]
 
-    def __enter__(self) -> "Adversary":
+    def __enter__(self) -> Adversary:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         return self
 

@@ -37,19 +37,52 @@ def invoke(*args):
 
 def tree(folder: Path, *, leaving_out: Path | None = None) -> set[str]:
     """Every file and folder under ``folder`` (those under ``leaving_out`` aside)."""
-    return {str(p.relative_to(folder)) for p in folder.rglob("*")
-            if leaving_out is None or not (p == leaving_out or leaving_out in p.parents)}
+    return {
+        str(p.relative_to(folder))
+        for p in folder.rglob("*")
+        if leaving_out is None or not (p == leaving_out or leaving_out in p.parents)
+    }
 
 
 # ---- the rule -------------------------------------------------------------------------------------------
 
-KEPT = ["faithfulness-gpt-4.1", "judge_a", "llama3:8b", "ann@example.com", "a+b", "pilot 2", "fidélité", "判定",
-        "x" * 100, "random-0", "v1.2", "-dash"]
-REFUSED = {"": "empty", ".": "'.'", "..": "'..'", "../../x": "'/'", "a/b": "'/'", "a\\b": "'\\\\'",
-           "a\x00b": "U+0000", "a\nb": "U+000A", "\x1b[31mred": "U+001B", "\u202eevil": "U+202E",
-           ".hidden": "starts with '.'", " lead": "space", "trail ": "space", "x" * 101: "101 characters",
-           "é" * 101: "101 characters", "😀" * 51: "bytes", "a*b": "'*'", "a|b": "'|'", "<x>": "'<'",
-           "a\u200bb": "U+200B", "\u0301a": "combining mark"}
+KEPT = [
+    "faithfulness-gpt-4.1",
+    "judge_a",
+    "llama3:8b",
+    "ann@example.com",
+    "a+b",
+    "pilot 2",
+    "fidélité",
+    "判定",
+    "x" * 100,
+    "random-0",
+    "v1.2",
+    "-dash",
+]
+REFUSED = {
+    "": "empty",
+    ".": "'.'",
+    "..": "'..'",
+    "../../x": "'/'",
+    "a/b": "'/'",
+    "a\\b": "'\\\\'",
+    "a\x00b": "U+0000",
+    "a\nb": "U+000A",
+    "\x1b[31mred": "U+001B",
+    "\u202eevil": "U+202E",
+    ".hidden": "starts with '.'",
+    " lead": "space",
+    "trail ": "space",
+    "x" * 101: "101 characters",
+    "é" * 101: "101 characters",
+    "😀" * 51: "bytes",
+    "a*b": "'*'",
+    "a|b": "'|'",
+    "<x>": "'<'",
+    "a\u200bb": "U+200B",
+    "\u0301a": "combining mark",
+}
 
 
 @pytest.mark.parametrize("name", KEPT)
@@ -74,8 +107,11 @@ def test_a_name_that_could_leave_the_folder_or_mislead_is_refused_naming_the_rul
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-@given(name=st.text(min_size=0, max_size=120) | st.text(st.sampled_from("./\\.x \x00:@"), max_size=12)
-       | st.sampled_from(["..", ".", "../..", "/etc", "~", "$HOME", "x/..", "..\\..", "\u2215", "\uff0f"]))
+@given(
+    name=st.text(min_size=0, max_size=120)
+    | st.text(st.sampled_from("./\\.x \x00:@"), max_size=12)
+    | st.sampled_from(["..", ".", "../..", "/etc", "~", "$HOME", "x/..", "..\\..", "\u2215", "\uff0f"])
+)
 def test_any_text_is_a_folder_inside_the_campaign_or_a_clear_refusal(tmp_path_factory, name):
     """Any text as a judge's name: either it is kept, and the folder made of it is a child of
     fingerprints/ (nothing else appears anywhere), or it is refused with the rule; never a path outside."""
@@ -94,8 +130,12 @@ def test_any_text_is_a_folder_inside_the_campaign_or_a_clear_refusal(tmp_path_fa
     folder.mkdir(parents=True)
     (folder / "anchors.json").write_text("{}")
     assert os.path.realpath(folder) == os.path.join(os.path.realpath(campaign), "fingerprints", name)
-    assert tree(root) == {"campaign", "campaign/fingerprints", f"campaign/fingerprints/{name}",
-                          f"campaign/fingerprints/{name}/anchors.json"}
+    assert tree(root) == {
+        "campaign",
+        "campaign/fingerprints",
+        f"campaign/fingerprints/{name}",
+        f"campaign/fingerprints/{name}/anchors.json",
+    }
 
 
 def test_a_symbolic_link_in_the_campaign_never_leads_a_path_outside(tmp_path):
@@ -118,14 +158,28 @@ def test_a_symbolic_link_in_the_campaign_never_leads_a_path_outside(tmp_path):
 
 # ---- where names are declared: campaign.toml --------------------------------------------------------------
 
+
 def judge_campaign(folder: Path, judge: str, url: str, *, dag: str | None = None) -> Path:
     n = 8
-    cases = [{"case_id": f"c{i}", "input": f"question {i}?", "actual_output": f"Fact {i} is true.",
-              "retrieval_context": [f"Fact {i} is true."]} for i in range(n)]
-    ratings = pd.DataFrame({"case_id": [c["case_id"] for c in cases] * 2, "metric": "faithfulness",
-                            "rater": ["ann"] * n + [judge] * n, "rater_kind": ["human"] * n + ["judge"] * n,
-                            "value": [i % 2 for i in range(n)] + [0.2 + 0.6 * (i % 2) for i in range(n)]})
-    settings = f'\nsettings = {{ dag = {json.dumps(dag)} }}' if dag else ""
+    cases = [
+        {
+            "case_id": f"c{i}",
+            "input": f"question {i}?",
+            "actual_output": f"Fact {i} is true.",
+            "retrieval_context": [f"Fact {i} is true."],
+        }
+        for i in range(n)
+    ]
+    ratings = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases] * 2,
+            "metric": "faithfulness",
+            "rater": ["ann"] * n + [judge] * n,
+            "rater_kind": ["human"] * n + ["judge"] * n,
+            "value": [i % 2 for i in range(n)] + [0.2 + 0.6 * (i % 2) for i in range(n)],
+        }
+    )
+    settings = f"\nsettings = {{ dag = {json.dumps(dag)} }}" if dag else ""
     metric = "dag" if dag else "faithfulness"
     toml = f'''name = "names"
 [metrics.faithfulness]
@@ -150,21 +204,37 @@ def test_a_judge_named_like_a_path_is_refused_and_its_fingerprint_writes_nothing
         validated = invoke("validate", campaign)
         assert validated.exit_code == 2
         assert "judges.../../x" in validated.stderr and "cannot be a folder name" in validated.stderr
-        assert "not starting with '.'" in validated.stderr      # the rule, named
+        assert "not starting with '.'" in validated.stderr  # the rule, named
         env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
-        fingerprint = subprocess.run([CALIBRATE, "fingerprint", str(campaign), "--judge", "../../x", "--anchors", "4",
-                                      "--repeats", "2", "--threshold", "0.5"], capture_output=True, text=True,
-                                     timeout=300, env=env)
+        fingerprint = subprocess.run(
+            [
+                CALIBRATE,
+                "fingerprint",
+                str(campaign),
+                "--judge",
+                "../../x",
+                "--anchors",
+                "4",
+                "--repeats",
+                "2",
+                "--threshold",
+                "0.5",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         assert fingerprint.returncode == 2, fingerprint.stderr
         assert "cannot be a folder name" in fingerprint.stderr and "Traceback" not in fingerprint.stderr
-        assert tree(tmp_path, leaving_out=campaign) == before    # nothing outside the campaign
+        assert tree(tmp_path, leaving_out=campaign) == before  # nothing outside the campaign
         assert not (campaign / "fingerprints").exists()
 
 
 def test_judges_whose_names_differ_only_by_case_would_share_a_folder(tmp_path):
     campaign = judge_campaign(tmp_path / "campaign", "Judge", "http://127.0.0.1:9")
     toml = (campaign / "campaign.toml").read_text()
-    (campaign / "campaign.toml").write_text(toml + toml[toml.index("[judges."):].replace('"Judge"', '"judge"'))
+    (campaign / "campaign.toml").write_text(toml + toml[toml.index("[judges.") :].replace('"Judge"', '"judge"'))
     validated = invoke("validate", campaign)
     assert validated.exit_code == 2 and "differs from the judge 'Judge' only by case" in validated.stderr
 
@@ -173,7 +243,7 @@ def test_judges_whose_names_differ_only_by_case_would_share_a_folder(tmp_path):
 def test_a_dag_file_outside_the_campaign_is_refused_never_read(tmp_path, dag):
     from tests.judges.test_judges_dag import write_dag
 
-    write_dag(tmp_path / "outside.json")   # a tree DeepEval wrote: read, it would be accepted
+    write_dag(tmp_path / "outside.json")  # a tree DeepEval wrote: read, it would be accepted
     campaign = judge_campaign(tmp_path / "campaign", "j", "http://127.0.0.1:9", dag=dag)
     validated = invoke("validate", campaign)
     assert validated.exit_code == 2 and "the DAG file must be inside the campaign folder" in validated.stderr
@@ -185,9 +255,12 @@ def test_a_planted_fingerprint_outside_the_campaign_is_never_read(tmp_path):
     from calibrate import load_campaign
     from calibrate.review.fingerprint import latest_fingerprint
 
-    campaign = write_campaign(tmp_path / "a" / "campaign", 'name = "c"\n[metrics.f]\nscale = "binary"\n',
-                              "case_id,metric,rater,rater_kind,value\nc1,f,ann,human,1\nc1,f,../../x,judge,0.9\n")
-    (campaign / "fingerprints" / "another-judge").mkdir(parents=True)   # a campaign that has fingerprints
+    campaign = write_campaign(
+        tmp_path / "a" / "campaign",
+        'name = "c"\n[metrics.f]\nscale = "binary"\n',
+        "case_id,metric,rater,rater_kind,value\nc1,f,ann,human,1\nc1,f,../../x,judge,0.9\n",
+    )
+    (campaign / "fingerprints" / "another-judge").mkdir(parents=True)  # a campaign that has fingerprints
     planted = tmp_path / "a" / "x"
     planted.mkdir(parents=True)
     (planted / "29990101T000000Z.json").write_text(json.dumps({"verdict": "SAME", "created": "2999-01-01"}))
@@ -195,6 +268,7 @@ def test_a_planted_fingerprint_outside_the_campaign_is_never_read(tmp_path):
 
 
 # ---- where names are declared: the command line -----------------------------------------------------------
+
 
 @pytest.fixture
 def demo(tmp_path) -> Path:
@@ -233,23 +307,38 @@ def test_a_link_in_place_of_samples_never_takes_a_sample_elsewhere(demo, tmp_pat
 
 # ---- links planted in a campaign (a pull request can add them) --------------------------------------------------
 
+
 def campaign_with_labels(folder: Path) -> Path:
-    ratings = pd.DataFrame({"case_id": ["c1", "c1", "c2", "c2"], "metric": "f", "rater": ["ann", "bob"] * 2,
-                            "rater_kind": "human", "value": [1, 0, 1, 1]})
-    return write_campaign(folder, 'name = "c"\n[metrics.f]\nscale = "binary"\n', ratings,
-                          [{"case_id": "c1", "input": "q1?"}, {"case_id": "c2", "input": "q2?"}])
+    ratings = pd.DataFrame(
+        {
+            "case_id": ["c1", "c1", "c2", "c2"],
+            "metric": "f",
+            "rater": ["ann", "bob"] * 2,
+            "rater_kind": "human",
+            "value": [1, 0, 1, 1],
+        }
+    )
+    return write_campaign(
+        folder,
+        'name = "c"\n[metrics.f]\nscale = "binary"\n',
+        ratings,
+        [{"case_id": "c1", "input": "q1?"}, {"case_id": "c2", "input": "q2?"}],
+    )
 
 
-@pytest.mark.parametrize("planted, command", [
-    ("cases.jsonl.tmp", ["cases", "import", "{campaign}", "{tmp}/goldens.jsonl"]),
-    (".calibrate.lock", ["cases", "import", "{campaign}", "{tmp}/goldens.jsonl"]),
-    ("imports.sqlite", ["import", "deepeval", "{campaign}", "{tmp}/run.json"]),
-    ("imports.sqlite.tmp", ["import", "deepeval", "{campaign}", "{tmp}/run.json"]),
-    ("imported_ratings.csv.tmp", ["import", "deepeval", "{campaign}", "{tmp}/run.json"]),
-    ("adjudications.sqlite", ["adjudicate", "{campaign}", "--decisions", "{tmp}/decisions.csv"]),
-    ("adjudications.sqlite-wal", ["adjudicate", "{campaign}", "--decisions", "{tmp}/decisions.csv"]),
-    ("adjudications.csv.tmp", ["adjudicate", "{campaign}", "--decisions", "{tmp}/decisions.csv"]),
-])
+@pytest.mark.parametrize(
+    "planted, command",
+    [
+        ("cases.jsonl.tmp", ["cases", "import", "{campaign}", "{tmp}/goldens.jsonl"]),
+        (".calibrate.lock", ["cases", "import", "{campaign}", "{tmp}/goldens.jsonl"]),
+        ("imports.sqlite", ["import", "deepeval", "{campaign}", "{tmp}/run.json"]),
+        ("imports.sqlite.tmp", ["import", "deepeval", "{campaign}", "{tmp}/run.json"]),
+        ("imported_ratings.csv.tmp", ["import", "deepeval", "{campaign}", "{tmp}/run.json"]),
+        ("adjudications.sqlite", ["adjudicate", "{campaign}", "--decisions", "{tmp}/decisions.csv"]),
+        ("adjudications.sqlite-wal", ["adjudicate", "{campaign}", "--decisions", "{tmp}/decisions.csv"]),
+        ("adjudications.csv.tmp", ["adjudicate", "{campaign}", "--decisions", "{tmp}/decisions.csv"]),
+    ],
+)
 def test_a_link_planted_in_the_campaign_is_never_written_through(tmp_path, planted, command):
     """A link named like a file calibrate writes (the file itself, its .tmp, its store, the lock) that
     points at a file of the user's elsewhere: the write never reaches that file."""
@@ -257,7 +346,7 @@ def test_a_link_planted_in_the_campaign_is_never_written_through(tmp_path, plant
 
     campaign = campaign_with_labels(tmp_path / "campaign")
     victim = tmp_path / "victim"
-    if planted.endswith(".sqlite"):   # another campaign's store
+    if planted.endswith(".sqlite"):  # another campaign's store
         db = sqlite3.connect(victim)
         db.execute("CREATE TABLE other (x)")
         db.close()
@@ -265,8 +354,11 @@ def test_a_link_planted_in_the_campaign_is_never_written_through(tmp_path, plant
         victim.write_text("the user's own file\n")
     before = victim.read_bytes()
     (tmp_path / "goldens.jsonl").write_text(json.dumps({"input": "new?", "actual_output": "a."}) + "\n")
-    (tmp_path / "run.json").write_text(json.dumps({"testCases": [{"input": "q1?", "metricsData": [
-        {"name": "f", "score": 1.0, "evaluationModel": "gpt"}]}]}))
+    (tmp_path / "run.json").write_text(
+        json.dumps(
+            {"testCases": [{"input": "q1?", "metricsData": [{"name": "f", "score": 1.0, "evaluationModel": "gpt"}]}]}
+        )
+    )
     (tmp_path / "decisions.csv").write_text("case_id,metric,decision,adjudicator\nc1,f,1,ada\n")
     (campaign / planted).symlink_to(victim)
     result = invoke(*[a.format(campaign=campaign, tmp=tmp_path) for a in command])
@@ -276,8 +368,11 @@ def test_a_link_planted_in_the_campaign_is_never_written_through(tmp_path, plant
         assert "symbolic link" in result.stderr and "remove" in result.stderr, result.stderr
 
 
-@settings(max_examples=int(os.environ.get("ATTACK_EXAMPLES", 40)) // 4 + 10, deadline=None,
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=int(os.environ.get("ATTACK_EXAMPLES", 40)) // 4 + 10,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(name=st.text(min_size=1, max_size=40) | st.sampled_from(["../x", "..", ".", "a/../../b", "~/x", "x\x00", "-"]))
 def test_sample_name_attack_lands_in_samples_or_is_a_usage_error(tmp_path_factory, name):
     root = tmp_path_factory.mktemp("s")

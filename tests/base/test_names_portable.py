@@ -21,8 +21,11 @@ DEVICES = sorted(RESERVED)
 
 
 @settings(max_examples=300, deadline=None)
-@given(device=st.sampled_from(["con", "prn", "aux", "nul", "com1", "com9", "lpt1", "lpt9", "com0", "com\u00b9"]),
-       case=st.lists(st.booleans(), min_size=4, max_size=4), extension=st.sampled_from(["", ".csv", ".json", ".x.y"]))
+@given(
+    device=st.sampled_from(["con", "prn", "aux", "nul", "com1", "com9", "lpt1", "lpt9", "com0", "com\u00b9"]),
+    case=st.lists(st.booleans(), min_size=4, max_size=4),
+    extension=st.sampled_from(["", ".csv", ".json", ".x.y"]),
+)
 def test_attack_a_name_windows_reserves_is_refused_in_any_case_and_with_any_extension(device, case, extension):
     name = "".join(c.upper() if up else c for c, up in zip(device, case + [False])) + extension
     with pytest.raises(UnsafeName, match="reserves for a device"):
@@ -30,8 +33,10 @@ def test_attack_a_name_windows_reserves_is_refused_in_any_case_and_with_any_exte
 
 
 @settings(max_examples=300, deadline=None)
-@given(stem=st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=20),
-       tail=st.sampled_from([".", "..", " .", ". ", "x."]))
+@given(
+    stem=st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=20),
+    tail=st.sampled_from([".", "..", " .", ". ", "x."]),
+)
 def test_attack_a_name_ending_in_a_dot_or_space_is_refused(stem, tail):
     assert name_problem(stem + tail) is not None
 
@@ -44,21 +49,36 @@ def test_names_that_only_resemble_reserved_ones_are_kept(name):
 @settings(max_examples=300, deadline=None)
 @given(name=st.text(min_size=1, max_size=30))
 def test_attack_case_and_unicode_form_never_tell_two_names_apart(name):
-    for other in (unicodedata.normalize("NFD", name), unicodedata.normalize("NFC", name), name.upper(), name.lower(),
-                  name.casefold()):
+    for other in (
+        unicodedata.normalize("NFD", name),
+        unicodedata.normalize("NFC", name),
+        name.upper(),
+        name.lower(),
+        name.casefold(),
+    ):
         if unicodedata.normalize("NFC", other.casefold()) == unicodedata.normalize("NFC", name.casefold()):
             assert name_key(other) == name_key(name)
     assert name_key(unicodedata.normalize("NFD", name)) == name_key(name)
 
 
-JUDGE = {"library": "deepeval", "metric": "faithfulness", "into": "f",
-         "model": {"provider": "openai", "name": "m", "base_url": "http://127.0.0.1:9/v1"}}
+JUDGE = {
+    "library": "deepeval",
+    "metric": "faithfulness",
+    "into": "f",
+    "model": {"provider": "openai", "name": "m", "base_url": "http://127.0.0.1:9/v1"},
+}
 
 
-@pytest.mark.parametrize("first, second", [
-    ("é", unicodedata.normalize("NFD", "é")), ("Judge", "judge"), ("ﬁx", "fix"), ("K", "\u212a"),
-    ("fidélité", unicodedata.normalize("NFD", "FIDÉLITÉ")),
-])
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("é", unicodedata.normalize("NFD", "é")),
+        ("Judge", "judge"),
+        ("ﬁx", "fix"),
+        ("K", "\u212a"),
+        ("fidélité", unicodedata.normalize("NFD", "FIDÉLITÉ")),
+    ],
+)
 def test_judges_one_folder_apart_are_refused(first, second):
     problems = []
     judges = parse_judges({first: JUDGE, second: JUDGE}, {"f"}, "campaign.toml", problems)
@@ -78,10 +98,13 @@ def sample() -> Sample:
 
     from calibrate.campaign import Campaign
 
-    c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
-                             pd.DataFrame({"case_id": ["c1", "c2"], "metric": "f", "rater": "j", "rater_kind": "judge",
-                                           "value": [0.1, 0.9]}), [{"case_id": "c1", "input": "q"},
-                                                                  {"case_id": "c2", "input": "r"}])
+    c = Campaign.from_frames(
+        {"name": "n", "metrics": {"f": {"scale": "binary"}}},
+        pd.DataFrame(
+            {"case_id": ["c1", "c2"], "metric": "f", "rater": "j", "rater_kind": "judge", "value": [0.1, 0.9]}
+        ),
+        [{"case_id": "c1", "input": "q"}, {"case_id": "c2", "input": "r"}],
+    )
     return draw_sample(c, 1, include_labelled=True)
 
 

@@ -25,8 +25,15 @@ def raw_cuts(tree: ast.AST) -> list[int]:
             continue
         value = node.value
         is_str_call = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "str"
-        is_attribute_text = isinstance(value, ast.Attribute) and value.attr in {"error", "message", "explanation",
-                                                                                "text", "body", "detail", "reason"}
+        is_attribute_text = isinstance(value, ast.Attribute) and value.attr in {
+            "error",
+            "message",
+            "explanation",
+            "text",
+            "body",
+            "detail",
+            "reason",
+        }
         if is_str_call or is_attribute_text:
             found.append(node.lineno)
     return sorted(found)

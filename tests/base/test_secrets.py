@@ -54,15 +54,22 @@ def test_text_cut_short_keeps_no_start_of_a_credential_straddling_the_cut(key, b
 def test_a_remembered_credential_is_redacted_in_every_form_a_server_writes_it_back(key):
     remember(key)
     raw = key.encode()
-    for form in (key, key.upper(), key.lower(), urllib.parse.quote(key, safe=""), urllib.parse.quote_plus(key),
-                 base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode().rstrip("="),
-                 json.dumps(key)[1:-1]):
+    for form in (
+        key,
+        key.upper(),
+        key.lower(),
+        urllib.parse.quote(key, safe=""),
+        urllib.parse.quote_plus(key),
+        base64.b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        json.dumps(key)[1:-1],
+    ):
         assert form not in redact(f"you sent {form} here"), form
 
 
 def test_short_credentials_are_redacted_as_words_and_the_shortest_where_a_credential_stands():
-    remember("k3Y!x9z")     # 7 characters: once kept out of the known values
-    remember("Qw9")         # 3 characters: only in a credential's place
+    remember("k3Y!x9z")  # 7 characters: once kept out of the known values
+    remember("Qw9")  # 3 characters: only in a credential's place
     assert redact("HTTP 401: bad key k3Y!x9z.") == f"HTTP 401: bad key {REDACTED}."
     assert redact("Authorization: Bearer Qw9") == f"Authorization: Bearer {REDACTED}"
     assert redact('{"api_key": "Qw9"}') == f'{{"api_key": "{REDACTED}"}}'
@@ -100,5 +107,7 @@ def test_a_credential_forgotten_and_another_remembered_is_redacted():
     with remembered_scope():
         remember("second-made-up-credential")
         assert redact("x second-made-up-credential") == f"x {REDACTED}"
-    assert redact("x first-made-up-credential and second-made-up-credential") == \
-        "x first-made-up-credential and second-made-up-credential"
+    assert (
+        redact("x first-made-up-credential and second-made-up-credential")
+        == "x first-made-up-credential and second-made-up-credential"
+    )

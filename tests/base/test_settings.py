@@ -43,27 +43,37 @@ def test_http_settings_are_refused_not_replaced_by_their_default(monkeypatch, na
 @pytest.mark.parametrize("value", BAD)
 def test_the_document_limit_is_refused_when_a_document_is_read(monkeypatch, value):
     monkeypatch.setenv("CALIBRATE_MAX_DOCUMENT_MB", value)
-    with pytest.raises(SettingError, match="^CALIBRATE_MAX_DOCUMENT_MB="):
+    with pytest.raises(SettingError, match=r"^CALIBRATE_MAX_DOCUMENT_MB="):
         max_document_bytes()
     monkeypatch.setenv("CALIBRATE_MAX_DOCUMENT_MB", "2")
-    assert max_document_bytes() == 2 * 2 ** 20
+    assert max_document_bytes() == 2 * 2**20
 
 
 def cli(*args, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **env})
+    return subprocess.run(
+        [CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=300, env={**os.environ, **env}
+    )
 
 
-@pytest.mark.parametrize("name,value,command", [
-    ("CALIBRATE_MAX_DOCUMENT_MB", "abc", "validate"), ("CALIBRATE_MAX_DOCUMENT_MB", "1e400", "validate"),
-    ("CALIBRATE_MAX_DOCUMENT_MB", "-5", "validate"),
-    ("CALIBRATE_HTTP_TIMEOUT_S", "2s", "import"), ("CALIBRATE_COMMAND_TIMEOUT_S", "0", "import"),
-    ("CALIBRATE_MAX_REPLY_MB", "abc", "import")])
+@pytest.mark.parametrize(
+    "name,value,command",
+    [
+        ("CALIBRATE_MAX_DOCUMENT_MB", "abc", "validate"),
+        ("CALIBRATE_MAX_DOCUMENT_MB", "1e400", "validate"),
+        ("CALIBRATE_MAX_DOCUMENT_MB", "-5", "validate"),
+        ("CALIBRATE_HTTP_TIMEOUT_S", "2s", "import"),
+        ("CALIBRATE_COMMAND_TIMEOUT_S", "0", "import"),
+        ("CALIBRATE_MAX_REPLY_MB", "abc", "import"),
+    ],
+)
 def test_every_command_reports_a_bad_setting_as_a_clean_error(tmp_path, name, value, command):
     folder = tmp_path / "c"
     assert cli("init", folder, "--metric", "correctness", env={}).returncode == 0
-    args = (["validate", folder] if command == "validate" else
-            ["import", "mlflow", folder, "--tracking-uri", "http://127.0.0.1:9", "--experiment", "rag"])
+    args = (
+        ["validate", folder]
+        if command == "validate"
+        else ["import", "mlflow", folder, "--tracking-uri", "http://127.0.0.1:9", "--experiment", "rag"]
+    )
     result = cli(*args, env={name: value})
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from calibrate.base.documents import DocumentError, Schema, validate
 from calibrate.base.times import SourceTime, SourceTimeOrEpochMs, instant, latest_first
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 moments = st.datetimes(min_value=dt.datetime(1990, 1, 1), max_value=dt.datetime(2090, 1, 1), timezones=st.just(UTC))
 offsets = st.integers(-14 * 60, 14 * 60).map(lambda m: dt.timezone(dt.timedelta(minutes=m)))
 
@@ -54,7 +54,7 @@ def test_any_text_is_a_time_or_a_value_error_quoting_it(text):
 @given(value=st.integers())
 def test_epoch_milliseconds_where_the_format_says_so(value):
     with pytest.raises(ValueError):
-        instant(value)   # an integer is no ISO 8601 time
+        instant(value)  # an integer is no ISO 8601 time
     try:
         found = instant(value, epoch_ms=True)
     except ValueError as exc:
@@ -73,7 +73,6 @@ def test_a_schema_field_that_is_no_time_names_the_source_and_the_field():
         validate({"updated": "yesterday"}, _Stamped, source="scores.json", expected="a score", line=7)
     text = str(caught.value)
     assert "scores.json" in text and "line 7" in text and "'updated'" in text and "'yesterday' is not a time" in text
-    kept = validate({"updated": "2026-01-01T12:00:00.5Z", "changed": 1767268800000}, _Stamped, source="s",
-                    expected="x")
-    assert kept.updated == "2026-01-01T12:00:00.5Z"     # kept as the tool wrote it
+    kept = validate({"updated": "2026-01-01T12:00:00.5Z", "changed": 1767268800000}, _Stamped, source="s", expected="x")
+    assert kept.updated == "2026-01-01T12:00:00.5Z"  # kept as the tool wrote it
     assert kept.changed == "2026-01-01T12:00:00+00:00"  # milliseconds written as the time they stand for

@@ -40,7 +40,7 @@ def run(*args) -> subprocess.CompletedProcess:
 
 
 def toml(url: str, *, relevance: bool = True, judge_b: bool = True, rater_a: bool = True) -> str:
-    text = f"""
+    text = """
 name = "edits"
 [metrics.faithfulness]
 scale = "binary"
@@ -67,30 +67,59 @@ model = {{ provider = "openai", name = "gpt-lenient", base_url = "{url}" }}
 
 
 def cases() -> list[dict]:
-    return [{"case_id": f"c{i}", "input": f"What about item {i}?",
-             "actual_output": f"Item {i} is blue." + ("" if i % 2 == 0 else f" Item {i} costs nothing."),
-             "retrieval_context": [f"Item {i} is blue."]} for i in range(N)]
+    return [
+        {
+            "case_id": f"c{i}",
+            "input": f"What about item {i}?",
+            "actual_output": f"Item {i} is blue." + ("" if i % 2 == 0 else f" Item {i} costs nothing."),
+            "retrieval_context": [f"Item {i} is blue."],
+        }
+        for i in range(N)
+    ]
 
 
 def label_studio_export(path: Path) -> Path:
     """Two annotators' labels of both metrics, as a Label Studio JSON export."""
     tasks = []
     for i in range(N):
-        annotations = [{"id": 100 * i + who, "completed_by": who, "project": 7,
-                        "updated_at": "2026-11-01T10:00:00Z",
-                        "result": [{"from_name": metric, "to_name": "answer", "type": "choices",
-                                    "value": {"choices": ["pass" if (i + who + len(metric)) % 3 else "fail"]}}
-                                   for metric in ("faithfulness", "relevance")]} for who in (1, 2)]
-        tasks.append({"id": i + 1, "data": {"case_id": f"c{i}", "input": f"What about item {i}?"},
-                      "annotations": annotations, "drafts": []})
+        annotations = [
+            {
+                "id": 100 * i + who,
+                "completed_by": who,
+                "project": 7,
+                "updated_at": "2026-11-01T10:00:00Z",
+                "result": [
+                    {
+                        "from_name": metric,
+                        "to_name": "answer",
+                        "type": "choices",
+                        "value": {"choices": ["pass" if (i + who + len(metric)) % 3 else "fail"]},
+                    }
+                    for metric in ("faithfulness", "relevance")
+                ],
+            }
+            for who in (1, 2)
+        ]
+        tasks.append(
+            {
+                "id": i + 1,
+                "data": {"case_id": f"c{i}", "input": f"What about item {i}?"},
+                "annotations": annotations,
+                "drafts": [],
+            }
+        )
     path.write_text(json.dumps(tasks))
     return path
 
 
 def source(whole: bool = False, skip: set = frozenset()) -> SourceBatch:
     """Another tool's judge, rating both metrics."""
-    ratings = [ImportedRating(f"c{i}", metric, "tool-judge", "judge", round(0.1 * i + 0.05 * k, 3), f"{metric}-{i}")
-               for i in range(N) for k, metric in enumerate(("Faithfulness", "Relevance")) if (i, metric) not in skip]
+    ratings = [
+        ImportedRating(f"c{i}", metric, "tool-judge", "judge", round(0.1 * i + 0.05 * k, 3), f"{metric}-{i}")
+        for i in range(N)
+        for k, metric in enumerate(("Faithfulness", "Relevance"))
+        if (i, metric) not in skip
+    ]
     return SourceBatch("mytool", "mytool:store", "my tool's store", cases=[], ratings=ratings, whole=whole)
 
 
@@ -98,8 +127,15 @@ def source(whole: bool = False, skip: set = frozenset()) -> SourceBatch:
 def campaign(tmp_path, server):
     """Two metrics; human labels of faithfulness in ratings.csv and of both in Label Studio; judges a
     (faithfulness) and b (relevance) scored by calibrate judge; another tool's judge of both imported."""
-    humans = pd.DataFrame({"case_id": [f"c{i}" for i in range(N)], "metric": "faithfulness", "rater": "ann",
-                           "rater_kind": "human", "value": [int(i % 2 == 0) for i in range(N)]})
+    humans = pd.DataFrame(
+        {
+            "case_id": [f"c{i}" for i in range(N)],
+            "metric": "faithfulness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": [int(i % 2 == 0) for i in range(N)],
+        }
+    )
     folder = write_campaign(tmp_path / "campaign", toml(server.url), humans, cases())
     assert run("judge", folder).returncode == 0
     pulled = run("labelstudio", "pull", folder, "--file", label_studio_export(tmp_path / "export.json"))
@@ -110,8 +146,10 @@ def campaign(tmp_path, server):
 
 def exported_rows(folder: Path) -> dict[str, list[tuple]]:
     """The rows of the files calibrate exported, as they are in the files."""
-    return {name: sorted(map(tuple, pd.read_csv(folder / name, dtype=str, keep_default_na=False).values.tolist()))
-            for name in EXPORTED}
+    return {
+        name: sorted(map(tuple, pd.read_csv(folder / name, dtype=str, keep_default_na=False).values.tolist()))
+        for name in EXPORTED
+    }
 
 
 def statistic_rows(folder: Path) -> list[tuple]:
@@ -132,7 +170,7 @@ def every_command_works(folder: Path, server, *, expected_note: str) -> None:
     assert run("stats", folder, "--n-boot", 20).returncode == 0
     server.counts.clear()
     judged = run("judge", folder)
-    assert judged.returncode == 0 and server.counts["requests"] == 0, judged.stderr   # from the cache
+    assert judged.returncode == 0 and server.counts["requests"] == 0, judged.stderr  # from the cache
     again = run("import", "deepeval", folder, "--help")
     assert again.returncode == 0
     imported = import_batch(folder, source())
@@ -152,21 +190,38 @@ def test_removing_a_metric_sets_its_ratings_aside_and_restoring_it_loses_nothing
     c = load_campaign(folder)
     assert set(c.ratings["metric"]) == {"faithfulness"}
     aside = {(Path(s.file).name, s.rater) for s in c.set_aside}
-    assert aside == {("judge_ratings.csv", "b"), ("imported_ratings.csv", "tool-judge"),
-                     ("labelstudio_ratings.csv", "ls-user-1"), ("labelstudio_ratings.csv", "ls-user-2")}
+    assert aside == {
+        ("judge_ratings.csv", "b"),
+        ("imported_ratings.csv", "tool-judge"),
+        ("labelstudio_ratings.csv", "ls-user-1"),
+        ("labelstudio_ratings.csv", "ls-user-2"),
+    }
     assert {s.why for s in c.set_aside} == {"metric"} and len(c.set_aside) == 4 * N
-    every_command_works(folder, server, expected_note=f"{4 * N} rating(s) in imported_ratings.csv and "
-                        "judge_ratings.csv and labelstudio_ratings.csv are of metric(s) no longer declared in "
-                        "campaign.toml (relevance)")
+    every_command_works(
+        folder,
+        server,
+        expected_note=f"{4 * N} rating(s) in imported_ratings.csv and "
+        "judge_ratings.csv and labelstudio_ratings.csv are of metric(s) no longer declared in "
+        "campaign.toml (relevance)",
+    )
     # a later import of a source that still rates the removed metric stores it, set aside, not withdrawn
-    changed = import_batch(folder, SourceBatch("mytool", "mytool:store", "s", ratings=[
-        ImportedRating("c1", "Relevance", "tool-judge", "judge", 0.99, "relevance-1")]))
+    changed = import_batch(
+        folder,
+        SourceBatch(
+            "mytool",
+            "mytool:store",
+            "s",
+            ratings=[ImportedRating("c1", "Relevance", "tool-judge", "judge", 0.99, "relevance-1")],
+        ),
+    )
     assert changed["ratings"]["changed"] == 1 and changed["set_aside"] == {"ratings": 1, "metrics": ["relevance"]}
     assert "relevance" not in set(load_campaign(folder).ratings["metric"])
-    import_batch(folder, source())   # the source's value again
-    assert exported_rows(folder) == files   # kept in every file, row for row
+    import_batch(folder, source())  # the source's value again
+    assert exported_rows(folder) == files  # kept in every file, row for row
     (folder / "campaign.toml").write_text(toml(server.url))
-    assert exported_rows(folder) == files and statistic_rows(folder) == statistics and not load_campaign(folder).set_aside
+    assert (
+        exported_rows(folder) == files and statistic_rows(folder) == statistics and not load_campaign(folder).set_aside
+    )
 
 
 def test_removing_a_judge_or_a_rater_sets_aside_only_what_it_must(campaign, server):
@@ -176,9 +231,12 @@ def test_removing_a_judge_or_a_rater_sets_aside_only_what_it_must(campaign, serv
     c = load_campaign(folder)
     assert {(Path(s.file).name, s.rater, s.why) for s in c.set_aside} == {("judge_ratings.csv", "b", "judge")}
     assert "b" not in set(c.ratings["rater"]) and len(c.set_aside) == N
-    every_command_works(folder, server, expected_note=f"{N} rating(s) in judge_ratings.csv are by judge(s) no "
-                                                      "longer declared in campaign.toml (b)")
-    assert exported_rows(folder) == files   # the judge run kept b's rows in judge_ratings.csv
+    every_command_works(
+        folder,
+        server,
+        expected_note=f"{N} rating(s) in judge_ratings.csv are by judge(s) no longer declared in campaign.toml (b)",
+    )
+    assert exported_rows(folder) == files  # the judge run kept b's rows in judge_ratings.csv
     (folder / "campaign.toml").write_text(toml(server.url))
     assert statistic_rows(folder) == statistics and not load_campaign(folder).set_aside
     # a rater's table holds facts only: without it, its ratings stay, and nothing is set aside
@@ -191,8 +249,11 @@ def test_removing_a_judge_or_a_rater_sets_aside_only_what_it_must(campaign, serv
 
 
 def test_the_users_own_file_must_agree_and_says_how(tmp_path):
-    folder = write_campaign(tmp_path / "c", 'name = "x"\n[metrics.f]\nscale = "binary"\n',
-                            "case_id,metric,rater,rater_kind,value\na,f,h,human,1\na,gone,h,human,1\n")
+    folder = write_campaign(
+        tmp_path / "c",
+        'name = "x"\n[metrics.f]\nscale = "binary"\n',
+        "case_id,metric,rater,rater_kind,value\na,f,h,human,1\na,gone,h,human,1\n",
+    )
     with pytest.raises(CampaignError) as raised:
         load_campaign(folder)
     problem = raised.value.problems[0]
@@ -201,9 +262,12 @@ def test_the_users_own_file_must_agree_and_says_how(tmp_path):
 
 
 def test_a_judge_of_a_removed_metric_is_named_with_what_to_do(tmp_path):
-    folder = write_campaign(tmp_path / "c", 'name = "x"\n[metrics.f]\nscale = "binary"\n[judges.j]\nlibrary = '
-                            '"deepeval"\nmetric = "faithfulness"\nmodel = { provider = "openai", name = "m" }\n',
-                            "case_id,metric,rater,rater_kind,value\na,f,h,human,1\n")
+    folder = write_campaign(
+        tmp_path / "c",
+        'name = "x"\n[metrics.f]\nscale = "binary"\n[judges.j]\nlibrary = '
+        '"deepeval"\nmetric = "faithfulness"\nmodel = { provider = "openai", name = "m" }\n',
+        "case_id,metric,rater,rater_kind,value\na,f,h,human,1\n",
+    )
     with pytest.raises(CampaignError) as raised:
         load_campaign(folder)
     assert "remove its [judges] table too" in str(raised.value) and "judges.j.metric" in str(raised.value)
@@ -217,7 +281,9 @@ def test_cache_clear_lists_the_paid_attempts_and_deletes_only_when_told(campaign
     store.close()
     refused = run("cache", "clear", folder)
     assert refused.returncode == 1 and "nothing was deleted: give --yes" in refused.stderr
-    assert f"holds {before} stored attempt(s)" in refused.stdout and re.search(r"^  a: \d+ attempt", refused.stdout, re.M)
+    assert f"holds {before} stored attempt(s)" in refused.stdout and re.search(
+        r"^  a: \d+ attempt", refused.stdout, re.M
+    )
     store = JudgeStore(folder / STORE_NAME)
     assert store.count() == before
     store.close()
@@ -231,9 +297,12 @@ def imported(folder: Path) -> list[tuple]:
 
 
 def test_a_partial_whole_read_withdraws_nothing_a_real_deletion_is_listed_and_undone(tmp_path):
-    folder = write_campaign(tmp_path / "c", 'name = "w"\n[metrics.faithfulness]\nscale = "binary"\n'
-                            '[metrics.relevance]\nscale = "binary"\n', "case_id,metric,rater,rater_kind,value\n",
-                            cases())
+    folder = write_campaign(
+        tmp_path / "c",
+        'name = "w"\n[metrics.faithfulness]\nscale = "binary"\n[metrics.relevance]\nscale = "binary"\n',
+        "case_id,metric,rater,rater_kind,value\n",
+        cases(),
+    )
     import_batch(folder, source(whole=True))
     full = imported(folder)
     # a reply that lost half the list: not taken for 8 deletions
@@ -250,32 +319,91 @@ def test_a_partial_whole_read_withdraws_nothing_a_real_deletion_is_listed_and_un
     told = import_batch(folder, source(whole=True, skip={(i, "Relevance") for i in range(N)}), allow_withdraw=True)
     assert told["ratings"]["withdrawn"] == N and len(imported(folder)) == len(full) - N
     store = ImportStore(folder)
-    assert len(store.history()) == len(full) + 2   # nothing deleted: two revisions appended by the undo
+    assert len(store.history()) == len(full) + 2  # nothing deleted: two revisions appended by the undo
     store.close()
 
 
 # ------------------------------------------------------------------------------------------ campaign.toml attacked
-KEYS = ["name", "description", "out_of_scale", "metrics", "metrics.m", "metrics.m.scale", "metrics.m.human_pass",
-        "metrics.m.levels", "metrics.m.range", "metrics.m.max_false_pass", "metrics.m.cost_false_pass",
-        "metrics.m.description", "raters", "raters.r", "raters.r.family", "raters.r.higher_is_better",
-        "raters.r.on_metric_scale", "judges", "judges.j", "judges.j.library", "judges.j.metric", "judges.j.into",
-        "judges.j.model", "judges.j.model.provider", "judges.j.model.name", "judges.j.model.temperature",
-        "judges.j.model.max_tokens", "judges.j.model.price", "judges.j.model.price.input_per_mtok",
-        "judges.j.embeddings", "judges.j.family", "judges.j.settings", "judges.j.settings.threshold",
-        "judges.j.settings.include_reason", "juries", "juries.p", "juries.p.judges", "juries.p.combine",
-        "juries.p.metrics", "service", "service.url", "service.method", "service.headers", "service.body",
-        "service.answer", "service.timeout_s", "unknown", "metrics.m.unknown", "judges.j.model.api_key"]
-BASE = {"name": "attacked", "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2], "human_pass": 1}},
-        "raters": {"r": {"family": "gpt"}},
-        "judges": {"j": {"library": "deepeval", "metric": "faithfulness", "into": "m",
-                         "model": {"provider": "openai", "name": "gpt-4.1", "price": {"input_per_mtok": 1,
-                                                                                       "output_per_mtok": 2}},
-                         "settings": {"threshold": 0.5}}},
-        "service": {"url": "http://127.0.0.1:9/ask", "answer": "a", "contexts": "c[*]"}}
-toml_scalars = (st.booleans() | st.integers(-2 ** 63, 2 ** 63 - 1) | st.floats()
-                | st.text(max_size=20) | st.dates() | st.datetimes() | st.times())
-toml_values = st.recursive(toml_scalars, lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=10)
+KEYS = [
+    "name",
+    "description",
+    "out_of_scale",
+    "metrics",
+    "metrics.m",
+    "metrics.m.scale",
+    "metrics.m.human_pass",
+    "metrics.m.levels",
+    "metrics.m.range",
+    "metrics.m.max_false_pass",
+    "metrics.m.cost_false_pass",
+    "metrics.m.description",
+    "raters",
+    "raters.r",
+    "raters.r.family",
+    "raters.r.higher_is_better",
+    "raters.r.on_metric_scale",
+    "judges",
+    "judges.j",
+    "judges.j.library",
+    "judges.j.metric",
+    "judges.j.into",
+    "judges.j.model",
+    "judges.j.model.provider",
+    "judges.j.model.name",
+    "judges.j.model.temperature",
+    "judges.j.model.max_tokens",
+    "judges.j.model.price",
+    "judges.j.model.price.input_per_mtok",
+    "judges.j.embeddings",
+    "judges.j.family",
+    "judges.j.settings",
+    "judges.j.settings.threshold",
+    "judges.j.settings.include_reason",
+    "juries",
+    "juries.p",
+    "juries.p.judges",
+    "juries.p.combine",
+    "juries.p.metrics",
+    "service",
+    "service.url",
+    "service.method",
+    "service.headers",
+    "service.body",
+    "service.answer",
+    "service.timeout_s",
+    "unknown",
+    "metrics.m.unknown",
+    "judges.j.model.api_key",
+]
+BASE = {
+    "name": "attacked",
+    "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2], "human_pass": 1}},
+    "raters": {"r": {"family": "gpt"}},
+    "judges": {
+        "j": {
+            "library": "deepeval",
+            "metric": "faithfulness",
+            "into": "m",
+            "model": {"provider": "openai", "name": "gpt-4.1", "price": {"input_per_mtok": 1, "output_per_mtok": 2}},
+            "settings": {"threshold": 0.5},
+        }
+    },
+    "service": {"url": "http://127.0.0.1:9/ask", "answer": "a", "contexts": "c[*]"},
+}
+toml_scalars = (
+    st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats()
+    | st.text(max_size=20)
+    | st.dates()
+    | st.datetimes()
+    | st.times()
+)
+toml_values = st.recursive(
+    toml_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=10,
+)
 
 
 def put(config: dict, key: str, value) -> dict:
@@ -316,13 +444,16 @@ def to_toml(config: dict) -> str:
     return "\n".join(f"{json.dumps(k)} = {dump(v)}" for k, v in config.items()) + "\n"
 
 
-@settings(max_examples=int(os.environ.get("ATTACK_EXAMPLES", 300)), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(os.environ.get("ATTACK_EXAMPLES", 300)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(edits=st.lists(st.tuples(st.sampled_from(KEYS), st.none() | toml_values), min_size=1, max_size=3))
 def test_any_toml_value_at_any_key_is_a_list_of_problems_or_a_campaign(tmp_path, edits):
     config = BASE
     for key, value in edits:
-        config = put(config, key, value)   # None: the key taken out
+        config = put(config, key, value)  # None: the key taken out
     folder = tmp_path / "attacked"
     folder.mkdir(exist_ok=True)
     text = to_toml(config).replace("\x00", "")
@@ -341,8 +472,14 @@ def test_any_toml_value_at_any_key_is_a_list_of_problems_or_a_campaign(tmp_path,
     assert parsed is not None and c.name == parsed["name"] and set(c.metrics) == set(parsed["metrics"])
 
 
-@pytest.mark.parametrize("text", ["x = " + "[" * 5000 + "]" * 5000, "x = " + "{a = " * 3000 + "1" + "}" * 3000,
-                                  "x = " + "[" * (MAX_NESTING + 2) + "]" * (MAX_NESTING + 2)])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = " + "[" * 5000 + "]" * 5000,
+        "x = " + "{a = " * 3000 + "1" + "}" * 3000,
+        "x = " + "[" * (MAX_NESTING + 2) + "]" * (MAX_NESTING + 2),
+    ],
+)
 def test_a_deeply_nested_toml_is_a_clear_error(tmp_path, text):
     path = tmp_path / "campaign.toml"
     path.write_text('name = "deep"\n' + text + "\n")
@@ -355,7 +492,7 @@ def test_a_deeply_nested_toml_is_a_clear_error(tmp_path, text):
 
 def test_a_huge_toml_is_refused_before_it_is_read(tmp_path):
     path = tmp_path / "campaign.toml"
-    path.write_text('name = "huge"\ndescription = "' + "x" * (5 * 2 ** 20) + '"\n')
+    path.write_text('name = "huge"\ndescription = "' + "x" * (5 * 2**20) + '"\n')
     with pytest.raises(CampaignError, match="more than the"):
         read_toml(path)
 
@@ -370,7 +507,7 @@ def test_a_label_studio_pull_after_a_metric_is_removed_keeps_its_labels_aside(ca
     (folder / "campaign.toml").write_text(toml(server.url, relevance=False))
     tasks = json.loads(label_studio_export(tmp_path / "later.json").read_text())
     changed = {}
-    for task in tasks:   # annotator 1 changed their labels of c1 and c2 since, on both metrics
+    for task in tasks:  # annotator 1 changed their labels of c1 and c2 since, on both metrics
         for annotation in task["annotations"]:
             if annotation["completed_by"] == 1 and task["data"]["case_id"] in ("c1", "c2"):
                 annotation["updated_at"] = "2026-11-02T10:00:00Z"
@@ -392,7 +529,7 @@ def test_a_label_studio_pull_after_a_metric_is_removed_keeps_its_labels_aside(ca
     assert len(aside) == 2 * N and {(s.metric, s.why) for s in aside} == {("relevance", "metric")}
     assert "relevance" not in set(c.ratings["metric"])
     humans = c.ratings[c.ratings["rater"] == "ls-user-1"].set_index(["case_id", "metric"])["value"]
-    assert humans[("c1", "faithfulness")] == changed[("c1", "faithfulness")]   # the declared metric: as pulled
+    assert humans[("c1", "faithfulness")] == changed[("c1", "faithfulness")]  # the declared metric: as pulled
     assert run("validate", folder).returncode == 0
     # declared again: every label is back, the changed ones with their new value
     (folder / "campaign.toml").write_text(toml(server.url))
@@ -405,8 +542,9 @@ def test_a_label_studio_pull_after_a_metric_is_removed_keeps_its_labels_aside(ca
 def test_a_result_of_a_metric_the_project_never_had_is_still_refused(campaign, server, tmp_path):
     folder = campaign
     tasks = json.loads(label_studio_export(tmp_path / "other.json").read_text())
-    tasks[0]["annotations"][0]["result"].append({"from_name": "tone", "to_name": "answer", "type": "choices",
-                                                 "value": {"choices": ["pass"]}})
+    tasks[0]["annotations"][0]["result"].append(
+        {"from_name": "tone", "to_name": "answer", "type": "choices", "value": {"choices": ["pass"]}}
+    )
     (tmp_path / "other.json").write_text(json.dumps(tasks))
     before = exported_rows(folder)
     pulled = run("labelstudio", "pull", folder, "--file", tmp_path / "other.json")

@@ -10,6 +10,6 @@ def test_a_campaign_toml_with_a_byte_order_mark_is_read(tmp_path):
     init_campaign(folder, ["faithfulness"])
     toml = folder / "campaign.toml"
     plain = read_toml(toml)
-    toml.write_bytes(b"\xef\xbb\xbf" + toml.read_bytes())   # before: "not valid TOML: Invalid statement (at line 1,
-    assert read_toml(toml) == plain                         # column 1)"
+    toml.write_bytes(b"\xef\xbb\xbf" + toml.read_bytes())  # before: "not valid TOML: Invalid statement (at line 1,
+    assert read_toml(toml) == plain  # column 1)"
     assert list(load_campaign(folder).metrics) == ["faithfulness"]

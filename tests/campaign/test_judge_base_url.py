@@ -25,8 +25,14 @@ model = {{ provider = "openai", name = "careful", base_url = "{url}" }}
 HEADER = "case_id,metric,rater,rater_kind,value\na,faithfulness,ann,human,1\n"
 
 
-@pytest.mark.parametrize("url", [f"http://bob:{PASSWORD}@127.0.0.1:9/v1", f"https://:{PASSWORD}@example.com/v1",
-                                 f"http://{PASSWORD}@127.0.0.1:9/v1"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://bob:{PASSWORD}@127.0.0.1:9/v1",
+        f"https://:{PASSWORD}@example.com/v1",
+        f"http://{PASSWORD}@127.0.0.1:9/v1",
+    ],
+)
 def test_a_base_url_with_credentials_is_refused_without_showing_them(tmp_path, url):
     folder = write_campaign(tmp_path / "c", BASE.format(url=url), HEADER)
     with pytest.raises(CampaignError) as error:
@@ -34,13 +40,18 @@ def test_a_base_url_with_credentials_is_refused_without_showing_them(tmp_path, u
     problem = error.value.problems[0]
     assert problem.field == "judges.ja.model.base_url" and "user name or password" in problem.message
     assert PASSWORD not in str(error.value)
-    result = subprocess.run([str(Path(sys.executable).with_name("calibrate")), "judge", folder], capture_output=True,
-                            text=True, timeout=120, env=os.environ)
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("calibrate")), "judge", folder],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
     assert result.returncode == 2 and PASSWORD not in result.stdout + result.stderr
     assert not (folder / "judge_runs").exists() and not (folder / "judge_ratings.sqlite").exists()
 
 
 @pytest.mark.parametrize("url", ["ftp://host/v1", "127.0.0.1:8000/v1", "http:///v1"])
 def test_a_base_url_that_is_no_http_address_is_refused(tmp_path, url):
-    with pytest.raises(CampaignError, match="judges.ja.model.base_url"):
+    with pytest.raises(CampaignError, match=r"judges.ja.model.base_url"):
         load_campaign(write_campaign(tmp_path / "c", BASE.format(url=url), HEADER))

@@ -34,9 +34,15 @@ def template(tmp_path_factory) -> Path:
     rng = np.random.default_rng(0)
     human = (rng.random(N) < 0.5).astype(int)
     judge = np.clip(0.6 * human + rng.normal(0.2, 0.15, N), 0, 1).round(2)
-    pd.DataFrame({"case_id": [c["case_id"] for c in cases] * 2, "metric": "f", "rater": ["ann"] * N + ["j"] * N,
-                  "rater_kind": ["human"] * N + ["judge"] * N, "value": np.r_[human, judge]}).to_csv(
-        folder / "ratings.csv", index=False)
+    pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases] * 2,
+            "metric": "f",
+            "rater": ["ann"] * N + ["j"] * N,
+            "rater_kind": ["human"] * N + ["judge"] * N,
+            "value": np.r_[human, judge],
+        }
+    ).to_csv(folder / "ratings.csv", index=False)
     (folder / "campaign.toml").write_text('name = "s"\n[metrics.f]\nscale = "binary"\n')
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     sample_cases(load_campaign(folder), 10, strategy="stratified", by="kind", include_labelled=True, name="strat")
@@ -77,15 +83,18 @@ def test_what_calibrate_sample_wrote_reads_back(folder):
     assert tuple(STRATEGIES) == SAMPLE_STRATEGIES
 
 
-@pytest.mark.parametrize("how, file, field", [
-    ("created a number", "strat.json", "created"),             # TypeError sorting the designs by time
-    ("strata a list", "strat.json", "strata"),                  # AttributeError weighting
-    ("a Neyman design without edges", "pilot.json", None),      # KeyError drawing the next step
-    ("a series naming no sample", "pilot.json", "series"),      # KeyError drawing the next step
-    ("a series that is text", "pilot.json", "series"),          # TypeError drawing the next step
-    ("edges that are text", "pilot.json", "edges"),             # ValueError from numpy
-    ("nested 100,000 deep", "strat.json", None),                # RecursionError
-])
+@pytest.mark.parametrize(
+    "how, file, field",
+    [
+        ("created a number", "strat.json", "created"),  # TypeError sorting the designs by time
+        ("strata a list", "strat.json", "strata"),  # AttributeError weighting
+        ("a Neyman design without edges", "pilot.json", None),  # KeyError drawing the next step
+        ("a series naming no sample", "pilot.json", "series"),  # KeyError drawing the next step
+        ("a series that is text", "pilot.json", "series"),  # TypeError drawing the next step
+        ("edges that are text", "pilot.json", "edges"),  # ValueError from numpy
+        ("nested 100,000 deep", "strat.json", None),  # RecursionError
+    ],
+)
 def test_a_damaged_design_is_named_not_a_traceback(folder, how, file, field):
     path = folder / "samples" / file
     if how == "created a number":
@@ -108,13 +117,16 @@ def test_a_damaged_design_is_named_not_a_traceback(folder, how, file, field):
     assert str(path) in text and (field is None or f"field '{field}'" in text), text
 
 
-@pytest.mark.parametrize("how, message", [
-    ("a probability edited in the table", "not the stratum's inclusion probability in the design"),
-    ("a probability edited in the design", "is not (drawn_before + sampled) / size"),
-    ("a row removed", "its design (strat.json) says were drawn"),
-    ("a stratum the design does not have", "a stratum the design does not have"),
-    ("a case drawn twice", "case drawn twice"),
-])
+@pytest.mark.parametrize(
+    "how, message",
+    [
+        ("a probability edited in the table", "not the stratum's inclusion probability in the design"),
+        ("a probability edited in the design", "is not (drawn_before + sampled) / size"),
+        ("a row removed", "its design (strat.json) says were drawn"),
+        ("a stratum the design does not have", "a stratum the design does not have"),
+        ("a case drawn twice", "case drawn twice"),
+    ],
+)
 def test_an_edit_that_would_change_the_weights_is_refused(folder, how, message):
     """Before, each of these loaded, and the statistics weighted the labels by what the edit said."""
     table = folder / "samples" / "strat.csv"
@@ -123,8 +135,10 @@ def test_an_edit_that_would_change_the_weights_is_refused(folder, how, message):
     if how == "a probability edited in the table":
         lines[1] = f"{case},{stratum},0.9\n"
     elif how == "a probability edited in the design":
-        edit(folder / "samples" / "strat.json",
-             lambda d: {**d, "strata": {k: {**v, "inclusion_probability": 0.9} for k, v in d["strata"].items()}})
+        edit(
+            folder / "samples" / "strat.json",
+            lambda d: {**d, "strata": {k: {**v, "inclusion_probability": 0.9} for k, v in d["strata"].items()}},
+        )
     elif how == "a row removed":
         del lines[1]
     elif how == "a stratum the design does not have":
@@ -137,20 +151,28 @@ def test_an_edit_that_would_change_the_weights_is_refused(folder, how, message):
     assert "samples/strat." in str(raised.value)
 
 
-@pytest.mark.parametrize("name, text, field", [
-    ("imported_ratings.json", '{"raters": {"imp": "x"}}', "raters.imp"),                   # AttributeError in rater()
-    ("imported_ratings.json", '{"raters": {"imp": {"family": ["qwen"]}}}', "raters.imp.family"),  # AttributeError: lower
-    ("imported_ratings.json", "[" * 100_000 + "]" * 100_000, None),                    # RecursionError
-    ("labelstudio_ratings.json", '{"shown_judge": ["j"]}', "shown_judge"),             # a list taken for a name
-    ("labelstudio_ratings.json", "[" * 100_000 + "]" * 100_000, None),                 # RecursionError
-])
+@pytest.mark.parametrize(
+    "name, text, field",
+    [
+        ("imported_ratings.json", '{"raters": {"imp": "x"}}', "raters.imp"),  # AttributeError in rater()
+        (
+            "imported_ratings.json",
+            '{"raters": {"imp": {"family": ["qwen"]}}}',
+            "raters.imp.family",
+        ),  # AttributeError: lower
+        ("imported_ratings.json", "[" * 100_000 + "]" * 100_000, None),  # RecursionError
+        ("labelstudio_ratings.json", '{"shown_judge": ["j"]}', "shown_judge"),  # a list taken for a name
+        ("labelstudio_ratings.json", "[" * 100_000 + "]" * 100_000, None),  # RecursionError
+    ],
+)
 def test_a_damaged_meta_file_is_named(folder, name, text, field):
     (folder / name).write_text(text)
-    pd.DataFrame({"case_id": ["c000"], "metric": "f", "rater": ["imp"], "rater_kind": ["judge"], "value": [0.5]}).to_csv(
-        folder / name.replace(".json", ".csv"), index=False)
+    pd.DataFrame(
+        {"case_id": ["c000"], "metric": "f", "rater": ["imp"], "rater_kind": ["judge"], "value": [0.5]}
+    ).to_csv(folder / name.replace(".json", ".csv"), index=False)
     with pytest.raises(CampaignError) as raised:
         campaign = load_campaign(folder)
-        for rater in campaign.imported_raters:   # what the gate's self-evaluation check does with a family
+        for rater in campaign.imported_raters:  # what the gate's self-evaluation check does with a family
             (campaign.rater(rater).family or "").lower()
     assert name in str(raised.value) and (field is None or f"field '{field}'" in str(raised.value))
 
@@ -164,11 +186,14 @@ def test_a_model_or_family_a_tool_gave_as_a_number_is_its_text(folder):
     assert (rater.family, rater.model) == ("5", "4")
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"id\nc001\n", "missing column(s) case_id"),       # KeyError: 'case_id'
-    (b"case_id\n\xff\n", "not UTF-8 text"),              # 'utf-8' codec can't decode (no file named)
-    (b"case_id,stratum\nc001\n", "1 field(s) where the header has 2"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"id\nc001\n", "missing column(s) case_id"),  # KeyError: 'case_id'
+        (b"case_id\n\xff\n", "not UTF-8 text"),  # 'utf-8' codec can't decode (no file named)
+        (b"case_id,stratum\nc001\n", "1 field(s) where the header has 2"),
+    ],
+)
 def test_a_sample_file_given_to_labelstudio_push_is_read_with_its_line(folder, data, message):
     from calibrate.sampling.designs import read_sample_ids
 
@@ -180,15 +205,18 @@ def test_a_sample_file_given_to_labelstudio_push_is_read_with_its_line(folder, d
 
 
 # ---------------------------------------------------------------------------------------- attacks
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                        max_size=4), max_leaves=16)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=16,
+)
 
 
 def near(document: dict) -> st.SearchStrategy:
     """A document that is nearly right: each field replaced by any JSON, dropped, or kept."""
     return st.fixed_dictionaries({k: st.one_of(st.just(v), json_values) for k, v in document.items()}).flatmap(
-        lambda d: st.sets(st.sampled_from(sorted(d))).map(lambda drop: {k: v for k, v in d.items() if k not in drop}))
+        lambda d: st.sets(st.sampled_from(sorted(d))).map(lambda drop: {k: v for k, v in d.items() if k not in drop})
+    )
 
 
 ATTACK = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -208,9 +236,13 @@ def test_attack_sample_designs(template, data, which):
     path = template / "samples" / f"{which}.json"
     original = path.read_bytes()
     document = json.loads(original)
-    document = data.draw(st.one_of(json_values, near(document),
-                                   near({**document, "strata": {k: data.draw(near(v)) for k, v in
-                                                                document["strata"].items()}})))
+    document = data.draw(
+        st.one_of(
+            json_values,
+            near(document),
+            near({**document, "strata": {k: data.draw(near(v)) for k, v in document["strata"].items()}}),
+        )
+    )
     try:
         path.write_text(json.dumps(document))
         survives(template)
@@ -226,7 +258,8 @@ def test_attack_sample_tables(template, data):
     lines = original.decode().splitlines(keepends=True)
     i = data.draw(st.integers(0, len(lines) - 1))
     cell = st.text(alphabet=st.characters(codec="utf-8"), max_size=8) | st.sampled_from(
-        ["nan", "inf", "-0", "1e-400", "0", "1", "0.5", '"', ",", "\r", "\0", "c000", "a", "b"])
+        ["nan", "inf", "-0", "1e-400", "0", "1", "0.5", '"', ",", "\r", "\0", "c000", "a", "b"]
+    )
     lines[i] = ",".join(data.draw(st.lists(cell, min_size=0, max_size=4))) + "\n"
     try:
         path.write_text("".join(lines), encoding="utf-8", newline="")
@@ -236,12 +269,23 @@ def test_attack_sample_tables(template, data):
 
 
 @ATTACK
-@given(name=st.sampled_from(["imported_ratings.json", "labelstudio_ratings.json"]),
-       document=st.one_of(json_values, st.fixed_dictionaries({"raters": st.dictionaries(
-                          st.sampled_from(["imp", "j", ""]) | st.text(max_size=6), json_values | st.fixed_dictionaries(
-                              {"family": json_values, "model": json_values}), max_size=3)}),
-                          st.fixed_dictionaries({"shown_judge": json_values})),
-       raw=st.one_of(st.none(), st.binary(max_size=40)))
+@given(
+    name=st.sampled_from(["imported_ratings.json", "labelstudio_ratings.json"]),
+    document=st.one_of(
+        json_values,
+        st.fixed_dictionaries(
+            {
+                "raters": st.dictionaries(
+                    st.sampled_from(["imp", "j", ""]) | st.text(max_size=6),
+                    json_values | st.fixed_dictionaries({"family": json_values, "model": json_values}),
+                    max_size=3,
+                )
+            }
+        ),
+        st.fixed_dictionaries({"shown_judge": json_values}),
+    ),
+    raw=st.one_of(st.none(), st.binary(max_size=40)),
+)
 def test_attack_meta_files(template, name, document, raw):
     path, table = template / name, template / name.replace(".json", ".csv")
     try:
@@ -272,7 +316,7 @@ def test_attack_a_sample_file_for_labelstudio_push(template, data, tmp_path_fact
         ids = read_sample_ids(path, load_campaign(template))
     except CampaignError as exc:
         assert str(path) in str(exc)
-    except ValueError as exc:   # cases not in the campaign
+    except ValueError as exc:  # cases not in the campaign
         assert "not in the campaign's cases.jsonl" in str(exc)
     else:
         assert all(isinstance(c, str) and c for c in ids)

@@ -15,17 +15,27 @@ def _campaign(with_sample: bool) -> Campaign:
     rng = np.random.default_rng(4)
     ids = [f"c{i:02d}" for i in range(30)]
     human = rng.integers(0, 2, 30)
-    rows = [{"case_id": c, "metric": "m", "rater": "h", "rater_kind": "human", "value": float(v)}
-            for c, v in zip(ids, human)]
+    rows = [
+        {"case_id": c, "metric": "m", "rater": "h", "rater_kind": "human", "value": float(v)}
+        for c, v in zip(ids, human)
+    ]
     # the judge skipped c00-c04 and scored two cases nobody labelled
-    rows += [{"case_id": c, "metric": "m", "rater": "j", "rater_kind": "judge", "value": float(v)}
-             for c, v in zip(ids[5:] + ["x1", "x2"], rng.random(27))]
-    c = Campaign.from_frames({"name": "n", "metrics": {"m": {"scale": "binary"}}}, pd.DataFrame(rows),
-                             [{"case_id": x} for x in ids + ["x1", "x2"]])
-    if with_sample:   # of the first twenty cases, ten were drawn with probability 0.9, ten with 0.1; the rest
-        c.samples["s"] = {"design": {"strategy": "threshold"}, "case_ids": ids[:20],   # came from no sample
-                          "strata": ["a"] * 10 + ["b"] * 10,
-                          "inclusion_probability": np.r_[np.full(10, 0.9), np.full(10, 0.1)]}
+    rows += [
+        {"case_id": c, "metric": "m", "rater": "j", "rater_kind": "judge", "value": float(v)}
+        for c, v in zip(ids[5:] + ["x1", "x2"], rng.random(27))
+    ]
+    c = Campaign.from_frames(
+        {"name": "n", "metrics": {"m": {"scale": "binary"}}},
+        pd.DataFrame(rows),
+        [{"case_id": x} for x in ids + ["x1", "x2"]],
+    )
+    if with_sample:  # of the first twenty cases, ten were drawn with probability 0.9, ten with 0.1; the rest
+        c.samples["s"] = {
+            "design": {"strategy": "threshold"},
+            "case_ids": ids[:20],  # came from no sample
+            "strata": ["a"] * 10 + ["b"] * 10,
+            "inclusion_probability": np.r_[np.full(10, 0.9), np.full(10, 0.1)],
+        }
     return c
 
 

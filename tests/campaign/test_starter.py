@@ -17,14 +17,25 @@ from calibrate.cli import main
 
 
 def test_init_writes_a_campaign_that_loads(tmp_path):
-    result = CliRunner().invoke(main, ["init", str(tmp_path / "bot"), "--metric", "faithfulness", "--metric",
-                                       "relevance:ordinal:0,1,2,3", "--metric", "helpfulness:continuous:1,5"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "init",
+            str(tmp_path / "bot"),
+            "--metric",
+            "faithfulness",
+            "--metric",
+            "relevance:ordinal:0,1,2,3",
+            "--metric",
+            "helpfulness:continuous:1,5",
+        ],
+    )
     assert result.exit_code == 0, result.output
     c = calibrate.load_campaign(tmp_path / "bot")
     assert c.name == "bot" and sorted(c.metrics) == ["faithfulness", "helpfulness", "relevance"]
     assert (c.metrics["relevance"].levels, c.metrics["relevance"].human_pass) == ((0, 1, 2, 3), 2)
     assert c.metrics["helpfulness"].range == (1, 5) and c.metrics["helpfulness"].human_pass == 3
-    assert all(m.max_false_pass == 0.10 for m in c.metrics.values())   # a rule from the start: fail closed
+    assert all(m.max_false_pass == 0.10 for m in c.metrics.values())  # a rule from the start: fail closed
     assert "CHECK" in (tmp_path / "bot" / "campaign.toml").read_text()
     assert CliRunner().invoke(main, ["validate", str(tmp_path / "bot")]).exit_code == 0
 
@@ -37,15 +48,18 @@ def test_init_refuses_a_folder_that_exists(tmp_path):
     assert (tmp_path / "old" / "campaign.toml").read_text() == "name = 'mine'\n"
 
 
-@pytest.mark.parametrize("metric, message", [
-    ("relevance:ordinal", "--metric relevance:ordinal: an ordinal metric lists its levels"),
-    ("relevance:ordinal:3,2,1", "in increasing order"),
-    ("x:likert", "the scale 'likert' is not one of binary, ordinal, continuous"),
-    ("h:continuous:5,1", "LOW,HIGH"),
-    ("f:binary:0,1", "a binary metric takes no values"),
-    ("f:ordinal:a,b", "are not numbers"),
-    (":binary", "a metric needs a name"),
-])
+@pytest.mark.parametrize(
+    "metric, message",
+    [
+        ("relevance:ordinal", "--metric relevance:ordinal: an ordinal metric lists its levels"),
+        ("relevance:ordinal:3,2,1", "in increasing order"),
+        ("x:likert", "the scale 'likert' is not one of binary, ordinal, continuous"),
+        ("h:continuous:5,1", "LOW,HIGH"),
+        ("f:binary:0,1", "a binary metric takes no values"),
+        ("f:ordinal:a,b", "are not numbers"),
+        (":binary", "a metric needs a name"),
+    ],
+)
 def test_init_names_what_is_wrong_with_a_metric(tmp_path, metric, message):
     result = CliRunner().invoke(main, ["init", str(tmp_path / "c"), "--metric", metric])
     assert result.exit_code == 2 and message in result.output

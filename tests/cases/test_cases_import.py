@@ -18,16 +18,30 @@ def files(tmp_path_factory):
     from ragas import SingleTurnSample
 
     folder = tmp_path_factory.mktemp("datasets")
-    goldens = [Golden(input="Where is Paris?", actual_output="In France.", expected_output="France.",
-                      retrieval_context=["Paris is in France.", "It is the capital."], context=["Geography."],
-                      additional_metadata={"question_type": "where"}),
-               Golden(input="Who wrote Hamlet?", expected_output="Shakespeare.")]
+    goldens = [
+        Golden(
+            input="Where is Paris?",
+            actual_output="In France.",
+            expected_output="France.",
+            retrieval_context=["Paris is in France.", "It is the capital."],
+            context=["Geography."],
+            additional_metadata={"question_type": "where"},
+        ),
+        Golden(input="Who wrote Hamlet?", expected_output="Shakespeare."),
+    ]
     dataset = EvaluationDataset(goldens=goldens)
     for kind in ("json", "jsonl", "csv"):
         dataset.save_as(file_type=kind, directory=str(folder), file_name=f"deepeval_{kind}")
-    ragas = RagasDataset(samples=[SingleTurnSample(user_input="Where is Paris?", response="In France.",
-                                                   reference="France.",
-                                                   retrieved_contexts=["Paris is in France.", "It is the capital."])])
+    ragas = RagasDataset(
+        samples=[
+            SingleTurnSample(
+                user_input="Where is Paris?",
+                response="In France.",
+                reference="France.",
+                retrieved_contexts=["Paris is in France.", "It is the capital."],
+            )
+        ]
+    )
     ragas.to_jsonl(str(folder / "ragas.jsonl"))
     ragas.to_csv(str(folder / "ragas.csv"))
     return folder
@@ -95,15 +109,22 @@ def test_bad_records_are_named(tmp_path):
 def test_cli_import(files, tmp_path):
     calibrate = Path(sys.executable).parent / "calibrate"
     # a mistyped folder is refused, and not made
-    result = subprocess.run([str(calibrate), "cases", "import", str(tmp_path / "campaign"), str(files / "ragas.csv")],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [str(calibrate), "cases", "import", str(tmp_path / "campaign"), str(files / "ragas.csv")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2 and "no campaign here" in result.stderr and "calibrate init" in result.stderr
     assert not (tmp_path / "campaign").exists()
-    started = subprocess.run([str(calibrate), "init", str(tmp_path / "campaign"), "--metric", "faithfulness"],
-                             capture_output=True, text=True)
+    started = subprocess.run(
+        [str(calibrate), "init", str(tmp_path / "campaign"), "--metric", "faithfulness"], capture_output=True, text=True
+    )
     assert started.returncode == 0, started.stderr
-    result = subprocess.run([str(calibrate), "cases", "import", str(tmp_path / "campaign"), str(files / "ragas.csv")],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [str(calibrate), "cases", "import", str(tmp_path / "campaign"), str(files / "ragas.csv")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0 and "1 case(s) added" in result.stdout
 
 
@@ -118,20 +139,30 @@ from calibrate import import_cases, load_campaign  # noqa: E402
 from calibrate.base.documents import DocumentError  # noqa: E402
 from tests.imports.attack_tools import DEEP, NASTY, attacked  # noqa: E402
 
-GOLDENS = [{"input": "q?", "actual_output": "a.", "retrieval_context": ["c1", "c2"], "name": "g1",
-            "additional_metadata": {"k": 1}},
-           {"user_input": "r?", "response": "b.", "retrieved_contexts": ["x"], "reference_contexts": "[\"y\"]"}]
+GOLDENS = [
+    {
+        "input": "q?",
+        "actual_output": "a.",
+        "retrieval_context": ["c1", "c2"],
+        "name": "g1",
+        "additional_metadata": {"k": 1},
+    },
+    {"user_input": "r?", "response": "b.", "retrieved_contexts": ["x"], "reference_contexts": '["y"]'},
+]
 
 
-@pytest.mark.parametrize("name, content, words", [
-    ("deep.json", DEEP, "nested deeper than 200 levels"),                       # a RecursionError before
-    ("deep.jsonl", '{"input": "q"}\n' + DEEP + "\n", "line 2: nested deeper than 200 levels"),
-    ("digits.json", "[" + "9" * 5000 + "]", "not valid JSON"),                   # a ValueError before
-    ("latin1.json", '[{"input": "caf\xe9"}]', "not UTF-8 text"),                  # a UnicodeDecodeError before
-    ("latin1.csv", "input\ncaf\xe9\n", "not a readable CSV file"),                # a UnicodeDecodeError before
-    ("metadata.json", json.dumps([{"input": "q", "metadata": "{" * 5000}]), None),   # metadata kept as text
-    ("chunks.csv", "user_input,retrieved_contexts\nq," + "[" * 5000 + "\n", "not a list of chunks"),
-])
+@pytest.mark.parametrize(
+    "name, content, words",
+    [
+        ("deep.json", DEEP, "nested deeper than 200 levels"),  # a RecursionError before
+        ("deep.jsonl", '{"input": "q"}\n' + DEEP + "\n", "line 2: nested deeper than 200 levels"),
+        ("digits.json", "[" + "9" * 5000 + "]", "not valid JSON"),  # a ValueError before
+        ("latin1.json", '[{"input": "caf\xe9"}]', "not UTF-8 text"),  # a UnicodeDecodeError before
+        ("latin1.csv", "input\ncaf\xe9\n", "not a readable CSV file"),  # a UnicodeDecodeError before
+        ("metadata.json", json.dumps([{"input": "q", "metadata": "{" * 5000}]), None),  # metadata kept as text
+        ("chunks.csv", "user_input,retrieved_contexts\nq," + "[" * 5000 + "\n", "not a list of chunks"),
+    ],
+)
 def test_a_dataset_that_was_a_traceback_is_read_or_refused_naming_it(tmp_path, name, content, words):
     path = tmp_path / name
     path.write_bytes(content.encode("latin-1" if "latin1" in name else "utf-8"))
@@ -148,8 +179,11 @@ def test_text_is_data_kept_whole_through_the_campaign(tmp_path):
     """A line separator (U+2028) in a case's text split cases.jsonl: the campaign no longer loaded, and the
     next import was a JSONDecodeError traceback."""
     path = tmp_path / "goldens.json"
-    path.write_text(json.dumps([{"input": f"Q{NASTY}", "actual_output": f"A{NASTY}", "retrieval_context": [NASTY]},
-                                {"input": "second"}]))
+    path.write_text(
+        json.dumps(
+            [{"input": f"Q{NASTY}", "actual_output": f"A{NASTY}", "retrieval_context": [NASTY]}, {"input": "second"}]
+        )
+    )
     folder = tmp_path / "campaign"
     from calibrate import init_campaign
 
@@ -157,7 +191,9 @@ def test_text_is_data_kept_whole_through_the_campaign(tmp_path):
     assert import_cases(folder, path)["added"] == 2
     cases = load_campaign(folder).cases
     [case] = [c for c in cases.values() if c["input"] != "second"]
-    assert case["input"] == f"Q{NASTY}" and case["actual_output"] == f"A{NASTY}" and case["retrieval_context"] == [NASTY]
+    assert (
+        case["input"] == f"Q{NASTY}" and case["actual_output"] == f"A{NASTY}" and case["retrieval_context"] == [NASTY]
+    )
     assert len((folder / "cases.jsonl").read_text(encoding="utf-8").splitlines()) == 2
     assert import_cases(folder, path)["unchanged"] == 2
 

@@ -29,7 +29,7 @@ def test_a_case_id_cases_import_writes_is_one_every_loader_reads(tmp_path_factor
         assert "cases.jsonl" in str(exc) and "case_id" in str(exc)
         assert not (folder / "cases.jsonl").exists()
     else:
-        assert case_id in load_campaign(folder).cases   # before: "c\x1b[2J" was written, then no loader read it
+        assert case_id in load_campaign(folder).cases  # before: "c\x1b[2J" was written, then no loader read it
 
 
 def test_the_attacks_case_id_with_an_escape_is_refused_before_writing(tmp_path):
@@ -48,14 +48,14 @@ def test_a_csv_column_named_twice_is_refused_naming_it(tmp_path):
     path.write_text("case_id,input,input,actual_output,actual_output\nb1,q,r,a,b\n")
     with pytest.raises(CampaignError, match="columns named twice: 'actual_output', 'input'"):
         read_external_cases(path)
-    path.write_text("\ufeffcase_id,input\nb1,q\n")   # a byte order mark is no second name
+    path.write_text("\ufeffcase_id,input\nb1,q\n")  # a byte order mark is no second name
     assert read_external_cases(path)[0]["case_id"] == "b1"
 
 
 def test_a_record_with_both_names_of_a_field_is_refused(tmp_path):
     path = tmp_path / "a.jsonl"
     path.write_text(json.dumps({"case_id": "m", "input": "one", "user_input": "other"}) + "\n")
-    with pytest.raises(CampaignError, match="both 'user_input' .* and 'input' .*, with different values"):
+    with pytest.raises(CampaignError, match=r"both 'user_input' .* and 'input' .*, with different values"):
         read_external_cases(path)
     path.write_text(json.dumps({"case_id": "m", "input": "same", "user_input": "same"}) + "\n")
     assert read_external_cases(path)[0]["input"] == "same"
@@ -67,5 +67,5 @@ def test_a_number_that_is_not_finite_is_no_text(tmp_path, literal):
     path.write_text('{"case_id": "n", "input": ' + literal + "}\n")
     with pytest.raises(CampaignError, match="field 'input': Value error, not text: a number that is not finite"):
         read_external_cases(path)
-    path.write_text('{"case_id": "n", "input": 42}\n')   # a finite number is its digits
+    path.write_text('{"case_id": "n", "input": 42}\n')  # a finite number is its digits
     assert read_external_cases(path)[0]["input"] == "42"

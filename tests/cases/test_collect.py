@@ -12,16 +12,21 @@ from pathlib import Path
 
 import pytest
 
+from calibrate.base.errors import CampaignError
 from calibrate.campaign.service import ContractError, ServiceContract, load_contract
 from calibrate.cases.collect import STORE_NAME, collect
-from calibrate.base.errors import CampaignError
 from calibrate.judges.calls import CallPolicy
 from tests.rag_service import RagService
 
 EXE = Path(sys.executable).parent / "calibrate"
-QUESTIONS = ["When was the Eiffel Tower completed?", "How many hearts does an octopus have?",
-             "What is the highest mountain?", "Which river carries the most water?",
-             "Who developed the printing press?", "How fast is light in a vacuum?"]
+QUESTIONS = [
+    "When was the Eiffel Tower completed?",
+    "How many hearts does an octopus have?",
+    "What is the highest mountain?",
+    "Which river carries the most water?",
+    "Who developed the printing press?",
+    "How fast is light in a vacuum?",
+]
 
 
 def campaign(tmp_path, url, timeout=2.0, extra=""):
@@ -46,8 +51,12 @@ timeout_s = {timeout}
 
 def goldens(tmp_path, questions, name="goldens.jsonl"):
     path = tmp_path / name
-    path.write_text("".join(json.dumps({"case_id": f"g{i:02d}", "input": q, "metadata": {"topic": "facts"}}) + "\n"
-                            for i, q in enumerate(questions)))
+    path.write_text(
+        "".join(
+            json.dumps({"case_id": f"g{i:02d}", "input": q, "metadata": {"topic": "facts"}}) + "\n"
+            for i, q in enumerate(questions)
+        )
+    )
     return path
 
 
@@ -105,19 +114,28 @@ def test_a_service_that_fails_some_calls(tmp_path):
     questions = ["Eiffel [[429x2]]", "Octopus [[500x1]]", "Everest [[slowx1]]", "Amazon [[500x9]]", "Nile"]
     with RagService(slow_s=1.5) as service:
         folder = campaign(tmp_path, service.url, timeout=0.5)
-        doc = collect(folder, [json.loads(line) for line in goldens(tmp_path, questions).read_text().splitlines()],
-                      contract=_with_token(load_contract(folder)),
-                      policy=CallPolicy(concurrency=4, timeout_s=0.5, retries=3, backoff_s=0.01))
+        doc = collect(
+            folder,
+            [json.loads(line) for line in goldens(tmp_path, questions).read_text().splitlines()],
+            contract=_with_token(load_contract(folder)),
+            policy=CallPolicy(concurrency=4, timeout_s=0.5, retries=3, backoff_s=0.01),
+        )
         assert service.seen["g00"] == 3 and service.seen["g01"] == 2 and service.seen["g02"] == 2
     assert (doc["collected"], doc["failed"]) == (4, 1)
-    assert doc["errors"][0]["error"].startswith("golden g03: HTTP 500 from the server") and \
-        "after 4 attempts" in doc["errors"][0]["error"]
+    assert (
+        doc["errors"][0]["error"].startswith("golden g03: HTTP 500 from the server")
+        and "after 4 attempts" in doc["errors"][0]["error"]
+    )
     # the failed golden is asked again on the next run, the others are not
     with RagService() as service:
         contract = _with_token(ServiceContract(**{**load_contract(folder).__dict__, "url": service.url}))
-        again = collect(folder, [json.loads(line) for line in goldens(tmp_path, questions).read_text().splitlines()],
-                        contract=contract, policy=CallPolicy(backoff_s=0.01, retries=0))
-    assert again["asked"] == 1 and again["failed"] == 1   # still failing: 500 for its first 9 calls
+        again = collect(
+            folder,
+            [json.loads(line) for line in goldens(tmp_path, questions).read_text().splitlines()],
+            contract=contract,
+            policy=CallPolicy(backoff_s=0.01, retries=0),
+        )
+    assert again["asked"] == 1 and again["failed"] == 1  # still failing: 500 for its first 9 calls
 
 
 def _with_token(contract):
@@ -133,16 +151,24 @@ def _free_port() -> int:
 
 def test_an_interrupted_run_resumes_without_duplicate_or_loss(tmp_path):
     port = _free_port()
-    service = subprocess.Popen([sys.executable, "-m", "tests.rag_service", "0.15", str(port)], stdout=subprocess.PIPE,
-                               text=True, cwd=Path(__file__).parents[2])
+    service = subprocess.Popen(
+        [sys.executable, "-m", "tests.rag_service", "0.15", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
     try:
         url = service.stdout.readline().strip()
         folder = campaign(tmp_path, url)
         questions = [f"Question {i} about the Eiffel Tower" for i in range(30)]
         path = goldens(tmp_path, questions)
         env = {**os.environ, "RAG_TOKEN": "t"}
-        first = subprocess.Popen([str(EXE), "collect", str(folder), "--goldens", str(path), "--concurrency", "2"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        first = subprocess.Popen(
+            [str(EXE), "collect", str(folder), "--goldens", str(path), "--concurrency", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         store = folder / STORE_NAME
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -176,7 +202,9 @@ def _successes(store: Path) -> int:
 def test_template_substitution_escapes_what_json_needs(tmp_path):
     tricky = 'He said "why?" \\ then\nleft — naïve 😀 {not a field} \t end'
     with RagService() as service:
-        folder = campaign(tmp_path, service.url, extra=', prompt = "Q: {input} / id {case_id}", topic = "{metadata[topic]}"')
+        folder = campaign(
+            tmp_path, service.url, extra=', prompt = "Q: {input} / id {case_id}", topic = "{metadata[topic]}"'
+        )
         result = run("collect", folder, "--goldens", goldens(tmp_path, [tricky]), "--json")
         assert result.returncode == 0, result.stderr
         body = json.loads(service.bodies[0])
@@ -200,8 +228,9 @@ def test_refresh_keeps_the_earlier_replies_as_a_run(tmp_path):
     with RagService() as service:
         folder = campaign(tmp_path, service.url)
         first = json.loads(run("collect", folder, "--goldens", goldens(tmp_path, QUESTIONS[:2]), "--json").stdout)
-        second = json.loads(run("collect", folder, "--goldens", goldens(tmp_path, QUESTIONS[:2]), "--refresh",
-                                "--json").stdout)
+        second = json.loads(
+            run("collect", folder, "--goldens", goldens(tmp_path, QUESTIONS[:2]), "--refresh", "--json").stdout
+        )
     assert second["asked"] == 2 and second["run_id"] != first["run_id"]
     with sqlite3.connect(folder / STORE_NAME) as db:
         runs = db.execute("SELECT run_id, COUNT(*) FROM replies GROUP BY run_id ORDER BY run_id").fetchall()
@@ -238,20 +267,26 @@ def test_a_python_function_as_the_service(tmp_path):
 def test_contract_and_conflict_errors_name_what_is_wrong(tmp_path):
     folder = tmp_path / "c"
     folder.mkdir()
-    (folder / "campaign.toml").write_text('name = "x"\n[metrics.f]\nscale = "binary"\n[service]\nurl = "ftp://x"\n'
-                                          'answer = "data.[answer"\ncontexts = "data.chunks"\nretry = 3\n')
+    (folder / "campaign.toml").write_text(
+        'name = "x"\n[metrics.f]\nscale = "binary"\n[service]\nurl = "ftp://x"\n'
+        'answer = "data.[answer"\ncontexts = "data.chunks"\nretry = 3\n'
+    )
     with pytest.raises(CampaignError) as caught:
         load_contract(folder)
     text = str(caught.value)
     assert "field 'service.url'" in text and "field 'service.answer'" in text and "field 'service.retry'" in text
     with RagService() as service:
         folder = campaign(tmp_path, service.url)
-        (folder / "cases.jsonl").write_text(json.dumps({"case_id": "g00", "input": "imported", "actual_output": "x"})
-                                            + "\n")
+        (folder / "cases.jsonl").write_text(
+            json.dumps({"case_id": "g00", "input": "imported", "actual_output": "x"}) + "\n"
+        )
         result = run("collect", folder, "--goldens", goldens(tmp_path, QUESTIONS[:1]))
-    assert result.returncode == 2 and "case g00 is already in cases.jsonl and did not come from the service" in result.stderr
+    assert (
+        result.returncode == 2
+        and "case g00 is already in cases.jsonl and did not come from the service" in result.stderr
+    )
     assert json.loads((folder / "cases.jsonl").read_text())["input"] == "imported"
-    with pytest.raises(ContractError, match="asks for {nope}"):
+    with pytest.raises(ContractError, match=r"asks for {nope}"):
         ServiceContract("http://x", "a", "c", body={"q": "{nope}"}).render({"input": "?"})
 
 
@@ -270,9 +305,12 @@ def test_requests_per_minute_paces_the_calls(tmp_path):
     with RagService() as service:
         folder = campaign(tmp_path, service.url)
         start = time.perf_counter()
-        doc = collect(folder, [json.loads(line) for line in goldens(tmp_path, QUESTIONS[:5]).read_text().splitlines()],
-                      contract=_with_token(load_contract(folder)),
-                      policy=CallPolicy(concurrency=5, requests_per_minute=600))   # one every 0.1 s
+        doc = collect(
+            folder,
+            [json.loads(line) for line in goldens(tmp_path, QUESTIONS[:5]).read_text().splitlines()],
+            contract=_with_token(load_contract(folder)),
+            policy=CallPolicy(concurrency=5, requests_per_minute=600),
+        )  # one every 0.1 s
         elapsed = time.perf_counter() - start
     assert doc["collected"] == 5 and elapsed >= 0.4
 
@@ -292,13 +330,16 @@ def test_collect_keeps_cases_from_elsewhere_whatever_their_text(tmp_path):
     assert {c["case_id"]: c for c in written}["imported"] == other and len(written) == 2
 
 
-@pytest.mark.parametrize("line, words", [
-    (b"[1, 2]", "cases.jsonl, line 2: Input should be an object"),
-    (b'{"case_id": "g0", "metadata": [1]}', "cases.jsonl, line 2, field 'metadata'"),
-    (b'{"case_id": "g0", "metadata": {"service": "x"}}', "cases.jsonl, line 2, field 'metadata.service'"),
-    (b'{"case_id": ', "cases.jsonl, line 2: not valid JSON"),
-    (b"[" * 300 + b"]" * 300, "cases.jsonl, line 2: nested deeper than 200 levels"),
-])
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        (b"[1, 2]", "cases.jsonl, line 2: Input should be an object"),
+        (b'{"case_id": "g0", "metadata": [1]}', "cases.jsonl, line 2, field 'metadata'"),
+        (b'{"case_id": "g0", "metadata": {"service": "x"}}', "cases.jsonl, line 2, field 'metadata.service'"),
+        (b'{"case_id": ', "cases.jsonl, line 2: not valid JSON"),
+        (b"[" * 300 + b"]" * 300, "cases.jsonl, line 2: nested deeper than 200 levels"),
+    ],
+)
 def test_a_damaged_cases_file_stops_collect_before_any_call(tmp_path, line, words):
     folder = tmp_path / "campaign"
     folder.mkdir()

@@ -17,7 +17,7 @@ from tests.base.adversary import Adversary
 
 EXE = Path(sys.executable).parent / "calibrate"
 TOKEN = "rag-Tok3n-0f-the-service"
-CUSTOM = "sv7Cred"          # 7 characters: short, but a credential calibrate holds
+CUSTOM = "sv7Cred"  # 7 characters: short, but a credential calibrate holds
 
 
 def campaign(tmp_path, url):
@@ -46,8 +46,13 @@ def echo_401(h):
 
 def echo_200(h):
     token = h.headers["Authorization"].split(" ", 1)[1]
-    h.send(200, {"data": {"answer": f"ok {token} and {h.headers['X-Svc']}", "chunks": [f"ctx {h.headers['X-Svc']}"]},
-                 "debug": {"auth": token, "svc": h.headers["X-Svc"]}})
+    h.send(
+        200,
+        {
+            "data": {"answer": f"ok {token} and {h.headers['X-Svc']}", "chunks": [f"ctx {h.headers['X-Svc']}"]},
+            "debug": {"auth": token, "svc": h.headers["X-Svc"]},
+        },
+    )
 
 
 @pytest.mark.parametrize("reply", [echo_401, echo_200])
@@ -55,11 +60,15 @@ def test_a_service_echoing_its_credentials_gets_them_stored_nowhere(tmp_path, re
     with Adversary() as service:
         service.route("/ask", reply)
         folder, goldens = campaign(tmp_path, service.url + "/ask")
-        result = subprocess.run([str(EXE), "collect", folder, "--goldens", goldens, "--retries", "0"],
-                                capture_output=True, text=True, timeout=120,
-                                env={**os.environ, "RAG_TOKEN": TOKEN, "SVC_CRED": CUSTOM})
+        result = subprocess.run(
+            [str(EXE), "collect", folder, "--goldens", goldens, "--retries", "0"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "RAG_TOKEN": TOKEN, "SVC_CRED": CUSTOM},
+        )
     assert result.returncode == 0, result.stderr
-    assert len(service.seen) == 3   # the credentials went out
+    assert len(service.seen) == 3  # the credentials went out
     for secret in (TOKEN, CUSTOM):
         assert secret not in result.stdout + result.stderr
         for path in folder.iterdir():

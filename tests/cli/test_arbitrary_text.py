@@ -21,8 +21,24 @@ from tests.conftest import write_campaign
 EXAMPLES = int(os.environ.get("ATTACK_EXAMPLES", 60))
 #: text of any kind: brackets and markup, NUL and other controls, right-to-left marks, newlines, pipes
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=16) | st.sampled_from(
-    ["[red]x[/]", "[/x]", "<script>alert(1)</script>", "a|b", "x\ny", "c0\x00", "\u202eevil", "**b**", "`c`",
-     "[l](javascript:x)", "'\"", "&amp;", "😀", "j@x", " "])
+    [
+        "[red]x[/]",
+        "[/x]",
+        "<script>alert(1)</script>",
+        "a|b",
+        "x\ny",
+        "c0\x00",
+        "\u202eevil",
+        "**b**",
+        "`c`",
+        "[l](javascript:x)",
+        "'\"",
+        "&amp;",
+        "😀",
+        "j@x",
+        " ",
+    ]
+)
 
 
 def toml_string(value: str) -> str:
@@ -39,10 +55,13 @@ def campaign(tmp_path, *, name: str, metric: str, rater: str, case_text: str, re
     if value is not None:
         rows[0] = (ids[0], metric, "ann", "human", value, "", "")
     frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "value", "error", "reason"])
-    config = (f"name = {toml_string(name)}\n[metrics.{toml_string(metric)}]\nscale = \"binary\"\n"
-              f"description = {toml_string(case_text)}\n")
-    cases = [{"case_id": c, "input": case_text, "actual_output": case_text, "metadata": {"kind": case_text}}
-             for c in ids]
+    config = (
+        f'name = {toml_string(name)}\n[metrics.{toml_string(metric)}]\nscale = "binary"\n'
+        f"description = {toml_string(case_text)}\n"
+    )
+    cases = [
+        {"case_id": c, "input": case_text, "actual_output": case_text, "metadata": {"kind": case_text}} for c in ids
+    ]
     folder = write_campaign(tmp_path / "campaign", config, frame, cases)
     # every field quoted: pandas leaves a lone carriage return unquoted, which no CSV reader can read back
     frame.to_csv(folder / "ratings.csv", index=False, quoting=csv.QUOTE_ALL)
@@ -63,10 +82,12 @@ def controls(value: str) -> bool:
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(name=text, metric=text, rater=text, case_text=text, reason=text)
-def test_names_and_texts_are_never_a_traceback_and_come_back_exactly(tmp_path_factory, name, metric, rater,
-                                                                   case_text, reason):
-    folder = campaign(tmp_path_factory.mktemp("t"), name=name, metric=metric, rater=rater, case_text=case_text,
-                      reason=reason)
+def test_names_and_texts_are_never_a_traceback_and_come_back_exactly(
+    tmp_path_factory, name, metric, rater, case_text, reason
+):
+    folder = campaign(
+        tmp_path_factory.mktemp("t"), name=name, metric=metric, rater=rater, case_text=case_text, reason=reason
+    )
     validated = invoke("validate", folder)
     if validated.exit_code != 0:
         # refused: a message naming the file, never a traceback (ids with control characters, say)
@@ -82,7 +103,7 @@ def test_names_and_texts_are_never_a_traceback_and_come_back_exactly(tmp_path_fa
     # bidi characters escaped: tests/cli/test_terminal_safety.py)
     table = invoke("stats", folder, "--n-boot", 20)
     flat = table.stdout.replace("\n", "")
-    assert shown(metric.strip()) in flat or len(metric) > 10 and shown(metric.split()[0]) in flat
+    assert shown(metric.strip()) in flat or (len(metric) > 10 and shown(metric.split()[0]) in flat)
     for command in (("thresholds", folder, "--json", "--n-boot", 0), ("gate", folder, "--json", "--n-boot", 20)):
         json.loads(invoke(*command).stdout)
 
@@ -90,10 +111,11 @@ def test_names_and_texts_are_never_a_traceback_and_come_back_exactly(tmp_path_fa
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(value=text)
 def test_a_bad_value_is_quoted_exactly_in_its_error(tmp_path_factory, value):
-    folder = campaign(tmp_path_factory.mktemp("v"), name="n", metric="m", rater="j", case_text="q", reason="r",
-                      value=value)
+    folder = campaign(
+        tmp_path_factory.mktemp("v"), name="n", metric="m", rater="j", case_text="q", reason="r", value=value
+    )
     result = invoke("validate", folder)
-    if result.exit_code == 0:   # read as a number on the binary scale: 0 or 1 (" 1", "1e0", ...)
+    if result.exit_code == 0:  # read as a number on the binary scale: 0 or 1 (" 1", "1e0", ...)
         assert float(pd.to_numeric(pd.Series([value.strip()])).iloc[0]) in (0.0, 1.0)
         return
     assert result.exit_code == 2
@@ -110,13 +132,13 @@ def test_the_markdown_report_escapes_what_users_wrote(tmp_path_factory, rater, c
     result = invoke("report", folder, "--out", tmp / "out", "--n-boot", 20)
     assert result.exit_code == 0, result.stderr
     markdown = (tmp / "out" / "report.md").read_text()
-    assert "<script" not in markdown   # raw HTML in a name or a case is never live
+    assert "<script" not in markdown  # raw HTML in a name or a case is never live
     pipes = re.compile(r"(?<!\\)\|")
     lines = markdown.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith("| judge |"):   # every row of a table keeps the header's cells
+        if line.startswith("| judge |"):  # every row of a table keeps the header's cells
             cells = len(pipes.findall(line))
-            for row in lines[i + 2:]:
+            for row in lines[i + 2 :]:
                 if not row.startswith("|"):
                     break
                 assert len(pipes.findall(row)) == cells, row

@@ -22,7 +22,8 @@ def test_validate_ok_and_error(small_campaign, tmp_path):
     ok = run("validate", small_campaign)
     assert "valid" in ok.stdout and "faithfulness" in ok.stdout
     (small_campaign / "ratings.csv").write_text(
-        (small_campaign / "ratings.csv").read_text() + "c001,faithfulness,ann1,human,7,\n")
+        (small_campaign / "ratings.csv").read_text() + "c001,faithfulness,ann1,human,7,\n"
+    )
     bad = run("validate", small_campaign, check=False)
     assert bad.returncode == 2
     assert "ratings.csv, line" in bad.stderr and "value outside the scale" in bad.stderr
@@ -30,7 +31,9 @@ def test_validate_ok_and_error(small_campaign, tmp_path):
 
 
 def test_stats_json_document(small_campaign):
-    doc = json.loads(run("stats", small_campaign, "--json", "--n-boot", 200, "--seed", 3, "--by", "question_type").stdout)
+    doc = json.loads(
+        run("stats", small_campaign, "--json", "--n-boot", 200, "--seed", 3, "--by", "question_type").stdout
+    )
     metric = doc["metrics"][0]
     assert {"metric", "scale", "n_cases", "judges", "slices"} <= set(metric)
     judge = metric["judges"][0]
@@ -49,12 +52,40 @@ def test_stats_table_and_filters(small_campaign):
 
 
 def test_thresholds_rules(small_campaign):
-    doc = json.loads(run("thresholds", small_campaign, "--metric", "faithfulness", "--max-false-pass", 0.2,
-                         "--confidence", 0.9, "--json", "--n-boot", 200).stdout)
+    doc = json.loads(
+        run(
+            "thresholds",
+            small_campaign,
+            "--metric",
+            "faithfulness",
+            "--max-false-pass",
+            0.2,
+            "--confidence",
+            0.9,
+            "--json",
+            "--n-boot",
+            200,
+        ).stdout
+    )
     rec = doc["recommendations"][0]
     assert rec["rule"]["kind"] == "constraint" and rec["rule"]["confidence"] == 0.9
-    cost = json.loads(run("thresholds", small_campaign, "--metric", "faithfulness", "--cost-false-pass", 5,
-                          "--cost-false-fail", 1, "--prevalence", 0.3, "--json", "--n-boot", 100).stdout)
+    cost = json.loads(
+        run(
+            "thresholds",
+            small_campaign,
+            "--metric",
+            "faithfulness",
+            "--cost-false-pass",
+            5,
+            "--cost-false-fail",
+            1,
+            "--prevalence",
+            0.3,
+            "--json",
+            "--n-boot",
+            100,
+        ).stdout
+    )
     assert cost["recommendations"][0]["rule"]["prevalence"] == 0.3
     table = run("thresholds", small_campaign, "--metric", "faithfulness", "--max-false-pass", 0.2, "--n-boot", 100)
     assert "threshold recommendations" in table.stdout
@@ -83,16 +114,31 @@ def test_demo_runs_offline_and_reports(tmp_path):
     metric = document["stats"]["metrics"][0]
     assert metric["n_cases"] == 4423 and len(metric["judges"]) == 9 and metric["slices"]
     # the demo report also audits a judge upgrade, maps scores to probabilities and compares the judges
-    assert [(a["old"]["judge"], a["new"]["judge"]) for a in document["audits"]] == [("RMITIR-llama70B",
-                                                                                   "RMITIR-GPT4o")]
+    assert [(a["old"]["judge"], a["new"]["judge"]) for a in document["audits"]] == [("RMITIR-llama70B", "RMITIR-GPT4o")]
     assert len(document["calibrations"]) == 9 and len(document["versus"][0]["pairs"]) == 36
-    assert "worse on other statistics" in result.stdout   # Spearman within the margin, the AUC and alpha not
+    assert "worse on other statistics" in result.stdout  # Spearman within the margin, the AUC and alpha not
 
 
 def test_help_is_fast_and_lists_commands():
     result = run("--help")
-    for command in ("validate", "stats", "thresholds", "report", "demo", "sample", "plan", "audit", "gate", "pass-rate",
-                    "calibration", "compare", "repeatability", "bias", "probe", "collect"):
+    for command in (
+        "validate",
+        "stats",
+        "thresholds",
+        "report",
+        "demo",
+        "sample",
+        "plan",
+        "audit",
+        "gate",
+        "pass-rate",
+        "calibration",
+        "compare",
+        "repeatability",
+        "bias",
+        "probe",
+        "collect",
+    ):
         assert command in result.stdout
 
 
@@ -105,7 +151,11 @@ def test_python_dash_m_calibrate_is_the_command_line():
 def test_an_unknown_metric_is_an_error_naming_the_declared_ones(command):
     from calibrate import demo_campaign_path
 
-    result = subprocess.run([sys.executable, "-m", "calibrate", *command, str(demo_campaign_path()), "--metric", "nope"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "calibrate", *command, str(demo_campaign_path()), "--metric", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert "unknown metric nope; the campaign declares relevance" in result.stderr

@@ -9,6 +9,7 @@ outside the campaign, so took no lock and refused nothing).
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -24,25 +25,48 @@ from tests.conftest import write_campaign
 
 
 def campaign_with_labels(folder: Path) -> Path:
-    rows = [{"case_id": f"c{i}", "metric": "f", "rater": rater, "rater_kind": kind, "value": value}
-            for i in range(30) for rater, kind, value in
-            (("ann", "human", i % 2), ("bob", "human", (i // 3) % 2), ("j", "judge", ((i * 7) % 30) / 30))]
-    return write_campaign(folder, 'name = "c"\n[metrics.f]\nscale = "binary"\n', pd.DataFrame(rows),
-                          [{"case_id": f"c{i}", "input": f"q{i}?", "actual_output": f"a{i}."} for i in range(30)])
+    rows = [
+        {"case_id": f"c{i}", "metric": "f", "rater": rater, "rater_kind": kind, "value": value}
+        for i in range(30)
+        for rater, kind, value in (
+            ("ann", "human", i % 2),
+            ("bob", "human", (i // 3) % 2),
+            ("j", "judge", ((i * 7) % 30) / 30),
+        )
+    ]
+    return write_campaign(
+        folder,
+        'name = "c"\n[metrics.f]\nscale = "binary"\n',
+        pd.DataFrame(rows),
+        [{"case_id": f"c{i}", "input": f"q{i}?", "actual_output": f"a{i}."} for i in range(30)],
+    )
 
 
 def everything(folder: Path) -> dict[str, bytes | None]:
     return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in folder.rglob("*")}
 
 
-@pytest.mark.parametrize("command", [
-    ["report", "{campaign}", "--out", "{campaign}/report", "--n-boot", "0"],
-    ["report", "{campaign}", "--out", "{campaign}/report/deeper", "--n-boot", "0"],
-    ["calibration", "{campaign}", "--metric", "f", "--judge", "j", "--save", "{campaign}/report/map.json"],
-    ["calibration", "{campaign}", "--metric", "f", "--judge", "j", "--scores", "{tmp}/scores.csv", "--out",
-     "{campaign}/report/scored.csv"],
-    ["adjudicate", "{campaign}", "--template", "{campaign}/report/template.csv"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["report", "{campaign}", "--out", "{campaign}/report", "--n-boot", "0"],
+        ["report", "{campaign}", "--out", "{campaign}/report/deeper", "--n-boot", "0"],
+        ["calibration", "{campaign}", "--metric", "f", "--judge", "j", "--save", "{campaign}/report/map.json"],
+        [
+            "calibration",
+            "{campaign}",
+            "--metric",
+            "f",
+            "--judge",
+            "j",
+            "--scores",
+            "{tmp}/scores.csv",
+            "--out",
+            "{campaign}/report/scored.csv",
+        ],
+        ["adjudicate", "{campaign}", "--template", "{campaign}/report/template.csv"],
+    ],
+)
 def test_an_output_under_the_campaign_that_a_link_leads_outside_is_refused(tmp_path, command):
     campaign = campaign_with_labels(tmp_path / "campaign")
     outside = tmp_path / "outside"
@@ -52,9 +76,9 @@ def test_an_output_under_the_campaign_that_a_link_leads_outside_is_refused(tmp_p
     (tmp_path / "scores.csv").write_text("score\n0.2\n0.9\n")
     before = everything(outside)
     done = CliRunner().invoke(main, [a.format(campaign=campaign, tmp=tmp_path) for a in command])
-    assert everything(outside) == before   # nothing written through the link
+    assert everything(outside) == before  # nothing written through the link
     assert done.exit_code == 2, done.output
-    flag = next(a for a, b in zip(command, command[1:]) if b.startswith("{campaign}/report"))
+    flag = next(a for a, b in itertools.pairwise(command) if b.startswith("{campaign}/report"))
     assert f"{flag} {campaign}/report" in done.output and "leads outside the campaign folder" in done.output
     assert "remove the link" in done.output
 
@@ -88,8 +112,8 @@ def test_attack_writes_into_never_lets_a_path_named_in_the_campaign_resolve_outs
     try:
         into = writes_into(path, campaign)
     except OutsideFolder:
-        assert under and not lands_inside   # refused: named in the campaign, leading out
+        assert under and not lands_inside  # refused: named in the campaign, leading out
         return
-    assert into == lands_inside   # held exactly when the write lands in the campaign
+    assert into == lands_inside  # held exactly when the write lands in the campaign
     if under:
         assert lands_inside

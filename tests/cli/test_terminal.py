@@ -35,9 +35,10 @@ def _ratings(n: int = 60) -> pd.DataFrame:
     # ann-b disagrees on four cases: c000-c003 are ties of a two-person panel
     rows += [("ann-b", "human", float(1 - v) if i < 4 else float(v)) for i, v in enumerate(truth)]
     rows += [(LONG.split("@")[0], "judge", float(np.clip(v * 0.6 + rng.random() * 0.4, 0, 1))) for v in truth]
-    frame = pd.DataFrame([(ids[i % n], "faithfulness", rater, kind, value)
-                          for i, (rater, kind, value) in enumerate(rows)],
-                         columns=["case_id", "metric", "rater", "rater_kind", "value"])
+    frame = pd.DataFrame(
+        [(ids[i % n], "faithfulness", rater, kind, value) for i, (rater, kind, value) in enumerate(rows)],
+        columns=["case_id", "metric", "rater", "rater_kind", "value"],
+    )
     frame["run_id"] = np.where(frame["rater_kind"] == "judge", "run-2026-11-30", "")
     return frame
 
@@ -71,14 +72,19 @@ def _in_a_terminal(args: list[str], columns: int) -> str:
     so that rich wraps and colours as it does for them), colours taken out."""
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": str(columns), "LINES": "50", "TERM": "xterm"}
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "calibrate"), *args], stdout=slave, stderr=slave,
-                            stdin=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "calibrate"), *args],
+        stdout=slave,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     os.close(slave)
     chunks = []
     while True:
         try:
             chunk = os.read(master, 65536)
-        except OSError:      # the child closed the terminal
+        except OSError:  # the child closed the terminal
             break
         if not chunk:
             break
@@ -92,10 +98,17 @@ def _in_a_terminal(args: list[str], columns: int) -> str:
 def test_stats_and_thresholds_fit_100_columns_with_names_whole(tmp_path):
     frame = _ratings()
     rng = np.random.default_rng(1)
-    for name in ("NISTRetrieval-instruct0", "h2oloo-zeroshot1", "coin"):   # three more judges, names of the demo's length
+    for name in (
+        "NISTRetrieval-instruct0",
+        "h2oloo-zeroshot1",
+        "coin",
+    ):  # three more judges, names of the demo's length
         more = frame[frame["rater"] == "ann-a"].assign(rater=name, rater_kind="judge", run_id="")
-        more["value"] = np.clip(more["value"] * 0.5 + rng.random(len(more)) * 0.5, 0, 1) if name != "coin" \
+        more["value"] = (
+            np.clip(more["value"] * 0.5 + rng.random(len(more)) * 0.5, 0, 1)
+            if name != "coin"
             else rng.random(len(more))
+        )
         frame = pd.concat([frame[frame["rater"] != LONG.split("@")[0]], more])
     folder = write_campaign(tmp_path / "c", TOML, frame)
     for command in ("stats", "thresholds"):
@@ -108,7 +121,7 @@ def test_stats_and_thresholds_fit_100_columns_with_names_whole(tmp_path):
         assert any(line.startswith("  coin: not defensible: its scores separate") for line in lines)
         # every name whole on a row of the table
         for name in ("NISTRetrieval-instruct0", "h2oloo-zeroshot1", "coin"):
-            assert any(line.lstrip().startswith(name + " ") for line in lines[start + 5:]), name
+            assert any(line.lstrip().startswith(name + " ") for line in lines[start + 5 :]), name
 
 
 def test_one_progress_bar_per_judge():
@@ -127,18 +140,45 @@ def test_every_warning_about_cases_names_them():
     frame = frame[frame["rater"] != "ann-b"].copy()
     frame["error"] = ""
     # a failed human rating of c005, failed judge ratings of c007 and c009
-    frame = pd.concat([frame, pd.DataFrame([
-        {"case_id": "c005", "metric": "faithfulness", "rater": "ann-b", "rater_kind": "human", "value": np.nan,
-         "error": "timeout"}])], ignore_index=True)
+    frame = pd.concat(
+        [
+            frame,
+            pd.DataFrame(
+                [
+                    {
+                        "case_id": "c005",
+                        "metric": "faithfulness",
+                        "rater": "ann-b",
+                        "rater_kind": "human",
+                        "value": np.nan,
+                        "error": "timeout",
+                    }
+                ]
+            ),
+        ],
+        ignore_index=True,
+    )
     judge = frame["rater_kind"] == "judge"
     frame.loc[judge & frame["case_id"].isin(["c007", "c009"]), ["value", "error"]] = [np.nan, "refused"]
-    cases = [{"case_id": f"c{i:03d}", "input": "q",
-              "metadata": {"generator_family": "judges" if i in (3, 4) else "other"}} for i in range(40)]
-    c = Campaign.from_frames({"name": "t", "metrics": {"faithfulness": {"scale": "binary"}},
-                              "raters": {LONG.split("@")[0]: {"family": "judges"}}}, frame, cases)
-    c.samples["s"] = {"design": {"strategy": "threshold"}, "case_ids": [f"c{i:03d}" for i in range(10, 40)],
-                      "strata": ["a"] * 15 + ["b"] * 15, "inclusion_probability": np.r_[np.full(15, 0.5),
-                                                                                       np.full(15, 0.1)]}
+    cases = [
+        {"case_id": f"c{i:03d}", "input": "q", "metadata": {"generator_family": "judges" if i in (3, 4) else "other"}}
+        for i in range(40)
+    ]
+    c = Campaign.from_frames(
+        {
+            "name": "t",
+            "metrics": {"faithfulness": {"scale": "binary"}},
+            "raters": {LONG.split("@")[0]: {"family": "judges"}},
+        },
+        frame,
+        cases,
+    )
+    c.samples["s"] = {
+        "design": {"strategy": "threshold"},
+        "case_ids": [f"c{i:03d}" for i in range(10, 40)],
+        "strata": ["a"] * 15 + ["b"] * 15,
+        "inclusion_probability": np.r_[np.full(15, 0.5), np.full(15, 0.1)],
+    }
     warnings = compute_stats(c, n_boot=0)["metrics"][0]["warnings"]
     assert any(w.startswith("1 human rating(s) recorded as failed") and w.endswith(": c005") for w in warnings)
     assert any("2 failed rating(s)" in w and w.endswith(": c007, c009") for w in warnings)

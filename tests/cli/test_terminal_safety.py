@@ -36,8 +36,10 @@ from calibrate.cli.console import UNSAFE, SafeConsole, shown, styled
 
 #: every attack at once: a screen clear, an OSC 8 hyperlink, an OSC 52 clipboard write, a carriage return,
 #: a backspace, a NUL, a bell, a right-to-left override and isolate, a one-byte CSI (C1), DEL
-ATTACK = ("\x1b[2J\x1b[H\x1b]8;;http://evil.example/\x07click\x1b]8;;\x07\x1b]52;c;cm0gLXJmIH4=\x07"
-          "\rover\bwrite\x00nul\x07\u202egnp.exe\u2066iso\u2069\x9b31mred\x7f")
+ATTACK = (
+    "\x1b[2J\x1b[H\x1b]8;;http://evil.example/\x07click\x1b]8;;\x07\x1b]52;c;cm0gLXJmIH4=\x07"
+    "\rover\bwrite\x00nul\x07\u202egnp.exe\u2066iso\u2069\x9b31mred\x7f"
+)
 #: what may pass through names (ids, raters, metrics): the campaign refuses C0 controls there, not bidi marks
 NAME_ATTACK = "\u202eevil\u2066x\u2069\u200f"
 #: a control character, as the terminal must never get one from data (the newline is the one allowed)
@@ -62,22 +64,27 @@ def campaign(folder: Path, *, names: bool = False) -> Path:
         if labelled:
             rows.append((case, metric, "ann", "human", human[i], "", ""))
             rows.append((case, metric, "bob" + NAME_ATTACK, "human", human[i] if i % 9 else 1 - human[i], "", ""))
-        rows.append((case, metric, judge, "judge", round(0.1 + 0.7 * human[i] + 0.2 * rng.random(), 3), "",
-                     "because " + ATTACK))
+        rows.append(
+            (case, metric, judge, "judge", round(0.1 + 0.7 * human[i] + 0.2 * rng.random(), 3), "", "because " + ATTACK)
+        )
         rows.append((case, metric, "coin", "judge", round(rng.random(), 3), "", ATTACK))
     with (folder / "ratings.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["case_id", "metric", "rater", "rater_kind", "value", "error", "reason"])
         writer.writerows(rows)
     (folder / "campaign.toml").write_text(
-        f"name = {json.dumps('campaign ' + ATTACK)}\n[metrics.{json.dumps(metric)}]\nscale = \"binary\"\n"
-        f"max_false_pass = 0.2\ndescription = {json.dumps(ATTACK)}\n", encoding="utf-8")
+        f'name = {json.dumps("campaign " + ATTACK)}\n[metrics.{json.dumps(metric)}]\nscale = "binary"\n'
+        f"max_false_pass = 0.2\ndescription = {json.dumps(ATTACK)}\n",
+        encoding="utf-8",
+    )
     t0 = pd.Timestamp("2026-11-01", tz="UTC")
     with (folder / "cases.jsonl").open("w", encoding="utf-8") as handle:
         for i, case in enumerate(ids):
             meta = {"topic": ATTACK} | ({"time": (t0 + pd.Timedelta(hours=i)).isoformat()} if i >= 60 else {})
-            handle.write(json.dumps({"case_id": case, "input": "q " + ATTACK, "actual_output": "a " + ATTACK,
-                                     "metadata": meta}) + "\n")
+            handle.write(
+                json.dumps({"case_id": case, "input": "q " + ATTACK, "actual_output": "a " + ATTACK, "metadata": meta})
+                + "\n"
+            )
     return folder
 
 
@@ -90,8 +97,9 @@ def invoke(*args) -> tuple[int, str, str]:
 
 def assert_safe(where: str, text: str) -> None:
     found = RAW.search(text)
-    assert found is None, (f"{where}: raw {found.group()!r} at {found.start()}: "
-                           f"{text[max(0, found.start() - 80):found.start() + 40]!r}")
+    assert found is None, (
+        f"{where}: raw {found.group()!r} at {found.start()}: {text[max(0, found.start() - 80) : found.start() + 40]!r}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -106,19 +114,27 @@ def commands(folder: Path, out: Path, names: bool) -> list[tuple]:
     tag = NAME_ATTACK if names else ""
     metric, judge = f"m{tag}", f"judge{tag}"
     return [
-        ("validate",), ("validate", "--json"),
-        ("stats", "--n-boot", 20), ("stats", "--n-boot", 20, "--json"), ("stats", "--n-boot", 20, "--by", "topic"),
-        ("thresholds", "--n-boot", 0), ("thresholds", "--n-boot", 0, "--json"),
+        ("validate",),
+        ("validate", "--json"),
+        ("stats", "--n-boot", 20),
+        ("stats", "--n-boot", 20, "--json"),
+        ("stats", "--n-boot", 20, "--by", "topic"),
+        ("thresholds", "--n-boot", 0),
+        ("thresholds", "--n-boot", 0, "--json"),
         ("report", "--out", out / "report", "--n-boot", 20),
-        ("adjudicate",), ("adjudicate", "--json"), ("adjudicate", "--template", out / "template.csv"),
-        ("gate", "--n-boot", 20), ("gate", "--n-boot", 20, "--json"),
+        ("adjudicate",),
+        ("adjudicate", "--json"),
+        ("adjudicate", "--template", out / "template.csv"),
+        ("gate", "--n-boot", 20),
+        ("gate", "--n-boot", 20, "--json"),
         ("gate", "--n-boot", 20, "--max-false-pass", 0),
         ("audit", "--metric", metric, "--old", "coin", "--new", judge, "--n-boot", 20),
         ("audit", "--metric", metric, "--old", "coin", "--new", judge, "--n-boot", 20, "--json"),
-        ("monitor", "--metric", metric, "--judge", judge), ("monitor", "--metric", metric, "--judge", "coin",
-                                                             "--threshold", 0.5),
+        ("monitor", "--metric", metric, "--judge", judge),
+        ("monitor", "--metric", metric, "--judge", "coin", "--threshold", 0.5),
         ("monitor", "--metric", metric, "--judge", judge, "--json"),
-        ("compare",), ("compare", "--json"),
+        ("compare",),
+        ("compare", "--json"),
         ("calibration", "--metric", metric, "--judge", judge),
         ("pass-rate", "--metric", metric, "--judge", judge),
         ("bias", "--metric", metric),
@@ -141,9 +157,9 @@ def test_no_command_sends_a_control_character_from_data_to_the_terminal(folders,
         assert_safe(f"{args} stdout", stdout)
         assert_safe(f"{args} stderr", stderr)
         if "--json" in args and code in (0, 1):
-            json.loads(stdout)   # valid JSON, its text escaped by the encoder
+            json.loads(stdout)  # valid JSON, its text escaped by the encoder
         shown_escaped += "\\x1b[2J" in stdout + stderr or "\\u202e" in stdout + stderr
-    assert shown_escaped >= 10   # the text is shown, escaped, not dropped
+    assert shown_escaped >= 10  # the text is shown, escaped, not dropped
 
 
 def test_json_output_keeps_the_text_whole(folders):
@@ -162,13 +178,16 @@ def test_the_terminal_shows_the_text_escaped(folders):
     assert "\\rover\\x08write\\x00nul\\x07\\u202egnp.exe\\u2066iso\\u2069\\x9b31mred\\x7f" in stdout
 
 
-@pytest.mark.parametrize("args", [
-    ("validate", "{folder}" + "\x1b[2J\u202e"),            # a folder that does not exist, its name quoted
-    ("no-such-command" + ATTACK,),                          # click's own errors
-    ("stats", "{folder}", "--n-boot", "x" + ATTACK),
-    ("sample", "{folder}", "--n", 3, "--name", "../" + ATTACK),
-    ("gate", "{folder}", "--metric", ATTACK),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("validate", "{folder}" + "\x1b[2J\u202e"),  # a folder that does not exist, its name quoted
+        ("no-such-command" + ATTACK,),  # click's own errors
+        ("stats", "{folder}", "--n-boot", "x" + ATTACK),
+        ("sample", "{folder}", "--n", 3, "--name", "../" + ATTACK),
+        ("gate", "{folder}", "--metric", ATTACK),
+    ],
+)
 def test_error_messages_escape_what_they_quote(folders, args):
     folder = str(folders["texts"])
     code, stdout, stderr = invoke(*[str(a).replace("{folder}", folder) for a in args])
@@ -183,7 +202,7 @@ def test_a_date_that_is_no_date_is_quoted_escaped(tmp_path):
     cases = [json.loads(line) for line in (folder / "cases.jsonl").read_text().splitlines()]
     cases[70]["metadata"]["time"] = "tomorrow" + ATTACK
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
-    code, stdout, stderr = invoke("monitor", folder, "--metric", "m", "--judge", "judge")
+    code, _stdout, stderr = invoke("monitor", folder, "--metric", "m", "--judge", "judge")
     assert code == 2 and "tomorrow\\x1b[2J" in stderr.replace("\n", "")
     assert_safe("stderr", stderr)
 
@@ -194,7 +213,7 @@ def test_a_folder_name_with_escapes_is_shown_escaped(tmp_path):
         code, stdout, stderr = invoke(args[0], folder, *args[1:])
         assert code == 0, stderr
         assert_safe(f"{args}", stdout + stderr)
-        if args[0] != "validate":   # the files written are named, escaped
+        if args[0] != "validate":  # the files written are named, escaped
             assert "camp\\x1b]0;title\\x07\\u202e" in stdout.replace("\n", ""), stdout
 
 
@@ -204,8 +223,13 @@ def in_a_terminal(args: list[str]) -> tuple[int, str]:
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "140", "LINES": "50", "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "calibrate"), *args], stdout=slave, stderr=slave,
-                            stdin=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "calibrate"), *args],
+        stdout=slave,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -225,12 +249,14 @@ def in_a_terminal(args: list[str]) -> tuple[int, str]:
 RICH = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[2K|\x1b\[[0-9]*A|\r")
 
 
-@pytest.mark.parametrize("command", [["stats", "--n-boot", "200"], ["gate", "--n-boot", "200"],
-                                     ["thresholds", "--n-boot", "200"], ["adjudicate"]])
+@pytest.mark.parametrize(
+    "command",
+    [["stats", "--n-boot", "200"], ["gate", "--n-boot", "200"], ["thresholds", "--n-boot", "200"], ["adjudicate"]],
+)
 def test_in_a_real_terminal_styles_pass_and_the_data_escapes_do_not(folders, command):
     code, text = in_a_terminal([command[0], str(folders["names"]), *command[1:]])
     assert code in (0, 1), text
-    assert "\x1b[" in text   # rich styled it: this is a terminal
+    assert "\x1b[" in text  # rich styled it: this is a terminal
     assert_safe(" ".join(command), RICH.sub("", text))
     for raw in ("\x1b[2J", "\x1b]8;;", "\x1b]52;", "\x00", "\u202e", "\x9b", "\x08"):
         assert raw not in text, repr(raw)
@@ -238,7 +264,8 @@ def test_in_a_real_terminal_styles_pass_and_the_data_escapes_do_not(folders, com
 
 # ------------------------------------------------------------------------------------ the console itself
 hostile = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30) | st.sampled_from(
-    [ATTACK, NAME_ATTACK, "\x1b", "\r\n", "\x1b[31mred\x1b[0m", "[bold]x[/bold]", ":smile:"])
+    [ATTACK, NAME_ATTACK, "\x1b", "\r\n", "\x1b[31mred\x1b[0m", "[bold]x[/bold]", ":smile:"]
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -257,28 +284,33 @@ def test_the_console_escapes_every_text_it_is_given_and_keeps_its_own_styles(lab
     console.print(label + text)
     printed = buffer.getvalue()
     assert_safe("console", re.sub(r"\x1b\[[0-9;]*m", "", printed))
-    assert "\x1b[1;31m" in printed                      # rich's own style, untouched
-    assert shown(shown(text)) == shown(text)           # escaping is done once
+    assert "\x1b[1;31m" in printed  # rich's own style, untouched
+    assert shown(shown(text)) == shown(text)  # escaping is done once
     assert not UNSAFE.search(shown(text)) and (shown(text) == text) == (not UNSAFE.search(text))
 
 
-@settings(max_examples=int(os.environ.get("ATTACK_EXAMPLES", 15)), deadline=None,
-          suppress_health_check=list(HealthCheck))
-@given(text=hostile, name=st.text(st.characters(whitelist_categories=("Cf", "Zl", "Zp", "Ll")), min_size=1,
-                                  max_size=8))
+@settings(
+    max_examples=int(os.environ.get("ATTACK_EXAMPLES", 15)), deadline=None, suppress_health_check=list(HealthCheck)
+)
+@given(text=hostile, name=st.text(st.characters(whitelist_categories=("Cf", "Zl", "Zp", "Ll")), min_size=1, max_size=8))
 def test_any_text_in_any_field_never_reaches_the_terminal_raw(tmp_path_factory, text, name):
     folder = tmp_path_factory.mktemp("any")
     ids = [f"c{i}" for i in range(12)]
     rows = [(c, "m", "ann", "human", i % 2, "", "") for i, c in enumerate(ids)]
-    rows += [(c, "m", "j" + name, "judge", round(0.3 + 0.4 * (i % 2) + 0.01 * i, 2), "", text)
-             for i, c in enumerate(ids)]
+    rows += [
+        (c, "m", "j" + name, "judge", round(0.3 + 0.4 * (i % 2) + 0.01 * i, 2), "", text) for i, c in enumerate(ids)
+    ]
     with (folder / "ratings.csv").open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows([("case_id", "metric", "rater", "rater_kind", "value", "error", "reason"), *rows])
-    (folder / "campaign.toml").write_text(f"name = {json.dumps(text or 'x')}\n[metrics.m]\nscale = \"binary\"\n")
+    (folder / "campaign.toml").write_text(f'name = {json.dumps(text or "x")}\n[metrics.m]\nscale = "binary"\n')
     (folder / "cases.jsonl").write_text("".join(json.dumps({"case_id": c, "input": text}) + "\n" for c in ids))
-    for args in (("validate",), ("thresholds", "--n-boot", 0), ("gate", "--n-boot", 0, "--min-labels", 2),
-                 ("stats", "--n-boot", 0, "--judge", "j" + name)):
-        code, stdout, stderr = invoke(args[0], folder, *args[1:])
+    for args in (
+        ("validate",),
+        ("thresholds", "--n-boot", 0),
+        ("gate", "--n-boot", 0, "--min-labels", 2),
+        ("stats", "--n-boot", 0, "--judge", "j" + name),
+    ):
+        _code, stdout, stderr = invoke(args[0], folder, *args[1:])
         assert_safe(f"{args} stdout", stdout)
         assert_safe(f"{args} stderr", stderr)
 
@@ -290,8 +322,9 @@ KEPT = ["a\rb", "nul\x00byte", "crlf\r\nline", "esc\x1b[2J", "\u202eright-to-lef
 def test_cases_import_keeps_carriage_returns_and_nul_in_cases_jsonl(tmp_path):
     folder = campaign(tmp_path / "c")
     source = tmp_path / "goldens.jsonl"
-    source.write_text("".join(json.dumps({"input": t, "actual_output": "out " + t, "expected_output": t}) + "\n"
-                              for t in KEPT))
+    source.write_text(
+        "".join(json.dumps({"input": t, "actual_output": "out " + t, "expected_output": t}) + "\n" for t in KEPT)
+    )
     code, stdout, stderr = invoke("cases", "import", folder, source)
     assert code == 0, stderr
     assert_safe("stdout", stdout + stderr)
@@ -304,8 +337,9 @@ def test_cases_import_keeps_carriage_returns_and_nul_in_cases_jsonl(tmp_path):
 def test_a_ragas_import_keeps_carriage_returns_and_nul_in_cases_jsonl(tmp_path):
     folder = tmp_path / "c"
     folder.mkdir()
-    (folder / "campaign.toml").write_text('name = "r"\n[metrics.faithfulness]\nscale = "continuous"\nrange = [0, 1]\n'
-                                          'human_pass = 0.5\n')
+    (folder / "campaign.toml").write_text(
+        'name = "r"\n[metrics.faithfulness]\nscale = "continuous"\nrange = [0, 1]\nhuman_pass = 0.5\n'
+    )
     (folder / "ratings.csv").write_text("case_id,metric,rater,rater_kind,value\n")
     result = tmp_path / "ragas.csv"
     with result.open("w", newline="", encoding="utf-8") as handle:
@@ -324,7 +358,7 @@ def test_a_ragas_import_keeps_carriage_returns_and_nul_in_cases_jsonl(tmp_path):
 
 def test_an_adjudication_template_keeps_the_case_text_whole(folders, tmp_path):
     template = tmp_path / "template.csv"
-    code, stdout, stderr = invoke("adjudicate", folders["texts"], "--template", template)
+    code, _stdout, stderr = invoke("adjudicate", folders["texts"], "--template", template)
     assert code == 0, stderr
     with template.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from calibrate import CampaignError, compute_stats, load_campaign
-from calibrate.humans.adjudication import decision_history, disagreements, record_decisions, write_template
 from calibrate.campaign.reference import human_reference
+from calibrate.humans.adjudication import decision_history, disagreements, record_decisions, write_template
 from tests.conftest import write_campaign
 
 TOML = """
@@ -27,13 +27,22 @@ human_pass = 0.5
 
 
 def make(tmp_path):
-    rows = [("a", "faithfulness", "x", "human", 1), ("a", "faithfulness", "y", "human", 0),   # a tie: reference 0
-            ("b", "faithfulness", "x", "human", 1), ("b", "faithfulness", "y", "human", 1),
-            ("c", "faithfulness", "x", "human", 0),
-            ("a", "precision", "x", "human", 0.9), ("a", "precision", "y", "human", 0.2),
-            ("b", "precision", "x", "human", 0.7), ("b", "precision", "y", "human", 0.6)]
-    rows += [(case, metric, "judge", "judge", score) for case, score in (("a", 0.9), ("b", 0.8), ("c", 0.1))
-             for metric in ("faithfulness", "precision")]
+    rows = [
+        ("a", "faithfulness", "x", "human", 1),
+        ("a", "faithfulness", "y", "human", 0),  # a tie: reference 0
+        ("b", "faithfulness", "x", "human", 1),
+        ("b", "faithfulness", "y", "human", 1),
+        ("c", "faithfulness", "x", "human", 0),
+        ("a", "precision", "x", "human", 0.9),
+        ("a", "precision", "y", "human", 0.2),
+        ("b", "precision", "x", "human", 0.7),
+        ("b", "precision", "y", "human", 0.6),
+    ]
+    rows += [
+        (case, metric, "judge", "judge", score)
+        for case, score in (("a", 0.9), ("b", 0.8), ("c", 0.1))
+        for metric in ("faithfulness", "precision")
+    ]
     frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "value"])
     cases = [{"case_id": c, "input": f"question {c}", "actual_output": f"answer {c}"} for c in "abc"]
     return write_campaign(tmp_path / "campaign", TOML, frame, cases)
@@ -78,17 +87,24 @@ def test_disagreements_decisions_and_history(tmp_path):
 def test_bad_decisions_name_the_file_row_and_field_and_record_nothing(tmp_path):
     folder = make(tmp_path)
     decisions = tmp_path / "decisions.csv"
-    decisions.write_text("case_id,metric,decision,adjudicator\n"
-                         "a,faithfulness,maybe,lead\n"
-                         "zz,faithfulness,1,lead\n"
-                         "a,precision,1.5,lead\n"
-                         "a,nosuch,1,lead\n"
-                         "b,faithfulness,1,\n")
+    decisions.write_text(
+        "case_id,metric,decision,adjudicator\n"
+        "a,faithfulness,maybe,lead\n"
+        "zz,faithfulness,1,lead\n"
+        "a,precision,1.5,lead\n"
+        "a,nosuch,1,lead\n"
+        "b,faithfulness,1,\n"
+    )
     with pytest.raises(CampaignError) as raised:
         record_decisions(load_campaign(folder), decisions)
     text = str(raised.value)
-    for expected in ("line 2, field 'decision'", "line 3, field 'case_id'", "line 4, field 'decision'",
-                     "line 5, field 'metric'", "line 6, field 'adjudicator'"):
+    for expected in (
+        "line 2, field 'decision'",
+        "line 3, field 'case_id'",
+        "line 4, field 'decision'",
+        "line 5, field 'metric'",
+        "line 6, field 'adjudicator'",
+    ):
         assert expected in text, expected
     assert not (folder / "adjudications.csv").exists()
 
@@ -97,17 +113,28 @@ def test_the_command_line(tmp_path):
     folder = make(tmp_path)
     calibrate = Path(sys.executable).parent / "calibrate"
     template = tmp_path / "t.csv"
-    listed = subprocess.run([str(calibrate), "adjudicate", str(folder), "--template", str(template)],
-                            capture_output=True, text=True, timeout=120)
+    listed = subprocess.run(
+        [str(calibrate), "adjudicate", str(folder), "--template", str(template)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert listed.returncode == 0, listed.stderr
     assert "2 case(s) where annotators disagree" in listed.stdout and template.exists()
     fill(template, {("a", "precision"): {"decision": "0.8", "adjudicator": "lead"}})
-    recorded = subprocess.run([str(calibrate), "adjudicate", str(folder), "--decisions", str(template), "--json"],
-                              capture_output=True, text=True, timeout=120)
+    recorded = subprocess.run(
+        [str(calibrate), "adjudicate", str(folder), "--decisions", str(template), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert recorded.returncode == 0, recorded.stderr
     assert json.loads(recorded.stdout)["new"] == 1
-    doc = json.loads(subprocess.run([str(calibrate), "adjudicate", str(folder), "--json"], capture_output=True,
-                                    text=True, timeout=120).stdout)
+    doc = json.loads(
+        subprocess.run(
+            [str(calibrate), "adjudicate", str(folder), "--json"], capture_output=True, text=True, timeout=120
+        ).stdout
+    )
     assert {d["metric"]: d["decision"] for d in doc["disagreements"]} == {"faithfulness": None, "precision": 0.8}
 
 

@@ -28,15 +28,22 @@ description = "Is the answer polite?"
 
 
 def cases(n: int) -> list[dict]:
-    return [{"case_id": f"c{i:04d}", "input": f"Where is city {i}?", "actual_output": f"City {i} is in country {i}.",
-             "expected_output": f"City {i} is in country {i}.",
-             "retrieval_context": [f"Noise {i}.", f"City {i} is in country {i}.", f"More noise {i}."]}
-            for i in range(n)]
+    return [
+        {
+            "case_id": f"c{i:04d}",
+            "input": f"Where is city {i}?",
+            "actual_output": f"City {i} is in country {i}.",
+            "expected_output": f"City {i} is in country {i}.",
+            "retrieval_context": [f"Noise {i}.", f"City {i} is in country {i}.", f"More noise {i}."],
+        }
+        for i in range(n)
+    ]
 
 
 def make_campaign(tmp_path, n=4):
-    humans = pd.DataFrame({"case_id": ["c0000"], "metric": "faithfulness", "rater": "lead", "rater_kind": "human",
-                           "value": [1]})
+    humans = pd.DataFrame(
+        {"case_id": ["c0000"], "metric": "faithfulness", "rater": "lead", "rater_kind": "human", "value": [1]}
+    )
     return write_campaign(tmp_path / "campaign", TOML, humans, cases(n))
 
 
@@ -50,16 +57,28 @@ def server(label_studio):
     for name in ("ann1", "ann2", "adj"):
         email = f"{name}@calibrate.test"
         found = [u for u in client.users.list() if u.email == email]
-        users[name] = found[0].id if found else client.users.create(email=email, username=name,
-                                                                     password=f"{name}-password-123").id
+        users[name] = (
+            found[0].id
+            if found
+            else client.users.create(email=email, username=name, password=f"{name}-password-123").id
+        )
     return url, token, client, users
 
 
 def results(faithful: str, chunks: list[str], polite: str) -> list[dict]:
-    out = [{"from_name": "faithfulness", "to_name": "answer", "type": "choices", "value": {"choices": [faithful]}},
-           {"from_name": "politeness", "to_name": "answer", "type": "choices", "value": {"choices": [polite]}}]
-    out += [{"from_name": f"contextual_precision__chunk_{i}", "to_name": f"contextual_precision__chunk_text_{i}",
-             "type": "choices", "value": {"choices": [answer]}} for i, answer in enumerate(chunks)]
+    out = [
+        {"from_name": "faithfulness", "to_name": "answer", "type": "choices", "value": {"choices": [faithful]}},
+        {"from_name": "politeness", "to_name": "answer", "type": "choices", "value": {"choices": [polite]}},
+    ]
+    out += [
+        {
+            "from_name": f"contextual_precision__chunk_{i}",
+            "to_name": f"contextual_precision__chunk_text_{i}",
+            "type": "choices",
+            "value": {"choices": [answer]},
+        }
+        for i, answer in enumerate(chunks)
+    ]
     return out
 
 
@@ -83,15 +102,27 @@ def test_push_pull_revisions_and_no_duplicates(tmp_path, server):
     tasks = tasks_by_case(client, first["project_id"])
     assert len(tasks) == 4
 
-    mark = {"from_name": "faithfulness__unsupported", "to_name": "answer", "type": "labels",
-            "value": {"start": 0, "end": 6, "text": "City 1", "labels": ["unsupported"]}}
-    client.annotations.create(id=tasks["c0000"], completed_by=users["ann1"],
-                              result=results("pass", ["not relevant", "relevant", "not relevant"], "2"))
-    client.annotations.create(id=tasks["c0000"], completed_by=users["ann2"],
-                              result=results("fail", ["relevant", "relevant", "not relevant"], "1"))
-    changing = client.annotations.create(id=tasks["c0001"], completed_by=users["ann1"],
-                                         result=results("fail", ["relevant", "not relevant", "relevant"], "0")
-                                         + [mark])
+    mark = {
+        "from_name": "faithfulness__unsupported",
+        "to_name": "answer",
+        "type": "labels",
+        "value": {"start": 0, "end": 6, "text": "City 1", "labels": ["unsupported"]},
+    }
+    client.annotations.create(
+        id=tasks["c0000"],
+        completed_by=users["ann1"],
+        result=results("pass", ["not relevant", "relevant", "not relevant"], "2"),
+    )
+    client.annotations.create(
+        id=tasks["c0000"],
+        completed_by=users["ann2"],
+        result=results("fail", ["relevant", "relevant", "not relevant"], "1"),
+    )
+    changing = client.annotations.create(
+        id=tasks["c0001"],
+        completed_by=users["ann1"],
+        result=results("fail", ["relevant", "not relevant", "relevant"], "0") + [mark],
+    )
     client.annotations.create(id=tasks["c0002"], completed_by=users["ann2"], was_cancelled=True, result=[])
 
     summary = pull(load_campaign(folder), url=url, api_key=token)
@@ -99,13 +130,17 @@ def test_push_pull_revisions_and_no_duplicates(tmp_path, server):
     ratings = pd.read_csv(folder / RATINGS_FILE)
     got = {(r.case_id, r.metric, r.rater): r.value for r in ratings.itertuples()}
     assert got == {
-        ("c0000", "faithfulness", "ann1@calibrate.test"): 1.0, ("c0000", "faithfulness", "ann2@calibrate.test"): 0.0,
-        ("c0000", "politeness", "ann1@calibrate.test"): 2.0, ("c0000", "politeness", "ann2@calibrate.test"): 1.0,
+        ("c0000", "faithfulness", "ann1@calibrate.test"): 1.0,
+        ("c0000", "faithfulness", "ann2@calibrate.test"): 0.0,
+        ("c0000", "politeness", "ann1@calibrate.test"): 2.0,
+        ("c0000", "politeness", "ann2@calibrate.test"): 1.0,
         # average precision of the relevant chunks in rank order
         ("c0000", "contextual_precision", "ann1@calibrate.test"): 0.5,
         ("c0000", "contextual_precision", "ann2@calibrate.test"): 1.0,
-        ("c0001", "faithfulness", "ann1@calibrate.test"): 0.0, ("c0001", "politeness", "ann1@calibrate.test"): 0.0,
-        ("c0001", "contextual_precision", "ann1@calibrate.test"): pytest.approx((1 + 2 / 3) / 2)}
+        ("c0001", "faithfulness", "ann1@calibrate.test"): 0.0,
+        ("c0001", "politeness", "ann1@calibrate.test"): 0.0,
+        ("c0001", "contextual_precision", "ann1@calibrate.test"): pytest.approx((1 + 2 / 3) / 2),
+    }
     store = LabelStore(folder)
     details = {(h["case_id"], h["metric"]): h["details"] for h in store.history("c0001")}
     assert details[("c0001", "faithfulness")] == {"unsupported_spans": [{"start": 0, "end": 6, "text": "City 1"}]}
@@ -114,7 +149,10 @@ def test_push_pull_revisions_and_no_duplicates(tmp_path, server):
     # the campaign reads the pulled labels beside the user's own file; statistics run on them
     campaign = load_campaign(folder)
     assert set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "human", "rater"]) == {
-        "lead", "ann1@calibrate.test", "ann2@calibrate.test"}
+        "lead",
+        "ann1@calibrate.test",
+        "ann2@calibrate.test",
+    }
     assert compute_stats(campaign, n_boot=20)["metrics"]
 
     # a changed label becomes a new revision; the earlier one is kept
@@ -135,8 +173,11 @@ def test_push_pull_revisions_and_no_duplicates(tmp_path, server):
 
     # the same labels from an export file, for users without API access
     export = tmp_path / "export.json"
-    export.write_bytes(b"".join(client.projects.exports.download_sync(first["project_id"], export_type="JSON",
-                                                                      download_all_tasks=True)))
+    export.write_bytes(
+        b"".join(
+            client.projects.exports.download_sync(first["project_id"], export_type="JSON", download_all_tasks=True)
+        )
+    )
     other = make_campaign(tmp_path / "other", n=5)
     from_file = pull_file(load_campaign(other), export)
     assert from_file["labels"] == 9 and from_file["cancelled"] == 1
@@ -153,12 +194,17 @@ def test_a_result_outside_the_interface_is_an_error_naming_task_and_annotator(tm
     folder = make_campaign(tmp_path, n=2)
     project_id = push(load_campaign(folder), url=url, api_key=token)["project_id"]
     tasks = tasks_by_case(client, project_id)
-    client.annotations.create(id=tasks["c0000"], completed_by=users["ann1"],
-                              result=results("maybe", ["relevant", "relevant", "relevant"], "1"))
-    client.annotations.create(id=tasks["c0001"], completed_by=users["ann2"],
-                              result=results("pass", ["relevant", "relevant"], "1")
-                              + [{"from_name": "bogus", "to_name": "answer", "type": "choices",
-                                  "value": {"choices": ["x"]}}])
+    client.annotations.create(
+        id=tasks["c0000"],
+        completed_by=users["ann1"],
+        result=results("maybe", ["relevant", "relevant", "relevant"], "1"),
+    )
+    client.annotations.create(
+        id=tasks["c0001"],
+        completed_by=users["ann2"],
+        result=results("pass", ["relevant", "relevant"], "1")
+        + [{"from_name": "bogus", "to_name": "answer", "type": "choices", "value": {"choices": ["x"]}}],
+    )
     with pytest.raises(LabelError) as raised:
         pull(load_campaign(folder), url=url, api_key=token)
     text = str(raised.value)
@@ -191,8 +237,12 @@ def test_a_thousand_tasks_through_the_command_line(tmp_path, server, monkeypatch
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
     calibrate = Path(sys.executable).parent / "calibrate"
     start = time.perf_counter()
-    pushed = subprocess.run([str(calibrate), "labelstudio", "push", str(folder), "--overlap", "0.2", "--json"],
-                            capture_output=True, text=True, timeout=600)
+    pushed = subprocess.run(
+        [str(calibrate), "labelstudio", "push", str(folder), "--overlap", "0.2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert pushed.returncode == 0, pushed.stderr
     doc = json.loads(pushed.stdout)
     assert doc["tasks_added"] == 1000 and doc["overlap"] == 0.2
@@ -203,20 +253,25 @@ def test_a_thousand_tasks_through_the_command_line(tmp_path, server, monkeypatch
     push_seconds = time.perf_counter() - start
 
     def annotate(item):
-        i, (case_id, task_id) = item
-        client.annotations.create(id=task_id, completed_by=users["ann1" if i % 2 else "ann2"],
-                                  result=results("pass" if i % 3 else "fail", ["relevant"] * 3, str(i % 3)))
+        i, (_case_id, task_id) = item
+        client.annotations.create(
+            id=task_id,
+            completed_by=users["ann1" if i % 2 else "ann2"],
+            result=results("pass" if i % 3 else "fail", ["relevant"] * 3, str(i % 3)),
+        )
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(annotate, enumerate(sorted(tasks.items()))))
     start = time.perf_counter()
-    pulled = subprocess.run([str(calibrate), "labelstudio", "pull", str(folder)], capture_output=True, text=True,
-                            timeout=600)
+    pulled = subprocess.run(
+        [str(calibrate), "labelstudio", "pull", str(folder)], capture_output=True, text=True, timeout=600
+    )
     assert pulled.returncode == 0, pulled.stderr
     assert "1000 annotation(s) of 1000 task(s): 3000 label(s), 3000 new" in pulled.stdout
     ratings = pd.read_csv(folder / RATINGS_FILE)
     assert len(ratings) == 3000 and ratings.query("metric == 'faithfulness'")["value"].sum() == sum(
-        1 for i in range(1000) if i % 3)
+        1 for i in range(1000) if i % 3
+    )
     print(f"push {push_seconds:.1f} s, pull {time.perf_counter() - start:.1f} s")
 
 
@@ -225,15 +280,22 @@ def test_a_personal_access_token_works_too(tmp_path, server):
 
     url, token, client, users = server
     legacy = {"Authorization": f"Token {token}"}
-    assert httpx.post(url + "/api/jwt/settings", headers=legacy,
-                      json={"api_tokens_enabled": True, "legacy_api_tokens_enabled": True}).status_code == 200
+    assert (
+        httpx.post(
+            url + "/api/jwt/settings",
+            headers=legacy,
+            json={"api_tokens_enabled": True, "legacy_api_tokens_enabled": True},
+        ).status_code
+        == 200
+    )
     pat = httpx.post(url + "/api/token/", headers=legacy).json()["token"]  # a JWT refresh token
     assert pat.count(".") == 2
     folder = make_campaign(tmp_path, n=2)
     doc = push(load_campaign(folder), url=url, api_key=pat)
     tasks = tasks_by_case(client, doc["project_id"])
-    client.annotations.create(id=tasks["c0000"], completed_by=users["ann1"],
-                              result=results("pass", ["relevant", "relevant", "relevant"], "2"))
+    client.annotations.create(
+        id=tasks["c0000"], completed_by=users["ann1"], result=results("pass", ["relevant", "relevant", "relevant"], "2")
+    )
     assert pull(load_campaign(folder), url=url, api_key=pat)["labels"] == 3
     for path in folder.rglob("*"):
         assert path.is_dir() or pat.encode() not in path.read_bytes(), path
@@ -242,26 +304,36 @@ def test_a_personal_access_token_works_too(tmp_path, server):
 def test_judge_scores_shown_as_pre_annotations_are_warned_of(tmp_path, server):
     url, token, client, users = server
     folder = make_campaign(tmp_path, n=3)
-    judged = pd.DataFrame({"case_id": ["c0000", "c0001", "c0002"], "metric": "faithfulness", "rater": "judge-x",
-                           "rater_kind": "judge", "value": [0.9, 0.2, 0.5]})
+    judged = pd.DataFrame(
+        {
+            "case_id": ["c0000", "c0001", "c0002"],
+            "metric": "faithfulness",
+            "rater": "judge-x",
+            "rater_kind": "judge",
+            "value": [0.9, 0.2, 0.5],
+        }
+    )
     pd.concat([pd.read_csv(folder / "ratings.csv"), judged]).to_csv(folder / "ratings.csv", index=False)
-    (folder / "campaign.toml").write_text(TOML + "[raters.judge-x]\nfamily = \"gpt\"\n")
+    (folder / "campaign.toml").write_text(TOML + '[raters.judge-x]\nfamily = "gpt"\n')
     blind = push(load_campaign(folder), url=url, api_key=token)
     assert blind["shown_judge"] is None
     other = make_campaign(tmp_path / "shown", n=3)
     pd.concat([pd.read_csv(other / "ratings.csv"), judged]).to_csv(other / "ratings.csv", index=False)
-    (other / "campaign.toml").write_text(TOML + "[raters.judge-x]\nfamily = \"gpt\"\n")
+    (other / "campaign.toml").write_text(TOML + '[raters.judge-x]\nfamily = "gpt"\n')
     doc = push(load_campaign(other), url=url, api_key=token, show_judge="judge-x", show_threshold=0.5)
     assert doc["shown_judge"] == "judge-x" and doc["pre_annotated"] == 3
     assert doc["not_pre_annotated_metrics"] == ["contextual_precision", "politeness"]
     project = client.projects.get(doc["project_id"])
     assert project.model_version == "judge-x" and project.show_collab_predictions
     tasks = tasks_by_case(client, doc["project_id"])
-    shown = {case: [p.result[0]["value"]["choices"] for p in client.predictions.list(task=task)]
-             for case, task in tasks.items()}
+    shown = {
+        case: [p.result[0]["value"]["choices"] for p in client.predictions.list(task=task)]
+        for case, task in tasks.items()
+    }
     assert shown == {"c0000": [["pass"]], "c0001": [["fail"]], "c0002": [["pass"]]}
-    client.annotations.create(id=tasks["c0000"], completed_by=users["ann1"],
-                              result=results("pass", ["relevant", "relevant", "relevant"], "2"))
+    client.annotations.create(
+        id=tasks["c0000"], completed_by=users["ann1"], result=results("pass", ["relevant", "relevant", "relevant"], "2")
+    )
     assert pull(load_campaign(other), url=url, api_key=token)["shown_judge"] == "judge-x"
     warnings = compute_stats(load_campaign(other), n_boot=20)["metrics"][0]["warnings"]
     assert any("saw judge judge-x's scores as pre-annotations" in w for w in warnings)
@@ -272,7 +344,7 @@ def test_judge_scores_shown_as_pre_annotations_are_warned_of(tmp_path, server):
 def test_push_only_a_sample(tmp_path, server):
     from calibrate.sampling.designs import draw_sample, read_sample_ids, write_sample
 
-    url, token, client, users = server
+    url, token, client, _users = server
     folder = make_campaign(tmp_path, n=30)
     campaign = load_campaign(folder)
     path = write_sample(folder, draw_sample(campaign, 7, seed=3), "pilot")
@@ -282,19 +354,24 @@ def test_push_only_a_sample(tmp_path, server):
 
 
 def test_an_adjudicators_labels_become_decisions(tmp_path, server):
-    from calibrate.humans.adjudication import decision_history
     from calibrate.campaign.reference import human_reference
+    from calibrate.humans.adjudication import decision_history
 
     url, token, client, users = server
     folder = make_campaign(tmp_path, n=2)
     doc = push(load_campaign(folder), url=url, api_key=token)
     tasks = tasks_by_case(client, doc["project_id"])
-    client.annotations.create(id=tasks["c0001"], completed_by=users["ann1"],
-                              result=results("pass", ["relevant", "relevant", "relevant"], "2"))
-    client.annotations.create(id=tasks["c0001"], completed_by=users["ann2"],
-                              result=results("fail", ["relevant", "relevant", "relevant"], "2"))
-    client.annotations.create(id=tasks["c0001"], completed_by=users["adj"],
-                              result=results("pass", ["not relevant", "relevant", "relevant"], "1"))
+    client.annotations.create(
+        id=tasks["c0001"], completed_by=users["ann1"], result=results("pass", ["relevant", "relevant", "relevant"], "2")
+    )
+    client.annotations.create(
+        id=tasks["c0001"], completed_by=users["ann2"], result=results("fail", ["relevant", "relevant", "relevant"], "2")
+    )
+    client.annotations.create(
+        id=tasks["c0001"],
+        completed_by=users["adj"],
+        result=results("pass", ["not relevant", "relevant", "relevant"], "1"),
+    )
     with pytest.raises(LabelStudioError, match="no label of theirs"):
         pull(load_campaign(folder), url=url, api_key=token, adjudicators=["nobody@x"])
     summary = pull(load_campaign(folder), url=url, api_key=token, adjudicators=["adj@calibrate.test"])
@@ -322,7 +399,8 @@ def test_a_pull_never_drops_a_label_silently(tmp_path, server):
     for case_id, task_id in sorted(tasks.items()):
         for who in ("ann1", "ann2"):
             made[(case_id, who)] = client.annotations.create(
-                id=task_id, completed_by=users[who], result=results("pass", ["relevant"] * 3, "1"))
+                id=task_id, completed_by=users[who], result=results("pass", ["relevant"] * 3, "1")
+            )
     assert pull(load_campaign(folder), url=url, api_key=token)["ratings_written"] == 24  # 8 annotations x 3 metrics
     full = pd.read_csv(folder / RATINGS_FILE)
     calibrate = Path(sys.executable).parent / "calibrate"
@@ -330,19 +408,24 @@ def test_a_pull_never_drops_a_label_silently(tmp_path, server):
     # an empty export file, then one of two tasks: every label pulled before stays
     empty = tmp_path / "empty.json"
     empty.write_text("[]")
-    pulled = subprocess.run([str(calibrate), "labelstudio", "pull", str(folder), "--file", str(empty)],
-                            capture_output=True, text=True, timeout=120)
+    pulled = subprocess.run(
+        [str(calibrate), "labelstudio", "pull", str(folder), "--file", str(empty)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert pulled.returncode == 0, pulled.stderr
     assert "24 rating(s) in labelstudio_ratings.csv" in pulled.stdout
     pd.testing.assert_frame_equal(pd.read_csv(folder / RATINGS_FILE), full)
-    export = json.loads(b"".join(client.projects.exports.download_sync(project_id, export_type="JSON",
-                                                                       download_all_tasks=True)))
+    export = json.loads(
+        b"".join(client.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True))
+    )
     partial = tmp_path / "partial.json"
     partial.write_text(json.dumps([t for t in export if t["data"]["case_id"] in ("c0000", "c0001")]))
     doc = pull_file(load_campaign(folder), partial)
-    assert doc["source"] == f"{url.rstrip('/')}#project-{project_id}"   # the project this campaign pushed
+    assert doc["source"] == f"{url.rstrip('/')}#project-{project_id}"  # the project this campaign pushed
     assert (doc["labels"], doc["unchanged"], doc["absent_kept"], doc["withdrawn"]) == (12, 12, 12, 0)
-    pd.testing.assert_frame_equal(pd.read_csv(folder / RATINGS_FILE), full)   # annotators keep their names
+    pd.testing.assert_frame_equal(pd.read_csv(folder / RATINGS_FILE), full)  # annotators keep their names
 
     # deleted in Label Studio: a pull through the API (the whole project) withdraws it, and says so
     client.annotations.delete(id=made[("c0003", "ann2")].id)
@@ -358,7 +441,7 @@ def test_a_pull_never_drops_a_label_silently(tmp_path, server):
     before_deletion.write_text(json.dumps(export))
     old = pull_file(load_campaign(folder), before_deletion)
     assert (old["deleted_since"], old["unchanged"], old["ratings_written"]) == (3, 21, 21)
-    assert pull(load_campaign(folder), url=url, api_key=token)["withdrawn"] == 0   # withdrawn once, counted once
+    assert pull(load_campaign(folder), url=url, api_key=token)["withdrawn"] == 0  # withdrawn once, counted once
 
 
 def test_a_pull_after_a_metric_is_removed_keeps_its_labels_aside(tmp_path, server):
@@ -370,16 +453,20 @@ def test_a_pull_after_a_metric_is_removed_keeps_its_labels_aside(tmp_path, serve
     folder = make_campaign(tmp_path, n=2)
     project_id = push(load_campaign(folder), url=url, api_key=token)["project_id"]
     tasks = tasks_by_case(client, project_id)
-    first = client.annotations.create(id=tasks["c0000"], completed_by=users["ann1"],
-                                      result=results("pass", ["relevant"] * 3, "2"))
-    client.annotations.create(id=tasks["c0001"], completed_by=users["ann2"],
-                              result=results("fail", ["not relevant"] * 3, "1"))
-    (folder / "campaign.toml").write_text(TOML.split("[metrics.politeness]")[0])   # removed before any pull
+    first = client.annotations.create(
+        id=tasks["c0000"], completed_by=users["ann1"], result=results("pass", ["relevant"] * 3, "2")
+    )
+    client.annotations.create(
+        id=tasks["c0001"], completed_by=users["ann2"], result=results("fail", ["not relevant"] * 3, "1")
+    )
+    (folder / "campaign.toml").write_text(TOML.split("[metrics.politeness]")[0])  # removed before any pull
     doc = pull(load_campaign(folder), url=url, api_key=token)
     assert (doc["labels"], doc["new"], doc["set_aside"]) == (6, 6, {"labels": 2, "metrics": ["politeness"]})
     campaign = load_campaign(folder)
-    assert {(s.case_id, s.metric, s.why) for s in campaign.set_aside} == {("c0000", "politeness", "metric"),
-                                                                          ("c0001", "politeness", "metric")}
+    assert {(s.case_id, s.metric, s.why) for s in campaign.set_aside} == {
+        ("c0000", "politeness", "metric"),
+        ("c0001", "politeness", "metric"),
+    }
     assert "politeness" not in set(campaign.ratings["metric"])
     # changed in Label Studio while removed: a new revision; deleted there: withdrawn, as any label
     client.annotations.update(id=first.id, result=results("pass", ["relevant"] * 3, "0"))

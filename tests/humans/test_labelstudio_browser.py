@@ -23,8 +23,12 @@ range = [0, 1]
 human_pass = 0.5
 """
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
-CASE = {"case_id": "paris", "input": "Where is Paris?", "actual_output": "Paris is in France.",
-        "retrieval_context": ["Paris is the capital of France.", "Bananas are yellow.", "France borders Spain."]}
+CASE = {
+    "case_id": "paris",
+    "input": "Where is Paris?",
+    "actual_output": "Paris is in France.",
+    "retrieval_context": ["Paris is the capital of France.", "Bananas are yellow.", "France borders Spain."],
+}
 
 
 def browser(chromedriver):
@@ -33,9 +37,18 @@ def browser(chromedriver):
 
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1400,1800"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1800",
+    ):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(chromedriver), options=options)
 
@@ -70,8 +83,9 @@ def click(driver, xpath: str, index: int, attempts: int = 20) -> None:
 def test_an_annotator_labels_in_the_browser_and_the_pull_finds_exactly_that(tmp_path, label_studio, chromedriver):
     from selenium.webdriver.common.by import By
 
-    humans = pd.DataFrame({"case_id": ["paris"], "metric": "faithfulness", "rater": "lead", "rater_kind": "human",
-                           "value": [1]})
+    humans = pd.DataFrame(
+        {"case_id": ["paris"], "metric": "faithfulness", "rater": "lead", "rater_kind": "human", "value": [1]}
+    )
     folder = write_campaign(tmp_path / "campaign", TOML, humans, [CASE])
     project_id = push(load_campaign(folder), url=label_studio.url, api_key=label_studio.token)["project_id"]
     client = connect(label_studio.url, label_studio.token)
@@ -107,8 +121,10 @@ def test_an_annotator_labels_in_the_browser_and_the_pull_finds_exactly_that(tmp_
         click(driver, "//button[normalize-space()='Instructions']", 0)
         body = wait_for(driver, "//*[contains(@class, 'modal') and .//h3]")[-1]
         headings = [h.text for h in body.find_elements(By.TAG_NAME, "h3")]
-        assert headings == ["Contextual relevancy: is each retrieved chunk relevant to the question?",
-                            "Faithfulness: is every claim in the answer supported by the retrieved contexts?"]
+        assert headings == [
+            "Contextual relevancy: is each retrieved chunk relevant to the question?",
+            "Faithfulness: is every claim in the answer supported by the retrieved contexts?",
+        ]
         assert {s.text for s in body.find_elements(By.TAG_NAME, "strong")} >= {"pass", "fail", "relevant"}
         assert not body.find_elements(By.TAG_NAME, "pre") and "**" not in body.text
         assert len(body.find_elements(By.TAG_NAME, "li")) >= 6
@@ -131,7 +147,9 @@ def test_an_annotator_labels_in_the_browser_and_the_pull_finds_exactly_that(tmp_
     assert (summary["annotations"], summary["labels"]) == (1, 2)
     ratings = pd.read_csv(folder / RATINGS_FILE)
     assert {(r.metric, r.rater, r.value) for r in ratings.itertuples()} == {
-        ("faithfulness", email, 0.0), ("contextual_relevancy", email, 2 / 3)}
+        ("faithfulness", email, 0.0),
+        ("contextual_relevancy", email, 2 / 3),
+    }
     store = LabelStore(folder)
     chunks = [h["details"] for h in store.history() if h["metric"] == "contextual_relevancy"]
     store.close()

@@ -14,14 +14,35 @@ from calibrate.campaign import Campaign
 from calibrate.humans.labelstudio.interface import KINDS, InterfaceError, build_interface
 
 #: the tags CommonMark produces; anything else in the instructions came from the campaign's text unescaped
-BLOCK_TAGS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "ul", "ol", "li", "strong", "em", "code", "pre", "a", "img",
-              "br", "hr", "blockquote"}
+BLOCK_TAGS = {
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "p",
+    "ul",
+    "ol",
+    "li",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "a",
+    "img",
+    "br",
+    "hr",
+    "blockquote",
+}
 
 
 def campaign(metrics: dict) -> Campaign:
     name = next(iter(metrics))
-    return Campaign.from_frames({"name": "n", "metrics": metrics}, pd.DataFrame(
-        {"case_id": ["a"], "metric": name, "rater": "h", "rater_kind": "human", "value": [1]}))
+    return Campaign.from_frames(
+        {"name": "n", "metrics": metrics},
+        pd.DataFrame({"case_id": ["a"], "metric": name, "rater": "h", "rater_kind": "human", "value": [1]}),
+    )
 
 
 def text_of(html: str) -> str:
@@ -32,12 +53,14 @@ def bold(html: str) -> set[str]:
     return set(re.findall(r"<strong>(.*?)</strong>", html))
 
 
-EVERY_KIND = {"faithfulness": {"scale": "binary"}, "answer_relevancy": {"scale": "binary"},
-              "contextual_relevancy": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5},
-              "contextual_precision": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5},
-              "contextual_recall": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5},
-              "politeness": {"scale": "ordinal", "levels": [0, 1, 2], "human_pass": 1,
-                             "description": "Is the answer polite?"}}
+EVERY_KIND = {
+    "faithfulness": {"scale": "binary"},
+    "answer_relevancy": {"scale": "binary"},
+    "contextual_relevancy": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5},
+    "contextual_precision": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5},
+    "contextual_recall": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5},
+    "politeness": {"scale": "ordinal", "levels": [0, 1, 2], "human_pass": 1, "description": "Is the answer polite?"},
+}
 
 
 def test_the_instructions_are_html_rendered_from_every_guideline_not_markdown_in_pre():
@@ -45,12 +68,14 @@ def test_the_instructions_are_html_rendered_from_every_guideline_not_markdown_in
     html = ui.instructions
     assert "<pre" not in html and "**" not in html and "&lt;" not in html
     headings = re.findall(r"<h3>(.*?)</h3>", html)
-    assert headings == ["Answer relevancy: does the answer address the question?",
-                        "Contextual precision: was each retrieved chunk useful to reach the expected answer?",
-                        "Contextual recall: is each part of the expected answer found in the retrieved contexts?",
-                        "Contextual relevancy: is each retrieved chunk relevant to the question?",
-                        "Faithfulness: is every claim in the answer supported by the retrieved contexts?",
-                        "Politeness: Is the answer polite?"]
+    assert headings == [
+        "Answer relevancy: does the answer address the question?",
+        "Contextual precision: was each retrieved chunk useful to reach the expected answer?",
+        "Contextual recall: is each part of the expected answer found in the retrieved contexts?",
+        "Contextual relevancy: is each retrieved chunk relevant to the question?",
+        "Faithfulness: is every claim in the answer supported by the retrieved contexts?",
+        "Politeness: Is the answer polite?",
+    ]
     assert {"pass", "fail", "relevant", "not relevant", "found", "not found"} <= bold(html)
     assert html.count("<hr>") == 5 and html.count("<ul>") >= 6 and "<h1>" not in html  # too large in Label Studio
     assert "{{" not in html and "{%" not in html
@@ -63,14 +88,17 @@ def test_each_guideline_names_only_the_verdicts_its_interface_offers():
     assert bold(binary.instructions) == {"pass", "fail"} == set(binary.controls["answer_relevancy"].values)
     assert not re.search(r"\b\d\b", text_of(binary.instructions)), text_of(binary.instructions)
     for top in (3, 5, 7):
-        rating = build_interface(campaign({"answer_relevancy": {"scale": "ordinal", "levels": list(range(1, top + 1)),
-                                                                "human_pass": 2}}))
+        rating = build_interface(
+            campaign({"answer_relevancy": {"scale": "ordinal", "levels": list(range(1, top + 1)), "human_pass": 2}})
+        )
         assert bold(rating.instructions) == {"1", str(top)}
         assert f"from 1 to {top}" in text_of(rating.instructions)
         assert "pass" not in bold(rating.instructions)
-    for spec, offered in (({"scale": "binary"}, {"pass", "fail"}),
-                          ({"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2}, {"0", "1", "2", "3"}),
-                          ({"scale": "continuous", "range": [1, 7.5], "human_pass": 4}, {"1", "7.5"})):
+    for spec, offered in (
+        ({"scale": "binary"}, {"pass", "fail"}),
+        ({"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2}, {"0", "1", "2", "3"}),
+        ({"scale": "continuous", "range": [1, 7.5], "human_pass": 4}, {"1", "7.5"}),
+    ):
         custom = build_interface(campaign({"tone": {**spec, "description": "Is the tone right?"}}))
         assert bold(custom.instructions) == offered, spec
         assert "<h3>Tone: Is the tone right?</h3>" in custom.instructions
@@ -97,7 +125,7 @@ def test_a_campaigns_description_never_becomes_markup_of_its_own(description):
         return
     ui = build_interface(spec)
     if "{{ 7 * 7 }}" in description:
-        assert "{{ 7 * 7 }}" in ui.instructions   # shown as written, not evaluated
+        assert "{{ 7 * 7 }}" in ui.instructions  # shown as written, not evaluated
     tags = {t.lower() for t in re.findall(r"<\s*/?\s*([A-Za-z][A-Za-z0-9]*)", ui.instructions)}
     assert tags <= BLOCK_TAGS, tags
     for attributes in re.findall(r"<[a-z0-9]+(\s[^>]*)>", ui.instructions):

@@ -21,12 +21,18 @@ from calibrate.humans.labelstudio.store import RATINGS_FILE
 from tests.conftest import write_campaign
 from tests.humans.test_labelstudio_files import CASES, TOML, annotation, export
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def campaign(folder):
-    return write_campaign(folder, TOML, pd.DataFrame({"case_id": ["c0"], "metric": "faithfulness", "rater": "lead",
-                                                       "rater_kind": "human", "value": [1]}), CASES)
+    return write_campaign(
+        folder,
+        TOML,
+        pd.DataFrame(
+            {"case_id": ["c0"], "metric": "faithfulness", "rater": "lead", "rater_kind": "human", "value": [1]}
+        ),
+        CASES,
+    )
 
 
 def pull(folder, document, name="e.json"):
@@ -46,20 +52,26 @@ def written(moment: dt.datetime, minutes: int, fraction: bool) -> str:
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(base=st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2080, 1, 1), timezones=st.just(UTC)),
-       later_by_ms=st.integers(1, 3_600_000), offsets=st.tuples(st.integers(-600, 600), st.integers(-600, 600)),
-       fractions=st.tuples(st.booleans(), st.booleans()), later_first=st.booleans(), one_file=st.booleans())
-def test_the_label_updated_last_wins_however_its_time_is_written(tmp_path_factory, base, later_by_ms, offsets,
-                                                                 fractions, later_first, one_file):
+@given(
+    base=st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2080, 1, 1), timezones=st.just(UTC)),
+    later_by_ms=st.integers(1, 3_600_000),
+    offsets=st.tuples(st.integers(-600, 600), st.integers(-600, 600)),
+    fractions=st.tuples(st.booleans(), st.booleans()),
+    later_first=st.booleans(),
+    one_file=st.booleans(),
+)
+def test_the_label_updated_last_wins_however_its_time_is_written(
+    tmp_path_factory, base, later_by_ms, offsets, fractions, later_first, one_file
+):
     folder = campaign(tmp_path_factory.mktemp("ls") / "c")
     older, newer = annotation(0, 0, 1, "fail"), annotation(0, 0, 1, "pass")
     newer["id"] = 555
     older["updated_at"] = written(base, offsets[0], fractions[0])
     newer["updated_at"] = written(base + dt.timedelta(milliseconds=later_by_ms), offsets[1], fractions[1])
     pair = [newer, older] if later_first else [older, newer]
-    if one_file:   # one export holding both annotations of the annotator
+    if one_file:  # one export holding both annotations of the annotator
         pull(folder, export({0: pair}))
-    else:          # one export each
+    else:  # one export each
         pull(folder, export({0: [pair[0]]}), "first.json")
         pull(folder, export({0: [pair[1]]}), "second.json")
     assert labels(folder)[("c0", "ls-user-1")] == 1.0
@@ -67,12 +79,12 @@ def test_the_label_updated_last_wins_however_its_time_is_written(tmp_path_factor
 
 def test_an_older_export_never_replaces_a_newer_label(tmp_path):
     folder = campaign(tmp_path / "c")
-    newer = annotation(5, 0, 1, "fail")   # updated 2026-11-06
+    newer = annotation(5, 0, 1, "fail")  # updated 2026-11-06
     pull(folder, export({0: [newer]}), "new.json")
-    doc = pull(folder, export({0: [annotation(0, 0, 1, "pass")]}), "old.json")   # the same annotation, 2026-11-01
+    doc = pull(folder, export({0: [annotation(0, 0, 1, "pass")]}), "old.json")  # the same annotation, 2026-11-01
     assert doc["changed"] == 0 and doc["older_kept"] == 1
     assert labels(folder)[("c0", "ls-user-1")] == 0.0
-    later = annotation(8, 0, 1, "pass")   # updated since: a new revision
+    later = annotation(8, 0, 1, "pass")  # updated since: a new revision
     assert pull(folder, export({0: [later]}), "later.json")["changed"] == 1
     assert labels(folder)[("c0", "ls-user-1")] == 1.0
 
@@ -87,7 +99,7 @@ def test_two_results_of_one_control_that_disagree_are_refused(tmp_path):
         pull(folder, export({0: [twice]}))
     assert not (folder / RATINGS_FILE).exists()
     again = annotation(0, 0, 1, "pass")
-    again["result"].append(copy.deepcopy(again["result"][0]))   # the same answer twice is one answer
+    again["result"].append(copy.deepcopy(again["result"][0]))  # the same answer twice is one answer
     assert pull(folder, export({0: [again]}))["labels"] == 1
 
 

@@ -38,11 +38,17 @@ def test_the_readmes_annotation_result_pulls_into_the_readmes_rows(tmp_path):
     assert language == "csv"
     case, result = json.loads(case_text), json.loads(result_text)
     span = next(r["value"] for r in result if r["type"] == "labels")
-    assert case["actual_output"][span["start"]:span["end"]] == span["text"]   # the offsets the README shows
-    folder = write_campaign(tmp_path / "c", TOML, pd.DataFrame(columns=["case_id", "metric", "rater", "rater_kind",
-                                                                         "value"]), [case])
-    export = [{"id": 1, "data": task_data(case["case_id"], case),
-               "annotations": [{"id": 11, "completed_by": 3, "result": result, "updated_at": "2026-11-03T10:00:00Z"}]}]
+    assert case["actual_output"][span["start"] : span["end"]] == span["text"]  # the offsets the README shows
+    folder = write_campaign(
+        tmp_path / "c", TOML, pd.DataFrame(columns=["case_id", "metric", "rater", "rater_kind", "value"]), [case]
+    )
+    export = [
+        {
+            "id": 1,
+            "data": task_data(case["case_id"], case),
+            "annotations": [{"id": 11, "completed_by": 3, "result": result, "updated_at": "2026-11-03T10:00:00Z"}],
+        }
+    ]
     (tmp_path / "export.json").write_text(json.dumps(export), encoding="utf-8")
     summary = pull_file(load_campaign(folder), tmp_path / "export.json")
     assert (summary["annotations"], summary["labels"]) == (1, 2)
@@ -50,5 +56,7 @@ def test_the_readmes_annotation_result_pulls_into_the_readmes_rows(tmp_path):
     store = LabelStore(folder)
     details = {h["metric"]: h["details"] for h in store.history()}
     store.close()
-    assert details == {"faithfulness": {"unsupported_spans": [{k: span[k] for k in ("start", "end", "text")}]},
-                       "contextual_relevancy": {"chunks": ["relevant", "not relevant", "relevant"]}}
+    assert details == {
+        "faithfulness": {"unsupported_spans": [{k: span[k] for k in ("start", "end", "text")}]},
+        "contextual_relevancy": {"chunks": ["relevant", "not relevant", "relevant"]},
+    }

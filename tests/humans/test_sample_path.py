@@ -42,8 +42,11 @@ def test_the_sample_is_found_in_the_campaign_from_anywhere(drawn, tmp_path, monk
 def test_a_name_that_is_no_file_or_two_files_is_refused_naming_them(drawn, tmp_path, monkeypatch):
     campaign = load_campaign(drawn)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ValueError, match=r"case_ids='pilots': no sample file there: looked for pilots, .*; the "
-                                         r"campaign's samples are samples/pilot.csv"):
+    with pytest.raises(
+        ValueError,
+        match=r"case_ids='pilots': no sample file there: looked for pilots, .*; the "
+        r"campaign's samples are samples/pilot.csv",
+    ):
         sample_file("pilots", campaign)
     (tmp_path / "samples").mkdir()
     (tmp_path / "samples" / "pilot.csv").write_text("case_id\nc0000\n")
@@ -56,13 +59,23 @@ def test_push_reads_the_sample_before_it_calls_label_studio(drawn, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "LABEL_STUDIO_API_KEY": "t0ken"}
-    result = subprocess.run([str(EXE), "labelstudio", "push", str(drawn), "--url", "http://127.0.0.1:9",
-                             "--sample", "samples/pilot.csv"], capture_output=True, text=True, timeout=120, cwd=elsewhere,
-                            env=env)
+    result = subprocess.run(
+        [str(EXE), "labelstudio", "push", str(drawn), "--url", "http://127.0.0.1:9", "--sample", "samples/pilot.csv"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=elsewhere,
+        env=env,
+    )
     assert result.returncode != 0
     assert "does not exist" not in result.stderr and "no sample file" not in result.stderr, result.stderr
     assert "127.0.0.1:9" in result.stderr, result.stderr
-    missing = subprocess.run([str(EXE), "labelstudio", "push", str(drawn), "--url", "http://127.0.0.1:9",
-                              "--sample", "samples/pilots.csv"], capture_output=True, text=True, timeout=120,
-                             cwd=elsewhere, env=env)
+    missing = subprocess.run(
+        [str(EXE), "labelstudio", "push", str(drawn), "--url", "http://127.0.0.1:9", "--sample", "samples/pilots.csv"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=elsewhere,
+        env=env,
+    )
     assert missing.returncode == 2 and "--sample samples/pilots.csv: no sample file there" in missing.stderr

@@ -18,10 +18,11 @@ from calibrate import CampaignError
 #: text that is data: a bare \r, NUL, an escape sequence, a line separator, right-to-left, markup, pipes
 NASTY = "a\rb\x00c\x1b[31md\x1b]0;title\x07e\u2028f\x85g\u202eh<b>|i\x0bj"
 #: any JSON value, its text any Unicode (control characters included), NaN and infinities too
-JSON = st.recursive(st.none() | st.booleans() | st.floats() | st.integers(-2 ** 70, 2 ** 70)
-                    | st.text(max_size=8) | st.just(NASTY),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-                    max_leaves=10)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers(-(2**70), 2**70) | st.text(max_size=8) | st.just(NASTY),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=10,
+)
 #: deeper than any JSON reader allows, and than Python's stack
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -63,7 +64,7 @@ def attacked(draw, valid: Any) -> bytes:
     how = draw(st.sampled_from(["whole", "whole", "truncated", "lines", "not-utf8", "bom"]))
     data = json.dumps(document, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
     if how == "truncated":
-        data = data[:draw(st.integers(0, len(data)))]
+        data = data[: draw(st.integers(0, len(data)))]
     elif how == "lines" and isinstance(document, list):
         data = b"\n".join(json.dumps(item).encode() for item in document)
     elif how == "not-utf8":

@@ -29,9 +29,23 @@ def written(folder: Path) -> dict[str, bytes]:
 
 
 #: the questions of the promptfoo and Inspect evals: where each city is
-CITIES = [("Paris", "France"), ("Rome", "Italy"), ("Oslo", "Norway"), ("Lima", "Peru"), ("Cairo", "Egypt"),
-          ("Tokyo", "Japan"), ("Berlin", "Germany"), ("Madrid", "Spain"), ("Athens", "Greece"), ("Dublin", "Ireland"),
-          ("Vienna", "Austria"), ("Lisbon", "Portugal"), ("Warsaw", "Poland"), ("Prague", "Czechia"),
-          ("Quito", "Ecuador"), ("Hanoi", "Vietnam")]
+CITIES = [
+    ("Paris", "France"),
+    ("Rome", "Italy"),
+    ("Oslo", "Norway"),
+    ("Lima", "Peru"),
+    ("Cairo", "Egypt"),
+    ("Tokyo", "Japan"),
+    ("Berlin", "Germany"),
+    ("Madrid", "Spain"),
+    ("Athens", "Greece"),
+    ("Dublin", "Ireland"),
+    ("Vienna", "Austria"),
+    ("Lisbon", "Portugal"),
+    ("Warsaw", "Poland"),
+    ("Prague", "Czechia"),
+    ("Quito", "Ecuador"),
+    ("Hanoi", "Vietnam"),
+]
 #: the answers their context supports (every third answer names the wrong country)
 SUPPORTED = [i % 3 != 0 for i in range(len(CITIES))]

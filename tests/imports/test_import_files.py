@@ -21,16 +21,28 @@ from calibrate.imports.store import ImportStore
 from tests.conftest import write_campaign
 
 CASES = [
-    {"name": "paris", "input": "Where is Paris located?", "actual_output": "Paris is located in France.",
-     "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."]},
-    {"name": "rome", "input": "Where is Rome located?", "actual_output": "Rome is located in Spain. Rome is old.",
-     "retrieval_context": ["Rome is located in Italy.", "Rome is old."]},
-    {"name": None, "input": "Where is Oslo located?", "actual_output": "Oslo is located in Norway.",
-     "retrieval_context": ["Oslo is located in Norway."]},
+    {
+        "name": "paris",
+        "input": "Where is Paris located?",
+        "actual_output": "Paris is located in France.",
+        "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."],
+    },
+    {
+        "name": "rome",
+        "input": "Where is Rome located?",
+        "actual_output": "Rome is located in Spain. Rome is old.",
+        "retrieval_context": ["Rome is located in Italy.", "Rome is old."],
+    },
+    {
+        "name": None,
+        "input": "Where is Oslo located?",
+        "actual_output": "Oslo is located in Norway.",
+        "retrieval_context": ["Oslo is located in Norway."],
+    },
 ]
 TOML = 'name = "imports"\n[metrics.faithfulness]\nscale = "binary"\n[metrics.answer_relevancy]\nscale = "binary"\n'
 
-DEEPEVAL_SCRIPT = textwrap.dedent('''
+DEEPEVAL_SCRIPT = textwrap.dedent("""
     import json, sys
     from deepeval import evaluate
     from deepeval.evaluate.configs import AsyncConfig, CacheConfig, DisplayConfig, ErrorConfig
@@ -43,11 +55,12 @@ DEEPEVAL_SCRIPT = textwrap.dedent('''
     test_cases = [LLMTestCase(input=c["input"], actual_output=c["actual_output"],
                               retrieval_context=c["retrieval_context"], **({"name": c["name"]} if c["name"] else {}))
                   for c in cases]
-    evaluate(test_cases, [FaithfulnessMetric(model=judge, threshold=0.7), AnswerRelevancyMetric(model=judge, threshold=0.5)],
+    evaluate(test_cases, [FaithfulnessMetric(model=judge, threshold=0.7),
+                          AnswerRelevancyMetric(model=judge, threshold=0.5)],
              async_config=AsyncConfig(run_async=False), display_config=DisplayConfig(print_results=False,
              show_indicator=False), error_config=ErrorConfig(ignore_errors=True),
              cache_config=CacheConfig(write_cache=False, use_cache=False))
-''')
+""")
 
 
 def deepeval_run(tmp_path: Path, url: str, model: str, cases=CASES) -> Path:
@@ -56,10 +69,21 @@ def deepeval_run(tmp_path: Path, url: str, model: str, cases=CASES) -> Path:
     work.mkdir()
     (work / "cases.json").write_text(json.dumps(cases))
     (work / "run.py").write_text(DEEPEVAL_SCRIPT)
-    env = {**os.environ, "DEEPEVAL_RESULTS_FOLDER": str(work / "results"), "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
-           "DEEPEVAL_DISABLE_DOTENV": "1", "CONFIDENT_TRACING_ENABLED": "NO"}
-    done = subprocess.run([sys.executable, "run.py", url, model, "cases.json"], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "DEEPEVAL_RESULTS_FOLDER": str(work / "results"),
+        "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+        "DEEPEVAL_DISABLE_DOTENV": "1",
+        "CONFIDENT_TRACING_ENABLED": "NO",
+    }
+    done = subprocess.run(
+        [sys.executable, "run.py", url, model, "cases.json"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     [path] = sorted((work / "results").glob("test_run_*.json"))
     return path
@@ -88,8 +112,10 @@ def test_deepeval_runs_import_as_judge_ratings_of_each_model(runs, tmp_path):
     raw = {p: json.loads(path.read_text()) for p, path in runs.items()}
     doc = import_batch(folder, read_deepeval_run(runs["lenient"]))
     assert doc["cases"] == {"added": 3, "unchanged": 0, "completed": 0}
-    assert doc["ratings"]["new"] == 6 and doc["by_metric"] == {"faithfulness": {"human": 0, "judge": 3},
-                                                               "answer_relevancy": {"human": 0, "judge": 3}}
+    assert doc["ratings"]["new"] == 6 and doc["by_metric"] == {
+        "faithfulness": {"human": 0, "judge": 3},
+        "answer_relevancy": {"human": 0, "judge": 3},
+    }
     doc = import_batch(folder, read_deepeval_run(runs["careful"]))
     assert doc["cases"]["unchanged"] == 3 and doc["ratings"]["new"] == 6
     c = load_campaign(folder)
@@ -98,12 +124,17 @@ def test_deepeval_runs_import_as_judge_ratings_of_each_model(runs, tmp_path):
     assert set(judged["rater"]) == {"llama-lenient (Local Model)", "qwen-careful (Local Model)"}
     assert set(judged["source"]) == {"deepeval"} and set(judged["file"]) == {"imported_ratings.csv"}
     # every value is DeepEval's own, and the ids: named test cases keep their name, the unnamed gets a content id
-    for persona, data in raw.items():
+    for _persona, data in raw.items():
         for tc in data["testCases"]:
-            case_id = tc["name"] if tc["name"] in ("paris", "rome") else next(k for k in c.cases if k.startswith("case-"))
+            case_id = (
+                tc["name"] if tc["name"] in ("paris", "rome") else next(k for k in c.cases if k.startswith("case-"))
+            )
             for m in tc["metricsData"]:
-                row = judged[(judged["case_id"] == case_id) & (judged["rater"] == m["evaluationModel"])
-                             & (judged["metric"] == m["name"].lower().replace(" ", "_"))]
+                row = judged[
+                    (judged["case_id"] == case_id)
+                    & (judged["rater"] == m["evaluationModel"])
+                    & (judged["metric"] == m["name"].lower().replace(" ", "_"))
+                ]
                 assert len(row) == 1
                 if m.get("error"):
                     assert row["value"].isna().all() and row["error"].iloc[0] == m["error"]
@@ -113,9 +144,9 @@ def test_deepeval_runs_import_as_judge_ratings_of_each_model(runs, tmp_path):
     careful = judged[judged["rater"].str.startswith("qwen")]
     assert (lenient["value"] == 1).all()
     faith = careful[(careful["metric"] == "faithfulness")].set_index("case_id")["value"]
-    assert faith["paris"] == 1 and faith["rome"] == pytest.approx(0.5)   # "in Spain" is not in the context
+    assert faith["paris"] == 1 and faith["rome"] == pytest.approx(0.5)  # "in Spain" is not in the context
     failed = careful[careful["value"].isna()]
-    assert len(failed) == 2 and (failed["case_id"].str.startswith("case-")).all()   # Oslo's malformed replies
+    assert len(failed) == 2 and (failed["case_id"].str.startswith("case-")).all()  # Oslo's malformed replies
     # what DeepEval said of the judge: its model, the family told from it, the metric's threshold
     facts = c.imported_raters["qwen-careful (Local Model)"]
     assert facts["family"] == "qwen" and facts["thresholds"] == {"answer_relevancy": [0.5], "faithfulness": [0.7]}
@@ -127,8 +158,15 @@ def test_importing_twice_changes_nothing_and_a_new_run_is_a_revision(runs, tmp_p
     import_batch(folder, read_deepeval_run(runs["careful"]))
     files = {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix in (".csv", ".jsonl")}
     again = import_batch(folder, read_deepeval_run(runs["careful"]))
-    assert again["ratings"] == {"new": 0, "changed": 0, "unchanged": 6, "restored": 0, "withdrawn": 0, "absent_kept": 0,
-                                "absent_held": 0}
+    assert again["ratings"] == {
+        "new": 0,
+        "changed": 0,
+        "unchanged": 6,
+        "restored": 0,
+        "withdrawn": 0,
+        "absent_kept": 0,
+        "absent_held": 0,
+    }
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix in (".csv", ".jsonl")} == files
     # a later test run of the same judge with another score: a new revision, the old one kept in the store
     data = json.loads(runs["careful"].read_text())
@@ -139,8 +177,13 @@ def test_importing_twice_changes_nothing_and_a_new_run_is_a_revision(runs, tmp_p
     assert doc["ratings"]["changed"] == 1 and doc["ratings"]["unchanged"] == 5
     store = ImportStore(folder)
     case_id = data["testCases"][0]["name"] if data["testCases"][0]["name"] in ("paris", "rome") else None
-    history = [h for h in store.history() if h["metric"] == "faithfulness" and h["rater"].startswith("qwen")
-               and (case_id is None or h["case_id"] == case_id)]
+    history = [
+        h
+        for h in store.history()
+        if h["metric"] == "faithfulness"
+        and h["rater"].startswith("qwen")
+        and (case_id is None or h["case_id"] == case_id)
+    ]
     store.close()
     assert [h["source_id"].split("#")[0] for h in history].count("test_run_later.json") == 1
     assert len(store_rows := [h for h in history if h["case_id"] == history[-1]["case_id"]]) == 2
@@ -158,13 +201,17 @@ def test_dry_run_writes_nothing_and_says_what_it_would_do(runs, tmp_path):
 
 
 def test_unmatched_metrics_are_skipped_with_the_map_to_give(runs, tmp_path):
-    folder = write_campaign(tmp_path / "campaign", 'name = "x"\n[metrics.grounded]\nscale = "binary"\n',
-                            "case_id,metric,rater,rater_kind,value\n")
+    folder = write_campaign(
+        tmp_path / "campaign",
+        'name = "x"\n[metrics.grounded]\nscale = "binary"\n',
+        "case_id,metric,rater,rater_kind,value\n",
+    )
     doc = import_batch(folder, read_deepeval_run(runs["lenient"]))
     assert doc["ratings"]["new"] == 0
     reasons = [g["reason"] for g in doc["skipped_by_reason"]]
-    assert any("'Faithfulness' is none of the campaign's (grounded): give --map 'Faithfulness=METRIC'" in r
-               for r in reasons)
+    assert any(
+        "'Faithfulness' is none of the campaign's (grounded): give --map 'Faithfulness=METRIC'" in r for r in reasons
+    )
     doc = import_batch(folder, read_deepeval_run(runs["lenient"]), metric_map={"Faithfulness": "grounded"})
     assert doc["ratings"]["new"] == 3 and doc["by_metric"] == {"grounded": {"human": 0, "judge": 3}}
 
@@ -172,12 +219,25 @@ def test_unmatched_metrics_are_skipped_with_the_map_to_give(runs, tmp_path):
 def test_a_rating_another_file_gives_is_refused_not_shadowed(runs, tmp_path):
     lenient = read_deepeval_run(runs["lenient"])
     rater = lenient.ratings[0].rater
-    folder = write_campaign(tmp_path / "campaign", TOML, pd.DataFrame(
-        [{"case_id": "paris", "metric": "faithfulness", "rater": rater, "rater_kind": "judge", "value": 0}]),
-        [{"case_id": "paris", "input": CASES[0]["input"], "actual_output": CASES[0]["actual_output"],
-          "retrieval_context": CASES[0]["retrieval_context"]}])
+    folder = write_campaign(
+        tmp_path / "campaign",
+        TOML,
+        pd.DataFrame(
+            [{"case_id": "paris", "metric": "faithfulness", "rater": rater, "rater_kind": "judge", "value": 0}]
+        ),
+        [
+            {
+                "case_id": "paris",
+                "input": CASES[0]["input"],
+                "actual_output": CASES[0]["actual_output"],
+                "retrieval_context": CASES[0]["retrieval_context"],
+            }
+        ],
+    )
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    with pytest.raises(CampaignError, match=r"already rates case 'paris' on metric 'faithfulness' in ratings.csv \(line 2\)"):
+    with pytest.raises(
+        CampaignError, match=r"already rates case 'paris' on metric 'faithfulness' in ratings.csv \(line 2\)"
+    ):
         import_batch(folder, lenient)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     # under another name it comes in beside it
@@ -198,18 +258,28 @@ def test_a_case_changed_in_the_source_is_refused(runs, tmp_path):
         import_batch(folder, read_deepeval_run(changed))
 
 
-@pytest.mark.parametrize("text, message", [
-    ("{", "not valid JSON"), ("[1, 2]", "not a DeepEval test run"), ('{"testCases": [{"name": "x"}]}',
-                                                                     "testCases\\[0\\]: a case without input"),
-    ('{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": "high"}]}]}',
-     "field 'testCases\\[0\\].metricsData\\[0\\].score': Input should be a valid number \\(found 'high'\\)"),
-    ('{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": 1, "evaluationModel": 3}]}]}',
-     "field 'testCases\\[0\\].metricsData\\[0\\].evaluationModel': Input should be a valid string"),
-    ('{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": 1, "threshold": []}]}]}',
-     "metricsData\\[0\\].threshold': Input should be a valid number"),
-    ('{"testCases": [' * 300 + "]" * 300, "nested deeper than 200 levels"),
-    ("\ufeff[1]", "not a DeepEval test run"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{", "not valid JSON"),
+        ("[1, 2]", "not a DeepEval test run"),
+        ('{"testCases": [{"name": "x"}]}', "testCases\\[0\\]: a case without input"),
+        (
+            '{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": "high"}]}]}',
+            "field 'testCases\\[0\\].metricsData\\[0\\].score': Input should be a valid number \\(found 'high'\\)",
+        ),
+        (
+            '{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": 1, "evaluationModel": 3}]}]}',
+            "field 'testCases\\[0\\].metricsData\\[0\\].evaluationModel': Input should be a valid string",
+        ),
+        (
+            '{"testCases": [{"input": "q", "metricsData": [{"name": "F", "score": 1, "threshold": []}]}]}',
+            "metricsData\\[0\\].threshold': Input should be a valid number",
+        ),
+        ('{"testCases": [' * 300 + "]" * 300, "nested deeper than 200 levels"),
+        ("\ufeff[1]", "not a DeepEval test run"),
+    ],
+)
 def test_bad_test_runs_are_named(tmp_path, text, message):
     path = tmp_path / "run.json"
     path.write_text(text)
@@ -217,7 +287,7 @@ def test_bad_test_runs_are_named(tmp_path, text, message):
         read_deepeval_run(path)
 
 
-RAGAS_SCRIPT = textwrap.dedent('''
+RAGAS_SCRIPT = textwrap.dedent("""
     import sys
     from openai import AsyncOpenAI
     from ragas import EvaluationDataset, evaluate
@@ -234,7 +304,7 @@ RAGAS_SCRIPT = textwrap.dedent('''
     frame = result.to_pandas()
     frame.to_csv(out + ".csv", index=False)
     frame.to_parquet(out + ".parquet")
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -245,9 +315,14 @@ def ragas_files(tmp_path_factory):
     work = tmp_path_factory.mktemp("ragas")
     (work / "run.py").write_text(RAGAS_SCRIPT)
     with JudgeServer() as server:
-        done = subprocess.run([sys.executable, "run.py", server.url, "qwen-careful", "result"], cwd=work,
-                              env={**os.environ, "RAGAS_DO_NOT_TRACK": "true"}, capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run(
+            [sys.executable, "run.py", server.url, "qwen-careful", "result"],
+            cwd=work,
+            env={**os.environ, "RAGAS_DO_NOT_TRACK": "true"},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     return work / "result.csv", work / "result.parquet"
 
@@ -255,7 +330,7 @@ def ragas_files(tmp_path_factory):
 def test_ragas_results_import_from_csv_and_parquet_alike(ragas_files, tmp_path):
     csv_path, parquet_path = ragas_files
     frame = pd.read_csv(csv_path)
-    assert "faithfulness" in frame.columns   # what RAGAS wrote
+    assert "faithfulness" in frame.columns  # what RAGAS wrote
     with pytest.raises(ValueError, match="does not record its judge"):
         read_ragas_result(csv_path, rater="")
     folder = campaign(tmp_path)
@@ -274,8 +349,9 @@ def test_ragas_results_import_from_csv_and_parquet_alike(ragas_files, tmp_path):
 
 def test_a_ragas_nan_is_a_failed_rating_saying_so(tmp_path):
     path = tmp_path / "result.csv"
-    pd.DataFrame({"user_input": ["q?", "r?"], "response": ["a.", "b."],
-                  "faithfulness": [0.5, float("nan")]}).to_csv(path)   # with the index, as to_csv writes by default
+    pd.DataFrame({"user_input": ["q?", "r?"], "response": ["a.", "b."], "faithfulness": [0.5, float("nan")]}).to_csv(
+        path
+    )  # with the index, as to_csv writes by default
     folder = campaign(tmp_path)
     import_batch(folder, read_ragas_result(path, rater="r"))
     ratings = load_campaign(folder).ratings
@@ -298,11 +374,24 @@ def test_the_command_line_imports_says_what_it_did_and_refuses_bad_input(runs, r
     assert done.exit_code == 0 and json.loads(done.output)["ratings"]["new"] == 6
     again = runner.invoke(main, ["import", "deepeval", str(folder), str(runs["careful"])])
     assert "0 new, 0 changed (a new revision each), 6 unchanged" in again.output
-    bad_map = runner.invoke(main, ["import", "ragas", str(folder), str(ragas_files[0]), "--rater", "r",
-                                   "--map", "faithfulness=nothing"])
+    bad_map = runner.invoke(
+        main, ["import", "ragas", str(folder), str(ragas_files[0]), "--rater", "r", "--map", "faithfulness=nothing"]
+    )
     assert bad_map.exit_code == 2 and "the campaign has no metric 'nothing'" in bad_map.output
-    skipped = runner.invoke(main, ["import", "ragas", str(folder), str(ragas_files[0]), "--rater", "r",
-                                   "--map", "faithfulness=answer_relevancy", "--dry-run"])
+    skipped = runner.invoke(
+        main,
+        [
+            "import",
+            "ragas",
+            str(folder),
+            str(ragas_files[0]),
+            "--rater",
+            "r",
+            "--map",
+            "faithfulness=answer_relevancy",
+            "--dry-run",
+        ],
+    )
     assert skipped.exit_code == 0 and "2 new" in skipped.output
     no_campaign = runner.invoke(main, ["import", "deepeval", str(tmp_path / "nowhere"), str(runs["careful"])])
     assert no_campaign.exit_code == 2 and "the campaign folder does not exist" in no_campaign.output

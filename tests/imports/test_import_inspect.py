@@ -22,18 +22,19 @@ from calibrate import CampaignError, load_campaign
 from calibrate.imports.inspect_logs import import_inspect, read_inspect_log
 from calibrate.imports.store import ImportStore
 from tests.conftest import need
-from tests.imports.common import CITIES, SUPPORTED, run, new_campaign as make_campaign, written
+from tests.imports.common import CITIES, SUPPORTED, run, written
+from tests.imports.common import new_campaign as make_campaign
 
 INSPECT_VENV = Path(__file__).resolve().parents[2] / ".inspect-venv"
 PYTHON = INSPECT_VENV / "bin" / "python"
 N = len(CITIES)
-ALICE = [s != (i in (3, 4)) for i, s in enumerate(SUPPORTED)]   # alice disagrees with the careful grader twice
-BOB = {i: ALICE[i] for i in (1, 2, 5, 8)}                       # bob rated four samples, as alice did
-UNDECIDED = 6   # Berlin: the careful grader gives no grade
-NAMED = 12      # the first samples carry metadata.case_id
+ALICE = [s != (i in (3, 4)) for i, s in enumerate(SUPPORTED)]  # alice disagrees with the careful grader twice
+BOB = {i: ALICE[i] for i in (1, 2, 5, 8)}  # bob rated four samples, as alice did
+UNDECIDED = 6  # Berlin: the careful grader gives no grade
+NAMED = 12  # the first samples carry metadata.case_id
 CAREFUL, LENIENT = "mockllm/qwen-careful", "mockllm/llama-lenient"
 
-TASK = '''
+TASK = """
 import json, re, sys
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
@@ -76,14 +77,16 @@ samples = [Sample(input=f"Where is {c}?", target=f"{c} is in {k}.", id=c.lower()
                             **({"case_id": c.lower()} if i < named else {})})
            for i, (c, k) in enumerate(cities)]
 task = Task(dataset=samples, solver=generate(), name="capitals",
-            scorer=[model_graded_qa(model=get_model("mockllm/qwen-careful", custom_outputs=grader("qwen-careful", "careful"))),
-                    model_graded_qa(model=get_model("mockllm/llama-lenient", custom_outputs=grader("llama-lenient", "lenient"))),
+            scorer=[model_graded_qa(model=get_model("mockllm/qwen-careful",
+                                                    custom_outputs=grader("qwen-careful", "careful"))),
+                    model_graded_qa(model=get_model("mockllm/llama-lenient",
+                                                    custom_outputs=grader("llama-lenient", "lenient"))),
                     includes()])
 [log] = eval(task, model=get_model("mockllm/rag-app", custom_outputs=app), log_dir="logs", display="none")
 print(json.dumps({"location": log.location, "status": log.status}))
-'''
+"""
 
-EDIT = '''
+EDIT = """
 import json, sys
 from inspect_ai.log import ProvenanceData, edit_score, read_eval_log, write_eval_log
 from inspect_ai.scorer import ScoreEdit, value_to_float
@@ -91,21 +94,29 @@ from inspect_ai.scorer import ScoreEdit, value_to_float
 source, target, edits = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 log = read_eval_log(source)
 for sample_id, author, grade, reason in edits:
-    edit_score(log, sample_id, "model_graded_qa", ScoreEdit(value=grade, provenance=ProvenanceData(author=author, reason=reason)))
+    edit_score(log, sample_id, "model_graded_qa",
+               ScoreEdit(value=grade, provenance=ProvenanceData(author=author, reason=reason)))
 write_eval_log(log, target, format="json" if target.endswith(".json") else "eval")
 to_float = value_to_float()
 print(json.dumps({s.id: {name: {"value": score.value if isinstance(score.value, str) else None,
                                 "float": None if score.value != score.value else to_float(score.value),
-                                "history": [[h.value, h.provenance.author if h.provenance else None] for h in score.history]}
+                                "history": [[h.value, h.provenance.author if h.provenance else None]
+                                            for h in score.history]}
                          for name, score in s.scores.items()} for s in read_eval_log(target).samples}))
-'''
+"""
 
 
 def inspect(folder: Path, script: str, *args: str) -> object:
     (folder / "script.py").write_text(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("INSPECT_")}
-    done = subprocess.run([str(PYTHON), "script.py", *args], cwd=folder, capture_output=True, text=True, timeout=600,
-                          env={**env, "INSPECT_DISPLAY": "none", "PYTHONNOUSERSITE": "1"})
+    done = subprocess.run(
+        [str(PYTHON), "script.py", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**env, "INSPECT_DISPLAY": "none", "PYTHONNOUSERSITE": "1"},
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -122,11 +133,22 @@ def logs(tmp_path_factory):
     edits = [[c.lower(), "alice", "C" if ALICE[i] else "I", "read it"] for i, (c, _) in enumerate(CITIES)]
     edits += [[CITIES[i][0].lower(), "bob", "C" if v else "I", None] for i, v in BOB.items()]
     edited = inspect(folder, EDIT, str(original), str(folder / "edited.eval"), json.dumps(edits))
-    inspect(folder, EDIT, str(folder / "edited.eval"), str(folder / "edited.json"), "[]")   # the same log, as JSON
-    again = inspect(folder, EDIT, str(folder / "edited.eval"), str(folder / "edited-again.eval"),
-                    json.dumps([["rome", "alice", "I" if ALICE[1] else "C", "looked again"]]))
-    return {"original": original, "edited": folder / "edited.eval", "json": folder / "edited.json",
-            "again": folder / "edited-again.eval", "read": edited, "read_again": again}
+    inspect(folder, EDIT, str(folder / "edited.eval"), str(folder / "edited.json"), "[]")  # the same log, as JSON
+    again = inspect(
+        folder,
+        EDIT,
+        str(folder / "edited.eval"),
+        str(folder / "edited-again.eval"),
+        json.dumps([["rome", "alice", "I" if ALICE[1] else "C", "looked again"]]),
+    )
+    return {
+        "original": original,
+        "edited": folder / "edited.eval",
+        "json": folder / "edited.json",
+        "again": folder / "edited-again.eval",
+        "read": edited,
+        "read_again": again,
+    }
 
 
 def new_campaign(tmp_path):
@@ -135,8 +157,9 @@ def new_campaign(tmp_path):
 
 def test_scores_are_judges_edits_humans_and_every_value_inspects(logs, tmp_path):
     folder = new_campaign(tmp_path)
-    doc = json.loads(run("import", "inspect", str(folder), str(logs["edited"]), "--map", "model_graded_qa=correctness",
-                         "--json"))
+    doc = json.loads(
+        run("import", "inspect", str(folder), str(logs["edited"]), "--map", "model_graded_qa=correctness", "--json")
+    )
     assert doc["cases"]["added"] == N
     assert set(doc["raters"]) == {CAREFUL, LENIENT, "alice", "bob"}
     assert doc["by_metric"] == {"correctness": {"human": N + len(BOB), "judge": 2 * N}}
@@ -145,7 +168,9 @@ def test_scores_are_judges_edits_humans_and_every_value_inspects(logs, tmp_path)
     c = load_campaign(folder)
     by_input = {case["input"]: case_id for case_id, case in c.cases.items()}
     ids = [by_input[f"Where is {city}?"] for city, _ in CITIES]
-    assert ids[:NAMED] == [city.lower() for city, _ in CITIES[:NAMED]] and all(i.startswith("case-") for i in ids[NAMED:])
+    assert ids[:NAMED] == [city.lower() for city, _ in CITIES[:NAMED]] and all(
+        i.startswith("case-") for i in ids[NAMED:]
+    )
     paris = c.cases["paris"]
     assert paris["expected_output"] == "Paris is in France." and paris["retrieval_context"] == ["Paris is in France."]
     assert paris["metadata"]["topic"] == "geography" and paris["metadata"]["task"] == "capitals"
@@ -154,13 +179,16 @@ def test_scores_are_judges_edits_humans_and_every_value_inspects(logs, tmp_path)
     for i, (city, _) in enumerate(CITIES):
         read = logs["read"][city.lower()]
         original_careful = read["model_graded_qa"]["history"][0]
-        assert original_careful[1] is None   # the scorer's own value, before the edits
-        if i == UNDECIDED:   # the careful grader gave no grade: a failed rating with Inspect's reason
+        assert original_careful[1] is None  # the scorer's own value, before the edits
+        if i == UNDECIDED:  # the careful grader gave no grade: a failed rating with Inspect's reason
             row = ratings.loc[(ids[i], CAREFUL)]
             assert row["value"] != row["value"] and "grader" in row["error"]
         else:
-            assert ratings.loc[(ids[i], CAREFUL), "value"] == {"C": 1.0, "I": 0.0}[original_careful[0]] \
+            assert (
+                ratings.loc[(ids[i], CAREFUL), "value"]
+                == {"C": 1.0, "I": 0.0}[original_careful[0]]
                 == float(SUPPORTED[i])
+            )
         assert ratings.loc[(ids[i], LENIENT), "value"] == read["model_graded_qa1"]["float"] == 1.0
         assert ratings.loc[(ids[i], "alice"), "value"] == float(ALICE[i])
         assert ratings.loc[(ids[i], "alice"), "reason"] == "read it"
@@ -170,9 +198,10 @@ def test_scores_are_judges_edits_humans_and_every_value_inspects(logs, tmp_path)
     judges = {j["judge"]: j for j in stats["metrics"][0]["judges"]}
     kept = [i for i in range(N) if i != UNDECIDED]
     assert judges[CAREFUL]["family"] == "qwen" and judges[LENIENT]["family"] == "llama"
-    assert judges[CAREFUL]["n"] == N - 1   # the undecided case is a failed rating, out of the statistics
+    assert judges[CAREFUL]["n"] == N - 1  # the undecided case is a failed rating, out of the statistics
     assert judges[CAREFUL]["kappa"]["estimate"] == pytest.approx(
-        cohen_kappa_score([int(ALICE[i]) for i in kept], [int(SUPPORTED[i]) for i in kept]), abs=1e-12)
+        cohen_kappa_score([int(ALICE[i]) for i in kept], [int(SUPPORTED[i]) for i in kept]), abs=1e-12
+    )
     # the lenient grader passes everything: kappa 0, as scikit-learn says, and no threshold keeps false passes down
     assert judges[LENIENT]["kappa"]["estimate"] == cohen_kappa_score([int(a) for a in ALICE], [1] * N) == 0.0
     assert judges[LENIENT]["accuracy"]["estimate"] is None and "no threshold" in judges[LENIENT]["accuracy"]["reason"]
@@ -186,17 +215,20 @@ def test_the_json_log_reads_as_the_eval_log(logs):
 
 def test_importing_twice_changes_nothing_and_a_new_edit_is_a_revision(logs, tmp_path):
     folder = new_campaign(tmp_path)
-    first = json.loads(run("import", "inspect", str(folder), str(logs["original"]), "--map",
-                           "model_graded_qa=correctness", "--json"))
+    first = json.loads(
+        run("import", "inspect", str(folder), str(logs["original"]), "--map", "model_graded_qa=correctness", "--json")
+    )
     assert first["by_metric"] == {"correctness": {"human": 0, "judge": 2 * N}}
     run("import", "inspect", str(folder), str(logs["edited"]), "--map", "model_graded_qa=correctness")
     files = written(folder)
-    again = json.loads(run("import", "inspect", str(folder), str(logs["edited"]), "--map",
-                           "model_graded_qa=correctness", "--json"))
+    again = json.loads(
+        run("import", "inspect", str(folder), str(logs["edited"]), "--map", "model_graded_qa=correctness", "--json")
+    )
     assert again["ratings"]["new"] == again["ratings"]["changed"] == 0
     assert written(folder) == files
-    doc = json.loads(run("import", "inspect", str(folder), str(logs["again"]), "--map", "model_graded_qa=correctness",
-                         "--json"))
+    doc = json.loads(
+        run("import", "inspect", str(folder), str(logs["again"]), "--map", "model_graded_qa=correctness", "--json")
+    )
     assert doc["ratings"]["changed"] == 1 and doc["ratings"]["new"] == 0
     assert logs["read_again"]["rome"]["model_graded_qa"]["history"][-1] == ["I" if ALICE[1] else "C", "alice"]
     store = ImportStore(folder)
@@ -206,8 +238,11 @@ def test_importing_twice_changes_nothing_and_a_new_edit_is_a_revision(logs, tmp_
 
 
 def test_a_log_that_is_no_inspect_log_is_refused_naming_it(tmp_path):
-    for name, content in (("broken.eval", b"PK\x03\x04 not a zip"), ("other.json", b'{"samples": []}'),
-                          ("binary.json", b"\xff\xfe\x00")):
+    for name, content in (
+        ("broken.eval", b"PK\x03\x04 not a zip"),
+        ("other.json", b'{"samples": []}'),
+        ("binary.json", b"\xff\xfe\x00"),
+    ):
         path = tmp_path / name
         path.write_bytes(content)
         with pytest.raises(CampaignError) as caught:
@@ -216,9 +251,11 @@ def test_a_log_that_is_no_inspect_log_is_refused_naming_it(tmp_path):
 
 
 def test_a_zstandard_log_without_zstandard_names_the_extra(logs, tmp_path):
-    script = ("import sys; sys.modules['zstandard'] = None\n"
-              "from calibrate.imports.inspect_logs import read_inspect_log\n"
-              f"read_inspect_log({str(logs['original'])!r})\n")
+    script = (
+        "import sys; sys.modules['zstandard'] = None\n"
+        "from calibrate.imports.inspect_logs import read_inspect_log\n"
+        f"read_inspect_log({str(logs['original'])!r})\n"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode != 0 and "pip install 'calibrate-judges[imports]'" in done.stderr
 
@@ -236,10 +273,26 @@ import zlib  # noqa: E402
 from calibrate.base.documents import DocumentError  # noqa: E402
 from calibrate.imports.archives import ZSTANDARD, BoundedZip  # noqa: E402
 
-HEADER = json.dumps({"status": "success", "eval": {"task": "qa", "eval_id": "e1", "scorers": [
-    {"name": "model_graded_qa", "options": {"model": "openai/gpt-4o"}}]}}).encode()
-SAMPLE = json.dumps({"id": 1, "epoch": 1, "input": "q?", "target": "a", "output": {"completion": "a."},
-                     "scores": {"model_graded_qa": {"value": "C"}}}).encode()
+HEADER = json.dumps(
+    {
+        "status": "success",
+        "eval": {
+            "task": "qa",
+            "eval_id": "e1",
+            "scorers": [{"name": "model_graded_qa", "options": {"model": "openai/gpt-4o"}}],
+        },
+    }
+).encode()
+SAMPLE = json.dumps(
+    {
+        "id": 1,
+        "epoch": 1,
+        "input": "q?",
+        "target": "a",
+        "output": {"completion": "a."},
+        "scores": {"model_graded_qa": {"value": "C"}},
+    }
+).encode()
 
 
 def zstd_rle(total: int, byte: int = 0x20) -> bytes:
@@ -253,8 +306,9 @@ def zstd_rle(total: int, byte: int = 0x20) -> bytes:
     return bytes(out)
 
 
-def archive(path: Path, entries: dict[str, tuple], *, declared: int | None = None, crc: int | None = None,
-            flags: int = 0) -> Path:
+def archive(
+    path: Path, entries: dict[str, tuple], *, declared: int | None = None, crc: int | None = None, flags: int = 0
+) -> Path:
     """A ZIP archive whose entries hold the given bytes *as compressed*: ``name -> (payload, method[,
     plain])``. The CRC and size it declares are those of ``plain`` (when given), else ``declared`` and
     ``crc``, which override them for every entry when given."""
@@ -267,8 +321,8 @@ def archive(path: Path, entries: dict[str, tuple], *, declared: int | None = Non
     data = bytearray(path.read_bytes())
     methods = [entry[1] for entry in entries.values()]
     plains = [entry[2] if len(entry) > 2 else None for entry in entries.values()]
-    headers = [(at, (8, 6, 14, 22)) for at in locals_]            # local headers: method, flags, crc, size
-    for _ in entries:                                             # central directory entries, one after another
+    headers = [(at, (8, 6, 14, 22)) for at in locals_]  # local headers: method, flags, crc, size
+    for _ in entries:  # central directory entries, one after another
         headers.append((central, (10, 8, 16, 24)))
         name, extra, comment = struct.unpack_from("<HHH", data, central + 28)
         central += 46 + name + extra + comment
@@ -302,25 +356,29 @@ def refused(path: Path, entry: str | None, *words: str) -> str:
     text = str(caught.value)
     assert str(path) in text and (entry is None or repr(entry) in text or entry in text), text
     assert all(word in text for word in words), text
-    assert peak < 200 * 2 ** 20, f"{peak / 2 ** 20:.0f} MiB to refuse {path.name}"
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB to refuse {path.name}"
     return text
 
 
 def test_a_zstandard_bomb_is_refused_naming_the_entry_in_little_memory(tmp_path):
     pytest.importorskip("zstandard")
-    bomb = zstd_rle(4 * 2 ** 30)                          # 4 GiB of spaces in 128 KiB
+    bomb = zstd_rle(4 * 2**30)  # 4 GiB of spaces in 128 KiB
     header = archive(tmp_path / "header.eval", {"header.json": (bomb, ZSTANDARD)}, declared=len(HEADER))
     refused(header, "header.json", "decompresses to more than 200 times its", "compressed bytes: a ZIP bomb")
-    sample = archive(tmp_path / "sample.eval", {"header.json": (HEADER, zipfile.ZIP_STORED, HEADER),
-                                                "samples/1_epoch_1.json": (bomb, ZSTANDARD)})
+    sample = archive(
+        tmp_path / "sample.eval",
+        {"header.json": (HEADER, zipfile.ZIP_STORED, HEADER), "samples/1_epoch_1.json": (bomb, ZSTANDARD)},
+    )
     refused(sample, "samples/1_epoch_1.json", "a ZIP bomb")
 
 
 def test_a_deflate_bomb_is_refused_naming_the_entry_in_little_memory(tmp_path):
-    bomb = deflated(b" " * (128 * 2 ** 20))              # 128 MiB of spaces in 128 KiB, declaring 4 GB
-    path = archive(tmp_path / "log.eval", {"header.json": (HEADER, zipfile.ZIP_STORED),
-                                           "samples/1_epoch_1.json": (bomb, zipfile.ZIP_DEFLATED)},
-                   declared=2 ** 32 - 2)
+    bomb = deflated(b" " * (128 * 2**20))  # 128 MiB of spaces in 128 KiB, declaring 4 GB
+    path = archive(
+        tmp_path / "log.eval",
+        {"header.json": (HEADER, zipfile.ZIP_STORED), "samples/1_epoch_1.json": (bomb, zipfile.ZIP_DEFLATED)},
+        declared=2**32 - 2,
+    )
     refused(path, "samples/1_epoch_1.json", "a ZIP bomb")
 
 
@@ -328,16 +386,33 @@ def test_the_size_limit_holds_for_all_entries_together(tmp_path, monkeypatch):
     """Many entries under the ratio rule still stop at the limit of one document (CALIBRATE_MAX_DOCUMENT_MB)."""
     from calibrate.base import documents
 
-    monkeypatch.setattr(documents, "MAX_DOCUMENT_BYTES", 5 * 2 ** 20)
+    monkeypatch.setattr(documents, "MAX_DOCUMENT_BYTES", 5 * 2**20)
     entries = {"header.json": (HEADER, zipfile.ZIP_STORED, HEADER)}
-    entries |= {f"samples/{i}_epoch_1.json": (deflated(b" " * 2 ** 20 + SAMPLE), zipfile.ZIP_DEFLATED,
-                                              b" " * 2 ** 20 + SAMPLE) for i in range(8)}
+    entries |= {
+        f"samples/{i}_epoch_1.json": (deflated(b" " * 2**20 + SAMPLE), zipfile.ZIP_DEFLATED, b" " * 2**20 + SAMPLE)
+        for i in range(8)
+    }
     path = archive(tmp_path / "log.eval", entries)
     refused(path, None, "takes the archive past 5,242,880 bytes decompressed", "CALIBRATE_MAX_DOCUMENT_MB")
 
 
-@pytest.mark.parametrize("kind", ["not a zip", "truncated", "absurd size", "deflate declaring less", "bad crc", "zstd garbage", "lzma garbage",
-                                  "unknown method", "encrypted", "deep header", "sample not utf-8", "no header"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "not a zip",
+        "truncated",
+        "absurd size",
+        "deflate declaring less",
+        "bad crc",
+        "zstd garbage",
+        "lzma garbage",
+        "unknown method",
+        "encrypted",
+        "deep header",
+        "sample not utf-8",
+        "no header",
+    ],
+)
 def test_a_damaged_archive_is_refused_naming_the_file_and_entry(tmp_path, kind):
     pytest.importorskip("zstandard")
     path = tmp_path / "log.eval"
@@ -349,10 +424,10 @@ def test_a_damaged_archive_is_refused_naming_the_file_and_entry(tmp_path, kind):
         archive(path, good)
         path.write_bytes(path.read_bytes()[:-30])
         refused(path, None, "not a readable ZIP archive")
-    elif kind == "absurd size":   # a stored entry declaring 4 GB, and a CRC that is not its own
-        archive(path, good, declared=2 ** 32 - 2, crc=0)
+    elif kind == "absurd size":  # a stored entry declaring 4 GB, and a CRC that is not its own
+        archive(path, good, declared=2**32 - 2, crc=0)
         refused(path, "header.json", "cannot be read")
-    elif kind == "deflate declaring less":   # declared smaller than it is: read whole, its CRC checked
+    elif kind == "deflate declaring less":  # declared smaller than it is: read whole, its CRC checked
         archive(path, {"header.json": (deflated(HEADER), zipfile.ZIP_DEFLATED, HEADER[:10])})
         refused(path, "header.json", "Bad CRC-32")
     elif kind == "bad crc":
@@ -383,15 +458,20 @@ def test_a_damaged_archive_is_refused_naming_the_file_and_entry(tmp_path, kind):
 
 def test_declared_sizes_are_not_trusted(tmp_path):
     """An entry declaring 4 GB is read as what it holds (the declared size is no allocation)."""
-    path = archive(tmp_path / "log.eval", {"header.json": (HEADER, zipfile.ZIP_STORED, HEADER),
-                                           "samples/1_epoch_1.json": (SAMPLE, zipfile.ZIP_STORED, SAMPLE)})
+    path = archive(
+        tmp_path / "log.eval",
+        {
+            "header.json": (HEADER, zipfile.ZIP_STORED, HEADER),
+            "samples/1_epoch_1.json": (SAMPLE, zipfile.ZIP_STORED, SAMPLE),
+        },
+    )
     data = bytearray(path.read_bytes())
-    struct.pack_into("<I", data, 22, 2 ** 32 - 2)   # the first local header's uncompressed size
+    struct.pack_into("<I", data, 22, 2**32 - 2)  # the first local header's uncompressed size
     path.write_bytes(bytes(data))
     tracemalloc.start()
     try:
         assert [r.value for r in read_inspect_log(path).ratings] == [1.0]
-        assert tracemalloc.get_traced_memory()[1] < 50 * 2 ** 20
+        assert tracemalloc.get_traced_memory()[1] < 50 * 2**20
     finally:
         tracemalloc.stop()
 
@@ -399,10 +479,15 @@ def test_declared_sizes_are_not_trusted(tmp_path):
 def test_a_valid_archive_of_each_compression_reads_alike(tmp_path):
     zstandard = pytest.importorskip("zstandard")
     ratings = []
-    for method, pack in ((zipfile.ZIP_STORED, bytes), (zipfile.ZIP_DEFLATED, deflated),
-                         (ZSTANDARD, zstandard.ZstdCompressor().compress)):
-        path = archive(tmp_path / f"log-{method}.eval", {"header.json": (pack(HEADER), method, HEADER),
-                                                         "samples/1_epoch_1.json": (pack(SAMPLE), method, SAMPLE)})
+    for method, pack in (
+        (zipfile.ZIP_STORED, bytes),
+        (zipfile.ZIP_DEFLATED, deflated),
+        (ZSTANDARD, zstandard.ZstdCompressor().compress),
+    ):
+        path = archive(
+            tmp_path / f"log-{method}.eval",
+            {"header.json": (pack(HEADER), method, HEADER), "samples/1_epoch_1.json": (pack(SAMPLE), method, SAMPLE)},
+        )
         with BoundedZip(path, expected="a log") as log:
             assert bytes(log.read("samples/1_epoch_1.json")) == SAMPLE
         ratings.append([(r.metric, r.rater, r.value) for r in read_inspect_log(path).ratings])
@@ -410,17 +495,28 @@ def test_a_valid_archive_of_each_compression_reads_alike(tmp_path):
 
 
 def test_a_malformed_sample_or_score_is_skipped_saying_where(tmp_path):
-    log = {"eval": {"eval_id": "e1", "scorers": [{"name": "model_graded_qa"}]}, "samples": [
-        {"id": 1, "input": "q?", "output": {"completion": 5}},
-        {"id": 2, "input": "r?", "output": {"completion": "b."}, "scores": {
-            "model_graded_qa": {"value": "C", "explanation": ["not text"]},
-            "other": {"value": "I", "history": [{"value": "C", "provenance": {"author": 7}}]}}}]}
+    log = {
+        "eval": {"eval_id": "e1", "scorers": [{"name": "model_graded_qa"}]},
+        "samples": [
+            {"id": 1, "input": "q?", "output": {"completion": 5}},
+            {
+                "id": 2,
+                "input": "r?",
+                "output": {"completion": "b."},
+                "scores": {
+                    "model_graded_qa": {"value": "C", "explanation": ["not text"]},
+                    "other": {"value": "I", "history": [{"value": "C", "provenance": {"author": 7}}]},
+                },
+            },
+        ],
+    }
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log))
     batch = read_inspect_log(path)
     reasons = {s.what: s.reason for s in batch.skipped}
-    assert reasons["e1#samples[0]"] == ("not an Inspect sample: output.completion: Input should be a valid string "
-                                        "(found 5)")
+    assert reasons["e1#samples[0]"] == (
+        "not an Inspect sample: output.completion: Input should be a valid string (found 5)"
+    )
     assert reasons["e1#2/epoch1/model_graded_qa"].startswith("not an Inspect score: explanation: Input should be")
     assert reasons["e1#2/epoch1/other/edit0"].startswith("not an Inspect score edit: provenance.author:")
     assert [(r.metric, r.value) for r in batch.ratings] == [("other", 0.0)]
@@ -428,9 +524,22 @@ def test_a_malformed_sample_or_score_is_skipped_saying_where(tmp_path):
 
 def test_rater_equal_to_an_editor_is_refused_not_a_silent_drop(tmp_path):
     """Issue 24: --rater equal to the source's own annotator dropped the human labels."""
-    log = {"eval": {"scorers": [{"name": "model_graded_qa", "options": {"model": "openai/gpt-4o"}}]},
-           "samples": [{"id": 1, "input": "q?", "output": {"completion": "a."}, "scores": {"model_graded_qa": {
-               "value": "C", "history": [{"value": "C"}, {"value": "I", "provenance": {"author": "alice"}}]}}}]}
+    log = {
+        "eval": {"scorers": [{"name": "model_graded_qa", "options": {"model": "openai/gpt-4o"}}]},
+        "samples": [
+            {
+                "id": 1,
+                "input": "q?",
+                "output": {"completion": "a."},
+                "scores": {
+                    "model_graded_qa": {
+                        "value": "C",
+                        "history": [{"value": "C"}, {"value": "I", "provenance": {"author": "alice"}}],
+                    }
+                },
+            }
+        ],
+    }
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log))
     folder = make_campaign(tmp_path / "c", "correctness")
@@ -441,20 +550,25 @@ def test_rater_equal_to_an_editor_is_refused_not_a_silent_drop(tmp_path):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(method=st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, ZSTANDARD]),
-       damage=st.lists(st.tuples(st.integers(0, 10 ** 6), st.binary(min_size=1, max_size=4)), max_size=4),
-       cut=st.none() | st.integers(0, 10 ** 6))
+@given(
+    method=st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, ZSTANDARD]),
+    damage=st.lists(st.tuples(st.integers(0, 10**6), st.binary(min_size=1, max_size=4)), max_size=4),
+    cut=st.none() | st.integers(0, 10**6),
+)
 def test_any_damage_to_an_eval_archive_is_read_or_refused_naming_it(tmp_path_factory, method, damage, cut):
     zstandard = pytest.importorskip("zstandard")
-    pack = {zipfile.ZIP_STORED: bytes, zipfile.ZIP_DEFLATED: deflated,
-            ZSTANDARD: zstandard.ZstdCompressor().compress}[method]
-    path = archive(tmp_path_factory.mktemp("eval") / "log.eval", {
-        "header.json": (pack(HEADER), method, HEADER), "samples/1_epoch_1.json": (pack(SAMPLE), method, SAMPLE)})
+    pack = {zipfile.ZIP_STORED: bytes, zipfile.ZIP_DEFLATED: deflated, ZSTANDARD: zstandard.ZstdCompressor().compress}[
+        method
+    ]
+    path = archive(
+        tmp_path_factory.mktemp("eval") / "log.eval",
+        {"header.json": (pack(HEADER), method, HEADER), "samples/1_epoch_1.json": (pack(SAMPLE), method, SAMPLE)},
+    )
     data = bytearray(path.read_bytes())
     for at, replacement in damage:
         at %= len(data)
-        data[at:at + len(replacement)] = replacement
-    path.write_bytes(bytes(data[:cut % (len(data) + 1)] if cut is not None else data))
+        data[at : at + len(replacement)] = replacement
+    path.write_bytes(bytes(data[: cut % (len(data) + 1)] if cut is not None else data))
     try:
         batch = read_inspect_log(path)
     except CampaignError as exc:

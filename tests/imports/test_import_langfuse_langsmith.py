@@ -20,13 +20,14 @@ from sklearn.metrics import cohen_kappa_score
 from calibrate import load_campaign
 from calibrate.imports.store import ImportStore
 from tests.conftest import need
-from tests.imports.common import run, new_campaign as make_campaign, written
+from tests.imports.common import new_campaign as make_campaign
+from tests.imports.common import run, written
 
 LANGFUSE_PYTHON = Path(__file__).resolve().parents[2] / ".langfuse-venv" / "bin" / "python"
 N = 30
 HUMAN = [0 if i % 3 == 0 else 1 for i in range(N)]
 MISSES = {"gpt-4o-mini": {1, 4, 9, 15, 22}, "claude-3-5-haiku": set(range(0, N, 3)) | {2, 5}}
-USERS = 6   # the traces with a user's thumbs (source API)
+USERS = 6  # the traces with a user's thumbs (source API)
 
 
 def verdict(judge: str, i: int) -> int:
@@ -43,14 +44,15 @@ def check_kappas(folder: Path) -> None:
     assert set(judges) == set(MISSES)
     for judge in MISSES:
         assert judges[judge]["kappa"]["estimate"] == pytest.approx(
-            cohen_kappa_score(HUMAN, [verdict(judge, i) for i in range(N)]), abs=1e-12)
+            cohen_kappa_score(HUMAN, [verdict(judge, i) for i in range(N)]), abs=1e-12
+        )
         assert judges[judge]["n"] == N
     assert judges["gpt-4o-mini"]["family"] == "gpt" and judges["claude-3-5-haiku"]["family"] == "claude"
 
 
 # ----------------------------------------------------------------------------------------------- Langfuse
 
-LANGFUSE_EXPORT = '''
+LANGFUSE_EXPORT = """
 import datetime as dt, json, sys
 from langfuse.api import (GetScoresV3Meta, GetScoresV3Response, ObservationV2, ObservationsV2Meta,
                           ObservationsV2Response, ScoreSubjectV3_Observation, ScoreSubjectV3_Session,
@@ -66,13 +68,16 @@ pages, observations = [], []
 for i in range(len(human)):
     trace = f"trace-{i:03d}"
     observations += [
-        ObservationV2(id=f"root-{i}", trace_id=trace, start_time=at(i), type="AGENT", name="rag", is_root_observation=True,
-                      input=json.dumps({"question": f"question {i}?"}), output=json.dumps(f"The answer to question {i}"),
-                      metadata={"release": "v2"}, **common),
-        ObservationV2(id=f"retrieve-{i}", trace_id=trace, start_time=at(i), type="RETRIEVER", parent_observation_id=f"root-{i}",
-                      output=json.dumps([{"page_content": f"Passage {i}."}, {"page_content": "Another passage."}]), **common),
+        ObservationV2(id=f"root-{i}", trace_id=trace, start_time=at(i), type="AGENT", name="rag",
+                      is_root_observation=True, input=json.dumps({"question": f"question {i}?"}),
+                      output=json.dumps(f"The answer to question {i}"), metadata={"release": "v2"}, **common),
+        ObservationV2(id=f"retrieve-{i}", trace_id=trace, start_time=at(i), type="RETRIEVER",
+                      parent_observation_id=f"root-{i}",
+                      output=json.dumps([{"page_content": f"Passage {i}."}, {"page_content": "Another passage."}]),
+                      **common),
         ObservationV2(id=f"generate-{i}", trace_id=trace, start_time=at(i), type="GENERATION", model="gpt-4o",
-                      parent_observation_id=f"root-{i}", input="[]", output=json.dumps(f"The answer to question {i}"), **common)]
+                      parent_observation_id=f"root-{i}", input="[]", output=json.dumps(f"The answer to question {i}"),
+                      **common)]
 half = len(observations) // 2
 with open(out + "/observations.jsonl", "w") as f:   # two pages of the v2 observations API, a page a line
     f.write(ObservationsV2Response(data=observations[:half], meta=ObservationsV2Meta(cursor="next")).json() + "\\n")
@@ -87,11 +92,13 @@ def scores(version, flip=None):
         if version == 3:
             subject = ScoreSubjectV3_Trace(id=trace)
             found.append(ScoreV3_Boolean(id=f"alice-{i}", name="correctness", value=value, source="ANNOTATION",
-                                         author_user_id="user-alice", queue_id="queue-1", subject=subject, timestamp=stamp,
-                                         created_at=stamp, updated_at=changed, comment="read it", **common))
+                                         author_user_id="user-alice", queue_id="queue-1", subject=subject,
+                                         timestamp=stamp, created_at=stamp, updated_at=changed, comment="read it",
+                                         **common))
             a = int(bool(label) != (i in misses["gpt-4o-mini"]))
-            found.append(ScoreV3_Numeric(id=f"eval-a-{i}", name="Correctness", value=float(a), source="EVAL", subject=subject,
-                                         metadata={"model": "gpt-4o-mini"}, comment="The judge's reasoning.",
+            found.append(ScoreV3_Numeric(id=f"eval-a-{i}", name="Correctness", value=float(a), source="EVAL",
+                                         subject=subject, metadata={"model": "gpt-4o-mini"},
+                                         comment="The judge's reasoning.",
                                          timestamp=stamp, created_at=stamp, updated_at=stamp, **common))
             b = bool(label) != (i in misses["claude-3-5-haiku"])
             found.append(ScoreV3_Categorical(id=f"eval-b-{i}", name="correctness", value="pass" if b else "fail",
@@ -99,7 +106,8 @@ def scores(version, flip=None):
                                              timestamp=stamp, created_at=stamp, updated_at=stamp, **common))
             if i < users:
                 found.append(ScoreV3_Numeric(id=f"thumbs-{i}", name="correctness", value=1.0, source="API",
-                                             subject=subject, timestamp=stamp, created_at=stamp, updated_at=stamp, **common))
+                                             subject=subject, timestamp=stamp, created_at=stamp, updated_at=stamp,
+                                             **common))
         else:   # the v2 scores API: traceId on each score
             found.append(Score_Boolean(id=f"alice-{i}", trace_id=trace, name="correctness", value=float(value),
                                        string_value=str(value), source="ANNOTATION", author_user_id="user-alice",
@@ -112,15 +120,15 @@ def scores(version, flip=None):
             ScoreV3_Numeric(id="inner", name="correctness", value=1.0, source="EVAL", metadata={"model": "gpt-4o-mini"},
                             subject=ScoreSubjectV3_Observation(id="generate-0", trace_id="trace-000"), timestamp=stamp,
                             created_at=stamp, updated_at=stamp, **common),
-            ScoreV3_Numeric(id="session", name="correctness", value=1.0, source="ANNOTATION", author_user_id="user-alice",
-                            subject=ScoreSubjectV3_Session(id="session-1"), timestamp=stamp, created_at=stamp,
-                            updated_at=stamp, **common),
+            ScoreV3_Numeric(id="session", name="correctness", value=1.0, source="ANNOTATION",
+                            author_user_id="user-alice", subject=ScoreSubjectV3_Session(id="session-1"),
+                            timestamp=stamp, created_at=stamp, updated_at=stamp, **common),
             ScoreV3_Text(id="note", name="correctness", value="fine", source="ANNOTATION", author_user_id="user-alice",
-                         subject=ScoreSubjectV3_Trace(id="trace-001"), timestamp=stamp, created_at=stamp, updated_at=stamp,
-                         **common),
+                         subject=ScoreSubjectV3_Trace(id="trace-001"), timestamp=stamp, created_at=stamp,
+                         updated_at=stamp, **common),
             ScoreV3_Correction(id="fix", name="correctness", value="The answer is 4.", source="ANNOTATION",
-                               author_user_id="user-alice", subject=ScoreSubjectV3_Trace(id="trace-002"), timestamp=stamp,
-                               created_at=stamp, updated_at=stamp, **common)]
+                               author_user_id="user-alice", subject=ScoreSubjectV3_Trace(id="trace-002"),
+                               timestamp=stamp, created_at=stamp, updated_at=stamp, **common)]
     return found
 
 with open(out + "/scores.json", "w") as f:
@@ -128,7 +136,7 @@ with open(out + "/scores.json", "w") as f:
 with open(out + "/scores-v2-later.jsonl", "w") as f:   # later, alice changed her mind on trace 1
     f.write("\\n".join(s.json() for s in scores(2, flip=1)) + "\\n")
 print(json.dumps({"observations": len(observations)}))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -136,24 +144,50 @@ def langfuse_files(tmp_path_factory):
     need(LANGFUSE_PYTHON.exists(), f"the Langfuse SDK ({LANGFUSE_PYTHON}; run scripts/install-langfuse.sh)")
     folder = tmp_path_factory.mktemp("langfuse")
     (folder / "export.py").write_text(LANGFUSE_EXPORT)
-    done = subprocess.run([str(LANGFUSE_PYTHON), "export.py", json.dumps(HUMAN),
-                           json.dumps({k: sorted(v) for k, v in MISSES.items()}), str(USERS), str(folder)],
-                          cwd=folder, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONNOUSERSITE": "1", "LANGFUSE_TRACING_ENABLED": "false"})
+    done = subprocess.run(
+        [
+            str(LANGFUSE_PYTHON),
+            "export.py",
+            json.dumps(HUMAN),
+            json.dumps({k: sorted(v) for k, v in MISSES.items()}),
+            str(USERS),
+            str(folder),
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONNOUSERSITE": "1", "LANGFUSE_TRACING_ENABLED": "false"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return folder
 
 
 def test_langfuse_annotations_are_humans_evals_judges_and_api_scores_wait_for_a_word(langfuse_files, tmp_path):
     folder = new_campaign(tmp_path)
-    doc = json.loads(run("import", "langfuse", str(folder), "--traces", str(langfuse_files / "observations.jsonl"),
-                         "--scores", str(langfuse_files / "scores.json"), "--json"))
+    doc = json.loads(
+        run(
+            "import",
+            "langfuse",
+            str(folder),
+            "--traces",
+            str(langfuse_files / "observations.jsonl"),
+            "--scores",
+            str(langfuse_files / "scores.json"),
+            "--json",
+        )
+    )
     assert doc["cases"]["added"] == N
     assert doc["by_metric"] == {"correctness": {"human": N, "judge": 2 * N}}
     assert set(doc["raters"]) == {"user-alice", *MISSES}
     reasons = {g["reason"]: g["count"] for g in doc["skipped_by_reason"]}
-    assert reasons["source API holds whatever an application sent (user feedback or its own evaluations): say which "
-                   "with --api-scores human or --api-scores judge"] == USERS
+    assert (
+        reasons[
+            "source API holds whatever an application sent (user feedback or its own evaluations): say which "
+            "with --api-scores human or --api-scores judge"
+        ]
+        == USERS
+    )
     assert reasons["a score of an observation inside the trace, not of the trace"] == 1
     assert reasons["a score of a session, not of a trace"] == 1
     assert reasons["a text score, not a rating"] == reasons["a correction score, not a rating"] == 1
@@ -167,10 +201,26 @@ def test_langfuse_annotations_are_humans_evals_judges_and_api_scores_wait_for_a_
     check_kappas(folder)
     other = tmp_path / "other"
     run("init", str(other), "--metric", "correctness")
-    with_thumbs = json.loads(run("import", "langfuse", str(other), "--traces", str(langfuse_files / "observations.jsonl"),
-                                 "--scores", str(langfuse_files / "scores.json"), "--api-scores", "human", "--json"))
-    assert with_thumbs["raters"]["langfuse-api"] == {"kind": "human", "ratings": USERS, "metrics": ["correctness"],
-                                                     "model": None}
+    with_thumbs = json.loads(
+        run(
+            "import",
+            "langfuse",
+            str(other),
+            "--traces",
+            str(langfuse_files / "observations.jsonl"),
+            "--scores",
+            str(langfuse_files / "scores.json"),
+            "--api-scores",
+            "human",
+            "--json",
+        )
+    )
+    assert with_thumbs["raters"]["langfuse-api"] == {
+        "kind": "human",
+        "ratings": USERS,
+        "metrics": ["correctness"],
+        "model": None,
+    }
 
 
 def test_langfuse_imports_are_idempotent_and_a_later_score_is_a_revision(langfuse_files, tmp_path):
@@ -182,7 +232,7 @@ def test_langfuse_imports_are_idempotent_and_a_later_score_is_a_revision(langfus
     assert again["ratings"]["new"] == again["ratings"]["changed"] == 0 and written(folder) == files
     later = json.loads(run(*args, "--scores", str(langfuse_files / "scores-v2-later.jsonl"), "--json"))
     assert later["ratings"]["changed"] == 1 and later["ratings"]["unchanged"] == N - 1
-    assert later["ratings"]["absent_kept"] == 2 * N   # the judges' scores are not in this file: they stay
+    assert later["ratings"]["absent_kept"] == 2 * N  # the judges' scores are not in this file: they stay
     store = ImportStore(folder)
     history = [h["value"] for h in store.history() if h["case_id"] == "trace-001" and h["rater"] == "user-alice"]
     store.close()
@@ -193,11 +243,12 @@ def test_langfuse_imports_are_idempotent_and_a_later_score_is_a_revision(langfus
 
 # ---------------------------------------------------------------------------------------------- LangSmith
 
+
 def langsmith_export(folder: Path) -> dict[str, Path]:
     """Runs, examples and feedback as LangSmith's Client returns them (its own schema classes), a line each."""
     from langsmith import schemas
 
-    t0 = dt.datetime(2026, 11, 30, 9, 0, tzinfo=dt.timezone.utc)
+    t0 = dt.datetime(2026, 11, 30, 9, 0, tzinfo=dt.UTC)
     dataset = uuid.uuid5(uuid.NAMESPACE_URL, "dataset")
     runs, examples, feedback = [], [], []
     for i, label in enumerate(HUMAN):
@@ -205,44 +256,131 @@ def langsmith_export(folder: Path) -> dict[str, Path]:
         retriever, llm = uuid.uuid5(uuid.NAMESPACE_URL, f"retriever-{i}"), uuid.uuid5(uuid.NAMESPACE_URL, f"llm-{i}")
         start = t0 + dt.timedelta(minutes=i)
         runs += [
-            schemas.Run(id=root, trace_id=root, name="rag", run_type="chain", start_time=start,
-                        inputs={"question": f"question {i}?"}, outputs={"answer": f"The answer to question {i}"},
-                        reference_example_id=example, extra={"metadata": {"release": "v2"}}, tags=["prod"]),
-            schemas.Run(id=retriever, trace_id=root, parent_run_id=root, name="retrieve", run_type="retriever",
-                        start_time=start, inputs={"query": f"question {i}?"},
-                        outputs={"documents": [{"page_content": f"Passage {i}.", "metadata": {}, "type": "Document"}]}),
-            schemas.Run(id=llm, trace_id=root, parent_run_id=root, name="ChatOpenAI", run_type="llm", start_time=start,
-                        inputs={"messages": []}, outputs={"generations": [[{"text": f"The answer to question {i}"}]]})]
-        examples.append(schemas.Example(id=example, dataset_id=dataset, inputs={"question": f"question {i}?"},
-                                        outputs={"answer": f"Expected {i}"}, created_at=t0))
+            schemas.Run(
+                id=root,
+                trace_id=root,
+                name="rag",
+                run_type="chain",
+                start_time=start,
+                inputs={"question": f"question {i}?"},
+                outputs={"answer": f"The answer to question {i}"},
+                reference_example_id=example,
+                extra={"metadata": {"release": "v2"}},
+                tags=["prod"],
+            ),
+            schemas.Run(
+                id=retriever,
+                trace_id=root,
+                parent_run_id=root,
+                name="retrieve",
+                run_type="retriever",
+                start_time=start,
+                inputs={"query": f"question {i}?"},
+                outputs={"documents": [{"page_content": f"Passage {i}.", "metadata": {}, "type": "Document"}]},
+            ),
+            schemas.Run(
+                id=llm,
+                trace_id=root,
+                parent_run_id=root,
+                name="ChatOpenAI",
+                run_type="llm",
+                start_time=start,
+                inputs={"messages": []},
+                outputs={"generations": [[{"text": f"The answer to question {i}"}]]},
+            ),
+        ]
+        examples.append(
+            schemas.Example(
+                id=example,
+                dataset_id=dataset,
+                inputs={"question": f"question {i}?"},
+                outputs={"answer": f"Expected {i}"},
+                created_at=t0,
+            )
+        )
         stamp = t0 + dt.timedelta(hours=2, minutes=i)
         feedback += [
-            schemas.Feedback(id=uuid.uuid5(uuid.NAMESPACE_URL, f"alice-{i}"), run_id=root, trace_id=root, key="correctness",
-                             score=label, comment="read it", created_at=stamp, modified_at=stamp,
-                             feedback_source=schemas.FeedbackSourceBase(type="app", user_id=uuid.uuid5(uuid.NAMESPACE_URL,
-                                                                                                        "alice"),
-                                                                        user_name="alice")),
-            schemas.Feedback(id=uuid.uuid5(uuid.NAMESPACE_URL, f"a-{i}"), run_id=root, trace_id=root, key="correctness",
-                             score=verdict("gpt-4o-mini", i), created_at=stamp, modified_at=stamp,
-                             feedback_source=schemas.ModelFeedbackSource(metadata={"ls_model_name": "gpt-4o-mini",
-                                                                                   "__run": {"run_id": str(uuid.uuid4())}})),
-            schemas.Feedback(id=uuid.uuid5(uuid.NAMESPACE_URL, f"b-{i}"), run_id=root, trace_id=root, key="Correctness",
-                             value="pass" if verdict("claude-3-5-haiku", i) else "fail", created_at=stamp,
-                             modified_at=stamp,
-                             feedback_source=schemas.ModelFeedbackSource(metadata={"model": "claude-3-5-haiku"}))]
+            schemas.Feedback(
+                id=uuid.uuid5(uuid.NAMESPACE_URL, f"alice-{i}"),
+                run_id=root,
+                trace_id=root,
+                key="correctness",
+                score=label,
+                comment="read it",
+                created_at=stamp,
+                modified_at=stamp,
+                feedback_source=schemas.FeedbackSourceBase(
+                    type="app", user_id=uuid.uuid5(uuid.NAMESPACE_URL, "alice"), user_name="alice"
+                ),
+            ),
+            schemas.Feedback(
+                id=uuid.uuid5(uuid.NAMESPACE_URL, f"a-{i}"),
+                run_id=root,
+                trace_id=root,
+                key="correctness",
+                score=verdict("gpt-4o-mini", i),
+                created_at=stamp,
+                modified_at=stamp,
+                feedback_source=schemas.ModelFeedbackSource(
+                    metadata={"ls_model_name": "gpt-4o-mini", "__run": {"run_id": str(uuid.uuid4())}}
+                ),
+            ),
+            schemas.Feedback(
+                id=uuid.uuid5(uuid.NAMESPACE_URL, f"b-{i}"),
+                run_id=root,
+                trace_id=root,
+                key="Correctness",
+                value="pass" if verdict("claude-3-5-haiku", i) else "fail",
+                created_at=stamp,
+                modified_at=stamp,
+                feedback_source=schemas.ModelFeedbackSource(metadata={"model": "claude-3-5-haiku"}),
+            ),
+        ]
         if i < USERS:
-            feedback.append(schemas.Feedback(id=uuid.uuid5(uuid.NAMESPACE_URL, f"thumbs-{i}"), run_id=root, trace_id=root,
-                                             key="correctness", score=1, created_at=stamp, modified_at=stamp,
-                                             feedback_source=schemas.APIFeedbackSource()))
+            feedback.append(
+                schemas.Feedback(
+                    id=uuid.uuid5(uuid.NAMESPACE_URL, f"thumbs-{i}"),
+                    run_id=root,
+                    trace_id=root,
+                    key="correctness",
+                    score=1,
+                    created_at=stamp,
+                    modified_at=stamp,
+                    feedback_source=schemas.APIFeedbackSource(),
+                )
+            )
     feedback += [
-        schemas.Feedback(id=uuid.uuid4(), run_id=uuid.uuid5(uuid.NAMESPACE_URL, "llm-0"), trace_id=runs[0].id,
-                         key="correctness", score=1, created_at=t0, modified_at=t0,
-                         feedback_source=schemas.ModelFeedbackSource(metadata={"model": "gpt-4o-mini"})),
-        schemas.Feedback(id=uuid.uuid4(), run_id=None, trace_id=None, key="correctness", score=0.9, created_at=t0,
-                         modified_at=t0, feedback_source=schemas.ModelFeedbackSource()),
-        schemas.Feedback(id=uuid.uuid4(), run_id=runs[3].id, trace_id=runs[3].id, key="correctness",
-                         correction={"answer": "Better."}, created_at=t0, modified_at=t0,
-                         feedback_source=schemas.FeedbackSourceBase(type="app", user_name="alice"))]
+        schemas.Feedback(
+            id=uuid.uuid4(),
+            run_id=uuid.uuid5(uuid.NAMESPACE_URL, "llm-0"),
+            trace_id=runs[0].id,
+            key="correctness",
+            score=1,
+            created_at=t0,
+            modified_at=t0,
+            feedback_source=schemas.ModelFeedbackSource(metadata={"model": "gpt-4o-mini"}),
+        ),
+        schemas.Feedback(
+            id=uuid.uuid4(),
+            run_id=None,
+            trace_id=None,
+            key="correctness",
+            score=0.9,
+            created_at=t0,
+            modified_at=t0,
+            feedback_source=schemas.ModelFeedbackSource(),
+        ),
+        schemas.Feedback(
+            id=uuid.uuid4(),
+            run_id=runs[3].id,
+            trace_id=runs[3].id,
+            key="correctness",
+            correction={"answer": "Better."},
+            created_at=t0,
+            modified_at=t0,
+            feedback_source=schemas.FeedbackSourceBase(type="app", user_name="alice"),
+        ),
+    ]
     paths = {}
     for name, items in (("runs", runs), ("examples", examples), ("feedback", feedback)):
         paths[name] = folder / f"{name}.jsonl"
@@ -257,15 +395,29 @@ def langsmith_files(tmp_path_factory):
 
 def test_langsmith_app_feedback_is_human_model_feedback_judges_and_api_feedback_waits(langsmith_files, tmp_path):
     folder = new_campaign(tmp_path)
-    args = ("import", "langsmith", str(folder), "--runs", str(langsmith_files["runs"]), "--feedback",
-            str(langsmith_files["feedback"]), "--examples", str(langsmith_files["examples"]))
+    args = (
+        "import",
+        "langsmith",
+        str(folder),
+        "--runs",
+        str(langsmith_files["runs"]),
+        "--feedback",
+        str(langsmith_files["feedback"]),
+        "--examples",
+        str(langsmith_files["examples"]),
+    )
     doc = json.loads(run(*args, "--json"))
     assert doc["cases"]["added"] == N
     assert doc["by_metric"] == {"correctness": {"human": N, "judge": 2 * N}}
     assert set(doc["raters"]) == {"alice", *MISSES}
     reasons = {g["reason"]: g["count"] for g in doc["skipped_by_reason"]}
-    assert reasons["source api holds whatever an application sent (user feedback or its own evaluations): say which "
-                   "with --api-feedback human or --api-feedback judge"] == USERS
+    assert (
+        reasons[
+            "source api holds whatever an application sent (user feedback or its own evaluations): say which "
+            "with --api-feedback human or --api-feedback judge"
+        ]
+        == USERS
+    )
     assert reasons["feedback on a run inside the trace, not on its root run"] == 1
     assert reasons["feedback on no run (a project's or an experiment's summary)"] == 1
     assert reasons["a correction of the output, not a rating"] == 1
@@ -296,7 +448,10 @@ def test_langsmith_changed_feedback_is_a_revision_and_api_feedback_is_imported_w
     assert doc["ratings"]["changed"] == 1 and doc["ratings"]["new"] == USERS
     assert doc["raters"]["langsmith-api"]["ratings"] == USERS
     store = ImportStore(folder)
-    history = [h["value"] for h in store.history() if h["rater"] == "alice"
-               and h["case_id"] == str(uuid.uuid5(uuid.NAMESPACE_URL, "run-2"))]
+    history = [
+        h["value"]
+        for h in store.history()
+        if h["rater"] == "alice" and h["case_id"] == str(uuid.uuid5(uuid.NAMESPACE_URL, "run-2"))
+    ]
     store.close()
     assert history == [float(HUMAN[2]), float(1 - HUMAN[2])]

@@ -41,8 +41,8 @@ from tests.imports.test_import_attacks import (
 from tests.imports.test_import_mlflow import fake_mlflow, fake_trace
 from tests.imports.test_import_phoenix import REPLIES, SPAN_NOTES, fake_phoenix
 
-UTC = dt.timezone.utc
-HUGE = "1" + "0" * 400   # a JSON integer no float holds
+UTC = dt.UTC
+HUGE = "1" + "0" * 400  # a JSON integer no float holds
 
 
 def imported(folder) -> pd.DataFrame:
@@ -56,20 +56,34 @@ def written(moment: dt.datetime, minutes: int, fraction: bool) -> str:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(base=st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2080, 1, 1), timezones=st.just(UTC)),
-       later_by_ms=st.integers(1, 3_600_000), offsets=st.tuples(st.integers(-600, 600), st.integers(-600, 600)),
-       fractions=st.tuples(st.booleans(), st.booleans()), later_first=st.booleans())
-def test_the_rating_updated_last_wins_however_its_time_is_written(tmp_path_factory, base, later_by_ms, offsets,
-                                                                  fractions, later_first):
+@given(
+    base=st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2080, 1, 1), timezones=st.just(UTC)),
+    later_by_ms=st.integers(1, 3_600_000),
+    offsets=st.tuples(st.integers(-600, 600), st.integers(-600, 600)),
+    fractions=st.tuples(st.booleans(), st.booleans()),
+    later_first=st.booleans(),
+)
+def test_the_rating_updated_last_wins_however_its_time_is_written(
+    tmp_path_factory, base, later_by_ms, offsets, fractions, later_first
+):
     older, newer = base, base + dt.timedelta(milliseconds=later_by_ms)
-    ratings = [ImportedRating("c1", "faithfulness", "alice", "human", 0.0, "old",
-                              updated=written(older, offsets[0], fractions[0])),
-               ImportedRating("c1", "faithfulness", "alice", "human", 1.0, "new",
-                              updated=written(newer, offsets[1], fractions[1]))]
+    ratings = [
+        ImportedRating(
+            "c1", "faithfulness", "alice", "human", 0.0, "old", updated=written(older, offsets[0], fractions[0])
+        ),
+        ImportedRating(
+            "c1", "faithfulness", "alice", "human", 1.0, "new", updated=written(newer, offsets[1], fractions[1])
+        ),
+    ]
     folder = tmp_path_factory.mktemp("latest") / "c"
     init_campaign(folder, ["faithfulness"])
-    batch = SourceBatch("tool", "tool", "by hand", cases=[{"case_id": "c1", "input": "q?"}],
-                        ratings=ratings[::-1] if later_first else ratings)
+    batch = SourceBatch(
+        "tool",
+        "tool",
+        "by hand",
+        cases=[{"case_id": "c1", "input": "q?"}],
+        ratings=ratings[::-1] if later_first else ratings,
+    )
     doc = import_batch(folder, batch)
     assert imported(folder)["value"].tolist() == [1.0]
     assert any("that later one is kept" in s["reason"] for s in doc["skipped"])
@@ -96,8 +110,9 @@ def test_the_attacks_times_fractions_and_offsets(tmp_path):
     init_campaign(folder, ["correctness"])
     notes = copy.deepcopy(REPLIES[SPAN_NOTES])
     notes["data"][0].update(updated_at="2025-01-01T13:00:00+01:00", result={"score": 0.0})
-    notes["data"].append({**copy.deepcopy(notes["data"][0]), "id": "n0b", "updated_at": "2025-01-01T12:30:00Z",
-                          "result": {"score": 1.0}})
+    notes["data"].append(
+        {**copy.deepcopy(notes["data"][0]), "id": "n0b", "updated_at": "2025-01-01T12:30:00Z", "result": {"score": 1.0}}
+    )
     with Adversary() as phoenix:
         fake_phoenix(phoenix)
         phoenix.json(SPAN_NOTES, notes)
@@ -108,8 +123,9 @@ def test_the_attacks_times_fractions_and_offsets(tmp_path):
     # Inspect: alice's edits, 00:00:00Z (I) then 00:00:00.500Z (C)
     log = copy.deepcopy(INSPECT_LOG_JSON)
     history = log["samples"][0]["scores"]["model_graded_qa"]["history"]
-    history.append({"value": "C", "provenance": {"author": "alice", "reason": "r2",
-                                                 "timestamp": "2026-01-01T00:00:00.500Z"}})
+    history.append(
+        {"value": "C", "provenance": {"author": "alice", "reason": "r2", "timestamp": "2026-01-01T00:00:00.500Z"}}
+    )
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log))
     folder = tmp_path / "in"
@@ -137,7 +153,7 @@ def test_a_time_that_is_no_time_is_named_with_its_file_and_field(tmp_path):
     (tmp_path / "traces.json").write_text(json.dumps(LANGFUSE_TRACES))
     (tmp_path / "scores.json").write_text(json.dumps(scores))
     batch = read_langfuse_export(tmp_path / "traces.json", tmp_path / "scores.json")
-    [skip] = [s for s in batch.skipped if "yesterday" in s.reason]   # a record not of the format: skipped, saying so
+    [skip] = [s for s in batch.skipped if "yesterday" in s.reason]  # a record not of the format: skipped, saying so
     assert skip.what == "scores.json score #1" and "updatedAt: 'yesterday' is not a time" in skip.reason
     with pytest.raises(ValueError, match="rating 'r1', field 'updated': 'soon' is not a time"):
         ImportedRating("c1", "m", "alice", "human", 1.0, "r1", updated="soon")
@@ -150,7 +166,7 @@ def test_any_integer_is_a_number_or_refused_naming_where(value):
         found = rating_value(value, where="f.json, score s1, field 'value'")
     except ValueError as exc:
         assert str(exc).startswith("f.json, score s1, field 'value': an integer of about")
-        assert abs(value) > 2 ** 1000
+        assert abs(value) > 2**1000
     else:
         assert found == float(value)
 
@@ -178,7 +194,7 @@ def test_an_integer_no_float_holds_is_refused_naming_the_source_and_field(tmp_pa
         read_langsmith_export(tmp_path / "runs.json", tmp_path / "feedback.json")
 
     notes = copy.deepcopy(REPLIES[SPAN_NOTES])
-    notes["data"][0]["result"] = {"score": 10 ** 400}
+    notes["data"][0]["result"] = {"score": 10**400}
     with Adversary() as phoenix:
         fake_phoenix(phoenix)
         phoenix.json(SPAN_NOTES, json.dumps(notes).encode())
@@ -198,7 +214,7 @@ def test_the_exact_metric_name_beats_one_alike_up_to_case():
     metrics = ["faithfulness", "Faithfulness"]
     assert match_metric("Faithfulness", metrics, {}) == "Faithfulness"
     assert match_metric("faithfulness", metrics, {}) == "faithfulness"
-    assert match_metric("FAITHFULNESS", metrics, {}) is None   # two alike: --map says which
+    assert match_metric("FAITHFULNESS", metrics, {}) is None  # two alike: --map says which
     assert match_metric("Faithfulness [GEval]", metrics, {}) == "Faithfulness"
 
 
@@ -211,11 +227,24 @@ def test_a_judge_named_like_an_annotator_in_phoenix_has_a_way_through(tmp_path):
         fake_phoenix(phoenix)
         phoenix.json(SPAN_NOTES, notes)
         phoenix.json(REPLIES and "/v1/projects/UHJvamVjdDox/trace_annotations", {"data": [], "next_cursor": None})
-        refused = CliRunner().invoke(main, ["import", "phoenix", str(folder), "--endpoint", phoenix.url,
-                                            "--project", "rag-app"])
+        refused = CliRunner().invoke(
+            main, ["import", "phoenix", str(folder), "--endpoint", phoenix.url, "--project", "rag-app"]
+        )
         assert refused.exit_code == 2 and "--rater NAME" in refused.output
-        done = CliRunner().invoke(main, ["import", "phoenix", str(folder), "--endpoint", phoenix.url,
-                                         "--project", "rag-app", "--rater", "judge-alice"])
+        done = CliRunner().invoke(
+            main,
+            [
+                "import",
+                "phoenix",
+                str(folder),
+                "--endpoint",
+                phoenix.url,
+                "--project",
+                "rag-app",
+                "--rater",
+                "judge-alice",
+            ],
+        )
         assert done.exit_code == 0, done.output
     assert sorted(imported(folder)["rater"]) == ["alice", "judge-alice"]
     assert "--rater" in CliRunner().invoke(main, ["import", "mlflow", "--help"]).output
@@ -229,21 +258,30 @@ def test_a_rater_name_holding_a_credential_is_refused_and_never_shown(tmp_path, 
     with Adversary() as phoenix:
         fake_phoenix(phoenix)
 
-        def notes(handler):   # a server that puts the key it was sent into an annotator's identifier
+        def notes(handler):  # a server that puts the key it was sent into an annotator's identifier
             reply = copy.deepcopy(REPLIES[SPAN_NOTES])
-            reply["data"][0]["identifier"] = handler.headers.get("Authorization", "")[len("Bearer "):]
+            reply["data"][0]["identifier"] = handler.headers.get("Authorization", "")[len("Bearer ") :]
             handler.send(200, reply)
 
         phoenix.route(SPAN_NOTES, notes)
-        result = CliRunner().invoke(main, ["import", "phoenix", str(folder), "--endpoint", phoenix.url,
-                                           "--project", "rag-app"])
+        result = CliRunner().invoke(
+            main, ["import", "phoenix", str(folder), "--endpoint", phoenix.url, "--project", "rag-app"]
+        )
     assert result.exit_code == 2 and "holds a credential" in result.output and "n0" in result.output
     assert key not in result.output
     assert not (folder / "imported_ratings.csv").exists()
     remember("sk-proj-ATTACKkey0123456789abcdef")
     with pytest.raises(CampaignError) as caught:
-        import_batch(folder, SourceBatch("tool", "tool", "by hand", cases=[{"case_id": "c1", "input": "q?"}], ratings=[
-            ImportedRating("c1", "correctness", "sk-proj-ATTACKkey0123456789abcdef", "judge", 1.0, "r1")]))
+        import_batch(
+            folder,
+            SourceBatch(
+                "tool",
+                "tool",
+                "by hand",
+                cases=[{"case_id": "c1", "input": "q?"}],
+                ratings=[ImportedRating("c1", "correctness", "sk-proj-ATTACKkey0123456789abcdef", "judge", 1.0, "r1")],
+            ),
+        )
     assert "ATTACKkey" not in str(caught.value)
 
 
@@ -258,5 +296,5 @@ def test_a_rater_with_a_control_character_is_named_by_its_assessment_id(tmp_path
             import_batch(folder, read_mlflow_experiment(mlflow.url, "rag"))
     text = str(caught.value)
     assert "mlflow rating 'h-0'" in text and "field 'rater'" in text and "control character" in text
-    assert "imported_ratings.csv" not in text   # a file that does not exist was named before
+    assert "imported_ratings.csv" not in text  # a file that does not exist was named before
     assert not (folder / "imported_ratings.csv").exists()

@@ -20,7 +20,7 @@ N = 40
 HUMAN = [0 if i % 4 == 0 else 1 for i in range(N)]
 MISSES = {"gpt-4o-mini": {1, 5, 12, 33}, "haiku-judge": set(range(0, N, 4)) | {3, 7, 18}}
 
-LOG = '''
+LOG = """
 import json, sys
 from phoenix.client import Client
 from phoenix.otel import register
@@ -59,16 +59,16 @@ client.spans.add_span_annotation(span_id=children[0], annotation_name="relevance
 client.spans.add_span_annotation(span_id=roots[1], annotation_name="correctness", annotator_kind="HUMAN",
                                  label="meh", identifier="carol", sync=True)
 print(json.dumps({"traces": traces, "roots": roots}))
-'''
+"""
 
-CHANGE = '''
+CHANGE = """
 import json, sys
 from phoenix.client import Client
 client = Client(base_url=URL)
 client.spans.add_span_annotation(span_id=sys.argv[1], annotation_name="correctness", annotator_kind="HUMAN",
                                  score=float(sys.argv[2]), identifier="alice", sync=True)
 print(json.dumps(True))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ def test_phoenix_traces_and_annotations_import_and_kappa_is_sklearns(phoenix_ser
     assert set(c.ratings.loc[c.ratings["rater_kind"] == "human", "rater"]) == {"alice"}
     doc = json.loads(run("stats", str(folder), "--json", "--n-boot", "0"))
     judges = {j["judge"]: j for j in doc["metrics"][0]["judges"]}
-    assert set(judges) == set(MISSES)   # named by metadata.model, and by identifier
+    assert set(judges) == set(MISSES)  # named by metadata.model, and by identifier
     for judge, missed in MISSES.items():
         verdicts = [int(bool(h) != (i in missed)) for i, h in enumerate(HUMAN)]
         assert judges[judge]["kappa"]["estimate"] == pytest.approx(cohen_kappa_score(HUMAN, verdicts), abs=1e-12)
@@ -114,13 +114,14 @@ def test_phoenix_traces_and_annotations_import_and_kappa_is_sklearns(phoenix_ser
 def test_a_missing_project_is_named_with_those_there(phoenix_server, logged, tmp_path):
     folder = tmp_path / "campaign"
     run("init", str(folder), "--metric", "correctness")
-    result = CliRunner().invoke(main, ["import", "phoenix", str(folder), "--endpoint", phoenix_server.url,
-                                       "--project", "rag-ap"])
+    result = CliRunner().invoke(
+        main, ["import", "phoenix", str(folder), "--endpoint", phoenix_server.url, "--project", "rag-ap"]
+    )
     assert result.exit_code == 2 and "no project of that name (it has" in result.output and "'rag-app'" in result.output
 
 
-WEIRD = "rag app/../x"   # a project name with a space, a slash and a walk up
-LOG_WEIRD = '''
+WEIRD = "rag app/../x"  # a project name with a space, a slash and a walk up
+LOG_WEIRD = """
 import json, sys
 from phoenix.otel import register
 provider = register(project_name=sys.argv[1], endpoint=URL + "/v1/traces", batch=False,
@@ -132,31 +133,33 @@ for i in range(2):
         root.set_output(f"odd answer {i}.")
 provider.force_flush()
 print(json.dumps(True))
-'''
+"""
 
 
-def test_a_project_name_with_a_space_a_slash_or_dots_is_found_and_never_becomes_a_path(phoenix_server, logged,
-                                                                                        tmp_path):
+def test_a_project_name_with_a_space_a_slash_or_dots_is_found_and_never_becomes_a_path(
+    phoenix_server, logged, tmp_path
+):
     phoenix_server.client(LOG_WEIRD, WEIRD)
     folder = tmp_path / "campaign"
     run("init", str(folder), "--metric", "correctness")
-    doc = json.loads(run("import", "phoenix", str(folder), "--endpoint", phoenix_server.url, "--project", WEIRD,
-                         "--json"))
+    doc = json.loads(
+        run("import", "phoenix", str(folder), "--endpoint", phoenix_server.url, "--project", WEIRD, "--json")
+    )
     assert doc["cases"]["added"] == 2
     assert sorted(c["input"] for c in load_campaign(folder).cases.values()) == ["odd question 0?", "odd question 1?"]
 
 
 # ---------------------------------------------------------------- a Phoenix stand-in that attacks the import
-import time as _time   # noqa: E402
+import time as _time  # noqa: E402
 
-from hypothesis import HealthCheck, given, settings   # noqa: E402
-from hypothesis import strategies as st   # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
-from calibrate.base.http import HttpPolicy   # noqa: E402
-from calibrate.imports.phoenix_spans import PhoenixClient, PhoenixError, read_phoenix_project   # noqa: E402
-from calibrate.imports.records import SourceBatch   # noqa: E402
-from tests.base.adversary import Adversary   # noqa: E402
-from tests.imports.test_import_mlflow import mutate_json   # noqa: E402
+from calibrate.base.http import HttpPolicy  # noqa: E402
+from calibrate.imports.phoenix_spans import PhoenixClient, PhoenixError, read_phoenix_project  # noqa: E402
+from calibrate.imports.records import SourceBatch  # noqa: E402
+from tests.base.adversary import Adversary  # noqa: E402
+from tests.imports.test_import_mlflow import mutate_json  # noqa: E402
 
 KEY = "zq81PLmv42Wt-phoenix-key"
 PID = "UHJvamVjdDox"
@@ -167,18 +170,51 @@ SPAN_NOTES, TRACE_NOTES = f"/v1/projects/{PID}/span_annotations", f"/v1/projects
 #: what the stand-in answers, by path: one trace, its retriever span, a human's and a judge's annotation
 REPLIES = {
     PROJECTS: {"data": [{"id": PID, "name": "rag-app"}], "next_cursor": None},
-    SPANS: {"data": [
-        {"context": {"trace_id": "t0", "span_id": "s0"}, "parent_id": None, "span_kind": "CHAIN",
-         "start_time": "2025-01-01T00:00:00Z", "attributes": {"input.value": "q?", "output.value": "a."}},
-        {"context": {"trace_id": "t0", "span_id": "s1"}, "parent_id": "s0", "span_kind": "RETRIEVER",
-         "attributes": {"retrieval.documents.0.document.content": "passage"}}], "next_cursor": None},
-    SPAN_NOTES: {"data": [
-        {"id": "n0", "name": "correctness", "span_id": "s0", "annotator_kind": "HUMAN", "identifier": "alice",
-         "result": {"score": 1.0}},
-        {"id": "n1", "name": "correctness", "span_id": "s0", "annotator_kind": "LLM", "metadata": {"model": "gpt-4o"},
-         "result": {"label": "incorrect", "explanation": "why"}}], "next_cursor": None},
-    TRACE_NOTES: {"data": [{"id": "n2", "name": "correctness", "trace_id": "t0", "annotator_kind": "CODE",
-                            "result": {"score": 0}}], "next_cursor": None},
+    SPANS: {
+        "data": [
+            {
+                "context": {"trace_id": "t0", "span_id": "s0"},
+                "parent_id": None,
+                "span_kind": "CHAIN",
+                "start_time": "2025-01-01T00:00:00Z",
+                "attributes": {"input.value": "q?", "output.value": "a."},
+            },
+            {
+                "context": {"trace_id": "t0", "span_id": "s1"},
+                "parent_id": "s0",
+                "span_kind": "RETRIEVER",
+                "attributes": {"retrieval.documents.0.document.content": "passage"},
+            },
+        ],
+        "next_cursor": None,
+    },
+    SPAN_NOTES: {
+        "data": [
+            {
+                "id": "n0",
+                "name": "correctness",
+                "span_id": "s0",
+                "annotator_kind": "HUMAN",
+                "identifier": "alice",
+                "result": {"score": 1.0},
+            },
+            {
+                "id": "n1",
+                "name": "correctness",
+                "span_id": "s0",
+                "annotator_kind": "LLM",
+                "metadata": {"model": "gpt-4o"},
+                "result": {"label": "incorrect", "explanation": "why"},
+            },
+        ],
+        "next_cursor": None,
+    },
+    TRACE_NOTES: {
+        "data": [
+            {"id": "n2", "name": "correctness", "trace_id": "t0", "annotator_kind": "CODE", "result": {"score": 0}}
+        ],
+        "next_cursor": None,
+    },
 }
 
 
@@ -195,8 +231,9 @@ def test_the_phoenix_key_never_follows_a_redirect_to_another_server(tmp_path, mo
     with Adversary() as phoenix, Adversary() as elsewhere:
         elsewhere.json("*", {"data": "unexpected"})
         phoenix.route("*", lambda h: h.redirect(status, elsewhere.url + h.path))
-        result = CliRunner().invoke(main, ["import", "phoenix", str(folder), "--endpoint", phoenix.url,
-                                           "--project", "rag-app"])
+        result = CliRunner().invoke(
+            main, ["import", "phoenix", str(folder), "--endpoint", phoenix.url, "--project", "rag-app"]
+        )
         assert result.exit_code == 2 and f"to {elsewhere.url}/v1/projects" in result.output
         assert "Traceback" not in result.output and KEY not in result.output
         assert elsewhere.seen == [] and phoenix.seen[0]["headers"]["authorization"] == f"Bearer {KEY}"
@@ -233,18 +270,20 @@ def test_phoenix_cursors_that_loop_or_never_end_are_errors():
         phoenix.json(SPANS, {"data": [], "next_cursor": "again"})
         with pytest.raises(PhoenixError, match="next-page token 'again' again"):
             read_phoenix_project(phoenix.url, "rag-app")
-        counter = iter(range(10 ** 9))
+        counter = iter(range(10**9))
         phoenix.route(SPAN_NOTES, lambda h: h.send(200, {"data": [], "next_cursor": f"c{next(counter)}"}))
         fake_spans = {"data": [{"context": {"trace_id": "t0", "span_id": "s0"}}], "next_cursor": None}
         phoenix.json(SPANS, fake_spans)
         with pytest.raises(PhoenixError, match="more than 20 pages"):
-            read_phoenix_project(phoenix.url, "rag-app", client=PhoenixClient(phoenix.url,
-                                                                             policy=HttpPolicy(max_pages=20)))
+            read_phoenix_project(
+                phoenix.url, "rag-app", client=PhoenixClient(phoenix.url, policy=HttpPolicy(max_pages=20))
+            )
         phoenix.route(SPANS, lambda h: h.trickle(every_s=0.1))
         started = _time.monotonic()
         with pytest.raises(PhoenixError, match="no complete reply within 1 s"):
-            read_phoenix_project(phoenix.url, "rag-app", client=PhoenixClient(phoenix.url,
-                                                                             policy=HttpPolicy(timeout_s=1)))
+            read_phoenix_project(
+                phoenix.url, "rag-app", client=PhoenixClient(phoenix.url, policy=HttpPolicy(timeout_s=1))
+            )
         assert _time.monotonic() - started < 4
 
 
@@ -260,8 +299,9 @@ def test_any_phoenix_reply_gives_a_batch_or_a_clear_error(attacked_phoenix, data
     for path, reply in REPLIES.items():
         attacked_phoenix.json(path, mutate_json(data, reply))
     try:
-        batch = read_phoenix_project(attacked_phoenix.url, "rag-app",
-                                     client=PhoenixClient(attacked_phoenix.url, policy=HttpPolicy(max_pages=5)))
+        batch = read_phoenix_project(
+            attacked_phoenix.url, "rag-app", client=PhoenixClient(attacked_phoenix.url, policy=HttpPolicy(max_pages=5))
+        )
     except PhoenixError as exc:
         assert f"Phoenix at {attacked_phoenix.url}" in str(exc) or "project 'rag-app'" in str(exc)
         return

@@ -16,14 +16,15 @@ from calibrate import load_campaign
 from calibrate.cli import main
 from calibrate.imports.store import ImportStore
 from tests.conftest import need
-from tests.imports.common import CITIES, SUPPORTED, run, new_campaign as make_campaign, written
+from tests.imports.common import CITIES, SUPPORTED, run, written
+from tests.imports.common import new_campaign as make_campaign
 from tests.promptfoo_tool import PROMPTFOO, Promptfoo
 
 N = len(CITIES)
 #: the manual ratings: the truth, but for two cases where the human disagrees with the careful grader
 HUMAN = [s != (i in (3, 4)) for i, s in enumerate(SUPPORTED)]
-FAILED = 6   # Berlin: both graders' replies are malformed
-NAMED = 12   # the first tests carry metadata.case_id; the others get content ids
+FAILED = 6  # Berlin: both graders' replies are malformed
+NAMED = 12  # the first tests carry metadata.case_id; the others get content ids
 CAREFUL, LENIENT = "openai:chat:qwen-careful", "openai:chat:llama-lenient"
 RUBRIC = "The answer is supported by: {{context}}"
 
@@ -39,15 +40,28 @@ def config(url: str) -> dict:
         "description": "rag eval",
         "prompts": ["Answer from the context.\nContext: {{context}}\nQuestion: {{question}}"],
         "providers": [{"id": "file://provider.js", "label": "rag-app"}],
-        "defaultTest": {"options": {"provider": {"id": CAREFUL, "config": grader}},
-                        "assert": [{"type": "llm-rubric", "value": RUBRIC, "metric": "faithfulness"},
-                                   {"type": "llm-rubric", "value": RUBRIC, "metric": "faithfulness",
-                                    "provider": {"id": LENIENT, "config": grader}},
-                                   {"type": "icontains", "value": "{{country}}"}]},
-        "tests": [{"description": city, "vars": {"question": f"Where is {city}?", "context": f"{city} is in {country}.",
-                                                 "country": country},
-                   **({"metadata": {"case_id": city.lower()}} if i < NAMED else {})}
-                  for i, (city, country) in enumerate(CITIES)]}
+        "defaultTest": {
+            "options": {"provider": {"id": CAREFUL, "config": grader}},
+            "assert": [
+                {"type": "llm-rubric", "value": RUBRIC, "metric": "faithfulness"},
+                {
+                    "type": "llm-rubric",
+                    "value": RUBRIC,
+                    "metric": "faithfulness",
+                    "provider": {"id": LENIENT, "config": grader},
+                },
+                {"type": "icontains", "value": "{{country}}"},
+            ],
+        },
+        "tests": [
+            {
+                "description": city,
+                "vars": {"question": f"Where is {city}?", "context": f"{city} is in {country}.", "country": country},
+                **({"metadata": {"case_id": city.lower()}} if i < NAMED else {}),
+            }
+            for i, (city, country) in enumerate(CITIES)
+        ],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +95,9 @@ def case_ids(campaign) -> list[str]:
 def test_graders_are_judges_viewer_ratings_humans_and_every_value_promptfoos(promptfoo, tmp_path):
     assert promptfoo["calls"]["qwen-careful"] >= N and promptfoo["calls"]["llama-lenient"] >= N
     folder = new_campaign(tmp_path)
-    doc = json.loads(run("import", "promptfoo", str(folder), str(promptfoo["rated"]), "--map", "human=faithfulness",
-                         "--json"))
+    doc = json.loads(
+        run("import", "promptfoo", str(folder), str(promptfoo["rated"]), "--map", "human=faithfulness", "--json")
+    )
     assert doc["cases"]["added"] == N
     assert doc["by_metric"] == {"faithfulness": {"human": N, "judge": 2 * N}}
     assert set(doc["raters"]) == {CAREFUL, LENIENT, "promptfoo-viewer"}
@@ -93,7 +108,7 @@ def test_graders_are_judges_viewer_ratings_humans_and_every_value_promptfoos(pro
     ids = case_ids(c)
     assert ids[:NAMED] == [city.lower() for city, _ in CITIES[:NAMED]]
     assert all(i.startswith("case-") for i in ids[NAMED:])
-    paris = c.cases["paris"]   # an answer its context does not support
+    paris = c.cases["paris"]  # an answer its context does not support
     assert paris["actual_output"] == "Paris is in Italy." and paris["retrieval_context"] == ["Paris is in France."]
     assert paris["metadata"]["vars"] == {"country": "France"} and paris["metadata"]["provider"] == "rag-app"
     ratings = c.ratings.set_index(["case_id", "rater"])
@@ -117,7 +132,8 @@ def test_graders_are_judges_viewer_ratings_humans_and_every_value_promptfoos(pro
     kept = [i for i in range(N) if i != FAILED]
     human = [int(HUMAN[i]) for i in kept]
     assert judges[CAREFUL]["kappa"]["estimate"] == pytest.approx(
-        cohen_kappa_score(human, [int(SUPPORTED[i]) for i in kept]), abs=1e-12)
+        cohen_kappa_score(human, [int(SUPPORTED[i]) for i in kept]), abs=1e-12
+    )
     assert judges[CAREFUL]["n"] == N - 1 and judges[CAREFUL]["family"] == "qwen"
     # the lenient grader passes everything: kappa 0, as scikit-learn says, and no threshold keeps false passes down
     assert judges[LENIENT]["family"] == "llama"
@@ -125,7 +141,10 @@ def test_graders_are_judges_viewer_ratings_humans_and_every_value_promptfoos(pro
     assert judges[LENIENT]["accuracy"]["estimate"] is None and "no threshold" in judges[LENIENT]["accuracy"]["reason"]
     # where the ratings came from, as stats --json and the report say
     rows = {(r["origin"], r["kind"]): (r["raters"], r["ratings"]) for r in stats["provenance"]}
-    assert rows == {("calibrate import: promptfoo", "human"): (1, N), ("calibrate import: promptfoo", "judge"): (2, 2 * N)}
+    assert rows == {
+        ("calibrate import: promptfoo", "human"): (1, N),
+        ("calibrate import: promptfoo", "judge"): (2, 2 * N),
+    }
 
 
 def pd_isna(value) -> bool:
@@ -134,25 +153,36 @@ def pd_isna(value) -> bool:
 
 def test_the_eval_without_ratings_then_rated_then_rated_again(promptfoo, tmp_path):
     folder = new_campaign(tmp_path)
-    first = json.loads(run("import", "promptfoo", str(folder), str(promptfoo["results"]), "--map",
-                           "human=faithfulness", "--json"))
+    first = json.loads(
+        run("import", "promptfoo", str(folder), str(promptfoo["results"]), "--map", "human=faithfulness", "--json")
+    )
     assert first["by_metric"] == {"faithfulness": {"human": 0, "judge": 2 * N}}
-    rated = json.loads(run("import", "promptfoo", str(folder), str(promptfoo["rated"]), "--map", "human=faithfulness",
-                           "--json"))
+    rated = json.loads(
+        run("import", "promptfoo", str(folder), str(promptfoo["rated"]), "--map", "human=faithfulness", "--json")
+    )
     assert rated["cases"] == {"added": 0, "unchanged": N, "completed": 0}
     assert rated["ratings"]["new"] == N and rated["ratings"]["unchanged"] == 2 * N
     files = written(folder)
-    again = json.loads(run("import", "promptfoo", str(folder), str(promptfoo["rated"]), "--map", "human=faithfulness",
-                           "--json"))
-    assert again["ratings"] == {"new": 0, "changed": 0, "unchanged": 3 * N, "restored": 0, "withdrawn": 0,
-                                "absent_kept": 0, "absent_held": 0}
+    again = json.loads(
+        run("import", "promptfoo", str(folder), str(promptfoo["rated"]), "--map", "human=faithfulness", "--json")
+    )
+    assert again["ratings"] == {
+        "new": 0,
+        "changed": 0,
+        "unchanged": 3 * N,
+        "restored": 0,
+        "withdrawn": 0,
+        "absent_kept": 0,
+        "absent_held": 0,
+    }
     assert written(folder) == files
     # the human looks again at Rome in the viewer: a new revision, the first kept in the store
     tool = promptfoo["tool"]
     tool.rate(promptfoo["rated"], {1: (not HUMAN[1], "looked again")})
     changed = tool.export(promptfoo["eval_id"], "rated-again.json")
-    dry = json.loads(run("import", "promptfoo", str(folder), str(changed), "--map", "human=faithfulness", "--json",
-                         "--dry-run"))
+    dry = json.loads(
+        run("import", "promptfoo", str(folder), str(changed), "--map", "human=faithfulness", "--json", "--dry-run")
+    )
     assert dry["ratings"]["changed"] == 1 and dry["files"] == []
     assert written(folder) == files
     doc = json.loads(run("import", "promptfoo", str(folder), str(changed), "--map", "human=faithfulness", "--json"))

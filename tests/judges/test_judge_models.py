@@ -21,14 +21,25 @@ CALLS = {("deepeval", "faithfulness"): 4, ("ragas", "faithfulness"): 2}
 
 def make_cases(n: int = 6) -> list[dict]:
     """Even cases: an answer the context supports (one claim); odd: one supported claim and one invented."""
-    return [{"case_id": f"c{i:02d}", "input": f"What about item {i}?",
-             "actual_output": f"Item {i} is blue." + ("" if i % 2 == 0 else f" Item {i} costs nothing."),
-             "retrieval_context": [f"Item {i} is blue.", f"Item {i} is round."]} for i in range(n)]
+    return [
+        {
+            "case_id": f"c{i:02d}",
+            "input": f"What about item {i}?",
+            "actual_output": f"Item {i} is blue." + ("" if i % 2 == 0 else f" Item {i} costs nothing."),
+            "retrieval_context": [f"Item {i} is blue.", f"Item {i} is round."],
+        }
+        for i in range(n)
+    ]
 
 
 #: faithfulness of an even (supported) and an odd (half-invented) case, per persona
-FAITHFULNESS = {"careful": (1.0, 0.5), "lenient": (1.0, 1.0), "strict": (1.0, 0.0), "contrarian": (0.0, 0.5),
-                "numbers": (0.0, 0.5)}  # every claim here holds a digit: "numbers" inverts them all
+FAITHFULNESS = {
+    "careful": (1.0, 0.5),
+    "lenient": (1.0, 1.0),
+    "strict": (1.0, 0.0),
+    "contrarian": (0.0, 0.5),
+    "numbers": (0.0, 0.5),
+}  # every claim here holds a digit: "numbers" inverts them all
 
 
 def judges_toml(url: str, judges: dict[str, tuple[str, str, str]], extra: dict[str, str] | None = None) -> str:
@@ -36,9 +47,11 @@ def judges_toml(url: str, judges: dict[str, tuple[str, str, str]], extra: dict[s
     metrics = sorted({metric for _, metric, _ in judges.values()})
     text = 'name = "models"\n' + "".join(f'[metrics.{m}]\nscale = "binary"\n' for m in metrics)
     for name, (library, metric, model) in judges.items():
-        text += (f'[judges.{name}]\nlibrary = "{library}"\nmetric = "{metric}"\n'
-                 f'model = {{ provider = "openai", name = "{model}", base_url = "{url}"'
-                 f'{(extra or {}).get(name, "")} }}\n')
+        text += (
+            f'[judges.{name}]\nlibrary = "{library}"\nmetric = "{metric}"\n'
+            f'model = {{ provider = "openai", name = "{model}", base_url = "{url}"'
+            f"{(extra or {}).get(name, '')} }}\n"
+        )
         if metric == "answer_relevancy":
             text += f'embeddings = {{ provider = "openai", name = "embed-hashed", base_url = "{url}" }}\n'
     return text
@@ -47,8 +60,10 @@ def judges_toml(url: str, judges: dict[str, tuple[str, str, str]], extra: dict[s
 def campaign(tmp_path, url, judges, extra=None, cases=None):
     cases = cases or make_cases()
     metrics = sorted({metric for _, metric, _ in judges.values()})
-    humans = pd.DataFrame([(c["case_id"], metrics[0], "ann", "human", int(i % 2 == 0)) for i, c in enumerate(cases)],
-                          columns=["case_id", "metric", "rater", "rater_kind", "value"])
+    humans = pd.DataFrame(
+        [(c["case_id"], metrics[0], "ann", "human", int(i % 2 == 0)) for i, c in enumerate(cases)],
+        columns=["case_id", "metric", "rater", "rater_kind", "value"],
+    )
     return write_campaign(tmp_path / "campaign", judges_toml(url, judges, extra), humans, cases)
 
 
@@ -69,25 +84,42 @@ def test_the_scripted_server_tells_models_apart():
     assert [Judge("x-contrarian").score(s, "text") for s in (0, 3, 10)] == [10, 7, 0]
 
 
-@pytest.mark.parametrize("setup", [
-    # two DeepEval judges
-    {"de-careful": ("deepeval", "faithfulness", "llama-careful"), "de-strict": ("deepeval", "faithfulness",
-                                                                                "claude-strict")},
-    # two RAGAS judges
-    {"rg-lenient": ("ragas", "faithfulness", "gpt-lenient"), "rg-contrarian": ("ragas", "faithfulness",
-                                                                               "qwen-contrarian")},
-    # DeepEval and RAGAS
-    {"de-contrarian": ("deepeval", "faithfulness", "mistral-contrarian"),
-     "rg-careful": ("ragas", "faithfulness", "llama-careful")},
-    # three and four judges, mixed
-    {"a-de": ("deepeval", "faithfulness", "llama-careful"), "b-rg": ("ragas", "faithfulness", "gpt-lenient"),
-     "c-de": ("deepeval", "faithfulness", "claude-strict")},
-    {"a-de": ("deepeval", "faithfulness", "llama-careful"), "b-rg": ("ragas", "faithfulness", "gpt-lenient"),
-     "c-de": ("deepeval", "faithfulness", "claude-strict"), "d-rg": ("ragas", "faithfulness", "qwen-numbers")},
-], ids=["deepeval+deepeval", "ragas+ragas", "deepeval+ragas", "three", "four"])
+@pytest.mark.parametrize(
+    "setup",
+    [
+        # two DeepEval judges
+        {
+            "de-careful": ("deepeval", "faithfulness", "llama-careful"),
+            "de-strict": ("deepeval", "faithfulness", "claude-strict"),
+        },
+        # two RAGAS judges
+        {
+            "rg-lenient": ("ragas", "faithfulness", "gpt-lenient"),
+            "rg-contrarian": ("ragas", "faithfulness", "qwen-contrarian"),
+        },
+        # DeepEval and RAGAS
+        {
+            "de-contrarian": ("deepeval", "faithfulness", "mistral-contrarian"),
+            "rg-careful": ("ragas", "faithfulness", "llama-careful"),
+        },
+        # three and four judges, mixed
+        {
+            "a-de": ("deepeval", "faithfulness", "llama-careful"),
+            "b-rg": ("ragas", "faithfulness", "gpt-lenient"),
+            "c-de": ("deepeval", "faithfulness", "claude-strict"),
+        },
+        {
+            "a-de": ("deepeval", "faithfulness", "llama-careful"),
+            "b-rg": ("ragas", "faithfulness", "gpt-lenient"),
+            "c-de": ("deepeval", "faithfulness", "claude-strict"),
+            "d-rg": ("ragas", "faithfulness", "qwen-numbers"),
+        },
+    ],
+    ids=["deepeval+deepeval", "ragas+ragas", "deepeval+ragas", "three", "four"],
+)
 def test_each_request_reaches_its_own_model(tmp_path, setup):
     models = {model for _, _, model in setup.values()}
-    with JudgeServer(models=models) as server:   # any other model name: 404
+    with JudgeServer(models=models) as server:  # any other model name: 404
         folder = campaign(tmp_path, server.url, setup)
         doc = run_judges(load_campaign(folder))
     n = len(make_cases())
@@ -105,20 +137,25 @@ def test_each_request_reaches_its_own_model(tmp_path, setup):
 
 
 def test_each_model_sends_its_own_settings_and_embeddings_their_own_name(tmp_path, server):
-    setup = {"de-hot": ("deepeval", "faithfulness", "llama-careful"),
-             "de-cold": ("deepeval", "faithfulness", "gpt-lenient"),
-             "rg-relevancy": ("ragas", "answer_relevancy", "qwen-contrarian")}
+    setup = {
+        "de-hot": ("deepeval", "faithfulness", "llama-careful"),
+        "de-cold": ("deepeval", "faithfulness", "gpt-lenient"),
+        "rg-relevancy": ("ragas", "answer_relevancy", "qwen-contrarian"),
+    }
     extra = {"de-hot": ", temperature = 0.7, max_tokens = 300", "de-cold": ", temperature = 0.0, max_tokens = 50"}
     folder = campaign(tmp_path, server.url, setup, extra)
     doc = run_judges(load_campaign(folder))
     settings = {}
     for request in server.seen:
         settings.setdefault((request["model"], request["path"]), set()).add(
-            (request["temperature"], request["max_tokens"], request["json_mode"]))
-    assert settings == {("llama-careful", "completions"): {(0.7, 300, True)},
-                        ("gpt-lenient", "completions"): {(0.0, 50, True)},
-                        ("qwen-contrarian", "completions"): {(0.0, None, True)},
-                        ("embed-hashed", "embeddings"): {(None, None, False)}}
+            (request["temperature"], request["max_tokens"], request["json_mode"])
+        )
+    assert settings == {
+        ("llama-careful", "completions"): {(0.7, 300, True)},
+        ("gpt-lenient", "completions"): {(0.0, 50, True)},
+        ("qwen-contrarian", "completions"): {(0.0, None, True)},
+        ("embed-hashed", "embeddings"): {(None, None, False)},
+    }
     summary = {j["judge"]: j for j in doc["judges"]}
     assert summary["rg-relevancy"]["calls"] == server.by_model["qwen-contrarian"] + server.by_model["embed-hashed"]
     assert server.by_model["embed-hashed"] > 0
@@ -129,12 +166,17 @@ def test_each_model_sends_its_own_settings_and_embeddings_their_own_name(tmp_pat
 
 def test_each_model_is_priced_at_its_own_price(tmp_path, server):
     setup = {"a": ("deepeval", "faithfulness", "llama-careful"), "b": ("deepeval", "faithfulness", "gpt-lenient")}
-    extra = {"a": ", price = { input_per_mtok = 1.0, output_per_mtok = 1.0 }",
-             "b": ", price = { input_per_mtok = 100.0, output_per_mtok = 100.0 }"}
+    extra = {
+        "a": ", price = { input_per_mtok = 1.0, output_per_mtok = 1.0 }",
+        "b": ", price = { input_per_mtok = 100.0, output_per_mtok = 100.0 }",
+    }
     doc = run_judges(load_campaign(campaign(tmp_path, server.url, setup, extra)))
     with sqlite3.connect(tmp_path / "campaign" / STORE_NAME) as db:
-        tokens = dict(db.execute("SELECT judge, SUM(prompt_tokens) + SUM(completion_tokens) FROM attempts "
-                                 "GROUP BY judge").fetchall())
+        tokens = dict(
+            db.execute(
+                "SELECT judge, SUM(prompt_tokens) + SUM(completion_tokens) FROM attempts GROUP BY judge"
+            ).fetchall()
+        )
     cost = {j["judge"]: j["cost"] for j in doc["judges"]}
     assert cost["a"] == pytest.approx(tokens["a"] * 1.0 / 1e6) and cost["b"] == pytest.approx(tokens["b"] * 100 / 1e6)
 
@@ -156,15 +198,21 @@ def _legacy_store(folder, judges: dict[str, str], url: str) -> None:
             CREATE TABLE runs (run_id TEXT PRIMARY KEY, started TEXT NOT NULL, finished TEXT, manifest TEXT NOT NULL);
             ALTER TABLE attempts ADD COLUMN details TEXT;
             PRAGMA user_version = 4;""")
-        manifest = {"run_id": "old", "judges": [{"name": n, "model": {"provider": "openai", "name": m,
-                                                                      "base_url": url, "temperature": 0.0}}
-                                                for n, m in judges.items()]}
+        manifest = {
+            "run_id": "old",
+            "judges": [
+                {"name": n, "model": {"provider": "openai", "name": m, "base_url": url, "temperature": 0.0}}
+                for n, m in judges.items()
+            ],
+        }
         db.execute("INSERT INTO runs VALUES ('old', '2026-11-01', '2026-11-01', ?)", (json.dumps(manifest),))
         for name in judges:
             for task in _keyed(c, c.judges[name], 1):
-                db.execute("INSERT INTO attempts (cache_key, run_id, judge, metric, case_id, repeat, value, created) "
-                           "VALUES (?, 'old', ?, 'faithfulness', ?, 0, 0.123, '2026-11-01')",
-                           (task.key, name, task.case_id))
+                db.execute(
+                    "INSERT INTO attempts (cache_key, run_id, judge, metric, case_id, repeat, value, created) "
+                    "VALUES (?, 'old', ?, 'faithfulness', ?, 0, 0.123, '2026-11-01')",
+                    (task.key, name, task.case_id),
+                )
 
 
 def test_answers_stored_under_the_shared_client_defect_are_kept_but_never_served(tmp_path, server):
@@ -173,7 +221,7 @@ def test_answers_stored_under_the_shared_client_defect_are_kept_but_never_served
     _legacy_store(folder, {"a": "llama-careful", "b": "gpt-lenient"}, server.url)
     doc = run_judges(load_campaign(folder))
     assert [(j["from_cache"], j["scored"], j["rescored_suspect"]) for j in doc["judges"]] == [(0, 6, 6), (0, 6, 6)]
-    assert {r["value"] for r in doc["ratings"]} == {1.0, 0.5}   # the models' own answers, not the old 0.123
+    assert {r["value"] for r in doc["ratings"]} == {1.0, 0.5}  # the models' own answers, not the old 0.123
     with sqlite3.connect(folder / STORE_NAME) as db:
         assert db.execute("SELECT COUNT(*) FROM attempts WHERE value = 0.123").fetchone()[0] == 12  # kept
     assert 0.123 not in set(pd.read_csv(folder / "judge_ratings.csv")["value"])
@@ -189,20 +237,31 @@ def test_a_run_with_one_model_per_endpoint_was_not_affected(tmp_path, server):
 
 def test_logprob_settings_are_each_judges_own(tmp_path, server):
     """Two G-Eval judges on one endpoint: one asks for the score tokens' probabilities, one does not."""
-    cases = [{"case_id": "same", "input": "Where is Paris?", "actual_output": "Paris is located in France.",
-              "expected_output": "Paris is located in France."}]
+    cases = [
+        {
+            "case_id": "same",
+            "input": "Where is Paris?",
+            "actual_output": "Paris is located in France.",
+            "expected_output": "Paris is located in France.",
+        }
+    ]
     config = 'name = "geval"\n[metrics.correctness]\nscale = "continuous"\nhuman_pass = 0.5\n'
-    for name, model, extra in (("weighted", "llama-careful", "top_logprobs = 5"),
-                               ("plain", "qwen-contrarian", "logprobs = false")):
-        config += (f'[judges.{name}]\nlibrary = "deepeval"\nmetric = "g_eval"\ninto = "correctness"\n'
-                   f'model = {{ provider = "openai", name = "{model}", base_url = "{server.url}" }}\n'
-                   'settings = { evaluation_params = ["actual_output", "expected_output"], evaluation_steps = '
-                   f'["Compare the two."], {extra} }}\n')
-    humans = pd.DataFrame({"case_id": ["same"], "metric": "correctness", "rater": "ann", "rater_kind": "human",
-                           "value": [1.0]})
+    for name, model, extra in (
+        ("weighted", "llama-careful", "top_logprobs = 5"),
+        ("plain", "qwen-contrarian", "logprobs = false"),
+    ):
+        config += (
+            f'[judges.{name}]\nlibrary = "deepeval"\nmetric = "g_eval"\ninto = "correctness"\n'
+            f'model = {{ provider = "openai", name = "{model}", base_url = "{server.url}" }}\n'
+            'settings = { evaluation_params = ["actual_output", "expected_output"], evaluation_steps = '
+            f'["Compare the two."], {extra} }}\n'
+        )
+    humans = pd.DataFrame(
+        {"case_id": ["same"], "metric": "correctness", "rater": "ann", "rater_kind": "human", "value": [1.0]}
+    )
     doc = run_judges(load_campaign(write_campaign(tmp_path / "geval", config, humans, cases)))
     asked = {(r["model"], r["logprobs"], r["top_logprobs"]) for r in server.seen}
     assert asked == {("llama-careful", True, 5), ("qwen-contrarian", None, None)}
     scores = {r["judge"]: r for r in doc["ratings"]}
     assert scores["weighted"]["details"]["logprob_weighted"] and scores["weighted"]["value"] > 0.9
-    assert scores["plain"]["value"] == 0.0   # the contrarian model gives 10 - 10
+    assert scores["plain"]["value"] == 0.0  # the contrarian model gives 10 - 10

@@ -54,8 +54,15 @@ def cli(*args, expect: int = 0) -> subprocess.CompletedProcess:
 
 def judged(tmp_path: Path, url: str, n: int = N) -> Path:
     cases = make_cases(n)
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness", "rater": "ann",
-                           "rater_kind": "human", "value": [1 if i % 2 == 0 else 0 for i in range(n)]})
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases],
+            "metric": "faithfulness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": [1 if i % 2 == 0 else 0 for i in range(n)],
+        }
+    )
     folder = write_campaign(tmp_path / "swap", toml(url, OLD_MODEL, "gpt"), humans, cases)
     cli("judge", folder)
     return folder
@@ -75,23 +82,27 @@ def test_an_in_place_model_swap_keeps_the_earlier_ratings_named_and_audited(tmp_
 
     (folder / "campaign.toml").write_text(toml(server.url, NEW_MODEL, "claude"))
     swapped = cli("judge", folder)
-    assert server.by_model[NEW_MODEL] == N * CALLS_PER_CASE   # the new model scored every case
+    assert server.by_model[NEW_MODEL] == N * CALLS_PER_CASE  # the new model scored every case
     out = " ".join(swapped.stdout.split())
-    assert f"{JUDGE} changed since run {first_run}: model name: {OLD_MODEL} -> {NEW_MODEL}; family: gpt -> claude" in out
+    assert (
+        f"{JUDGE} changed since run {first_run}: model name: {OLD_MODEL} -> {NEW_MODEL}; family: gpt -> claude" in out
+    )
     assert f"its {N} earlier rating(s) stay in the store as {JUDGE}@{OLD_MODEL}" in out
     command = next(line.strip() for line in swapped.stdout.splitlines() if line.strip().startswith("calibrate audit"))
-    assert command == (f"calibrate audit {shlex.quote(str(folder))} --metric faithfulness --old {JUDGE}@{OLD_MODEL} "
-                       f"--new {JUDGE}")
+    assert command == (
+        f"calibrate audit {shlex.quote(str(folder))} --metric faithfulness --old {JUDGE}@{OLD_MODEL} --new {JUDGE}"
+    )
 
     # the current ratings are the new model's only: no case keeps the old model's value under the name
     after = exported(folder)
     assert len(after) == N and after != before
-    doc = json.loads(cli("judge", folder, "--json").stdout)   # a rerun: all cached, nothing changed
+    doc = json.loads(cli("judge", folder, "--json").stdout)  # a rerun: all cached, nothing changed
     assert {r["case_id"]: r["value"] for r in doc["ratings"]} == after
     [summary] = doc["judges"]
     assert summary["changed"] is None and summary["calls"] == 0
     assert [(e["name"], e["model"], e["ratings"], e["runs"]) for e in summary["earlier"]] == [
-        (f"{JUDGE}@{OLD_MODEL}", OLD_MODEL, N, [first_run])]
+        (f"{JUDGE}@{OLD_MODEL}", OLD_MODEL, N, [first_run])
+    ]
 
     # the natural move names the same ratings twice: refused, naming the earlier version and the audit
     refused = cli("audit", folder, "--metric", "faithfulness", "--old", JUDGE, "--new", JUDGE, expect=2)
@@ -117,8 +128,9 @@ def test_an_in_place_model_swap_keeps_the_earlier_ratings_named_and_audited(tmp_
 
     # validate and stats say which names reach the earlier ratings
     for command_name in ("validate", "stats"):
-        shown = " ".join(cli(command_name, folder, *(["--n-boot", 100] if command_name == "stats" else [])
-                             ).stdout.split())
+        shown = " ".join(
+            cli(command_name, folder, *(["--n-boot", 100] if command_name == "stats" else [])).stdout.split()
+        )
         assert f"{JUDGE}@{OLD_MODEL} (model {OLD_MODEL}, {N} rating(s) of the present cases" in shown
 
 
@@ -126,12 +138,12 @@ def test_the_earlier_version_has_no_rating_of_a_case_edited_since(tmp_path, serv
     folder = judged(tmp_path, server.url, n=8)
     (folder / "campaign.toml").write_text(toml(server.url, NEW_MODEL, "claude"))
     cases = [json.loads(line) for line in (folder / "cases.jsonl").read_text().splitlines()]
-    cases[1]["actual_output"] = "Fact 1 is true."        # edited after the old model rated it
+    cases[1]["actual_output"] = "Fact 1 is true."  # edited after the old model rated it
     (folder / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
     cli("judge", folder)
     c = calibrate.load_campaign(folder)
     old = find_version(c, "faithfulness", f"{JUDGE}@{OLD_MODEL}").scores
-    assert "c001" not in old.case_ids and old.case_ids.size == 7   # its rating was of another text
+    assert "c001" not in old.case_ids and old.case_ids.size == 7  # its rating was of another text
     assert "c001" in find_version(c, "faithfulness", JUDGE).scores.case_ids
 
 
@@ -144,7 +156,7 @@ def test_a_settings_change_under_the_same_model_is_named_by_run(tmp_path, server
     assert changed["changes"] == ["settings threshold: none -> 0.7"] and changed["from"] == f"{JUDGE}@{first_run}"
     assert changed["audit"] == {"metric": "faithfulness", "old": f"{JUDGE}@{first_run}", "new": JUDGE}
     c = calibrate.load_campaign(folder)
-    with pytest.raises(ValueError, match="fits 2 versions"):   # the model no longer tells them apart
+    with pytest.raises(ValueError, match="fits 2 versions"):  # the model no longer tells them apart
         find_version(c, "faithfulness", f"{JUDGE}@{OLD_MODEL}")
     assert find_version(c, "faithfulness", f"{JUDGE}@{first_run}").version.runs == (first_run,)
 
@@ -168,7 +180,7 @@ def test_runs_stored_before_versions_were_recorded_are_named_alike(tmp_path, ser
     (folder / "campaign.toml").write_text(toml(server.url, NEW_MODEL, "claude"))
     cli("judge", folder)
     found = find_version(calibrate.load_campaign(folder), "faithfulness", f"{JUDGE}@{OLD_MODEL}")
-    assert len(found.version.runs) == 2 and found.scores.case_ids.size == 6   # the legacy run and the new one
+    assert len(found.version.runs) == 2 and found.scores.case_ids.size == 6  # the legacy run and the new one
 
 
 def test_a_version_run_with_repeats_is_named_per_repeat(tmp_path, server):
@@ -196,13 +208,31 @@ def test_an_unknown_version_lists_the_names_there_are(tmp_path, server):
 
 # ------------------------------------------------------------------------------ the judge summary's display
 def run_doc(**judge) -> dict:
-    base = {"judge": "faithfulness-deepeval-claude-3-5-sonnet", "model": "anthropic/claude-3-5-sonnet-20241022-v2",
-            "scored": 60, "failed": 0, "from_cache": 0, "skipped": 0, "unscored": 0, "self_eval": 0, "calls": 240,
-            "tokens": 49_944, "cost": None, "seconds": 11.7, "errors": [], "rescored_suspect": 0, "earlier": [],
-            "changed": None}
-    return {"run_id": "20261203T081942Z-f3d5d4", "seconds": 3.5, "stopped": [],
-            "judges": [base | judge, base | {"judge": "answer-relevancy-ragas-gpt-4.1-mini", "model": "gpt-4.1-mini"}],
-            "exported": {}}
+    base = {
+        "judge": "faithfulness-deepeval-claude-3-5-sonnet",
+        "model": "anthropic/claude-3-5-sonnet-20241022-v2",
+        "scored": 60,
+        "failed": 0,
+        "from_cache": 0,
+        "skipped": 0,
+        "unscored": 0,
+        "self_eval": 0,
+        "calls": 240,
+        "tokens": 49_944,
+        "cost": None,
+        "seconds": 11.7,
+        "errors": [],
+        "rescored_suspect": 0,
+        "earlier": [],
+        "changed": None,
+    }
+    return {
+        "run_id": "20261203T081942Z-f3d5d4",
+        "seconds": 3.5,
+        "stopped": [],
+        "judges": [base | judge, base | {"judge": "answer-relevancy-ragas-gpt-4.1-mini", "model": "gpt-4.1-mini"}],
+        "exported": {},
+    }
 
 
 def shown(doc: dict, width: int, monkeypatch) -> str:
@@ -218,9 +248,19 @@ def test_the_judge_summary_cuts_no_name_nor_header(width, monkeypatch):
     (which the terminal wraps): never a name or a header cut short."""
     text = shown(run_doc(failed=3, unscored=2, skipped=1, self_eval=4, cost=0.01234), width, monkeypatch)
     assert "…" not in text
-    for whole in ("faithfulness-deepeval-claude-3-5-sonnet", "anthropic/claude-3-5-sonnet-20241022-v2",
-                  "answer-relevancy-ragas-gpt-4.1-mini", "gpt-4.1-mini", "failed", "unscored", "skipped",
-                  "own family", "cost (USD)", "0.0123", "49,944"):
+    for whole in (
+        "faithfulness-deepeval-claude-3-5-sonnet",
+        "anthropic/claude-3-5-sonnet-20241022-v2",
+        "answer-relevancy-ragas-gpt-4.1-mini",
+        "gpt-4.1-mini",
+        "failed",
+        "unscored",
+        "skipped",
+        "own family",
+        "cost (USD)",
+        "0.0123",
+        "49,944",
+    ):
         assert whole in text, (whole, text)
     table = [line for line in text.splitlines() if line.split()[:2] == ["judge", "model"]]
     assert len(table) == (width == 200) and all(len(line) <= width for line in table)
@@ -240,9 +280,16 @@ def test_the_judge_summary_leaves_out_all_zero_columns_and_says_what_a_cached_ru
 
 
 def test_the_judge_summary_prints_the_audit_to_run_quoted(monkeypatch):
-    doc = run_doc(changed={"from": "j@gpt-4o-mini", "model": "gpt-4o-mini", "last_run": "r1", "ratings": 60,
-                           "changes": ["model name: gpt-4o-mini -> claude"],
-                           "audit": {"metric": "faithfulness", "old": "j@gpt-4o-mini", "new": "j"}})
+    doc = run_doc(
+        changed={
+            "from": "j@gpt-4o-mini",
+            "model": "gpt-4o-mini",
+            "last_run": "r1",
+            "ratings": 60,
+            "changes": ["model name: gpt-4o-mini -> claude"],
+            "audit": {"metric": "faithfulness", "old": "j@gpt-4o-mini", "new": "j"},
+        }
+    )
     text = shown(doc, 200, monkeypatch)
     assert "calibrate audit 'my campaign' --metric faithfulness --old j@gpt-4o-mini --new j" in text
 
@@ -265,10 +312,26 @@ TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.one_of(TEXT, TEXT.map(lambda t: f"{JUDGE}@{t}"), TEXT.map(lambda t: f"{JUDGE}@{OLD_MODEL}@{t}"),
-                      st.sampled_from([f"{JUDGE}@", "@", "@@", f"{JUDGE}@@", f"{JUDGE}@{OLD_MODEL}@repeat-",
-                                       f"{JUDGE}@{OLD_MODEL}@repeat-99999999999999999999", f"{JUDGE}@repeat-0",
-                                       f"{JUDGE}@{OLD_MODEL}@repeat-0@repeat-0", f"{JUDGE}\x00@{OLD_MODEL}"])))
+@given(
+    name=st.one_of(
+        TEXT,
+        TEXT.map(lambda t: f"{JUDGE}@{t}"),
+        TEXT.map(lambda t: f"{JUDGE}@{OLD_MODEL}@{t}"),
+        st.sampled_from(
+            [
+                f"{JUDGE}@",
+                "@",
+                "@@",
+                f"{JUDGE}@@",
+                f"{JUDGE}@{OLD_MODEL}@repeat-",
+                f"{JUDGE}@{OLD_MODEL}@repeat-99999999999999999999",
+                f"{JUDGE}@repeat-0",
+                f"{JUDGE}@{OLD_MODEL}@repeat-0@repeat-0",
+                f"{JUDGE}\x00@{OLD_MODEL}",
+            ]
+        ),
+    )
+)
 def test_any_name_is_found_or_refused_in_plain_words(swapped, name):
     c = calibrate.load_campaign(swapped)
     try:
@@ -276,8 +339,11 @@ def test_any_name_is_found_or_refused_in_plain_words(swapped, name):
     except ValueError as exc:
         assert str(exc) and "Traceback" not in str(exc)
         return
-    assert name in (JUDGE, f"{JUDGE}@{NEW_MODEL}", f"{JUDGE}@{OLD_MODEL}", f"{JUDGE}@{OLD_MODEL}@repeat-0") or \
-        name.startswith(f"{JUDGE}@20") or len(name.rsplit("@", 1)[-1]) == 6, name
+    assert (
+        name in (JUDGE, f"{JUDGE}@{NEW_MODEL}", f"{JUDGE}@{OLD_MODEL}", f"{JUDGE}@{OLD_MODEL}@repeat-0")
+        or name.startswith(f"{JUDGE}@20")
+        or len(name.rsplit("@", 1)[-1]) == 6
+    ), name
     assert found.scores.case_ids.size == 6
 
 
@@ -288,23 +354,54 @@ def test_a_weird_name_on_the_command_line_is_a_usage_error(swapped):
 
 
 MANIFEST_ATTACKS = [
-    "", "{", "not json", "\x00", "[]", "null", '{"judges": 3}', '{"judges": [1, 2]}', '{"judges": [{}]}',
+    "",
+    "{",
+    "not json",
+    "\x00",
+    "[]",
+    "null",
+    '{"judges": 3}',
+    '{"judges": [1, 2]}',
+    '{"judges": [{}]}',
     '{"judges": [{"name": "faith-gpt4omini", "library": "deepeval", "metric": "faithfulness", "model": "x"}]}',
-    '{"repeats": -1, "judges": []}', '{"repeats": 1e300}', '{"repeats": 100000000000}',
-    '{"repeats": "many", "judges": []}', "[" * 100_000 + "]" * 100_000,
+    '{"repeats": -1, "judges": []}',
+    '{"repeats": 1e300}',
+    '{"repeats": 100000000000}',
+    '{"repeats": "many", "judges": []}',
+    "[" * 100_000 + "]" * 100_000,
 ]
 
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-                           max_leaves=20)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=20,
+)
 JUDGE_ENTRIES = st.builds(
-    lambda model, settings_, template, fields, repeats: json.dumps({"repeats": repeats, "judges": [
-        {"name": JUDGE, "library": "deepeval", "metric": "faithfulness", "into": "faithfulness", "model": model,
-         "settings": settings_, "key_template": template, "fields": fields, "dag_tree": settings_}]}),
+    lambda model, settings_, template, fields, repeats: json.dumps(
+        {
+            "repeats": repeats,
+            "judges": [
+                {
+                    "name": JUDGE,
+                    "library": "deepeval",
+                    "metric": "faithfulness",
+                    "into": "faithfulness",
+                    "model": model,
+                    "settings": settings_,
+                    "key_template": template,
+                    "fields": fields,
+                    "dag_tree": settings_,
+                }
+            ],
+        }
+    ),
     st.dictionaries(TEXT, TEXT | st.integers(), max_size=3),
     st.dictionaries(TEXT, st.lists(TEXT | st.integers()), max_size=3),
-    st.none() | st.dictionaries(TEXT, TEXT, max_size=3), st.none() | st.lists(TEXT, max_size=3), st.integers(-3, 5))
+    st.none() | st.dictionaries(TEXT, TEXT, max_size=3),
+    st.none() | st.lists(TEXT, max_size=3),
+    st.integers(-3, 5),
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -321,7 +418,7 @@ def test_a_run_manifest_edited_by_hand_is_read_or_left_out(swapped, tmp_path_fac
         db.execute("INSERT INTO runs (run_id, started, manifest) VALUES ('edited', '2030-01-01', ?)", (text,))
     c = calibrate.load_campaign(folder)
     versions = judge_versions(c)
-    assert first in {r for v in versions.get(JUDGE, []) for r in v.runs}   # the genuine runs are still named
+    assert first in {r for v in versions.get(JUDGE, []) for r in v.runs}  # the genuine runs are still named
     for name in (JUDGE, f"{JUDGE}@edited", f"{JUDGE}@{first}"):
         try:
             find_version(c, "faithfulness", name)
@@ -330,12 +427,22 @@ def test_a_run_manifest_edited_by_hand_is_read_or_left_out(swapped, tmp_path_fac
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(campaign=st.text(st.characters(blacklist_categories=["Cc", "Cs", "Zl", "Zp"]), min_size=1, max_size=30),
-       old=st.text(st.characters(blacklist_categories=["Cc", "Cs", "Zl", "Zp"]), min_size=1, max_size=30))
+@given(
+    campaign=st.text(st.characters(blacklist_categories=["Cc", "Cs", "Zl", "Zp"]), min_size=1, max_size=30),
+    old=st.text(st.characters(blacklist_categories=["Cc", "Cs", "Zl", "Zp"]), min_size=1, max_size=30),
+)
 def test_the_printed_audit_command_runs_as_printed_whatever_the_names(campaign, old, monkeypatch):
     assume(not set(campaign + old) & set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
-    doc = run_doc(changed={"from": old, "model": "m", "last_run": "r1", "ratings": 6, "changes": ["x"],
-                           "audit": {"metric": "faithfulness", "old": old, "new": "j"}})
+    doc = run_doc(
+        changed={
+            "from": old,
+            "model": "m",
+            "last_run": "r1",
+            "ratings": 6,
+            "changes": ["x"],
+            "audit": {"metric": "faithfulness", "old": old, "new": "j"},
+        }
+    )
     console = SafeConsole(width=10_000, record=True, file=open("/dev/null", "w"))
     monkeypatch.setattr(judges_cli, "out", console)
     judges_cli.print_run(doc, campaign)
@@ -344,8 +451,21 @@ def test_the_printed_audit_command_runs_as_printed_whatever_the_names(campaign, 
 
 
 def test_the_report_audits_an_earlier_version_by_name(swapped, tmp_path):
-    cli("report", swapped, "--out", tmp_path / "out", "--audit", f"{JUDGE}@{OLD_MODEL}", JUDGE, "--n-boot", 100,
-        expect=0)
+    cli(
+        "report",
+        swapped,
+        "--out",
+        tmp_path / "out",
+        "--audit",
+        f"{JUDGE}@{OLD_MODEL}",
+        JUDGE,
+        "--n-boot",
+        100,
+        expect=0,
+    )
     [audit] = json.loads((tmp_path / "out" / "report.json").read_text())["audits"]
-    assert (audit["old"]["judge"], audit["old"]["model"], audit["new"]["model"]) == (f"{JUDGE}@{OLD_MODEL}",
-                                                                                    OLD_MODEL, NEW_MODEL)
+    assert (audit["old"]["judge"], audit["old"]["model"], audit["new"]["model"]) == (
+        f"{JUDGE}@{OLD_MODEL}",
+        OLD_MODEL,
+        NEW_MODEL,
+    )

@@ -31,9 +31,15 @@ CALLS_PER_CASE = 4  # DeepEval faithfulness
 
 
 def make_cases(n: int) -> list[dict]:
-    return [{"case_id": f"c{i:03d}", "input": f"What about item {i}?",
-             "actual_output": f"Item {i} is blue." + ("" if i % 2 == 0 else f" Item {i} costs nothing."),
-             "retrieval_context": [f"Item {i} is blue."]} for i in range(n)]
+    return [
+        {
+            "case_id": f"c{i:03d}",
+            "input": f"What about item {i}?",
+            "actual_output": f"Item {i} is blue." + ("" if i % 2 == 0 else f" Item {i} costs nothing."),
+            "retrieval_context": [f"Item {i} is blue."],
+        }
+        for i in range(n)
+    ]
 
 
 def two_judges(url: str) -> str:
@@ -54,8 +60,15 @@ model = {{ provider = "openai", name = "gpt-lenient", base_url = "{url}" }}
 
 def campaign(tmp_path, url, n=6, toml=None):
     cases = make_cases(n)
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness", "rater": "ann",
-                           "rater_kind": "human", "value": [int(i % 2 == 0) for i in range(n)]})
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases],
+            "metric": "faithfulness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": [int(i % 2 == 0) for i in range(n)],
+        }
+    )
     return write_campaign(tmp_path / "campaign", toml or two_judges(url), humans, cases)
 
 
@@ -72,7 +85,7 @@ def test_a_run_of_one_judge_keeps_every_other_rating(tmp_path, server):
     folder = campaign(tmp_path, server.url)
     bars: dict[str, tuple[int, int]] = {}
     run_judges(load_campaign(folder), progress=lambda done, total, label: bars.__setitem__(label, (done, total)))
-    assert bars == {"judging a": (6, 6), "judging b": (6, 6)}   # one bar per judge, each run to its end
+    assert bars == {"judging a": (6, 6), "judging b": (6, 6)}  # one bar per judge, each run to its end
     everything = exported(folder)
     assert {judge for judge, _, _ in everything} == {"a", "b"} and len(everything) == 12
     run_judges(load_campaign(folder), judges=["a"], use_cache=False)
@@ -106,25 +119,34 @@ def test_a_changed_judge_leaves_the_file_until_it_is_scored_again(tmp_path, serv
 
 
 def test_one_judge_run_at_a_time(tmp_path, monkeypatch):
-    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")   # refuse at once, rather than wait for the first run
+    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")  # refuse at once, rather than wait for the first run
     n = 30
     with JudgeServer(delay_s=0.05) as server:
         folder = campaign(tmp_path, server.url, n=n, toml=two_judges(server.url).split("[judges.b]")[0])
-        first = subprocess.Popen([CALIBRATE, "judge", str(folder), "--concurrency", "2"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
+        first = subprocess.Popen(
+            [CALIBRATE, "judge", str(folder), "--concurrency", "2"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.time() + 60
         while time.time() < deadline and server.counts["requests"] < 4:
             time.sleep(0.05)
         second = run("judge", folder)
         assert second.returncode == 2
-        assert "in use by calibrate judge (process" in second.stderr and "pay for every model call twice" in second.stderr
+        assert (
+            "in use by calibrate judge (process" in second.stderr and "pay for every model call twice" in second.stderr
+        )
         with pytest.raises(FolderInUse):
             run_judges(load_campaign(folder))
         assert first.wait(timeout=120) == 0, first.stderr.read()
         assert server.counts["requests"] == n * CALLS_PER_CASE
         # a killed run leaves no lock behind
-        killed = subprocess.Popen([CALIBRATE, "judge", str(folder), "--no-cache", "--concurrency", "1"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        killed = subprocess.Popen(
+            [CALIBRATE, "judge", str(folder), "--no-cache", "--concurrency", "1"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         before = server.counts["requests"]
         while time.time() < deadline + 60 and server.counts["requests"] < before + 2:
             time.sleep(0.05)
@@ -141,12 +163,16 @@ def closed_port() -> int:
 
 def test_a_run_that_reaches_no_model_is_loud_and_stops_early(tmp_path, server):
     port = closed_port()
-    folder = campaign(tmp_path, f"http://127.0.0.1:{port}/v1", n=20,
-                      toml=two_judges(f"http://127.0.0.1:{port}/v1").split("[judges.b]")[0])
+    folder = campaign(
+        tmp_path,
+        f"http://127.0.0.1:{port}/v1",
+        n=20,
+        toml=two_judges(f"http://127.0.0.1:{port}/v1").split("[judges.b]")[0],
+    )
     result = run("judge", folder, "--retries", 1, "--concurrency", 2)
     assert result.returncode == 1, result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if line.startswith("failed:")]
-    assert len(lines) == 1, result.stdout   # grouped, not one line per case
+    assert len(lines) == 1, result.stdout  # grouped, not one line per case
     assert f"connection failed: ClientConnectorError to 127.0.0.1:{port} (Connection refused)" in lines[0]
     assert "after 2 attempts" in lines[0]
     assert f"stopped calling openai:http://127.0.0.1:{port}/v1 after 5 consecutive ratings" in result.stderr
@@ -154,22 +180,29 @@ def test_a_run_that_reaches_no_model_is_loud_and_stops_early(tmp_path, server):
     summary = doc["judges"][0]
     assert summary["failed"] >= 3 and summary["unscored"] > 0 and summary["failed"] + summary["unscored"] == 20
     assert doc["stopped"][0]["unscored"] == {"a": summary["unscored"]} and doc["stopped"][0]["after"] == 3
-    assert summary["errors"] == [{"error": f"connection failed: ClientConnectorError to 127.0.0.1:{port} "
-                                           "(Connection refused) after 1 attempts", "count": summary["failed"]}]
+    assert summary["errors"] == [
+        {
+            "error": f"connection failed: ClientConnectorError to 127.0.0.1:{port} "
+            "(Connection refused) after 1 attempts",
+            "count": summary["failed"],
+        }
+    ]
     # once the endpoint is back, the next run tries every rating, the unscored ones included
-    (folder / "campaign.toml").write_text((folder / "campaign.toml").read_text().replace(
-        f"http://127.0.0.1:{port}/v1", server.url))
+    (folder / "campaign.toml").write_text(
+        (folder / "campaign.toml").read_text().replace(f"http://127.0.0.1:{port}/v1", server.url)
+    )
     assert run_judges(load_campaign(folder))["judges"][0]["scored"] == 20
 
 
 def test_a_judge_that_fails_everywhere_exits_non_zero_though_others_work(tmp_path, server):
     folder = campaign(tmp_path, server.url)
-    server.inject("Item", "malformed", times=1000)   # every reply unreadable: not retried, not a connection failure
+    server.inject("Item", "malformed", times=1000)  # every reply unreadable: not retried, not a connection failure
     result = run("judge", folder, "--judge", "a")
     assert result.returncode == 1 and "judge a failed on all 6 rating(s) it tried" in result.stderr
     # DeepEval asks for the truths and the claims at once: whichever reply it reads first fails the rating
-    groups = re.findall(r"failed: a: (\d+) rating\(s\): the judge's reply is not the JSON (\w+) asks for",
-                        result.stdout)
+    groups = re.findall(
+        r"failed: a: (\d+) rating\(s\): the judge's reply is not the JSON (\w+) asks for", result.stdout
+    )
     assert sum(int(n) for n, _ in groups) == 6 and {what for _, what in groups} <= {"Truths", "Claims"}
 
 
@@ -185,15 +218,17 @@ def test_removing_a_case_keeps_the_campaign_usable_and_the_cache(tmp_path, serve
     c = load_campaign(folder)
     assert [(s.case_id, s.rater) for s in c.set_aside] == [("c005", "a"), ("c005", "b")]
     validated = run("validate", folder)
-    assert validated.returncode == 0 and "2 rating(s) in judge_ratings.csv are of 1 case(s) no longer in " \
-                                          "cases.jsonl (c005)" in validated.stdout
+    assert (
+        validated.returncode == 0
+        and "2 rating(s) in judge_ratings.csv are of 1 case(s) no longer in cases.jsonl (c005)" in validated.stdout
+    )
     stats = json.loads(run("stats", folder, "--json", "--n-boot", 20).stdout)
     assert any("no longer in cases.jsonl" in w for w in stats["metrics"][0]["warnings"])
     server.counts.clear()
     doc = run_judges(c)
     assert server.counts["requests"] == 0 and doc["exported"] == {"a": 5, "b": 5}
     assert not load_campaign(folder).set_aside
-    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))   # it comes back: no call
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))  # it comes back: no call
     assert run_judges(load_campaign(folder))["judges"][0]["from_cache"] == 6 and server.counts["requests"] == 0
 
 
@@ -214,8 +249,11 @@ def test_a_damaged_store_gives_a_clear_error_and_cache_clear_moves_it_aside(tmp_
         run_judges(load_campaign(folder))
     cleared = run("cache", "clear", folder)
     assert cleared.returncode == 0, cleared.stderr
-    aside = [p for p in folder.iterdir() if p.name.startswith(STORE_NAME + ".damaged-")
-             and not p.name.endswith(("-wal", "-shm"))]   # its WAL files, if any, moved beside it
+    aside = [
+        p
+        for p in folder.iterdir()
+        if p.name.startswith(STORE_NAME + ".damaged-") and not p.name.endswith(("-wal", "-shm"))
+    ]  # its WAL files, if any, moved beside it
     assert len(aside) == 1 and "moved it to" in cleared.stdout and aside[0].stat().st_size > 0
     assert not list(folder.glob(STORE_NAME + "-*"))
     assert run_judges(load_campaign(folder))["judges"][0]["scored"] == 40
@@ -224,11 +262,14 @@ def test_a_damaged_store_gives_a_clear_error_and_cache_clear_moves_it_aside(tmp_
 def read_only(folder: Path, *command: str) -> subprocess.CompletedProcess:
     """Run a command with ``folder`` mounted read-only (in a mount namespace of its own: even root cannot
     write there)."""
-    need(shutil.which("unshare") is not None and subprocess.run(["unshare", "-m", "true"]).returncode == 0,
-         "unshare -m (a mount namespace)")
+    need(
+        shutil.which("unshare") is not None and subprocess.run(["unshare", "-m", "true"]).returncode == 0,
+        "unshare -m (a mount namespace)",
+    )
     script = f'mount --bind "{folder}" "{folder}" && mount -o remount,ro,bind "{folder}" && exec "$@"'
-    return subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", *command], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, "sh", *command], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_report_reads_a_read_only_campaign(tmp_path, server):
@@ -247,10 +288,12 @@ def test_report_reads_a_read_only_campaign(tmp_path, server):
 
 def limited(megabytes: float):
     """A child process whose files cannot grow past ``megabytes`` (a full disk, for what it writes)."""
+
     def limit():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         size = int(megabytes * 1e6)
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
     return limit
 
 
@@ -263,8 +306,9 @@ def test_a_full_disk_leaves_the_previous_report_whole(tmp_path, server):
     out = tmp_path / "report"
     assert run("report", folder, "--out", out, "--n-boot", 20).returncode == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    result = run("report", folder, "--out", out, "--n-boot", 20,
-                 preexec_fn=limited(len(before["report.html"]) / 2 / 1e6))
+    result = run(
+        "report", folder, "--out", out, "--n-boot", 20, preexec_fn=limited(len(before["report.html"]) / 2 / 1e6)
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert "report.html: cannot be written" in result.stderr and "the previous version is kept whole" in result.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -24,7 +24,7 @@ from tests.conftest import write_campaign
 from tests.imports.test_import_mlflow import mutate_json
 from tests.judge_server import JudgeServer
 
-KEY = "zq81PLmv42Wt-judge-key"   # no known key format, in a variable whose name says nothing of a key
+KEY = "zq81PLmv42Wt-judge-key"  # no known key format, in a variable whose name says nothing of a key
 VARIABLE = "CALIBRATE_TEST_JUDGE_CRED"
 
 
@@ -38,10 +38,24 @@ library = "deepeval"
 metric = "faithfulness"
 model = {{ provider = "{provider}", name = "llama-3-scripted", base_url = "{url}", api_key_env = "{VARIABLE}" }}
 """
-    cases = [{"case_id": f"c{i}", "input": f"question {i}?", "actual_output": f"Fact {i} is true.",
-              "retrieval_context": [f"Fact {i} is true."]} for i in range(n)]
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness", "rater": "ann",
-                           "rater_kind": "human", "value": 1})
+    cases = [
+        {
+            "case_id": f"c{i}",
+            "input": f"question {i}?",
+            "actual_output": f"Fact {i} is true.",
+            "retrieval_context": [f"Fact {i} is true."],
+        }
+        for i in range(n)
+    ]
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases],
+            "metric": "faithfulness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": 1,
+        }
+    )
     return write_campaign(tmp_path / "campaign", toml, humans, cases)
 
 
@@ -59,7 +73,7 @@ def test_a_key_echoed_in_an_error_body_is_never_stored_or_shown(tmp_path, monkey
         folder = judged_campaign(tmp_path, url, provider)
         server.inject("Fact 1 is true.", "echo-key", times=1)
         doc = run_judges(load_campaign(folder), policy=CallPolicy(retries=1, backoff_s=0.01))
-    assert KEY in server.keys_seen or f"Bearer {KEY}" in server.keys_seen   # the key was sent, to its server
+    assert KEY in server.keys_seen or f"Bearer {KEY}" in server.keys_seen  # the key was sent, to its server
     failed = [r for r in doc["ratings"] if r["error"]]
     assert len(failed) == 1 and "HTTP 401" in failed[0]["error"] and "[redacted]" in failed[0]["error"]
     assert KEY not in json.dumps(doc.to_dict() if hasattr(doc, "to_dict") else dict(doc), default=str)
@@ -76,15 +90,20 @@ def test_a_judge_endpoint_redirecting_elsewhere_gets_no_key_and_the_rating_says_
         folder = judged_campaign(tmp_path, endpoint.url + "/v1", n=2)
         doc = run_judges(load_campaign(folder), policy=CallPolicy(retries=2, backoff_s=0.01))
         bodies = [r["body"] for r in endpoint.seen]
-        assert elsewhere.seen == [] and len(bodies) == len(set(bodies))   # refused at once, never retried
+        assert elsewhere.seen == [] and len(bodies) == len(set(bodies))  # refused at once, never retried
     assert all("another server" in r["error"] and elsewhere.url in r["error"] for r in doc["ratings"])
     assert KEY.encode() not in everything_written(folder)
 
 
-CHAT = {"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"verdicts": []}'}}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "cost": 0.001}}
-EMBEDDINGS = {"data": [{"index": 0, "embedding": [0.1, 0.2]}, {"index": 1, "embedding": [0.3, 0.4]}],
-              "usage": {"prompt_tokens": 4}}
+CHAT = {
+    "id": "x",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"verdicts": []}'}}],
+    "usage": {"prompt_tokens": 3, "completion_tokens": 2, "cost": 0.001},
+}
+EMBEDDINGS = {
+    "data": [{"index": 0, "embedding": [0.1, 0.2]}, {"index": 1, "embedding": [0.3, 0.4]}],
+    "usage": {"prompt_tokens": 4},
+}
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +115,13 @@ def model_server():
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), kind=st.sampled_from(["chat", "logprobs", "embeddings", "anthropic"]))
 def test_any_model_reply_is_text_or_a_failed_call_saying_why(model_server, data, kind):
-    template = EMBEDDINGS if kind == "embeddings" else (
-        {"content": [{"type": "text", "text": "{}"}], "usage": {"input_tokens": 1}} if kind == "anthropic" else CHAT)
+    template = (
+        EMBEDDINGS
+        if kind == "embeddings"
+        else (
+            {"content": [{"type": "text", "text": "{}"}], "usage": {"input_tokens": 1}} if kind == "anthropic" else CHAT
+        )
+    )
     model_server.json("*", mutate_json(data, template))
     spec = ModelSpec("anthropic" if kind == "anthropic" else "openai", "m", base_url=model_server.url + "/v1")
 

@@ -31,7 +31,7 @@ scale = "binary"
 library = "deepeval"
 metric = "faithfulness"
 model = {{ provider = "openai", name = "llama-3-scripted", base_url = "{url}"{extra} }}
-{f'family = "{family}"' if family else ''}
+{f'family = "{family}"' if family else ""}
 """
 
 
@@ -40,15 +40,28 @@ def make_cases(n: int, supported_every: int = 2) -> list[dict]:
     for i in range(n):
         fact = f"Fact {i} is true."
         answer = fact if i % supported_every == 0 else f"{fact} Invented claim {i} is false."
-        cases.append({"case_id": f"c{i:03d}", "input": f"question {i}?", "actual_output": answer,
-                      "retrieval_context": [fact, f"Other fact {i} holds."],
-                      "metadata": {"generator_family": "gpt" if i < 2 else "llama"}})
+        cases.append(
+            {
+                "case_id": f"c{i:03d}",
+                "input": f"question {i}?",
+                "actual_output": answer,
+                "retrieval_context": [fact, f"Other fact {i} holds."],
+                "metadata": {"generator_family": "gpt" if i < 2 else "llama"},
+            }
+        )
     return cases
 
 
 def campaign(tmp_path, url, cases, extra="", family=""):
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness", "rater": "ann",
-                           "rater_kind": "human", "value": [1 if i % 2 == 0 else 0 for i in range(len(cases))]})
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases],
+            "metric": "faithfulness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": [1 if i % 2 == 0 else 0 for i in range(len(cases))],
+        }
+    )
     return write_campaign(tmp_path / "campaign", toml(url, extra, family), humans, cases)
 
 
@@ -59,8 +72,14 @@ def test_scores_with_real_deepeval_and_lands_in_the_campaign(tmp_path, server, m
     doc = run_judges(load_campaign(folder), policy=CallPolicy(concurrency=4))
     assert set(os.listdir(tmp_path)) == before
     summary = doc["judges"][0]
-    assert summary == {**summary, "judge": "de-faith", "scored": 6, "failed": 0, "from_cache": 0,
-                       "calls": 6 * CALLS_PER_CASE}
+    assert summary == {
+        **summary,
+        "judge": "de-faith",
+        "scored": 6,
+        "failed": 0,
+        "from_cache": 0,
+        "calls": 6 * CALLS_PER_CASE,
+    }
     assert server.counts["requests"] == 6 * CALLS_PER_CASE and summary["tokens"] > 0
     values = {r["case_id"]: r["value"] for r in doc["ratings"]}
     assert values == {f"c{i:03d}": (1.0 if i % 2 == 0 else 0.5) for i in range(6)}
@@ -124,8 +143,8 @@ def test_transient_faults_are_retried(tmp_path, server, kind):
 
 def test_failures_are_data(tmp_path, server):
     folder = campaign(tmp_path, server.url, make_cases(3))
-    server.inject("Fact 1 is true.", "malformed", times=1)   # not retried: the reply is wrong, not lost
-    server.inject("Fact 2 is true.", "500", times=10)         # retried until the retries run out
+    server.inject("Fact 1 is true.", "malformed", times=1)  # not retried: the reply is wrong, not lost
+    server.inject("Fact 2 is true.", "500", times=10)  # retried until the retries run out
     doc = run_judges(load_campaign(folder), policy=CallPolicy(retries=2, backoff_s=0.01))
     summary = doc["judges"][0]
     assert (summary["scored"], summary["failed"]) == (1, 2)
@@ -137,7 +156,7 @@ def test_failures_are_data(tmp_path, server):
     stats = compute_stats(c, n_boot=50)["metrics"][0]
     assert stats["judges"][0]["n_errors"] == 2
     server.counts.clear()
-    retried = run_judges(c)   # failures are not cached: a rerun tries them again
+    retried = run_judges(c)  # failures are not cached: a rerun tries them again
     assert retried["judges"][0]["scored"] == 2 and retried["judges"][0]["from_cache"] == 1
 
 
@@ -169,7 +188,7 @@ def test_the_key_is_never_written(tmp_path, server, monkeypatch):
         assert path.is_dir() or secret.encode() not in path.read_bytes(), path
     monkeypatch.delenv("SCRIPTED_KEY")
     server.counts.clear()
-    with pytest.raises(JudgeSetupError, match="judge de-faith: the environment variable SCRIPTED_KEY .* is not set"):
+    with pytest.raises(JudgeSetupError, match=r"judge de-faith: the environment variable SCRIPTED_KEY .* is not set"):
         run_judges(load_campaign(folder), use_cache=False)
     assert server.counts["requests"] == 0
 
@@ -179,15 +198,18 @@ def test_killed_run_resumes_without_loss_or_duplicate(tmp_path):
     with JudgeServer(delay_s=0.05) as server:
         folder = campaign(tmp_path, server.url, make_cases(n))
         calibrate = Path(sys.executable).parent / "calibrate"
-        process = subprocess.Popen([str(calibrate), "judge", str(folder), "--concurrency", "2"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [str(calibrate), "judge", str(folder), "--concurrency", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         store = folder / STORE_NAME
         deadline = time.time() + 60
         done = 0
         while time.time() < deadline and done < 5:
             time.sleep(0.1)
             if store.exists():
-                try:   # the store may exist before its tables do
+                try:  # the store may exist before its tables do
                     with sqlite3.connect(store) as db:
                         done = db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
                 except sqlite3.OperationalError:
@@ -203,8 +225,9 @@ def test_killed_run_resumes_without_loss_or_duplicate(tmp_path):
         assert summary["from_cache"] == first and summary["scored"] == n - first and summary["failed"] == 0
         assert server.counts["requests"] == (n - first) * CALLS_PER_CASE
         with sqlite3.connect(store) as db:
-            successes = db.execute("SELECT COUNT(*), COUNT(DISTINCT cache_key) FROM attempts "
-                                   "WHERE value IS NOT NULL").fetchone()
+            successes = db.execute(
+                "SELECT COUNT(*), COUNT(DISTINCT cache_key) FROM attempts WHERE value IS NOT NULL"
+            ).fetchone()
         assert successes == (n, n)
         assert len(pd.read_csv(folder / "judge_ratings.csv")) == n
 
@@ -212,8 +235,9 @@ def test_killed_run_resumes_without_loss_or_duplicate(tmp_path):
 def test_cli_judge_json_and_cache_clear(tmp_path, server):
     folder = campaign(tmp_path, server.url, make_cases(3))
     calibrate = Path(sys.executable).parent / "calibrate"
-    result = subprocess.run([str(calibrate), "judge", str(folder), "--json"], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [str(calibrate), "judge", str(folder), "--json"], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert set(doc) >= {"run_id", "judges", "ratings"}
@@ -226,30 +250,48 @@ def test_cli_judge_json_and_cache_clear(tmp_path, server):
 
 
 def test_every_deepeval_rag_metric_scores_through_the_runner(tmp_path, server):
-    metrics = ["faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall",
-               "contextual_relevancy"]
+    metrics = ["faithfulness", "answer_relevancy", "contextual_precision", "contextual_recall", "contextual_relevancy"]
     config = 'name = "rag"\n' + "".join(f'[metrics.{m}]\nscale = "binary"\n' for m in metrics)
-    config += "".join(f'[judges.de-{m}]\nlibrary = "deepeval"\nmetric = "{m}"\n'
-                      f'model = {{ provider = "openai", name = "scripted", base_url = "{server.url}" }}\n'
-                      for m in metrics)
-    cases = [{"case_id": "paris", "input": "Where is Paris located?",
-              "actual_output": "Paris is located in France. Bananas are yellow.",
-              "expected_output": "Paris is located in France.",
-              "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."]},
-             {"case_id": "rome", "input": "Where is Rome located?", "actual_output": "Rome is located in Italy.",
-              "expected_output": "Rome is located in Italy. Rome has the Colosseum.",
-              "retrieval_context": ["Cheese is made from milk.", "Rome is located in Italy."]}]
-    humans = pd.DataFrame([(c["case_id"], m, "ann", "human", 1) for c in cases for m in metrics],
-                          columns=["case_id", "metric", "rater", "rater_kind", "value"])
+    config += "".join(
+        f'[judges.de-{m}]\nlibrary = "deepeval"\nmetric = "{m}"\n'
+        f'model = {{ provider = "openai", name = "scripted", base_url = "{server.url}" }}\n'
+        for m in metrics
+    )
+    cases = [
+        {
+            "case_id": "paris",
+            "input": "Where is Paris located?",
+            "actual_output": "Paris is located in France. Bananas are yellow.",
+            "expected_output": "Paris is located in France.",
+            "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."],
+        },
+        {
+            "case_id": "rome",
+            "input": "Where is Rome located?",
+            "actual_output": "Rome is located in Italy.",
+            "expected_output": "Rome is located in Italy. Rome has the Colosseum.",
+            "retrieval_context": ["Cheese is made from milk.", "Rome is located in Italy."],
+        },
+    ]
+    humans = pd.DataFrame(
+        [(c["case_id"], m, "ann", "human", 1) for c in cases for m in metrics],
+        columns=["case_id", "metric", "rater", "rater_kind", "value"],
+    )
     folder = write_campaign(tmp_path / "rag", config, humans, cases)
     doc = run_judges(load_campaign(folder))
     scores = {(r["judge"], r["case_id"]): r["value"] for r in doc["ratings"]}
     assert scores == {
-        ("de-faithfulness", "paris"): 0.5, ("de-faithfulness", "rome"): 1.0,
-        ("de-answer_relevancy", "paris"): 0.5, ("de-answer_relevancy", "rome"): 1.0,
-        ("de-contextual_precision", "paris"): 1.0, ("de-contextual_precision", "rome"): 0.5,
-        ("de-contextual_recall", "paris"): 1.0, ("de-contextual_recall", "rome"): 0.5,
-        ("de-contextual_relevancy", "paris"): 0.5, ("de-contextual_relevancy", "rome"): 0.5}
+        ("de-faithfulness", "paris"): 0.5,
+        ("de-faithfulness", "rome"): 1.0,
+        ("de-answer_relevancy", "paris"): 0.5,
+        ("de-answer_relevancy", "rome"): 1.0,
+        ("de-contextual_precision", "paris"): 1.0,
+        ("de-contextual_precision", "rome"): 0.5,
+        ("de-contextual_recall", "paris"): 1.0,
+        ("de-contextual_recall", "rome"): 0.5,
+        ("de-contextual_relevancy", "paris"): 0.5,
+        ("de-contextual_relevancy", "rome"): 0.5,
+    }
     assert all(j["failed"] == 0 for j in doc["judges"])
 
 
@@ -258,12 +300,25 @@ def test_report_shows_what_each_judge_cost(tmp_path, server):
     server.inject("Fact 1 is true.", "malformed", times=1)
     run_judges(load_campaign(folder))
     calibrate = Path(sys.executable).parent / "calibrate"
-    result = subprocess.run([str(calibrate), "report", str(folder), "--out", str(tmp_path / "report"),
-                             "--n-boot", "50"], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(calibrate), "report", str(folder), "--out", str(tmp_path / "report"), "--n-boot", "50"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     runs = json.loads((tmp_path / "report" / "report.json").read_text())["judge_runs"]
-    assert runs == [{**runs[0], "judge": "de-faith", "attempts": 4, "scored": 3, "failed": 1, "runs": 1,
-                     "calls": server.counts["requests"]}]
+    assert runs == [
+        {
+            **runs[0],
+            "judge": "de-faith",
+            "attempts": 4,
+            "scored": 3,
+            "failed": 1,
+            "runs": 1,
+            "calls": server.counts["requests"],
+        }
+    ]
     html = (tmp_path / "report" / "report.html").read_text()
     assert "Judge runs" in html and "<td>de-faith</td>" in html
     assert "## Judge runs" in (tmp_path / "report" / "report.md").read_text()
@@ -273,9 +328,14 @@ def test_anthropic_provider(tmp_path, server, monkeypatch):
     monkeypatch.setenv("SCRIPTED_ANTHROPIC_KEY", "sk-ant-test-123")
     root = server.url.rsplit("/v1", 1)[0]
     folder = campaign(tmp_path, root, make_cases(4))
-    (folder / "campaign.toml").write_text((folder / "campaign.toml").read_text().replace(
-        'provider = "openai", name = "llama-3-scripted"',
-        'provider = "anthropic", name = "claude-scripted", api_key_env = "SCRIPTED_ANTHROPIC_KEY"'))
+    (folder / "campaign.toml").write_text(
+        (folder / "campaign.toml")
+        .read_text()
+        .replace(
+            'provider = "openai", name = "llama-3-scripted"',
+            'provider = "anthropic", name = "claude-scripted", api_key_env = "SCRIPTED_ANTHROPIC_KEY"',
+        )
+    )
     server.inject("Fact 2 is true.", "429", times=1)
     c = load_campaign(folder)
     assert c.judges["de-faith"].family == "claude"
@@ -286,8 +346,9 @@ def test_anthropic_provider(tmp_path, server, monkeypatch):
 
 
 def test_cost_from_the_declared_price_or_the_reported_cost(tmp_path, server):
-    folder = campaign(tmp_path, server.url, make_cases(3),
-                      extra=", price = { input_per_mtok = 2.0, output_per_mtok = 8.0 }")
+    folder = campaign(
+        tmp_path, server.url, make_cases(3), extra=", price = { input_per_mtok = 2.0, output_per_mtok = 8.0 }"
+    )
     doc = run_judges(load_campaign(folder))
     with sqlite3.connect(folder / STORE_NAME) as db:
         tokens = db.execute("SELECT SUM(prompt_tokens), SUM(completion_tokens) FROM attempts").fetchone()
@@ -325,15 +386,23 @@ def test_the_score_is_deepevals_own(tmp_path, server):
     from deepeval.test_case import LLMTestCase
 
     cases = make_cases(4)
-    ours = {r["case_id"]: r["value"] for r in run_judges(load_campaign(campaign(tmp_path, server.url, cases)))["ratings"]}
+    ours = {
+        r["case_id"]: r["value"] for r in run_judges(load_campaign(campaign(tmp_path, server.url, cases)))["ratings"]
+    }
 
     async def theirs():
         model = LocalModel(model="llama-3-scripted", base_url=server.url, api_key="unused", temperature=0)
         found = {}
         for case in cases:
             metric = FaithfulnessMetric(model=model, async_mode=True)
-            await metric.a_measure(LLMTestCase(input=case["input"], actual_output=case["actual_output"],
-                                               retrieval_context=case["retrieval_context"]), _show_indicator=False)
+            await metric.a_measure(
+                LLMTestCase(
+                    input=case["input"],
+                    actual_output=case["actual_output"],
+                    retrieval_context=case["retrieval_context"],
+                ),
+                _show_indicator=False,
+            )
             found[case["case_id"]] = metric.score
         return found
 
@@ -346,8 +415,12 @@ def test_each_run_writes_its_manifest_beside_the_ratings(tmp_path, server):
     doc = run_judges(before)
     manifest = json.loads((folder / "judge_runs" / f"{doc['run_id']}.json").read_text())
     assert set(manifest["library_versions"]) >= {"calibrate-judges", "deepeval", "aiohttp"}
-    assert manifest["judges"][0]["model"] == {"provider": "openai", "name": "llama-3-scripted",
-                                              "base_url": server.url, "temperature": 0.0}
+    assert manifest["judges"][0]["model"] == {
+        "provider": "openai",
+        "name": "llama-3-scripted",
+        "base_url": server.url,
+        "temperature": 0.0,
+    }
     assert manifest["data_hash"] == before.data_hash and manifest["started"] < manifest["finished"]
     assert manifest["counts"] == {"calls": 3 * CALLS_PER_CASE, "failures": 0, "cache_hits": 0}
     again = run_judges(load_campaign(folder))

@@ -9,26 +9,41 @@ from calibrate import CampaignError, load_campaign
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from tests.conftest import write_campaign
 
-CASES = [{"case_id": "france", "input": "Where is Paris?", "actual_output": "Paris is in France. It is big."},
-         {"case_id": "spain", "input": "Where is Paris?", "actual_output": "Paris is in Spain."},
-         {"case_id": "rome", "input": "Where is Paris?", "actual_output": "Rome is in Italy."}]
+CASES = [
+    {"case_id": "france", "input": "Where is Paris?", "actual_output": "Paris is in France. It is big."},
+    {"case_id": "spain", "input": "Where is Paris?", "actual_output": "Paris is in Spain."},
+    {"case_id": "rome", "input": "Where is Paris?", "actual_output": "Rome is in Italy."},
+]
 
 
 def write_dag(path) -> None:
     """The tree a user builds with DeepEval and saves with its own serialisation."""
-    from deepeval.metrics.dag import (BinaryJudgementNode, DeepAcyclicGraph, NonBinaryJudgementNode, TaskNode,
-                                      VerdictNode)
+    from deepeval.metrics.dag import (
+        BinaryJudgementNode,
+        DeepAcyclicGraph,
+        NonBinaryJudgementNode,
+        TaskNode,
+        VerdictNode,
+    )
     from deepeval.test_case import SingleTurnParams
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        country = NonBinaryJudgementNode(criteria="Which country does the answer put Paris in?", children=[
-            VerdictNode(verdict="France", score=10), VerdictNode(verdict="Spain", score=3)],
-            evaluation_params=[SingleTurnParams.ACTUAL_OUTPUT])
-        mentions = BinaryJudgementNode(criteria="Does the answer mention 'Paris'?", children=[
-            VerdictNode(verdict=False, score=0), VerdictNode(verdict=True, child=country)])
-        task = TaskNode(instructions="Extract the first sentence of the actual output.", output_label="answer",
-                        children=[mentions], evaluation_params=[SingleTurnParams.ACTUAL_OUTPUT])
+        country = NonBinaryJudgementNode(
+            criteria="Which country does the answer put Paris in?",
+            children=[VerdictNode(verdict="France", score=10), VerdictNode(verdict="Spain", score=3)],
+            evaluation_params=[SingleTurnParams.ACTUAL_OUTPUT],
+        )
+        mentions = BinaryJudgementNode(
+            criteria="Does the answer mention 'Paris'?",
+            children=[VerdictNode(verdict=False, score=0), VerdictNode(verdict=True, child=country)],
+        )
+        task = TaskNode(
+            instructions="Extract the first sentence of the actual output.",
+            output_label="answer",
+            children=[mentions],
+            evaluation_params=[SingleTurnParams.ACTUAL_OUTPUT],
+        )
     path.write_text(DeepAcyclicGraph(root_nodes=[task]).to_json())
 
 
@@ -45,8 +60,15 @@ into = "capital"
 model = {{ provider = "openai", name = "llama-scripted", base_url = "{url}" }}
 settings = {{ dag = "{dag}" }}
 """
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in CASES], "metric": "capital", "rater": "ann",
-                           "rater_kind": "human", "value": [1.0, 0.0, 0.0]})
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in CASES],
+            "metric": "capital",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": [1.0, 0.0, 0.0],
+        }
+    )
     folder = write_campaign(tmp_path / "campaign", config, humans, CASES)
     write_dag(folder / "capital.dag.json")
     return folder
@@ -78,9 +100,14 @@ def test_the_cache_follows_the_tree_not_its_file(tmp_path, server):
     assert {r["case_id"]: r["value"] for r in doc["ratings"]}["spain"] == 0.4
 
 
-@pytest.mark.parametrize("content, message", [(None, "cannot read the DAG file"),
-                                               ("{not json", "is not JSON"),
-                                               ('{"graph": {}}', "is not a DeepEval DAG document")])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "cannot read the DAG file"),
+        ("{not json", "is not JSON"),
+        ('{"graph": {}}', "is not a DeepEval DAG document"),
+    ],
+)
 def test_a_bad_dag_file_is_a_configuration_error(tmp_path, server, content, message):
     folder = folder_for(tmp_path, server.url, dag="broken.json")
     if content is not None:
@@ -112,15 +139,20 @@ from hypothesis import strategies as st  # noqa: E402
 PYTHON_ERROR = re.compile(r"\b(KeyError|TypeError|AttributeError|IndexError|RecursionError)\b")
 
 
-@pytest.mark.parametrize("document, words", [
-    ({"nodes": {"a": {"type": "BinaryJudgementNode", "criteria": "c", "children": ["zz"]}}},
-     "field 'nodes.a.children[0]': no node 'zz'"),
-    ({"nodes": {"a": {"type": "VerdictNode", "verdict": True, "child": {"type": "node"}}}}, "nodes.a.child.ref"),
-    ({"nodes": [1]}, "field 'nodes'"),
-    ({"nodes": {"a": {"type": "X", "children": "b"}}}, "nodes.a.children"),
-    ({"nodes": {"a": 3}}, "nodes.a"),
-    ({"nodes": {"a": {"type": "X", "children": ["b"]}, "b": {"type": "X", "children": ["a"]}}}, "has no root node"),
-])
+@pytest.mark.parametrize(
+    "document, words",
+    [
+        (
+            {"nodes": {"a": {"type": "BinaryJudgementNode", "criteria": "c", "children": ["zz"]}}},
+            "field 'nodes.a.children[0]': no node 'zz'",
+        ),
+        ({"nodes": {"a": {"type": "VerdictNode", "verdict": True, "child": {"type": "node"}}}}, "nodes.a.child.ref"),
+        ({"nodes": [1]}, "field 'nodes'"),
+        ({"nodes": {"a": {"type": "X", "children": "b"}}}, "nodes.a.children"),
+        ({"nodes": {"a": 3}}, "nodes.a"),
+        ({"nodes": {"a": {"type": "X", "children": ["b"]}, "b": {"type": "X", "children": ["a"]}}}, "has no root node"),
+    ],
+)
 def test_a_damaged_dag_names_the_node_and_field(tmp_path, document, words):
     folder = folder_for(tmp_path, "http://127.0.0.1:9", dag="broken.json")
     (folder / "broken.json").write_text(json.dumps(document))
@@ -130,15 +162,25 @@ def test_a_damaged_dag_names_the_node_and_field(tmp_path, document, words):
     assert words in text and "judges.dag-llama.settings.dag" in text and not PYTHON_ERROR.search(text), text
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=6)
-                           | st.sampled_from(["node", "a", "b", "VerdictNode"]),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-                               st.sampled_from(["type", "ref", "children", "child", "nodes", "a", "b"]), inner,
-                               max_size=3), max_leaves=10)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.text(max_size=6)
+    | st.sampled_from(["node", "a", "b", "VerdictNode"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["type", "ref", "children", "child", "nodes", "a", "b"]), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
 
 
-@settings(max_examples=int(os.environ.get("ATTACK_EXAMPLES", 200)), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(os.environ.get("ATTACK_EXAMPLES", 200)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_any_edit_of_a_dag_loads_or_names_what_is_wrong(tmp_path_factory, data):
     folder = folder_for(tmp_path_factory.mktemp("dag"), "http://127.0.0.1:9")

@@ -12,12 +12,26 @@ from calibrate.judges.store import STORE_NAME
 from tests.conftest import write_campaign
 from tests.judge_server import SCORE_PROBABILITIES, TEN_AFTER_ONE, JudgeServer
 
-CASES = [{"case_id": "same", "input": "Where is Paris?", "actual_output": "Paris is located in France.",
-          "expected_output": "Paris is located in France."},
-         {"case_id": "half", "input": "Where is Paris?", "actual_output": "Paris is located in Spain today.",
-          "expected_output": "Paris is located in France."},
-         {"case_id": "none", "input": "Where is Paris?", "actual_output": "Bananas grow everywhere.",
-          "expected_output": "Paris is located in France."}]
+CASES = [
+    {
+        "case_id": "same",
+        "input": "Where is Paris?",
+        "actual_output": "Paris is located in France.",
+        "expected_output": "Paris is located in France.",
+    },
+    {
+        "case_id": "half",
+        "input": "Where is Paris?",
+        "actual_output": "Paris is located in Spain today.",
+        "expected_output": "Paris is located in France.",
+    },
+    {
+        "case_id": "none",
+        "input": "Where is Paris?",
+        "actual_output": "Bananas grow everywhere.",
+        "expected_output": "Paris is located in France.",
+    },
+]
 STEPS = 'evaluation_steps = ["Compare the actual output with the expected output.", "Penalise what differs."]'
 
 
@@ -34,8 +48,15 @@ into = "correctness"
 model = {{ provider = "{provider}", name = "gpt-scripted", base_url = "{url}" }}
 settings = {{ evaluation_params = ["actual_output", "expected_output"], {settings} }}
 """
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in CASES], "metric": "correctness", "rater": "ann",
-                           "rater_kind": "human", "value": [1.0, 0.5, 0.0]})
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in CASES],
+            "metric": "correctness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": [1.0, 0.5, 0.0],
+        }
+    )
     return write_campaign(tmp_path / "campaign", config, humans, CASES)
 
 
@@ -67,7 +88,7 @@ def test_scores_are_weighted_by_the_score_tokens_probabilities(tmp_path, server)
     with sqlite3.connect(tmp_path / "campaign" / STORE_NAME) as db:
         stored = [json.loads(d) for (d,) in db.execute("SELECT details FROM attempts")]
     assert stored == [said] * 3
-    again = run_judges(load_campaign(folder_for(tmp_path, server.url)))   # the key is the judge's: cached
+    again = run_judges(load_campaign(folder_for(tmp_path, server.url)))  # the key is the judge's: cached
     assert again["judges"][0]["from_cache"] == 3 and server.counts["logprobs"] == 3
 
 
@@ -84,28 +105,39 @@ def test_a_ten_written_as_two_tokens_is_weighted(tmp_path):
     assert ratings["same"]["value"] == pytest.approx(ten / 10)
     assert ratings["same"]["details"]["logprob_weighting"].startswith("10 as '1','0'")
     assert ratings["half"]["value"] == pytest.approx(0.49) and ratings["none"]["value"] == pytest.approx(0.02)
-    assert all(r["details"]["logprob_weighted"] is True and "logprob_fallback" not in r["details"]
-               for r in ratings.values())
+    assert all(
+        r["details"]["logprob_weighted"] is True and "logprob_fallback" not in r["details"] for r in ratings.values()
+    )
     assert doc["judges"][0]["logprob_weighted"] == 3
 
 
-@pytest.mark.parametrize("settings, why", [(STEPS + ", logprobs = false", "logprobs = false in the settings"),
-                                           (STEPS + ", strict_mode = true", "strict mode scores 0 or 1")])
+@pytest.mark.parametrize(
+    "settings, why",
+    [
+        (STEPS + ", logprobs = false", "logprobs = false in the settings"),
+        (STEPS + ", strict_mode = true", "strict mode scores 0 or 1"),
+    ],
+)
 def test_without_logprobs_the_raw_score_is_kept_and_said(tmp_path, server, settings, why):
     doc = run_judges(load_campaign(folder_for(tmp_path, server.url, settings)))
     ratings = by_case(doc)
     expected = {"same": 1.0, "half": 0.0, "none": 0.0} if "strict" in why else {"same": 1.0, "half": 0.5, "none": 0.0}
     assert {c: r["value"] for c, r in ratings.items()} == expected
-    assert all(r["details"] == {"logprob_weighted": False, "logprob_fallback": why, "structured_output": "json_schema"}
-               for r in ratings.values())
+    assert all(
+        r["details"] == {"logprob_weighted": False, "logprob_fallback": why, "structured_output": "json_schema"}
+        for r in ratings.values()
+    )
     assert doc["judges"][0]["logprob_weighted"] == 0 and server.counts["logprobs"] == 0
 
 
 def test_anthropic_gives_no_logprobs(tmp_path, server):
     doc = run_judges(load_campaign(folder_for(tmp_path, server.url.rsplit("/v1", 1)[0], provider="anthropic")))
     assert {c: r["value"] for c, r in by_case(doc).items()} == {"same": 1.0, "half": 0.5, "none": 0.0}
-    assert by_case(doc)["same"]["details"] == {"logprob_weighted": False, "structured_output": "json_schema",
-                                               "logprob_fallback": "the anthropic provider gives no logprobs"}
+    assert by_case(doc)["same"]["details"] == {
+        "logprob_weighted": False,
+        "structured_output": "json_schema",
+        "logprob_fallback": "the anthropic provider gives no logprobs",
+    }
 
 
 def test_steps_from_criteria_are_made_once_and_kept(tmp_path, server):
@@ -124,14 +156,18 @@ def test_steps_from_criteria_are_made_once_and_kept(tmp_path, server):
 
 
 def test_settings_are_checked_before_any_call(tmp_path, server):
-    folder = folder_for(tmp_path, server.url, 'criteria = "x", rubric = [{ score_range = [0, 6], expected_outcome '
-                                              '= "bad" }, { score_range = [5, 10], expected_outcome = "good" }]')
+    folder = folder_for(
+        tmp_path,
+        server.url,
+        'criteria = "x", rubric = [{ score_range = [0, 6], expected_outcome '
+        '= "bad" }, { score_range = [5, 10], expected_outcome = "good" }]',
+    )
     with pytest.raises(JudgeSetupError, match="DeepEval refuses these G-Eval settings"):
         run_judges(load_campaign(folder))
     assert server.counts["requests"] == 0
     toml = (folder / "campaign.toml").read_text()
-    settings = toml[toml.index("settings = "):].splitlines()[0]
-    (folder / "campaign.toml").write_text(toml.replace(settings, 'settings = { rubric = [1] }'))
+    settings = toml[toml.index("settings = ") :].splitlines()[0]
+    (folder / "campaign.toml").write_text(toml.replace(settings, "settings = { rubric = [1] }"))
     with pytest.raises(CampaignError) as raised:
         load_campaign(folder)
     text = str(raised.value)
@@ -140,8 +176,10 @@ def test_settings_are_checked_before_any_call(tmp_path, server):
 
 
 def test_a_rubric_bounds_the_score(tmp_path, server):
-    rubric = ('rubric = [{ score_range = [0, 3], expected_outcome = "Different." }, '
-              '{ score_range = [4, 10], expected_outcome = "The same." }]')
+    rubric = (
+        'rubric = [{ score_range = [0, 3], expected_outcome = "Different." }, '
+        '{ score_range = [4, 10], expected_outcome = "The same." }]'
+    )
     doc = run_judges(load_campaign(folder_for(tmp_path, server.url, f"{STEPS}, {rubric}")))
     assert by_case(doc)["half"]["value"] == pytest.approx(0.49) and doc["judges"][0]["failed"] == 0
 

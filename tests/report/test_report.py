@@ -12,12 +12,15 @@ import pytest
 
 from calibrate import compute_stats, load_campaign, recommend_thresholds, write_report
 from calibrate.analysis.agreement import default_rule
-from calibrate.review.audit import audit_judges
 from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.versus import judge_matrix
+from calibrate.review.audit import audit_judges
 from tests.conftest import BINARY_TOML, write_campaign
 
-EVIL = '<script>window.__pwned = 1; fetch("http://127.0.0.1:9/x")</script><img src="http://127.0.0.1:9/y.png" onerror="window.__pwned = 2">'
+EVIL = (
+    '<script>window.__pwned = 1; fetch("http://127.0.0.1:9/x")</script>'
+    '<img src="http://127.0.0.1:9/y.png" onerror="window.__pwned = 2">'
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,20 +30,41 @@ def report_dir(tmp_path_factory):
     score = np.clip(0.5 * human + rng.normal(0.25, 0.2, 70), 0, 1).round(2)
     score[0], human[0] = 0.99, 0  # case 0 is the worst false pass, so its text is shown
     newer = np.clip(0.6 * human + rng.normal(0.2, 0.15, 70), 0, 1).round(2)
-    frame = pd.DataFrame({"case_id": [f"c{i}" for i in range(70)] * 3, "metric": "faithfulness",
-                          "rater": ["ann"] * 70 + ["judge-a"] * 70 + ["judge-b"] * 70,
-                          "rater_kind": ["human"] * 70 + ["judge"] * 140, "value": np.r_[human, score, newer]})
-    cases = [{"case_id": f"c{i}", "input": EVIL if i == 0 else f"question {i}", "actual_output": EVIL,
-              "retrieval_context": [f"passage {i}: " + "a long retrieved passage " * 30, "short"],
-              "metadata": {"question_type": "how"}} for i in range(70)]
+    frame = pd.DataFrame(
+        {
+            "case_id": [f"c{i}" for i in range(70)] * 3,
+            "metric": "faithfulness",
+            "rater": ["ann"] * 70 + ["judge-a"] * 70 + ["judge-b"] * 70,
+            "rater_kind": ["human"] * 70 + ["judge"] * 140,
+            "value": np.r_[human, score, newer],
+        }
+    )
+    cases = [
+        {
+            "case_id": f"c{i}",
+            "input": EVIL if i == 0 else f"question {i}",
+            "actual_output": EVIL,
+            "retrieval_context": [f"passage {i}: " + "a long retrieved passage " * 30, "short"],
+            "metadata": {"question_type": "how"},
+        }
+        for i in range(70)
+    ]
     tmp = tmp_path_factory.mktemp("report")
     campaign = load_campaign(write_campaign(tmp / "campaign", BINARY_TOML, frame, cases))
     stats = compute_stats(campaign, n_boot=200, by="question_type")
-    recs = recommend_thresholds(campaign, metric="faithfulness", rule=default_rule(campaign.metrics["faithfulness"]),
-                                n_boot=200)["recommendations"]
+    recs = recommend_thresholds(
+        campaign, metric="faithfulness", rule=default_rule(campaign.metrics["faithfulness"]), n_boot=200
+    )["recommendations"]
     audit = audit_judges(campaign, metric="faithfulness", old="judge-a", new="judge-b", n_boot=200)
-    write_report(stats, recs, tmp / "out", cases=campaign.cases, audits=[audit],
-                 calibrations=calibration_maps(campaign), versus=[judge_matrix(campaign, metric="faithfulness")])
+    write_report(
+        stats,
+        recs,
+        tmp / "out",
+        cases=campaign.cases,
+        audits=[audit],
+        calibrations=calibration_maps(campaign),
+        versus=[judge_matrix(campaign, metric="faithfulness")],
+    )
     return tmp / "out"
 
 
@@ -58,9 +82,17 @@ def _chromium(chromedriver: str):
 
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     return webdriver.Chrome(service=Service(chromedriver), options=options)
@@ -86,15 +118,23 @@ def test_report_reads_at_1200_and_800_px_and_prints_whole(report_dir, chromedriv
             lines = driver.find_elements(By.CSS_SELECTOR, "section.verdicts li.verdict")
             assert len(lines) == 2 + 2 and lines[0].text.startswith("judge-a: ")
             # the main column never scrolls sideways; at 1,200 px no table does either
-            assert driver.execute_script("return document.documentElement.scrollWidth "
-                                         "<= document.documentElement.clientWidth")
+            assert driver.execute_script(
+                "return document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+            )
             if width == 1200:
-                assert driver.execute_script("return [...document.querySelectorAll('.scroll')].filter("
-                                             "e => e.scrollWidth > e.clientWidth + 1).length") == 0
+                assert (
+                    driver.execute_script(
+                        "return [...document.querySelectorAll('.scroll')].filter("
+                        "e => e.scrollWidth > e.clientWidth + 1).length"
+                    )
+                    == 0
+                )
             # every plot is drawn: an inline SVG with shapes in it, laid out at a readable size
-            drawn = driver.execute_script("return [...document.querySelectorAll('svg')].map(e => "
-                                          "[e.getBoundingClientRect().width, e.querySelectorAll('path, line, rect, "
-                                          "circle, polyline').length])")
+            drawn = driver.execute_script(
+                "return [...document.querySelectorAll('svg')].map(e => "
+                "[e.getBoundingClientRect().width, e.querySelectorAll('path, line, rect, "
+                "circle, polyline').length])"
+            )
             assert len(drawn) >= 4 and all(w > 100 and shapes > 0 for w, shapes in drawn), drawn
             driver.save_screenshot(str(SCREENSHOTS / f"report-top-{width}px.png"))
         # worst misses are open, with the retrieved context clipped and the whole of it one click away
@@ -128,15 +168,18 @@ def test_report_in_headless_chromium(report_dir, chromedriver):
         assert "Judge-upgrade audit: judge-b (new) vs judge-a (old)" in audit.text
         decision = audit.find_element(By.CSS_SELECTOR, "p.decision")
         assert decision.text.split(":")[0] in ("non-inferior", "inferior", "inconclusive") and decision.is_displayed()
-        assert len(driver.find_elements(By.CSS_SELECTOR, "section.audit > table tr")) == 11   # header + 10 statistics
+        assert len(driver.find_elements(By.CSS_SELECTOR, "section.audit > table tr")) == 11  # header + 10 statistics
         calibration = driver.find_element(By.CSS_SELECTOR, "section.calibration")
         assert "Calibration: what a score of “faithfulness” means" in calibration.text
-        assert len(calibration.find_elements(By.CSS_SELECTOR, "table tr")) == 3   # header + two judges
-        assert calibration.find_element(By.CSS_SELECTOR, "figure.plot").get_attribute("aria-label").startswith(
-            "reliability diagram")
+        assert len(calibration.find_elements(By.CSS_SELECTOR, "table tr")) == 3  # header + two judges
+        assert (
+            calibration.find_element(By.CSS_SELECTOR, "figure.plot")
+            .get_attribute("aria-label")
+            .startswith("reliability diagram")
+        )
         versus = driver.find_element(By.CSS_SELECTOR, "section.versus")
         assert "Judge versus judge on “faithfulness”" in versus.text
-        assert [c.text for c in versus.find_elements(By.CSS_SELECTOR, "table tr:nth-child(2) td")][0] == "judge-a"
+        assert next(c.text for c in versus.find_elements(By.CSS_SELECTOR, "table tr:nth-child(2) td")) == "judge-a"
         # every plot is inline SVG, drawn at a readable size; the curves are small multiples, one per judge
         plots = driver.find_elements(By.TAG_NAME, "svg")
         assert len(plots) >= 4 and not driver.find_elements(By.TAG_NAME, "img")
@@ -173,11 +216,14 @@ def test_the_demo_report_fits_1200_px(tmp_path, chromedriver):
             driver.get(paths["html"].as_uri())
             time.sleep(0.3)
             assert len(driver.find_elements(By.CSS_SELECTOR, "section.verdicts li.verdict")) == 9 + 2
-            assert driver.execute_script("return document.documentElement.scrollWidth "
-                                         "<= document.documentElement.clientWidth")
-            if width == 1200:   # no table scrolls either, the nine judges' matrix included
-                wide = driver.execute_script("return [...document.querySelectorAll('.scroll')].filter(e => "
-                                             "e.scrollWidth > e.clientWidth + 1).map(e => e.querySelector('tr').innerText)")
+            assert driver.execute_script(
+                "return document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+            )
+            if width == 1200:  # no table scrolls either, the nine judges' matrix included
+                wide = driver.execute_script(
+                    "return [...document.querySelectorAll('.scroll')].filter(e => "
+                    "e.scrollWidth > e.clientWidth + 1).map(e => e.querySelector('tr').innerText)"
+                )
                 assert wide == [], wide
             driver.save_screenshot(str(SCREENSHOTS / f"demo-top-{width}px.png"))
     finally:
@@ -198,10 +244,12 @@ def test_the_stream_demo_report_says_what_happened_since_the_threshold_was_chose
     assert all("no threshold" in n["reason"] for n in since["not_monitored"])
     html = paths["html"].read_text()
     assert "<h2>Since the threshold was chosen</h2>" in html
-    assert html.count('<svg class="monitor"') == 3 * len(since["monitors"])   # the pass rate's two watches: one panel
+    assert html.count('<svg class="monitor"') == 3 * len(since["monitors"])  # the pass rate's two watches: one panel
     assert html.count('class="alarm"') == sum(len(r["alarms"]) for m in since["monitors"] for r in m["rates"])
     markdown = paths["md"].read_text()
     assert "## Since the threshold was chosen" in markdown and f"### relevance / {DEMO_DRIFT[1]}: alarm" in markdown
     assert json.loads(paths["json"].read_text())["since"]["monitors"][0]["rates"][0]["sequence"]
     # the embedded demo has no time: no such section
-    assert calibrate.report_documents(calibrate.load_campaign(calibrate.demo_campaign_path()), n_boot=0)["since"] is None
+    assert (
+        calibrate.report_documents(calibrate.load_campaign(calibrate.demo_campaign_path()), n_boot=0)["since"] is None
+    )

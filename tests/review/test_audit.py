@@ -17,9 +17,11 @@ import calibrate
 from calibrate import Campaign
 from calibrate.review.audit import STATISTIC_SPANS, audit_judges
 
-ORDINAL = {"name": "sim", "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2,
-                                            "max_false_pass": 0.2}}}
-OLD, NEW = "RMITIR-llama70B", "RMITIR-GPT4o"   # one team's prompt with two model families
+ORDINAL = {
+    "name": "sim",
+    "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2, "max_false_pass": 0.2}},
+}
+OLD, NEW = "RMITIR-llama70B", "RMITIR-GPT4o"  # one team's prompt with two model families
 EXE = Path(sys.executable).parent / "calibrate"
 
 
@@ -38,8 +40,11 @@ def frame(human, judges, run_ids=None):
     frames = [pd.DataFrame({"case_id": ids, "metric": "m", "rater": "h", "rater_kind": "human", "value": human})]
     for name, values in judges.items():
         rater, _, run = name.partition("@")
-        frames.append(pd.DataFrame({"case_id": ids, "metric": "m", "rater": rater, "rater_kind": "judge",
-                                    "value": values, "run_id": run}))
+        frames.append(
+            pd.DataFrame(
+                {"case_id": ids, "metric": "m", "rater": rater, "rater_kind": "judge", "value": values, "run_id": run}
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -73,10 +78,14 @@ def test_mcnemar_and_flips_from_the_verdicts(demo, demo_audit):
     scores = {k: r[r["rater"] == k].set_index("case_id")["value"] for k in (OLD, NEW)}
     ids = sorted(set(scores[OLD].index) & set(scores[NEW].index))
     passes = human[ids].to_numpy() >= 2
-    right = {k: (scores[k][ids].to_numpy() >= demo_audit[side]["pass_threshold"]["threshold"]) == passes
-             for k, side in ((OLD, "old"), (NEW, "new"))}
-    table = [[np.sum(right[OLD] & right[NEW]), np.sum(right[OLD] & ~right[NEW])],
-             [np.sum(~right[OLD] & right[NEW]), np.sum(~right[OLD] & ~right[NEW])]]
+    right = {
+        k: (scores[k][ids].to_numpy() >= demo_audit[side]["pass_threshold"]["threshold"]) == passes
+        for k, side in ((OLD, "old"), (NEW, "new"))
+    }
+    table = [
+        [np.sum(right[OLD] & right[NEW]), np.sum(right[OLD] & ~right[NEW])],
+        [np.sum(~right[OLD] & right[NEW]), np.sum(~right[OLD] & ~right[NEW])],
+    ]
     mc = demo_audit["mcnemar"]
     assert [[mc["both_right"], mc["only_old_right"]], [mc["only_new_right"], mc["both_wrong"]]] == table
     assert mc["p_value"] == pytest.approx(mcnemar(np.array(table), exact=False, correction=True).pvalue)
@@ -85,8 +94,10 @@ def test_mcnemar_and_flips_from_the_verdicts(demo, demo_audit):
     row = flips["toward_human"][0]
     assert row["new_pass"] == (row["human"] >= 2) != row["old_pass"] and "input" in row
     spearman = demo_audit["changes"]["spearman"]
-    assert spearman["change"] == pytest.approx(stats.spearmanr(human[ids], scores[NEW][ids]).statistic
-                                               - stats.spearmanr(human[ids], scores[OLD][ids]).statistic)
+    assert spearman["change"] == pytest.approx(
+        stats.spearmanr(human[ids], scores[NEW][ids]).statistic
+        - stats.spearmanr(human[ids], scores[OLD][ids]).statistic
+    )
 
 
 def test_drift_and_the_remapped_thresholds(demo, demo_audit):
@@ -105,19 +116,41 @@ def test_drift_and_the_remapped_thresholds(demo, demo_audit):
     assert keep["new_pass_rate"] == pytest.approx(np.mean(new >= keep["new_threshold"]))
 
 
-@pytest.mark.parametrize("old, new, options, decision, code", [
-    # Spearman within the margin, but the AUC, alpha and the false-fail rate fell (issue 26)
-    (OLD, NEW, ["--statistic", "spearman", "--margin", "0.05"], "worse on other statistics", 1),
-    (OLD, NEW, ["--statistic", "alpha", "--margin", "0.02"], "inferior", 1),
-    (OLD, NEW, ["--statistic", "spearman", "--margin", "0.03"], "inconclusive", 1),
-    # the new judge passes fewer human fails, and fails more human passes
-    (OLD, NEW, ["--statistic", "false_pass_rate", "--margin", "0"], "worse on other statistics", 1),
-    ("NISTRetrieval-instruct0", OLD, ["--statistic", "spearman", "--margin", "0.05"], "non-inferior", 0),
-])
+@pytest.mark.parametrize(
+    "old, new, options, decision, code",
+    [
+        # Spearman within the margin, but the AUC, alpha and the false-fail rate fell (issue 26)
+        (OLD, NEW, ["--statistic", "spearman", "--margin", "0.05"], "worse on other statistics", 1),
+        (OLD, NEW, ["--statistic", "alpha", "--margin", "0.02"], "inferior", 1),
+        (OLD, NEW, ["--statistic", "spearman", "--margin", "0.03"], "inconclusive", 1),
+        # the new judge passes fewer human fails, and fails more human passes
+        (OLD, NEW, ["--statistic", "false_pass_rate", "--margin", "0"], "worse on other statistics", 1),
+        ("NISTRetrieval-instruct0", OLD, ["--statistic", "spearman", "--margin", "0.05"], "non-inferior", 0),
+    ],
+)
 def test_decision_and_exit_code(old, new, options, decision, code):
-    run = subprocess.run([str(EXE), "audit", str(calibrate.demo_campaign_path()), "--metric", "relevance", "--old",
-                          old, "--new", new, "--out-of-scale", "drop", "--n-boot", "500", "--json", *options],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            str(EXE),
+            "audit",
+            str(calibrate.demo_campaign_path()),
+            "--metric",
+            "relevance",
+            "--old",
+            old,
+            "--new",
+            new,
+            "--out-of-scale",
+            "drop",
+            "--n-boot",
+            "500",
+            "--json",
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     doc = json.loads(run.stdout)
     assert (doc["decision"]["decision"], run.returncode) == (decision, code), doc["decision"]
 
@@ -136,11 +169,15 @@ def test_the_decision_names_the_other_statistics_that_got_worse(demo, demo_audit
         adjusted = demo_audit["changes"][key]["adjusted"]
         assert (row["ci_low"], row["ci_high"]) == (adjusted["ci_low"], adjusted["ci_high"])
         # wider than the 95% interval the table shows, and wholly on the bad side of no change
-        assert adjusted["ci_low"] <= demo_audit["changes"][key]["ci_low"] <= demo_audit["changes"][key]["ci_high"] \
+        assert (
+            adjusted["ci_low"]
+            <= demo_audit["changes"][key]["ci_low"]
+            <= demo_audit["changes"][key]["ci_high"]
             <= adjusted["ci_high"]
+        )
         assert (row["ci_high"] < 0) if demo_audit["changes"][key]["better"] == "higher" else (row["ci_low"] > 0)
         assert f"{key} {row['change']:+.3f}" in decision["reason"]
-    assert worse["auc"]["margin"] == 0.025 and worse["alpha"]["margin"] == 0.05   # the same share of each range
+    assert worse["auc"]["margin"] == 0.025 and worse["alpha"]["margin"] == 0.05  # the same share of each range
     assert worse["false_fail_rate"]["status"] in ("perhaps beyond the margin", "beyond the margin")
 
 
@@ -171,8 +208,11 @@ def test_a_shifted_scale_keeps_spearman_and_loses_kappa_and_alpha():
 
 
 @settings(max_examples=6, deadline=None)
-@given(seed=st.integers(0, 10_000), statistic=st.sampled_from(["spearman", "auc", "alpha", "false_pass_rate"]),
-       share=st.sampled_from([0.0, 0.025, 0.2]))
+@given(
+    seed=st.integers(0, 10_000),
+    statistic=st.sampled_from(["spearman", "auc", "alpha", "false_pass_rate"]),
+    share=st.sampled_from([0.0, 0.025, 0.2]),
+)
 def test_a_coin_flip_never_passes_and_a_perfect_judge_does(seed, statistic, share):
     """Against a noisy old judge, at any margin on any statistic: a perfect new judge passes (no other
     statistic worse), and a coin flip never does."""
@@ -180,14 +220,15 @@ def test_a_coin_flip_never_passes_and_a_perfect_judge_does(seed, statistic, shar
     n = 150
     human = rng.choice(4, n, p=[0.3, 0.3, 0.25, 0.15]).astype(float)
     noisy = np.clip(human + rng.choice([-2, -1, 0, 1, 2], n, p=[0.1, 0.2, 0.4, 0.2, 0.1]), 0, 3)
-    c = Campaign.from_frames(ORDINAL, frame(human, {"old": noisy, "perfect": human,
-                                                    "coin": rng.choice(4, n).astype(float)}))
+    c = Campaign.from_frames(
+        ORDINAL, frame(human, {"old": noisy, "perfect": human, "coin": rng.choice(4, n).astype(float)})
+    )
     margin = share * STATISTIC_SPANS[statistic]
-    perfect = audit_judges(c, metric="m", old="old", new="perfect", margin=margin, statistic=statistic, n_boot=200,
-                           seed=seed)
+    perfect = audit_judges(
+        c, metric="m", old="old", new="perfect", margin=margin, statistic=statistic, n_boot=200, seed=seed
+    )
     assert perfect["decision"]["exit_code"] == 0 and not perfect["decision"].get("worse"), perfect["decision"]
-    coin = audit_judges(c, metric="m", old="old", new="coin", margin=margin, statistic=statistic, n_boot=200,
-                        seed=seed)
+    coin = audit_judges(c, metric="m", old="old", new="coin", margin=margin, statistic=statistic, n_boot=200, seed=seed)
     assert coin["decision"]["exit_code"] == 1, coin["decision"]
 
 
@@ -213,8 +254,9 @@ def test_an_upgrade_that_changed_nothing_is_seldom_called_worse():
 def test_too_few_labels_is_inconclusive_and_two_runs_of_one_judge_compare():
     rng = np.random.default_rng(1)
     human = rng.choice(4, 30).astype(float)
-    c = Campaign.from_frames(ORDINAL, frame(human, {"j@v1": np.clip(human + rng.integers(-1, 2, 30), 0, 3),
-                                                    "j@v2": human}))
+    c = Campaign.from_frames(
+        ORDINAL, frame(human, {"j@v1": np.clip(human + rng.integers(-1, 2, 30), 0, 3), "j@v2": human})
+    )
     doc = audit_judges(c, metric="m", old="j@v1", new="j@v2", n_boot=300)
     assert doc["decision"]["decision"] == "inconclusive" and "only 30 labelled" in doc["decision"]["reason"]
     assert doc["changes"]["spearman"]["change"] > 0 and doc["old"]["run_id"] == "v1"
@@ -225,8 +267,24 @@ def test_too_few_labels_is_inconclusive_and_two_runs_of_one_judge_compare():
 
 
 def test_an_unknown_judge_is_a_usage_error():
-    run = subprocess.run([str(EXE), "audit", str(calibrate.demo_campaign_path()), "--metric", "relevance", "--old",
-                          "nobody", "--new", NEW, "--out-of-scale", "drop"], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            str(EXE),
+            "audit",
+            str(calibrate.demo_campaign_path()),
+            "--metric",
+            "relevance",
+            "--old",
+            "nobody",
+            "--new",
+            NEW,
+            "--out-of-scale",
+            "drop",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2 and "did not rate relevance" in run.stderr
 
 

@@ -29,8 +29,14 @@ def cases() -> list[dict]:
     for i in range(N):
         fact = f"Fact {i} is true."
         answer = fact if i % 2 == 0 else f"{fact} Invented claim {i} is false."
-        out.append({"case_id": f"c{i:03d}", "input": f"question {i}?", "actual_output": answer,
-                    "retrieval_context": [fact, f"Other fact {i} holds."]})
+        out.append(
+            {
+                "case_id": f"c{i:03d}",
+                "input": f"question {i}?",
+                "actual_output": answer,
+                "retrieval_context": [fact, f"Other fact {i} holds."],
+            }
+        )
     return out
 
 
@@ -48,8 +54,15 @@ library = "deepeval"
 metric = "faithfulness"
 model = {{ provider = "openai", name = "gpt-alias", base_url = "{server.url}" }}
 '''
-        humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases()], "metric": "faithfulness", "rater": "ann",
-                               "rater_kind": "human", "value": [1 - i % 2 for i in range(N)]})
+        humans = pd.DataFrame(
+            {
+                "case_id": [c["case_id"] for c in cases()],
+                "metric": "faithfulness",
+                "rater": "ann",
+                "rater_kind": "human",
+                "value": [1 - i % 2 for i in range(N)],
+            }
+        )
         folder = write_campaign(tmp_path / "campaign", toml, humans, cases())
         run_judges(load_campaign(folder))
         yield folder, server
@@ -63,16 +76,19 @@ def test_same_while_the_alias_answers_as_before_then_changed_then_flaky(setup):
     assert first["threshold"] == 1.0 and len(first["anchors"]) == 12
     stored = json.loads((folder / "fingerprints" / "faith-gpt" / "anchors.json").read_text())
     assert [a["case_id"] for a in stored["anchors"]] == [a["case_id"] for a in first["anchors"]]
-    assert {a["stored_pass"] for a in first["anchors"]} == {True, False}   # both verdicts are anchored
+    assert {a["stored_pass"] for a in first["anchors"]} == {True, False}  # both verdicts are anchored
     calls = server.by_model["gpt-alias"]
-    assert calls >= 12 * 2 * 4   # every anchor scored anew, twice: no cache
+    assert calls >= 12 * 2 * 4  # every anchor scored anew, twice: no cache
 
-    server.aliases["gpt-alias"] = "lenient"   # the provider moved the alias
+    server.aliases["gpt-alias"] = "lenient"  # the provider moved the alias
     moved = fingerprint_judge(load_campaign(folder), judge="faith-gpt")
     assert moved["verdict"] == "CHANGED"
     failing = [a for a in moved["anchors"] if not a["stored_pass"]]
-    assert failing and all(a["now_pass"] for a in failing) and sorted(moved["flips"]) == sorted(
-        a["case_id"] for a in failing)
+    assert (
+        failing
+        and all(a["now_pass"] for a in failing)
+        and sorted(moved["flips"]) == sorted(a["case_id"] for a in failing)
+    )
     assert "changed verdict" in moved["reasons"][0]
 
     server.aliases["gpt-alias"] = "flaky"
@@ -93,11 +109,13 @@ def test_the_gate_requires_a_same_fingerprint_and_the_command_line(setup):
     folder, server = setup
     rules = GateRules(min_labels=20, require_fingerprint=True)
     refused = run_gate(load_campaign(folder), rules, n_boot=100)
-    assert not refused["passed"] and any("no fingerprint of the judge" in r for c in refused["checks"]
-                                         for r in c["reasons"])
+    assert not refused["passed"] and any(
+        "no fingerprint of the judge" in r for c in refused["checks"] for r in c["reasons"]
+    )
     runner = CliRunner()
-    done = runner.invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--anchors", "12", "--repeats",
-                                "2"])
+    done = runner.invoke(
+        main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--anchors", "12", "--repeats", "2"]
+    )
     assert done.exit_code == 0 and "SAME" in done.output, done.output
     passed = run_gate(load_campaign(folder), rules, n_boot=100)
     assert passed["passed"], [c["reasons"] for c in passed["checks"]]
@@ -141,7 +159,7 @@ def test_a_damaged_anchor_set_or_fingerprint_is_named_not_guessed_at(setup):
 def test_a_judge_that_cannot_be_reached_fails_its_fingerprint_saying_why(setup):
     folder, server = setup
     fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)
-    server.models = {"another-model"}   # the endpoint no longer serves the judge's model
+    server.models = {"another-model"}  # the endpoint no longer serves the judge's model
     done = CliRunner().invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--json"])
     doc = json.loads(done.output)
     assert done.exit_code == 1 and doc["verdict"] == "FAILED"
@@ -164,8 +182,15 @@ library = "deepeval"
 metric = "faithfulness"
 model = {{ provider = "openai", name = "gpt-alias", base_url = "{server.url}" }}
 '''
-        humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases()], "metric": "faithfulness", "rater": "ann",
-                               "rater_kind": "human", "value": [1 - i % 2 for i in range(N)]})
+        humans = pd.DataFrame(
+            {
+                "case_id": [c["case_id"] for c in cases()],
+                "metric": "faithfulness",
+                "rater": "ann",
+                "rater_kind": "human",
+                "value": [1 - i % 2 for i in range(N)],
+            }
+        )
         folder = write_campaign(base / "campaign", toml, humans, cases())
         run_judges(load_campaign(folder))
         assert fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)["verdict"] == "SAME"
@@ -183,8 +208,11 @@ def history_copy(history, tmp_path):
 
 def fingerprint_files(folder):
     """The fingerprint documents calibrate wrote, oldest first (by the time recorded in them)."""
-    found = [p for p in (folder / "fingerprints" / "faith-gpt").glob("*.json") if p.name not in ("anchors.json",
-                                                                                                  "index.json")]
+    found = [
+        p
+        for p in (folder / "fingerprints" / "faith-gpt").glob("*.json")
+        if p.name not in ("anchors.json", "index.json")
+    ]
     return sorted(found, key=lambda p: json.loads(p.read_text())["created"])
 
 
@@ -205,14 +233,17 @@ def test_a_stray_same_beside_a_real_changed_never_passes_the_gate(history_copy):
     gate = runner.invoke(main, ["gate", str(folder), *GATE, "--json"])
     assert gate.exit_code == 1, gate.output
     [check] = json.loads(gate.output)["checks"]
-    assert any(str(stray) in r and "not written by calibrate fingerprint" in r and "remove it" in r
-               for r in check["reasons"]), check["reasons"]
+    assert any(
+        str(stray) in r and "not written by calibrate fingerprint" in r and "remove it" in r for r in check["reasons"]
+    ), check["reasons"]
     stray.unlink()
     assert runner.invoke(main, ["gate", str(folder), *GATE]).exit_code == 1
 
 
-@pytest.mark.parametrize("attack", ["edit CHANGED to SAME", "delete CHANGED", "copy SAME to a later name",
-                                    "another judge's SAME", "no index"])
+@pytest.mark.parametrize(
+    "attack",
+    ["edit CHANGED to SAME", "delete CHANGED", "copy SAME to a later name", "another judge's SAME", "no index"],
+)
 def test_an_edited_deleted_or_copied_fingerprint_fails_the_gate_naming_it(history_copy, attack):
     folder, _ = history_copy
     same, changed = fingerprint_files(folder)
@@ -235,7 +266,7 @@ def test_an_edited_deleted_or_copied_fingerprint_fails_the_gate_naming_it(histor
     gate = CliRunner().invoke(main, ["gate", str(folder), *GATE])
     assert gate.exit_code == 1 and str(named) in gate.output and "gate failed" in gate.output, gate.output
     assert "Traceback" not in gate.output
-    with pytest.raises(CampaignError, match=named.name):   # the report's reader refuses it too
+    with pytest.raises(CampaignError, match=named.name):  # the report's reader refuses it too
         latest_fingerprint(load_campaign(folder), "faith-gpt")
 
 
@@ -253,7 +284,10 @@ def damage(document):
     return {
         "no threshold_source": {k: v for k, v in document.items() if k != "threshold_source"},
         "no settings": {k: v for k, v in document.items() if k != "settings"},
-        "an anchor without its score": {**document, "anchors": [{"case_id": first["case_id"]}, *document["anchors"][1:]]},
+        "an anchor without its score": {
+            **document,
+            "anchors": [{"case_id": first["case_id"]}, *document["anchors"][1:]],
+        },
         "a score that is text": {**document, "anchors": [{**first, "score": "high"}, *document["anchors"][1:]]},
         "a score that is null": {**document, "anchors": [{**first, "score": None}, *document["anchors"][1:]]},
         "a creation time that is a number": {**document, "created": 5},
@@ -272,13 +306,24 @@ def damage(document):
 
 
 DAMAGE = list(damage({"anchors": [{"case_id": "c000", "score": 1.0}]}))
-FIELDS = {"no threshold_source": "threshold_source", "no settings": "settings", "an anchor without its score":
-          "anchors[0].score", "a score that is text": "anchors[0].score", "a score that is null": "anchors[0].score",
-          "a creation time that is a number": "created", "a threshold that is NaN": "threshold",
-          "a threshold that is null": "threshold", "a threshold that is text": "threshold", "anchors an object":
-          "anchors", "anchors empty": "anchors", "three anchors": "anchors", "a case id that is a number":
-          "anchors[0].case_id", "an unknown case id": "anchors[0].case_id", "another judge's anchors": "judge",
-          "another metric's anchors": "metric"}
+FIELDS = {
+    "no threshold_source": "threshold_source",
+    "no settings": "settings",
+    "an anchor without its score": "anchors[0].score",
+    "a score that is text": "anchors[0].score",
+    "a score that is null": "anchors[0].score",
+    "a creation time that is a number": "created",
+    "a threshold that is NaN": "threshold",
+    "a threshold that is null": "threshold",
+    "a threshold that is text": "threshold",
+    "anchors an object": "anchors",
+    "anchors empty": "anchors",
+    "three anchors": "anchors",
+    "a case id that is a number": "anchors[0].case_id",
+    "an unknown case id": "anchors[0].case_id",
+    "another judge's anchors": "judge",
+    "another metric's anchors": "metric",
+}
 
 
 @pytest.mark.parametrize("how", DAMAGE)
@@ -294,7 +339,7 @@ def test_a_damaged_anchor_set_is_refused_before_any_paid_call(history_copy, how)
         made["anchors"]["sha256"] = canonical_hash(anchors)
         index.write_text(json.dumps(made))
     calls = sum(server.by_model.values())
-    server.aliases["gpt-alias"] = "lenient"   # the CHANGED path, where the stored time is read
+    server.aliases["gpt-alias"] = "lenient"  # the CHANGED path, where the stored time is read
     try:
         done = CliRunner().invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--repeats", "2"])
     finally:
@@ -312,14 +357,15 @@ def test_a_hand_edited_anchor_set_is_refused_before_any_paid_call(history_copy):
     folder, server = history_copy
     anchors = folder / "fingerprints" / "faith-gpt" / "anchors.json"
     document = json.loads(anchors.read_text())
-    anchors.write_text(json.dumps({**document, "threshold": 0.5}))   # well formed, and not what was chosen
+    anchors.write_text(json.dumps({**document, "threshold": 0.5}))  # well formed, and not what was chosen
     calls = sum(server.by_model.values())
     done = CliRunner().invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt"])
     assert sum(server.by_model.values()) == calls
     assert done.exit_code == 2 and "changed since calibrate fingerprint wrote it" in done.output
     # the way through: remove it, and the next fingerprint chooses anchors anew
     anchors.unlink()
-    done = CliRunner().invoke(main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--anchors", "8", "--repeats",
-                                     "2", "--json"])
+    done = CliRunner().invoke(
+        main, ["fingerprint", str(folder), "--judge", "faith-gpt", "--anchors", "8", "--repeats", "2", "--json"]
+    )
     assert done.exit_code == 0 and json.loads(done.output)["verdict"] == "SAME", done.output
     assert CliRunner().invoke(main, ["gate", str(folder), *GATE]).exit_code == 0

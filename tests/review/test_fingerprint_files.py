@@ -26,14 +26,28 @@ from calibrate.review.fingerprint_files import (
 )
 
 JUDGE = "faith-gpt"
-ANCHORS = {"judge": JUDGE, "metric": "faithfulness", "threshold": 0.5, "threshold_source": "given",
-           "created": "2025-01-01T00:00:00+00:00", "settings": {"model": "gpt"},
-           "anchors": [{"case_id": f"c{i}", "score": i / 8} for i in range(8)]}
+ANCHORS = {
+    "judge": JUDGE,
+    "metric": "faithfulness",
+    "threshold": 0.5,
+    "threshold_source": "given",
+    "created": "2025-01-01T00:00:00+00:00",
+    "settings": {"model": "gpt"},
+    "anchors": [{"case_id": f"c{i}", "score": i / 8} for i in range(8)],
+}
 
 
 def fingerprint(verdict: str, created: str, **extra) -> dict:
-    return {"judge": JUDGE, "metric": "faithfulness", "verdict": verdict, "created": created,
-            "reasons": [f"{verdict.lower()} because"], "threshold": 0.5, "anchors": [], **extra}
+    return {
+        "judge": JUDGE,
+        "metric": "faithfulness",
+        "verdict": verdict,
+        "created": created,
+        "reasons": [f"{verdict.lower()} because"],
+        "threshold": 0.5,
+        "anchors": [],
+        **extra,
+    }
 
 
 def written(folder: Path, *documents: tuple[str, dict]) -> Path:
@@ -73,12 +87,24 @@ def test_what_calibrate_wrote_is_trusted_and_the_latest_is_the_latest_recorded(f
 
 def test_the_latest_is_chosen_by_its_recorded_time_not_its_file_name(tmp_path):
     # the name that sorts last holds the earlier time
-    found = read_folder(written(tmp_path / JUDGE, ("99991231T235959Z.json", fingerprint("SAME", "2020-01-01T00:00:00Z")),
-                                ("00000101T000000Z.json", fingerprint("CHANGED", "2030-01-01T00:00:00Z"))), JUDGE)
+    found = read_folder(
+        written(
+            tmp_path / JUDGE,
+            ("99991231T235959Z.json", fingerprint("SAME", "2020-01-01T00:00:00Z")),
+            ("00000101T000000Z.json", fingerprint("CHANGED", "2030-01-01T00:00:00Z")),
+        ),
+        JUDGE,
+    )
     assert found.refused == () and found.latest.verdict == "CHANGED"
     # recorded at the same time: a verdict other than SAME wins, whatever the order written
-    found = read_folder(written(tmp_path / "tie" / JUDGE, ("20250101T000000Z.json", fingerprint("FLAKY", "2025-01-01T00:00:00Z")),
-                                ("20250101T000001Z.json", fingerprint("SAME", "2025-01-01T00:00:00Z"))), JUDGE)
+    found = read_folder(
+        written(
+            tmp_path / "tie" / JUDGE,
+            ("20250101T000000Z.json", fingerprint("FLAKY", "2025-01-01T00:00:00Z")),
+            ("20250101T000001Z.json", fingerprint("SAME", "2025-01-01T00:00:00Z")),
+        ),
+        JUDGE,
+    )
     assert found.latest.verdict == "FLAKY"
 
 
@@ -94,8 +120,10 @@ def test_an_edited_deleted_or_copied_fingerprint_is_refused(folder, tmp_path):
     edited = folder / CHANGED[0]
     edited.write_text(edited.read_text().replace('"CHANGED"', '"SAME"'))
     found = read_folder(folder, JUDGE)
-    assert refused_names(found) == [CHANGED[0]] and "changed since calibrate fingerprint wrote it" in str(found.refused[0])
-    edited.unlink()   # gone: the SAME before it must not pass for the latest
+    assert refused_names(found) == [CHANGED[0]] and "changed since calibrate fingerprint wrote it" in str(
+        found.refused[0]
+    )
+    edited.unlink()  # gone: the SAME before it must not pass for the latest
     found = read_folder(folder, JUDGE)
     assert refused_names(found) == [CHANGED[0]] and "listed in index.json but gone" in found.refused[0].message
     # another campaign's folder copied in without its index: nothing vouches for it
@@ -116,10 +144,10 @@ def test_a_fingerprint_of_another_judge_or_an_index_of_another_judge_is_refused(
     index = json.loads((folder / INDEX_FILE).read_text())
     index["fingerprints"].append(json.loads((other / INDEX_FILE).read_text())["fingerprints"][0])
     (folder / INDEX_FILE).write_text(json.dumps(index))
-    assert read_folder(folder, JUDGE).latest.created.year == 2099   # a hand-made index is not a signature ...
+    assert read_folder(folder, JUDGE).latest.created.year == 2099  # a hand-made index is not a signature ...
     index["judge"] = "someone-else"
     (folder / INDEX_FILE).write_text(json.dumps(index))
-    found = read_folder(folder, JUDGE)   # ... but it must at least be this judge's
+    found = read_folder(folder, JUDGE)  # ... but it must at least be this judge's
     assert found.latest is None and "the index of another judge" in found.refused[0].message
 
 
@@ -127,9 +155,9 @@ def test_links_leftovers_hidden_files_and_folders(folder, tmp_path):
     outside = tmp_path / "outside.json"
     outside.write_text(json.dumps(fingerprint("SAME", "2099-01-01T00:00:00Z")))
     (folder / "20990101T000000Z.json").symlink_to(outside)
-    (folder / "20990101T000001Z.json.tmp").write_text("half written")   # an interrupted write
+    (folder / "20990101T000001Z.json.tmp").write_text("half written")  # an interrupted write
     (folder / ".DS_Store").write_bytes(b"\0")
-    (folder / "20250101T000000000000Z").mkdir()                        # a run's scratch folder
+    (folder / "20250101T000000000000Z").mkdir()  # a run's scratch folder
     found = read_folder(folder, JUDGE)
     assert refused_names(found) == ["20990101T000000Z.json"] and found.latest is None
     (folder / "20990101T000000Z.json").unlink()
@@ -143,13 +171,18 @@ def test_the_writer_checks_what_it_writes(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------- attacks
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                        max_size=4), max_leaves=20)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
 #: a document that is nearly right: each field of a real one replaced, dropped or kept
 def near(document: dict) -> st.SearchStrategy:
     return st.fixed_dictionaries({k: st.one_of(st.just(v), json_values) for k, v in document.items()}).flatmap(
-        lambda d: st.sets(st.sampled_from(sorted(d))).map(lambda drop: {k: v for k, v in d.items() if k not in drop}))
+        lambda d: st.sets(st.sampled_from(sorted(d))).map(lambda drop: {k: v for k, v in d.items() if k not in drop})
+    )
 
 
 ATTACK = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -161,8 +194,10 @@ def check_never_trusts_what_calibrate_did_not_write(found) -> None:
 
 
 @ATTACK
-@given(name=st.text(min_size=1, max_size=40).filter(lambda n: "/" not in n and "\0" not in n and n not in (".", "..")),
-       data=st.binary(max_size=300) | json_values.map(lambda v: json.dumps(v).encode()))
+@given(
+    name=st.text(min_size=1, max_size=40).filter(lambda n: "/" not in n and "\0" not in n and n not in (".", "..")),
+    data=st.binary(max_size=300) | json_values.map(lambda v: json.dumps(v).encode()),
+)
 def test_attack_a_planted_file_never_becomes_the_latest(folder, name, data):
     target = folder / name
     if target.exists() or len(name.encode()) > 200:
@@ -185,7 +220,7 @@ def test_attack_any_change_to_a_written_file_is_refused_never_trusted(folder, wh
     original = path.read_bytes()
     position = data.draw(st.integers(0, len(original) - 1))
     replacement = data.draw(st.binary(min_size=0, max_size=3))
-    changed = original[:position] + replacement + original[position + 1:]
+    changed = original[:position] + replacement + original[position + 1 :]
     try:
         value = json.loads(changed)
         same_value = content_hash(value) == content_hash(json.loads(original))
@@ -195,7 +230,7 @@ def test_attack_any_change_to_a_written_file_is_refused_never_trusted(folder, wh
     try:
         found = read_folder(folder, JUDGE)
         check_never_trusts_what_calibrate_did_not_write(found)
-        if not same_value:   # the change changed what the file says: refused, named
+        if not same_value:  # the change changed what the file says: refused, named
             assert found.refused and (which == INDEX_FILE or which in refused_names(found))
             assert found.latest is None and found.anchors is None
     finally:
@@ -232,7 +267,7 @@ def test_attack_fingerprints_and_indexes_read_through_their_schemas(folder, docu
     original, original_index = path.read_bytes(), index_path.read_bytes()
     try:
         path.write_text(json.dumps(document))
-        if index is None:   # the index made to agree with the file
+        if index is None:  # the index made to agree with the file
             made = json.loads(original_index)
             made["fingerprints"][-1]["sha256"] = content_hash(json.loads(path.read_text()))
             index_path.write_text(json.dumps(made))

@@ -39,8 +39,14 @@ def cases() -> list[dict]:
     for i in range(N):
         fact = f"Fact {i} is true."
         answer = fact if i % 2 == 0 else f"{fact} Invented claim {i} is false."
-        out.append({"case_id": f"c{i:03d}", "input": f"question {i}?", "actual_output": answer,
-                    "retrieval_context": [fact, f"Other fact {i} holds."]})
+        out.append(
+            {
+                "case_id": f"c{i:03d}",
+                "input": f"question {i}?",
+                "actual_output": answer,
+                "retrieval_context": [fact, f"Other fact {i} holds."],
+            }
+        )
     return out
 
 
@@ -62,8 +68,15 @@ def fingerprinted(tmp_path_factory):
     """A campaign whose judge was fingerprinted SAME (8 anchors); copied per test."""
     with JudgeServer() as server:
         base = tmp_path_factory.mktemp("fingerprinted")
-        humans = pd.DataFrame({"case_id": [c["case_id"] for c in cases()], "metric": "faithfulness", "rater": "ann",
-                               "rater_kind": "human", "value": [1 - i % 2 for i in range(N)]})
+        humans = pd.DataFrame(
+            {
+                "case_id": [c["case_id"] for c in cases()],
+                "metric": "faithfulness",
+                "rater": "ann",
+                "rater_kind": "human",
+                "value": [1 - i % 2 for i in range(N)],
+            }
+        )
         folder = write_campaign(base / "campaign", toml(server.url), humans, cases())
         run_judges(load_campaign(folder))
         assert fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)["verdict"] == "SAME"
@@ -85,11 +98,14 @@ def test_the_gate_passes_on_the_same_fingerprint_of_the_judge_as_it_is(campaign)
     assert run_gate(load_campaign(folder), RULES, n_boot=0)["passed"]
 
 
-@pytest.mark.parametrize("change, shown", [
-    (lambda text, url: text.replace('name = "careful"', 'name = "lenient"'), "model name: careful -> lenient"),
-    (lambda text, url: text.replace('library = "deepeval"', 'library = "ragas"'), "library: deepeval -> ragas"),
-    (lambda text, url: text.replace(url, "http://127.0.0.1:9/v1"), "model base url"),
-])
+@pytest.mark.parametrize(
+    "change, shown",
+    [
+        (lambda text, url: text.replace('name = "careful"', 'name = "lenient"'), "model name: careful -> lenient"),
+        (lambda text, url: text.replace('library = "deepeval"', 'library = "ragas"'), "library: deepeval -> ragas"),
+        (lambda text, url: text.replace(url, "http://127.0.0.1:9/v1"), "model base url"),
+    ],
+)
 def test_a_same_fingerprint_of_the_judge_before_its_settings_changed_never_passes_the_gate(campaign, change, shown):
     folder, server = campaign
     path = folder / "campaign.toml"
@@ -97,8 +113,9 @@ def test_a_same_fingerprint_of_the_judge_before_its_settings_changed_never_passe
     reasons = fingerprint_reasons(load_campaign(folder), "faith-gpt", "faithfulness")
     assert len(reasons) == 1 and "the judge's settings changed since its latest fingerprint" in reasons[0]
     assert shown in reasons[0] and "run calibrate fingerprint CAMPAIGN --judge faith-gpt again" in reasons[0]
-    gate = CliRunner().invoke(main, ["gate", str(folder), "--min-labels", "20", "--require-fingerprint",
-                                     "--n-boot", "0"])
+    gate = CliRunner().invoke(
+        main, ["gate", str(folder), "--min-labels", "20", "--require-fingerprint", "--n-boot", "0"]
+    )
     assert gate.exit_code == 1 and "settings changed" in gate.output, gate.output
 
 
@@ -141,7 +158,7 @@ def test_anchors_whose_case_was_edited_are_left_out_unpaid_not_called_a_change(c
     stored = anchors_of(folder)
     failing = [a["case_id"] for a in stored["anchors"] if a["score"] < 1][:2]
     assert len(failing) == 2 and all(a.get("case_sha256") for a in stored["anchors"])
-    edit_answers(folder, failing)   # the careful judge would now pass them: two flips if compared
+    edit_answers(folder, failing)  # the careful judge would now pass them: two flips if compared
     calls = sum(server.by_model.values())
     doc = fingerprint_judge(load_campaign(folder), judge="faith-gpt", repeats=2)
     assert doc["verdict"] == "SAME", doc["reasons"]
@@ -149,15 +166,18 @@ def test_anchors_whose_case_was_edited_are_left_out_unpaid_not_called_a_change(c
     assert {a["case_id"] for a in doc["anchors"]}.isdisjoint(failing) and len(doc["anchors"]) == 6
     assert "2 of 8 anchors left out of the comparison" in doc["reasons"][-1]
     per_anchor = (sum(server.by_model.values()) - calls) / 6
-    assert per_anchor == int(per_anchor)   # the six comparable anchors were scored, the two edited ones not
+    assert per_anchor == int(per_anchor)  # the six comparable anchors were scored, the two edited ones not
 
 
 def test_too_many_edited_anchors_refuse_before_any_paid_call(campaign):
     folder, server = campaign
-    edit_answers(folder, [a["case_id"] for a in anchors_of(folder)["anchors"]][:5],
-                 lambda case: case["actual_output"] + " Edited.")
+    edit_answers(
+        folder,
+        [a["case_id"] for a in anchors_of(folder)["anchors"]][:5],
+        lambda case: case["actual_output"] + " Edited.",
+    )
     calls = sum(server.by_model.values())
-    with pytest.raises(CampaignError, match="5 of 8 anchor cases changed in cases.jsonl") as caught:
+    with pytest.raises(CampaignError, match=r"5 of 8 anchor cases changed in cases.jsonl") as caught:
         fingerprint_judge(load_campaign(folder), judge="faith-gpt", repeats=2)
     assert "choose anchors anew" in str(caught.value)
     assert sum(server.by_model.values()) == calls
@@ -165,8 +185,10 @@ def test_too_many_edited_anchors_refuse_before_any_paid_call(campaign):
 
 def test_metadata_edits_leave_every_anchor_comparable(campaign):
     folder, _ = campaign
-    lines = [json.dumps({**json.loads(line), "metadata": {"edited": True}})
-             for line in (folder / "cases.jsonl").read_text().splitlines()]
+    lines = [
+        json.dumps({**json.loads(line), "metadata": {"edited": True}})
+        for line in (folder / "cases.jsonl").read_text().splitlines()
+    ]
     (folder / "cases.jsonl").write_text("\n".join(lines) + "\n")
     doc = fingerprint_judge(load_campaign(folder), judge="faith-gpt", repeats=2)
     assert doc["left_out"] == [] and len(doc["anchors"]) == 8
@@ -176,8 +198,9 @@ def test_metadata_edits_leave_every_anchor_comparable(campaign):
 def spec(**model) -> JudgeSpec:
     settings = model.pop("settings", {})
     base = {"provider": "openai", "name": "m", "base_url": "http://127.0.0.1:1/v1"}
-    return JudgeSpec("j", "deepeval", "faithfulness", "faithfulness", ModelSpec(**(base | model)), None,
-                     settings=settings)
+    return JudgeSpec(
+        "j", "deepeval", "faithfulness", "faithfulness", ModelSpec(**(base | model)), None, settings=settings
+    )
 
 
 texts = st.text(min_size=1, max_size=20)
@@ -189,9 +212,13 @@ def test_attack_any_change_of_what_defines_the_judge_changes_its_hash(field, dat
     from calibrate.review.fingerprint import judge_settings_sha256
 
     before = spec()
-    value = {"name": texts.filter(lambda t: t != "m"), "base_url": texts.filter(lambda t: t != "http://127.0.0.1:1/v1"),
-             "temperature": st.floats(0.01, 2), "max_tokens": st.integers(1, 10**6),
-             "settings": st.fixed_dictionaries({"threshold": st.floats(0, 1), "strict_mode": st.booleans()})}[field]
+    value = {
+        "name": texts.filter(lambda t: t != "m"),
+        "base_url": texts.filter(lambda t: t != "http://127.0.0.1:1/v1"),
+        "temperature": st.floats(0.01, 2),
+        "max_tokens": st.integers(1, 10**6),
+        "settings": st.fixed_dictionaries({"threshold": st.floats(0, 1), "strict_mode": st.booleans()}),
+    }[field]
     after = spec(**{field: data.draw(value)})
     assert judge_settings_sha256(before) != judge_settings_sha256(after)
 

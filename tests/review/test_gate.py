@@ -32,8 +32,15 @@ def make(tmp_path, n=300, seed=0):
     good = np.clip(0.7 * human + rng.normal(0.15, 0.12, n), 0, 1).round(2)
     poor = np.clip(0.2 * human + rng.normal(0.4, 0.25, n), 0, 1).round(2)
     ids = [f"c{i:04d}" for i in range(n)]
-    frame = pd.DataFrame({"case_id": ids * 3, "metric": "faithfulness", "rater": ["ann"] * n + ["good"] * n + ["poor"] * n,
-                          "rater_kind": ["human"] * n + ["judge"] * 2 * n, "value": np.r_[human, good, poor]})
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 3,
+            "metric": "faithfulness",
+            "rater": ["ann"] * n + ["good"] * n + ["poor"] * n,
+            "rater_kind": ["human"] * n + ["judge"] * 2 * n,
+            "value": np.r_[human, good, poor],
+        }
+    )
     cases = [{"case_id": c, "input": "q", "metadata": {"generator_family": "gpt"}} for c in ids]
     return write_campaign(tmp_path / "campaign", TOML, frame, cases)
 
@@ -53,15 +60,24 @@ def test_a_good_judge_passes_every_rule(campaign):
     assert passed and why == []
 
 
-@pytest.mark.parametrize("rules, expected", [
-    ({"min_spearman": 0.6}, r"Spearman rho 0\.\d+: its one-sided lower bound 0\.\d+ \(.*Fisher's z.*\) is below the "
-                            r"floor 0\.6"),
-    ({"min_kappa": 0.6}, r"pass kappa .*: its one-sided lower bound .* is below the floor 0\.6"),
-    ({"max_false_pass": 0.01}, r"no threshold keeps the false-pass rate's one-sided 97\.5% Clopper-Pearson upper bound "
-                               r"at most 0\.01"),
-    ({"forbid_self_eval": True}, r"of the gpt family, as the generator of 300 case\(s\)"),
-    ({"min_labels": 500}, r"300 human-labelled cases, fewer than the minimum 500"),
-])
+@pytest.mark.parametrize(
+    "rules, expected",
+    [
+        (
+            {"min_spearman": 0.6},
+            r"Spearman rho 0\.\d+: its one-sided lower bound 0\.\d+ \(.*Fisher's z.*\) is below the "
+            r"floor 0\.6",
+        ),
+        ({"min_kappa": 0.6}, r"pass kappa .*: its one-sided lower bound .* is below the floor 0\.6"),
+        (
+            {"max_false_pass": 0.01},
+            r"no threshold keeps the false-pass rate's one-sided 97\.5% Clopper-Pearson upper bound "
+            r"at most 0\.01",
+        ),
+        ({"forbid_self_eval": True}, r"of the gpt family, as the generator of 300 case\(s\)"),
+        ({"min_labels": 500}, r"300 human-labelled cases, fewer than the minimum 500"),
+    ],
+)
 def test_each_reason_is_named(campaign, rules, expected):
     passed, why = reasons(campaign, "poor", **rules)
     assert not passed and len(why) == 1
@@ -101,28 +117,45 @@ def test_a_report_of_averages_only_is_refused(campaign, monkeypatch):
 
 def test_exit_codes_from_the_command_line(tmp_path):
     folder = make(tmp_path)
-    ok = subprocess.run([str(EXE), "gate", str(folder), "--judge", "good", "--min-spearman", "0.6", "--n-boot", "200"],
-                        capture_output=True, text=True, timeout=300)
+    ok = subprocess.run(
+        [str(EXE), "gate", str(folder), "--judge", "good", "--min-spearman", "0.6", "--n-boot", "200"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ok.returncode == 0 and "gate passed" in ok.stdout
-    bad = subprocess.run([str(EXE), "gate", str(folder), "--min-spearman", "0.6", "--forbid-self-eval", "--n-boot",
-                          "200", "--json"], capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        [str(EXE), "gate", str(folder), "--min-spearman", "0.6", "--forbid-self-eval", "--n-boot", "200", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     doc = json.loads(bad.stdout)
     assert bad.returncode == 1 and not doc["passed"]
     assert {c["judge"]: len(c["reasons"]) for c in doc["checks"]} == {"good": 0, "poor": 2}
-    usage = subprocess.run([str(EXE), "gate", str(folder), "--metric", "nope"], capture_output=True, text=True,
-                           timeout=120)
+    usage = subprocess.run(
+        [str(EXE), "gate", str(folder), "--metric", "nope"], capture_output=True, text=True, timeout=120
+    )
     assert usage.returncode == 2 and "unknown metric" in usage.stderr
 
 
 def frames_campaign(human, judge, metric: dict, *, on_scale=False):
     n = len(human)
     ids = [f"c{i:03d}" for i in range(n)]
-    frame = pd.DataFrame({"case_id": ids * 2, "metric": "m", "rater": ["ann"] * n + ["judge"] * n,
-                          "rater_kind": ["human"] * n + ["judge"] * n, "value": np.r_[human, judge]})
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 2,
+            "metric": "m",
+            "rater": ["ann"] * n + ["judge"] * n,
+            "rater_kind": ["human"] * n + ["judge"] * n,
+            "value": np.r_[human, judge],
+        }
+    )
     config = {"name": "defaults", "metrics": {"m": metric}}
     if on_scale:
         config["raters"] = {"judge": {"on_metric_scale": True}}
     from calibrate import Campaign
+
     return Campaign.from_frames(config, frame)
 
 
@@ -131,8 +164,11 @@ def test_a_coin_flip_judge_fails_the_default_gate():
     (it passed before: only the label count was checked)."""
     rng = np.random.default_rng(3)
     human = (rng.random(60) < 0.5).astype(int)
-    doc = run_gate(frames_campaign(human, rng.random(60).round(3), {"scale": "binary", "max_false_pass": 0.1}),
-                   GateRules(), n_boot=300)
+    doc = run_gate(
+        frames_campaign(human, rng.random(60).round(3), {"scale": "binary", "max_false_pass": 0.1}),
+        GateRules(),
+        n_boot=300,
+    )
     check = doc["checks"][0]
     assert not doc["passed"]
     assert any("not shown better than chance" in r for r in check["reasons"]), check["reasons"]
@@ -153,8 +189,9 @@ def test_a_perfect_judge_on_an_ordinal_metric_passes_the_default_gate():
 
 def test_a_kappa_floor_is_not_met_on_three_labels():
     """Perfect agreement on 3 labels: the bootstrap interval collapses to [1, 1] and met a 0.9 floor."""
-    doc = run_gate(frames_campaign([1, 0, 1], [1, 0, 1], {"scale": "binary"}), GateRules(min_labels=1, min_kappa=0.9),
-                   n_boot=300)
+    doc = run_gate(
+        frames_campaign([1, 0, 1], [1, 0, 1], {"scale": "binary"}), GateRules(min_labels=1, min_kappa=0.9), n_boot=300
+    )
     reasons = doc["checks"][0]["reasons"]
     assert not doc["passed"] and any(r.startswith("kappa 1.000: its one-sided lower bound") for r in reasons), reasons
 
@@ -164,15 +201,21 @@ def test_a_kappa_floor_is_not_met_on_three_labels():
 def test_a_nan_or_infinite_option_is_refused(tmp_path, option, value):
     folder = make(tmp_path, n=40)
     for extra in ([], ["--json"]):
-        result = subprocess.run([str(EXE), "gate", str(folder), option, value, *extra], capture_output=True, text=True,
-                                timeout=120)
+        result = subprocess.run(
+            [str(EXE), "gate", str(folder), option, value, *extra], capture_output=True, text=True, timeout=120
+        )
         assert result.returncode == 2, result.stderr
         assert "is not a finite number" in result.stderr or "is not in the range" in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
 
 
 def test_gate_rules_are_checked_where_they_enter():
-    for bad in ({"min_kappa": float("nan")}, {"min_spearman": 2.0}, {"max_false_pass": -0.1},
-                {"min_labels": 0}, {"max_false_pass": float("inf")}):
+    for bad in (
+        {"min_kappa": float("nan")},
+        {"min_spearman": 2.0},
+        {"max_false_pass": -0.1},
+        {"min_labels": 0},
+        {"max_false_pass": float("inf")},
+    ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             GateRules(**bad)

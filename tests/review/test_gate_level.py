@@ -21,14 +21,21 @@ REPEATS = 400
 #: the nominal level and the Monte Carlo allowance of REPEATS samples (two standard errors)
 NOMINAL = 0.025
 ALLOWED = NOMINAL + 2 * np.sqrt(NOMINAL * (1 - NOMINAL) / REPEATS)
-PREVALENCE = 0.3   # the harder of the two prevalences simulated while choosing the bounds
+PREVALENCE = 0.3  # the harder of the two prevalences simulated while choosing the bounds
 
 
 def gate_passes(human: np.ndarray, judge: np.ndarray, rules: GateRules, *, seed: int) -> bool:
     n = human.size
     ids = [f"c{i:03d}" for i in range(n)]
-    frame = pd.DataFrame({"case_id": ids * 2, "metric": "m", "rater": ["ann"] * n + ["judge"] * n,
-                          "rater_kind": ["human"] * n + ["judge"] * n, "value": np.r_[human, judge]})
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 2,
+            "metric": "m",
+            "rater": ["ann"] * n + ["judge"] * n,
+            "rater_kind": ["human"] * n + ["judge"] * n,
+            "value": np.r_[human, judge],
+        }
+    )
     campaign = Campaign.from_frames({"name": "sim", "metrics": {"m": {"scale": "binary"}}}, frame)
     check = run_gate(campaign, rules, n_boot=200, seed=seed)["checks"][0]
     # the floor alone decides here: the chance test and the label minimum are not what is measured
@@ -73,6 +80,7 @@ def test_a_judge_at_the_floor_passes_at_most_the_nominal_level(statistic):
 
         def judge_of(human):
             return np.round(human + sd * rng.normal(size=human.size), 6)
+
     shares = {}
     for n in SIZES:
         passed = 0
@@ -80,8 +88,10 @@ def test_a_judge_at_the_floor_passes_at_most_the_nominal_level(statistic):
             human = (rng.random(n) < PREVALENCE).astype(int)
             passed += gate_passes(human, judge_of(human), rules, seed=r)
         shares[n] = passed / REPEATS
-    print(f"{statistic} floor {floor}: share passed at the floor, by n: "
-          + ", ".join(f"{n}: {share:.3f}" for n, share in shares.items()))
+    print(
+        f"{statistic} floor {floor}: share passed at the floor, by n: "
+        + ", ".join(f"{n}: {share:.3f}" for n, share in shares.items())
+    )
     assert all(share <= ALLOWED for share in shares.values()), shares
 
 
@@ -89,6 +99,8 @@ def test_a_judge_well_above_the_floor_still_passes():
     """The bounds are not a refusal in disguise: a judge that agrees on every one of 100 cases passes a
     0.9 kappa floor."""
     rng = np.random.default_rng(5)
-    passed = sum(gate_passes(h, h, GateRules(min_labels=1, min_kappa=0.9), seed=r)
-                 for r, h in enumerate((rng.random(100) < 0.5).astype(int) for _ in range(20)))
+    passed = sum(
+        gate_passes(h, h, GateRules(min_labels=1, min_kappa=0.9), seed=r)
+        for r, h in enumerate((rng.random(100) < 0.5).astype(int) for _ in range(20))
+    )
     assert passed >= 18

@@ -35,7 +35,9 @@ def test_a_judge_named_narrows_the_gate_to_its_metrics(campaign):
     # without a judge, both are checked, and the coin-flip relevancy judge fails it
     every = run_gate(campaign, GateRules(), n_boot=200)
     assert {(c["metric"], c["judge"]): c["passed"] for c in every["checks"]} == {
-        ("faithfulness", "faithfulness-gpt4o"): True, ("answer_relevancy", "relevancy-llama"): False}
+        ("faithfulness", "faithfulness-gpt4o"): True,
+        ("answer_relevancy", "relevancy-llama"): False,
+    }
 
 
 def test_the_gate_never_gets_silently_narrower(campaign):
@@ -44,28 +46,36 @@ def test_the_gate_never_gets_silently_narrower(campaign):
     assert not doc["passed"]
     reasons = {(c["metric"], c["judge"]): c["reasons"] for c in doc["checks"]}
     assert reasons[(None, "faithfulness-gpt4o")] == [
-        "judge faithfulness-gpt4o scores faithfulness, not the metric(s) checked (answer_relevancy)"]
+        "judge faithfulness-gpt4o scores faithfulness, not the metric(s) checked (answer_relevancy)"
+    ]
     assert reasons[("answer_relevancy", None)] == [
-        "no judge scores on answer_relevancy among the judges named (faithfulness-gpt4o)"]
+        "no judge scores on answer_relevancy among the judges named (faithfulness-gpt4o)"
+    ]
     # a human annotator named as the judge scores nothing: it fails, it does not pass on nothing
     human = run_gate(campaign, GateRules(), judges=["ana"], n_boot=0)
     assert not human["passed"] and human["checks"][0]["reasons"] == ["judge ana has no judge ratings in the campaign"]
 
 
 def test_a_name_no_rater_has_is_refused(campaign):
-    with pytest.raises(ValueError, match=r"judges='faithfulness-gpt4': no rater of the campaign has this name; "
-                                         r"its judges are faithfulness-gpt4o, relevancy-llama"):
+    with pytest.raises(
+        ValueError,
+        match=r"judges='faithfulness-gpt4': no rater of the campaign has this name; "
+        r"its judges are faithfulness-gpt4o, relevancy-llama",
+    ):
         gate_scope(campaign, judges=["faithfulness-gpt4"])
 
 
 def test_a_declared_judge_without_ratings_fails_naming_what_to_do(tmp_path):
     folder = support_bot(tmp_path / "c", n=60)
-    toml = (folder / "campaign.toml").read_text() + """
+    toml = (
+        (folder / "campaign.toml").read_text()
+        + """
 [judges.faith-claude]
 library = "deepeval"
 metric = "faithfulness"
 model = { provider = "anthropic", name = "claude-sonnet-4" }
 """
+    )
     (folder / "campaign.toml").write_text(toml)
     doc = run_gate(load_campaign(folder), GateRules(min_labels=10), judges=["faith-claude"], n_boot=0)
     assert [(c["metric"], c["judge"], c["passed"]) for c in doc["checks"]] == [("faithfulness", "faith-claude", False)]
@@ -73,22 +83,61 @@ model = { provider = "anthropic", name = "claude-sonnet-4" }
 
 
 def test_the_command_line(folder):
-    ok = subprocess.run([str(EXE), "gate", str(folder), "--judge", "faithfulness-gpt4o", "--n-boot", "200"],
-                        capture_output=True, text=True, timeout=300)
+    ok = subprocess.run(
+        [str(EXE), "gate", str(folder), "--judge", "faithfulness-gpt4o", "--n-boot", "200"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "pass faithfulness / faithfulness-gpt4o" in ok.stdout and "answer_relevancy /" not in ok.stdout
-    assert "not checked: answer_relevancy" in ok.stdout   # said, not silent
-    other = subprocess.run([str(EXE), "gate", str(folder), "--judge", "faithfulness-gpt4o", "--metric",
-                            "answer_relevancy", "--n-boot", "0"], capture_output=True, text=True, timeout=300)
+    assert "not checked: answer_relevancy" in ok.stdout  # said, not silent
+    other = subprocess.run(
+        [
+            str(EXE),
+            "gate",
+            str(folder),
+            "--judge",
+            "faithfulness-gpt4o",
+            "--metric",
+            "answer_relevancy",
+            "--n-boot",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert other.returncode == 1
     assert "FAIL faithfulness-gpt4o (no metric checked)" in other.stdout
     assert "FAIL answer_relevancy / (no judge)" in other.stdout and "None" not in other.stdout
-    typo = subprocess.run([str(EXE), "gate", str(folder), "--judge", "faithfulness-gpt4", "--json"],
-                          capture_output=True, text=True, timeout=300)
+    typo = subprocess.run(
+        [str(EXE), "gate", str(folder), "--judge", "faithfulness-gpt4", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert typo.returncode == 2 and typo.stdout == ""
     assert "error: --judge faithfulness-gpt4: no rater of the campaign has this name" in typo.stderr
-    both = subprocess.run([str(EXE), "gate", str(folder), "--judge", "faithfulness-gpt4o", "--judge", "relevancy-llama",
-                           "--n-boot", "200", "--json"], capture_output=True, text=True, timeout=300)
+    both = subprocess.run(
+        [
+            str(EXE),
+            "gate",
+            str(folder),
+            "--judge",
+            "faithfulness-gpt4o",
+            "--judge",
+            "relevancy-llama",
+            "--n-boot",
+            "200",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     doc = json.loads(both.stdout)
     assert both.returncode == 1 and {c["judge"]: c["passed"] for c in doc["checks"]} == {
-        "faithfulness-gpt4o": True, "relevancy-llama": False}
+        "faithfulness-gpt4o": True,
+        "relevancy-llama": False,
+    }

@@ -37,9 +37,11 @@ def test_the_planted_drift_is_found_soon_after_it_and_not_before(stream):
     assert pd.Timestamp(first["time"]) > drift
     assert abs(pd.Timestamp(first["change_time"]) - drift) < pd.Timedelta(days=4)
     assert pd.Timestamp(first["time"]) - drift < pd.Timedelta(days=14)
-    print(f"planted drift {drift:%Y-%m-%d}: alarm at {first['time'][:16]}, change found at "
-          f"{first['change_time'][:16]}, {first['cases_since_change']} cases and {first['audited_since_change']} "
-          "audited labels after it")
+    print(
+        f"planted drift {drift:%Y-%m-%d}: alarm at {first['time'][:16]}, change found at "
+        f"{first['change_time'][:16]}, {first['cases_since_change']} cases and {first['audited_since_change']} "
+        "audited labels after it"
+    )
     assert all(not r["alarms"] for key, r in rates.items() if key[0] != "false_pass_rate")
     # the current false-pass rate, since the alarm, is well above the ceiling; before it, within
     sequence = rates[("false_pass_rate", "above")]["sequence"]
@@ -55,8 +57,11 @@ def test_a_judge_the_drift_does_not_touch_raises_no_alarm(stream):
 
 def test_the_command_line_exit_codes_and_json():
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "calibrate", "monitor", str(STREAM), "--metric", "relevance",
-                               *args], capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "calibrate", "monitor", str(STREAM), "--metric", "relevance", *args],
+            capture_output=True,
+            text=True,
+        )
 
     drifting = run("--judge", DEMO_DRIFT[1])
     assert drifting.returncode == 1 and "ALARM false-pass rate above 0.100" in drifting.stdout
@@ -76,7 +81,7 @@ def synthetic(rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.
     human = rng.random(n_base + n) < 0.3
     fpr = np.full(n_base + n, fpr_before)
     if change is not None:
-        fpr[n_base + change:] = fpr_after
+        fpr[n_base + change :] = fpr_after
     passes = np.where(human, rng.random(n_base + n) < 0.9, rng.random(n_base + n) < fpr)
     score = np.where(passes, rng.uniform(0.55, 1, n_base + n), rng.uniform(0, 0.45, n_base + n))
     if judge == "coin":
@@ -85,13 +90,31 @@ def synthetic(rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.
         score = human.astype(float)
     ids = [f"c{i:05d}" for i in range(n_base + n)]
     audited = np.r_[np.ones(n_base, bool), rng.random(n) < audit]
-    rows = pd.concat([pd.DataFrame({"case_id": ids, "metric": "f", "rater": "j", "rater_kind": "judge", "value": score}),
-                      pd.DataFrame({"case_id": np.array(ids)[audited], "metric": "f", "rater": "h",
-                                    "rater_kind": "human", "value": human[audited].astype(float)})])
-    cases = [{"case_id": c, "input": c, "metadata": {} if i < n_base else
-              {"time": (t0 + pd.Timedelta(minutes=35 * (i - n_base))).isoformat()}} for i, c in enumerate(ids)]
-    return Campaign.from_frames({"name": "s", "metrics": {"f": {"scale": "binary", "max_false_pass": 0.1}}}, rows,
-                                cases)
+    rows = pd.concat(
+        [
+            pd.DataFrame({"case_id": ids, "metric": "f", "rater": "j", "rater_kind": "judge", "value": score}),
+            pd.DataFrame(
+                {
+                    "case_id": np.array(ids)[audited],
+                    "metric": "f",
+                    "rater": "h",
+                    "rater_kind": "human",
+                    "value": human[audited].astype(float),
+                }
+            ),
+        ]
+    )
+    cases = [
+        {
+            "case_id": c,
+            "input": c,
+            "metadata": {} if i < n_base else {"time": (t0 + pd.Timedelta(minutes=35 * (i - n_base))).isoformat()},
+        }
+        for i, c in enumerate(ids)
+    ]
+    return Campaign.from_frames(
+        {"name": "s", "metrics": {"f": {"scale": "binary", "max_false_pass": 0.1}}}, rows, cases
+    )
 
 
 @pytest.mark.slow
@@ -107,9 +130,11 @@ def test_on_streams_of_the_demo_length_false_alarms_stay_under_alpha_and_changes
         first = watch["alarms"][0]
         delays.append(first["case_index"] - 1500)
         labels.append(first["audited_since_change"])
-    print(f"no change: {share:.1%} of 120 streams of 3,422 cases ever alarmed (alpha 0.05, four watches); a jump of "
-          f"the false-pass rate 0.05 -> 0.30 at case 1,500: found after a median {np.median(delays):.0f} cases "
-          f"(90th percentile {np.percentile(delays, 90):.0f}), {np.median(labels):.0f} audited labels")
+    print(
+        f"no change: {share:.1%} of 120 streams of 3,422 cases ever alarmed (alpha 0.05, four watches); a jump of "
+        f"the false-pass rate 0.05 -> 0.30 at case 1,500: found after a median {np.median(delays):.0f} cases "
+        f"(90th percentile {np.percentile(delays, 90):.0f}), {np.median(labels):.0f} audited labels"
+    )
     assert share <= 0.05
     assert min(delays) > -50 and np.median(delays) < 400
 
@@ -123,7 +148,7 @@ def test_a_perfect_judge_passes_and_a_coin_flip_never_does():
     # monitor does not pass a judge no better than chance
     doc = monitor_judge(coin, metric="f", judge="j")
     assert not doc["passed"] and "not shown better than chance" in doc["baseline_fitness"]["reason"]
-    doc = monitor_judge(coin, metric="f", judge="j", threshold=0.5)   # used anyway at 0.5: an alarm at once
+    doc = monitor_judge(coin, metric="f", judge="j", threshold=0.5)  # used anyway at 0.5: an alarm at once
     [watch] = [r for r in doc["rates"] if r["rate"] == "false_pass_rate"]
     assert not doc["passed"] and watch["alarms"] and watch["alarms"][0]["case_index"] < 300
 
@@ -144,19 +169,27 @@ def test_a_time_that_is_no_date_names_the_file_row_and_field(tmp_path, stream):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(time=st.one_of(st.text(max_size=12), st.integers(), st.none(), st.sampled_from(["2026-13-01", "2026-11-02",
-                                                                                      "2026-11-02T25:00:00Z"])),
-       threshold=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)),
-       alpha=st.floats(allow_nan=True, allow_infinity=True), tolerance=st.floats(allow_nan=True, allow_infinity=True),
-       since=st.one_of(st.none(), st.text(max_size=10), st.sampled_from(["2026-10-01", "2030-01-01"])))
+@given(
+    time=st.one_of(
+        st.text(max_size=12),
+        st.integers(),
+        st.none(),
+        st.sampled_from(["2026-13-01", "2026-11-02", "2026-11-02T25:00:00Z"]),
+    ),
+    threshold=st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)),
+    alpha=st.floats(allow_nan=True, allow_infinity=True),
+    tolerance=st.floats(allow_nan=True, allow_infinity=True),
+    since=st.one_of(st.none(), st.text(max_size=10), st.sampled_from(["2026-10-01", "2030-01-01"])),
+)
 def test_any_time_or_option_is_a_result_or_an_error_that_says_why(time, threshold, alpha, tolerance, since):
     rng = np.random.default_rng(1)
     c = synthetic(rng, n_base=60, n=120, audit=0.5)
     first = next(k for k, v in c.cases.items() if v["metadata"])
     c.cases[first]["metadata"]["time"] = time
     try:
-        doc = monitor_judge(c, metric="f", judge="j", threshold=threshold, alpha=alpha, tolerance=tolerance,
-                            since=since)
+        doc = monitor_judge(
+            c, metric="f", judge="j", threshold=threshold, alpha=alpha, tolerance=tolerance, since=since
+        )
     except (ValueError, CampaignError) as exc:
         assert str(exc)
         return
@@ -179,8 +212,9 @@ def test_a_rate_never_in_range_on_the_baseline_alarms_without_a_change_point():
     # if any, keep the change they found
     assert all(r["baseline_in_range"] for r in doc["rates"] if r["rate"] != "false_pass_rate")
     # a rate in range on the baseline that leaves it later keeps its change point
-    moved = monitor_judge(synthetic(np.random.default_rng(3), n_base=400, n=1200, change=300, fpr_after=0.4),
-                          metric="f", judge="j")
+    moved = monitor_judge(
+        synthetic(np.random.default_rng(3), n_base=400, n=1200, change=300, fpr_after=0.4), metric="f", judge="j"
+    )
     [watch] = [r for r in moved["rates"] if r["rate"] == "false_pass_rate"]
     assert watch["baseline_in_range"] and watch["alarms"][0]["change_time"] is not None
 
@@ -195,16 +229,21 @@ def test_the_command_line_and_the_report_say_no_change_was_found(tmp_path):
     since = {"monitors": [{k: v for k, v in doc.items() if k != "manifest"}], "not_monitored": [], "fingerprints": []}
     from calibrate.base.manifest import build_manifest
 
-    stats = {"campaign": "s", "metrics": [], "manifest": build_manifest(c, seed=0, n_boot=0), "provenance": [],
-             "set_aside_note": None}
+    stats = {
+        "campaign": "s",
+        "metrics": [],
+        "manifest": build_manifest(c, seed=0, n_boot=0),
+        "provenance": [],
+        "set_aside_note": None,
+    }
     text = render_markdown(stats, [], since=since)
     assert "the rate was already above 0.1 on the baseline, so no change is found" in text
     assert "changed around" not in text
     plots = report_plots(stats, [], None, since)
     svg = str(plots[("since", "f", "j", "false_pass_rate")])
     assert 'class="alarm"' in svg and 'class="change"' not in svg
-    from calibrate.cli.review import print_monitor
     from calibrate.cli.console import out
+    from calibrate.cli.review import print_monitor
 
     with out.capture() as captured:
         print_monitor(doc)
@@ -218,12 +257,14 @@ def test_a_judge_that_cannot_be_watched_names_the_flags_on_the_command_line_and_
     from calibrate.review.monitor import NotWatchable
 
     rng = np.random.default_rng(1)
-    c = synthetic(rng, n_base=0, n=300, audit=0.5)   # every labelled case has a time: no baseline
+    c = synthetic(rng, n_base=0, n=300, audit=0.5)  # every labelled case has a time: no baseline
     with pytest.raises(NotWatchable) as caught:
         monitor_judge(c, metric="f", judge="j")
-    assert str(caught.value).endswith("give the threshold used in production (threshold), or when it was chosen "
-                                      "(since)")
-    assert command_line_text(caught.value).endswith("give the threshold used in production (--threshold), or when "
-                                                    "it was chosen (--since)")
+    assert str(caught.value).endswith(
+        "give the threshold used in production (threshold), or when it was chosen (since)"
+    )
+    assert command_line_text(caught.value).endswith(
+        "give the threshold used in production (--threshold), or when it was chosen (--since)"
+    )
     # the reason the report groups judges by names none of them
     assert caught.value.reason.startswith("every labelled case it scored is in the stream (has a metadata.time)")

@@ -15,7 +15,7 @@ from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.cli.console import command_line_text
 from tests.conftest import write_campaign
 
-TOML = '''
+TOML = """
 name = "o"
 [metrics.relevance]
 scale = "ordinal"
@@ -26,7 +26,7 @@ library = "deepeval"
 metric = "answer_relevancy"
 into = "relevance"
 model = { provider = "openai", name = "gpt-4o-mini", base_url = "http://127.0.0.1:9" }
-'''
+"""
 
 
 @pytest.fixture
@@ -34,9 +34,15 @@ def no_threshold(tmp_path):
     """An ordinal metric that declares no rule, and a judge scoring from 0 to 1: the rule gives it no threshold."""
     rng = np.random.default_rng(0)
     ids = [f"c{i:02d}" for i in range(40)]
-    rows = pd.DataFrame({"case_id": ids * 2, "metric": "relevance", "rater": ["ann"] * 40 + ["rel-gpt"] * 40,
-                         "rater_kind": ["human"] * 40 + ["judge"] * 40,
-                         "value": np.r_[rng.integers(0, 4, 40), rng.random(40)]})
+    rows = pd.DataFrame(
+        {
+            "case_id": ids * 2,
+            "metric": "relevance",
+            "rater": ["ann"] * 40 + ["rel-gpt"] * 40,
+            "rater_kind": ["human"] * 40 + ["judge"] * 40,
+            "value": np.r_[rng.integers(0, 4, 40), rng.random(40)],
+        }
+    )
     cases = [{"case_id": c, "input": f"question {c}?", "actual_output": f"answer {c}."} for c in ids]
     return write_campaign(tmp_path / "c", TOML, rows, cases)
 
@@ -54,8 +60,11 @@ def test_a_fingerprint_without_a_threshold_asks_for_one_by_name(no_threshold):
     assert library.startswith("judge rel-gpt has no threshold under the metric's rule (no rule declared")
     assert library.endswith("give the one it runs at (threshold)") and "None" not in library
     assert command_line.endswith("give the one it runs at (--threshold)") and "None" not in command_line
-    run = subprocess.run([sys.executable, "-m", "calibrate", "fingerprint", str(no_threshold), "--judge", "rel-gpt"],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "calibrate", "fingerprint", str(no_threshold), "--judge", "rel-gpt"],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 2 and "give the one it runs at (--threshold)" in run.stderr
     assert "--threshold None" not in run.stderr and "Traceback" not in run.stderr
 
@@ -65,7 +74,10 @@ def test_a_fingerprint_with_a_threshold_that_is_no_number_says_so(no_threshold):
 
     with pytest.raises(ValueError) as caught:
         fingerprint_judge(load_campaign(no_threshold), judge="rel-gpt", anchors=8, threshold=float("nan"))
-    assert _both(caught.value) == ("threshold=nan: expected a finite number", "--threshold nan: expected a finite number")
+    assert _both(caught.value) == (
+        "threshold=nan: expected a finite number",
+        "--threshold nan: expected a finite number",
+    )
 
 
 def test_a_threshold_design_without_a_threshold_asks_for_one_by_name(no_threshold):
@@ -96,5 +108,7 @@ def test_no_message_ends_on_a_bare_parameter_after_with_or_give():
     assert found == [], found
     # the form both read well in: the parameter in parentheses
     text = ParameterText("give the one it runs at ({threshold})", threshold=NO_VALUE)
-    assert (str(text), text.for_command_line()) == ("give the one it runs at (threshold)",
-                                                    "give the one it runs at (--threshold)")
+    assert (str(text), text.for_command_line()) == (
+        "give the one it runs at (threshold)",
+        "give the one it runs at (--threshold)",
+    )

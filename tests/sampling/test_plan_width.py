@@ -30,12 +30,23 @@ def campaign() -> Campaign:
     """80 labelled cases (a third of them fails) and a judge whose scores follow them loosely."""
     rng = np.random.default_rng(2)
     passes = [int(i % 3 != 0) for i in range(80)]
-    rows = [{"case_id": f"c{i:03d}", "metric": "f", "rater": "ann", "rater_kind": "human", "value": p}
-            for i, p in enumerate(passes)]
-    rows += [{"case_id": f"c{i:03d}", "metric": "f", "rater": "j", "rater_kind": "judge",
-              "value": float(np.clip(0.6 * p + rng.normal(0.2, 0.25), 0, 1))} for i, p in enumerate(passes)]
-    return Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary", "max_false_pass": 0.2}}},
-                                pd.DataFrame(rows))
+    rows = [
+        {"case_id": f"c{i:03d}", "metric": "f", "rater": "ann", "rater_kind": "human", "value": p}
+        for i, p in enumerate(passes)
+    ]
+    rows += [
+        {
+            "case_id": f"c{i:03d}",
+            "metric": "f",
+            "rater": "j",
+            "rater_kind": "judge",
+            "value": float(np.clip(0.6 * p + rng.normal(0.2, 0.25), 0, 1)),
+        }
+        for i, p in enumerate(passes)
+    ]
+    return Campaign.from_frames(
+        {"name": "n", "metrics": {"f": {"scale": "binary", "max_false_pass": 0.2}}}, pd.DataFrame(rows)
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -56,12 +67,12 @@ def test_attack_a_narrow_width_is_planned_in_full_or_refused_never_short(campaig
         assert f"{MAX_PLANNED_LABELS:,}" in str(exc)
         return
     rate = next(s for s in doc["statistics"] if s["statistic"] == "human pass rate")
-    assert width_at(rate["value"], rate["labels"]["random"]) <= width   # the plan reaches the width
+    assert width_at(rate["value"], rate["labels"]["random"]) <= width  # the plan reaches the width
     for statistic in doc["statistics"]:
         labels = [v for v in statistic["labels"].values() if v is not None]
         assert all(50 <= v <= MAX_PLANNED_LABELS for v in labels)
-        assert statistic["more_needed"] == min(labels) - 80 > 0   # 80 labels are far from enough
-        if statistic["labels_saved"] is not None:   # what stratifying saves is a share of the random plan
+        assert statistic["more_needed"] == min(labels) - 80 > 0  # 80 labels are far from enough
+        if statistic["labels_saved"] is not None:  # what stratifying saves is a share of the random plan
             assert abs(statistic["labels_saved"]) < statistic["labels"]["random"]
 
 
@@ -72,8 +83,9 @@ def test_the_reproduction_on_the_command_line(tmp_path):
     rows = ["case_id,metric,rater,rater_kind,value"]
     for i in range(80):
         rows += [f"c{i:03d},f,ann,human,{int(i % 3 != 0)}", f"c{i:03d},f,j,judge,{(i * 37 % 80) / 80}"]
-    folder = write_campaign(tmp_path / "dc", 'name = "d"\n[metrics.f]\nscale = "binary"\nmax_false_pass = 0.2\n',
-                            "\n".join(rows) + "\n")
+    folder = write_campaign(
+        tmp_path / "dc", 'name = "d"\n[metrics.f]\nscale = "binary"\nmax_false_pass = 0.2\n', "\n".join(rows) + "\n"
+    )
     runner = CliRunner()
     done = runner.invoke(main, ["plan", str(folder), "--judge", "j", "--width", "0.001", "--json"])
     assert done.exit_code == 0, done.output

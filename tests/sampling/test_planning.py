@@ -43,7 +43,7 @@ def test_pass_rate_random_and_neyman_plans_give_the_width_asked(demo):
     rng = np.random.default_rng(0)
     n = row["labels"]["random"]
     uniform = [passes[rng.choice(passes.size, n, replace=False)].mean() for _ in range(2000)]
-    assert 0.92 < spread_of(uniform) / 0.1 < 1.04   # a 7% finite-population correction makes it a little narrower
+    assert 0.92 < spread_of(uniform) / 0.1 < 1.04  # a 7% finite-population correction makes it a little narrower
     # a Neyman-allocated stratified sample of the planned size, with the stratified estimator
     n = row["labels"]["neyman"]
     stratum = score_strata(judge, score_edges(judge, 5))
@@ -51,8 +51,10 @@ def test_pass_rate_random_and_neyman_plans_give_the_width_asked(demo):
     sd = np.array([passes[stratum == h].std() for h in range(shares.size)])
     allocation = np.maximum(2, np.round(n * shares * sd / np.sum(shares * sd))).astype(int)
     members = [np.flatnonzero(stratum == h) for h in range(shares.size)]
-    neyman = [sum(shares[h] * passes[rng.choice(members[h], allocation[h], replace=False)].mean()
-                  for h in range(shares.size)) for _ in range(2000)]
+    neyman = [
+        sum(shares[h] * passes[rng.choice(members[h], allocation[h], replace=False)].mean() for h in range(shares.size))
+        for _ in range(2000)
+    ]
     assert 0.9 < spread_of(neyman) / 0.1 < 1.06
 
 
@@ -88,7 +90,7 @@ def test_stated_assumptions_plan_without_labels_and_bad_values_are_refused(tmp_p
     assert rows["human pass rate"]["source"] == "assumed" and rows["human pass rate"]["labels_saved"] is None
     assert rows["pass/fail kappa"]["labels"]["random"] > 381
     assert any("false-pass" in n for n in doc["notes"])
-    with pytest.raises(ValueError, match="pass_rate=1.5"):
+    with pytest.raises(ValueError, match=r"pass_rate=1.5"):
         plan_labels(c, pass_rate=1.5)
     with pytest.raises(ValueError, match="width="):
         plan_labels(c, width=0)
@@ -96,12 +98,33 @@ def test_stated_assumptions_plan_without_labels_and_bad_values_are_refused(tmp_p
 
 def test_plan_from_the_command_line(demo):
     exe = Path(sys.executable).parent / "calibrate"
-    run = subprocess.run([str(exe), "plan", str(calibrate.demo_campaign_path()), "--judge", JUDGE, "--out-of-scale",
-                          "drop", "--width", "0.06", "--json"], capture_output=True, text=True, timeout=120, check=True)
+    run = subprocess.run(
+        [
+            str(exe),
+            "plan",
+            str(calibrate.demo_campaign_path()),
+            "--judge",
+            JUDGE,
+            "--out-of-scale",
+            "drop",
+            "--width",
+            "0.06",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     doc = json.loads(run.stdout)
     assert doc["statistics"][0]["labels"] == {"random": 835, "stratified": 665, "neyman": 625}
-    table = subprocess.run([str(exe), "plan", str(calibrate.demo_campaign_path()), "--judge", JUDGE, "--out-of-scale",
-                            "drop"], capture_output=True, text=True, timeout=120, check=True).stdout
+    table = subprocess.run(
+        [str(exe), "plan", str(calibrate.demo_campaign_path()), "--judge", JUDGE, "--out-of-scale", "drop"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     assert "human pass rate" in table and "neyman" in table
 
 
@@ -115,15 +138,25 @@ def test_a_plan_holds_at_zero_false_passes():
     human = np.array([1] * 24 + [0] * 16)
     judge = np.where(human == 1, 0.9, 0.1)
     ids = [f"c{i:02d}" for i in range(n)]
-    frame = pd.DataFrame({"case_id": ids * 2, "metric": "m", "rater": ["ann"] * n + ["j"] * n,
-                          "rater_kind": ["human"] * n + ["judge"] * n, "value": np.r_[human, judge]})
+    frame = pd.DataFrame(
+        {
+            "case_id": ids * 2,
+            "metric": "m",
+            "rater": ["ann"] * n + ["j"] * n,
+            "rater_kind": ["human"] * n + ["judge"] * n,
+            "value": np.r_[human, judge],
+        }
+    )
     c = calibrate.Campaign.from_frames({"name": "zero", "metrics": {"m": {"scale": "binary"}}}, frame)
-    row = next(r for r in plan_labels(c, judge="j", width=0.1, threshold=0.5)["statistics"]
-               if r["statistic"] == "false-pass rate")
+    row = next(
+        r
+        for r in plan_labels(c, judge="j", width=0.1, threshold=0.5)["statistics"]
+        if r["statistic"] == "false-pass rate"
+    )
     assert row["value"] == 0.0
     assert (row["human_fails_needed"], row["human_fails"], row["more_human_fails_needed"]) == (35, 16, 19)
-    assert row["labels"]["random"] == int(np.ceil(35 / (16 / 40)))   # 88 labels to find 35 fails, not 50
+    assert row["labels"]["random"] == int(np.ceil(35 / (16 / 40)))  # 88 labels to find 35 fails, not 50
     from calibrate.stats.intervals import wilson_interval
 
-    low, high = wilson_interval(0, 35)
+    _low, high = wilson_interval(0, 35)
     assert float(high) <= 0.1 < float(wilson_interval(0, 34)[1])

@@ -5,13 +5,14 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from calibrate.stats.bootstrap import bca_interval, percentile_interval, resample_indices
-from calibrate.stats.intervals import (bonett_wright_se, clopper_pearson_upper, fisher_z_interval,
-                                       wilson_interval)
+from calibrate.stats.intervals import bonett_wright_se, clopper_pearson_upper, fisher_z_interval, wilson_interval
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
-       st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+@given(
+    st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
 def test_wilson_matches_scipy(kn, confidence):
     k, n = kn
     expected = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
@@ -22,8 +23,7 @@ def test_wilson_matches_scipy(kn, confidence):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
-       st.sampled_from([0.9, 0.95]))
+@given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))), st.sampled_from([0.9, 0.95]))
 def test_clopper_pearson_upper_matches_scipy(kn, confidence):
     k, n = kn
     expected = stats.binomtest(k, n, alternative="less").proportion_ci(confidence_level=confidence, method="exact")

@@ -28,7 +28,7 @@ def tables(draw):
     found = []
     for k in range(draw(st.integers(1, 5))):
         positions = np.sort(rng.choice(n_universe, size=int(rng.integers(2, n_universe + 1)), replace=False))
-        human = rng.integers(0, int(rng.integers(2, 25)), positions.size).astype(float)   # past SMALL_LEVELS too
+        human = rng.integers(0, int(rng.integers(2, 25)), positions.size).astype(float)  # past SMALL_LEVELS too
         judge = rng.integers(0, 4, positions.size).astype(float) if k % 2 else np.round(rng.random(positions.size), 2)
         weights = rng.choice([0.5, 1.0, 3.0], positions.size) if draw(st.booleans()) else None
         found.append((PairedScores(human, judge, human_pass=1, levels=list(range(25)), weights=weights), positions))
@@ -45,8 +45,7 @@ def assert_same(a, b):
 @given(tables())
 def test_many_tables_in_one_launch_equal_each_alone(data):
     pairs, counts = data
-    together = summarize_together([p for p, _ in pairs], counts, [pos for _, pos in pairs],
-                                  tables=[True] * len(pairs))
+    together = summarize_together([p for p, _ in pairs], counts, [pos for _, pos in pairs], tables=[True] * len(pairs))
     for (p, positions), summary in zip(pairs, together):
         alone_counts = counts.astype(np.float64) if p.weights is not None else counts
         assert_same(summary, p.summarize_counts(alone_counts, positions))
@@ -60,9 +59,9 @@ def test_the_calling_thread_alone_gives_what_the_workers_give(data):
     args = ([p for p, _ in pairs], counts, [pos for _, pos in pairs])
     original = kernel.SERIAL_WORK
     try:
-        kernel.SERIAL_WORK = 0            # every launch on the workers
+        kernel.SERIAL_WORK = 0  # every launch on the workers
         parallel = summarize_together(*args, tables=[True] * len(pairs))
-        kernel.SERIAL_WORK = 10**18       # every launch on the calling thread
+        kernel.SERIAL_WORK = 10**18  # every launch on the calling thread
         serial = summarize_together(*args, tables=[True] * len(pairs))
     finally:
         kernel.SERIAL_WORK = original
@@ -73,8 +72,9 @@ def test_the_calling_thread_alone_gives_what_the_workers_give(data):
 
 def run_python(code: str, **env) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if k not in ("NUMBA_THREADING_LAYER", "OMP_WAIT_POLICY")}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=environ | env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=environ | env, timeout=600
+    )
 
 
 LAUNCH = """
@@ -104,14 +104,17 @@ def test_a_layer_the_user_names_stands(layer):
 
 
 def test_a_layer_numba_does_not_know_is_named_where_a_kernel_needs_one():
-    result = run_python("""
+    result = run_python(
+        """
         from calibrate.stats import kernel   # importing is fine: calibrate --help needs no kernel
         import numpy as np
         try:
             kernel.cell_tables(np.ones((1, 2)), np.arange(2), np.arange(2))
         except ValueError as exc:
             print(exc)
-    """, NUMBA_THREADING_LAYER="openmp")
+    """,
+        NUMBA_THREADING_LAYER="openmp",
+    )
     assert result.returncode == 0, result.stderr
     assert "NUMBA_THREADING_LAYER='openmp' names no threading layer numba knows" in result.stdout
 

@@ -9,8 +9,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from calibrate.stats.annotators import (agreement_intervals, agreement_with_interval, cohen_kappa, fleiss_kappa,
-                                        krippendorff_alpha, percent_agreement, reference_value)
+from calibrate.stats.annotators import (
+    agreement_intervals,
+    agreement_with_interval,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    percent_agreement,
+    reference_value,
+)
 from calibrate.stats.bootstrap import case_counts, resample_indices
 from calibrate.stats.label_tables import STATISTICS, LabelTables, multiply_labelled
 
@@ -25,10 +32,15 @@ def panels(draw, max_items=30):
     n_annotators = draw(st.integers(2, 4))
     n = draw(st.integers(1, max_items))
     cell = st.one_of(st.sampled_from(SCALES[scale]), st.just(np.nan))
-    matrix = np.array(draw(st.lists(st.lists(cell, min_size=n_annotators, max_size=n_annotators),
-                                    min_size=n, max_size=n)), dtype=float)
-    weights = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n))) \
-        if draw(st.booleans()) else None
+    matrix = np.array(
+        draw(st.lists(st.lists(cell, min_size=n_annotators, max_size=n_annotators), min_size=n, max_size=n)),
+        dtype=float,
+    )
+    weights = (
+        np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n)))
+        if draw(st.booleans())
+        else None
+    )
     strata = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))) if draw(st.booleans()) else None
     return scale, matrix, weights, strata
 
@@ -87,19 +99,27 @@ def test_intervals_equal_calling_the_reference_once_per_resample(panel, seed, n_
     tables = LabelTables(matrix[keep], None if weights is None else weights[keep])
     names = statistics_of(scale, matrix.shape[1])
     with warnings.catch_warnings(action="ignore"):
-        found = agreement_intervals({name: (tables, name) for name in names}, n_boot=n_boot, seed=seed,
-                                    strata=None if strata is None else strata[keep])
+        found = agreement_intervals(
+            {name: (tables, name) for name in names},
+            n_boot=n_boot,
+            seed=seed,
+            strata=None if strata is None else strata[keep],
+        )
         for name in names:
-            before = agreement_with_interval(reference_statistic(name), matrix, n_boot=n_boot, seed=seed,
-                                             weights=weights, strata=strata)
+            before = agreement_with_interval(
+                reference_statistic(name), matrix, n_boot=n_boot, seed=seed, weights=weights, strata=strata
+            )
             now = found[name]
             assert same(now.estimate, before.estimate) and now.n_items == before.n_items, name
             assert (now.interval is None) == (before.interval is None), name
             if before.interval is not None:
                 assert same(now.interval.low, before.interval.low), (name, now.interval, before.interval)
                 assert same(now.interval.high, before.interval.high), (name, now.interval, before.interval)
-                assert (now.interval.method, now.interval.n_valid, now.interval.reason) == \
-                    (before.interval.method, before.interval.n_valid, before.interval.reason)
+                assert (now.interval.method, now.interval.n_valid, now.interval.reason) == (
+                    before.interval.method,
+                    before.interval.n_valid,
+                    before.interval.reason,
+                )
 
 
 def test_more_than_bca_items_take_the_percentile_interval_as_before():
@@ -110,8 +130,9 @@ def test_more_than_bca_items_take_the_percentile_interval_as_before():
     found = agreement_intervals({"k": (tables, "fleiss_kappa")}, n_boot=300, seed=2)["k"]
     before = agreement_with_interval(fleiss_kappa, matrix, n_boot=300, seed=2)
     assert "percentile" in found.interval.method
-    assert (found.interval.low, found.interval.high) == pytest.approx((before.interval.low, before.interval.high),
-                                                                      abs=1e-12)
+    assert (found.interval.low, found.interval.high) == pytest.approx(
+        (before.interval.low, before.interval.high), abs=1e-12
+    )
 
 
 def test_the_engine_is_checked_against_the_reference(monkeypatch):
@@ -121,8 +142,7 @@ def test_the_engine_is_checked_against_the_reference(monkeypatch):
     original = LabelTables.statistic
     monkeypatch.setattr(LabelTables, "statistic", lambda self, name, T: original(self, name, T) + 1e-6)
     with pytest.raises(EngineMismatch, match="cohen_kappa of the annotators of m"):
-        agreement_intervals({"cohen_kappa": (tables, "cohen_kappa")}, n_boot=10, seed=0,
-                            subject="the annotators of m")
+        agreement_intervals({"cohen_kappa": (tables, "cohen_kappa")}, n_boot=10, seed=0, subject="the annotators of m")
 
 
 def test_label_tables_refuse_what_they_cannot_read():
@@ -137,5 +157,7 @@ def test_label_tables_refuse_what_they_cannot_read():
     with pytest.raises(ValueError, match="two annotators, not 3"):
         LabelTables([[1, 1, 0], [0, 1, 1]]).statistic("cohen_kappa", np.ones((1, 2)))
     empty = LabelTables(np.zeros((0, 2)))
-    assert empty.n_patterns == 0 and all(empty.statistic(name, empty.full).tolist() == [] or
-                                         np.isnan(empty.statistic(name, empty.full)).all() for name in STATISTICS)
+    assert empty.n_patterns == 0 and all(
+        empty.statistic(name, empty.full).tolist() == [] or np.isnan(empty.statistic(name, empty.full)).all()
+        for name in STATISTICS
+    )

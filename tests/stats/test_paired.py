@@ -17,15 +17,21 @@ LEVELS = [0.0, 1.0, 2.0, 3.0]
 
 
 def ordinal_pairs(min_size=2, max_size=200):
-    return st.integers(min_size, max_size).flatmap(lambda n: st.tuples(
-        st.lists(st.sampled_from(LEVELS), min_size=n, max_size=n),
-        st.lists(st.sampled_from(LEVELS), min_size=n, max_size=n)))
+    return st.integers(min_size, max_size).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.sampled_from(LEVELS), min_size=n, max_size=n),
+            st.lists(st.sampled_from(LEVELS), min_size=n, max_size=n),
+        )
+    )
 
 
 def continuous_pairs(min_size=2, max_size=200):
-    return st.integers(min_size, max_size).flatmap(lambda n: st.tuples(
-        st.lists(st.sampled_from(LEVELS), min_size=n, max_size=n),
-        st.lists(st.floats(0, 1).map(lambda v: round(v, 2)), min_size=n, max_size=n)))
+    return st.integers(min_size, max_size).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.sampled_from(LEVELS), min_size=n, max_size=n),
+            st.lists(st.floats(0, 1).map(lambda v: round(v, 2)), min_size=n, max_size=n),
+        )
+    )
 
 
 def close(a, b):
@@ -46,8 +52,9 @@ def test_on_scale_statistics_match_the_libraries(pair):
         for level in ("nominal", "ordinal", "interval"):
             data = np.vstack([human, judge])
             if np.unique(data).size > 1:
-                assert close(p.alpha(T, level)[0], krippendorff.alpha(data, level_of_measurement=level,
-                                                                      value_domain=LEVELS))
+                assert close(
+                    p.alpha(T, level)[0], krippendorff.alpha(data, level_of_measurement=level, value_domain=LEVELS)
+                )
 
 
 @settings(max_examples=150, deadline=None)
@@ -61,7 +68,7 @@ def test_continuous_scores_and_resamples_match_the_libraries(pair, seed):
     tables = p.tables(case_counts(indices, human.size))
     with warnings.catch_warnings(action="ignore"):
         for row, idx in enumerate(indices):
-            T = tables[row:row + 1]
+            T = tables[row : row + 1]
             h, j = human[idx], judge[idx]
             assert close(p.spearman(T)[0], stats.spearmanr(h, j).statistic)
             assert close(p.kendall(T)[0], stats.kendalltau(h, j).statistic)
@@ -77,9 +84,14 @@ def test_continuous_scores_and_resamples_match_the_libraries(pair, seed):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(3, 80).flatmap(lambda n: st.tuples(
-    st.lists(st.floats(-5, 5).map(lambda v: round(v, 1)), min_size=n, max_size=n),
-    st.lists(st.floats(-5, 5).map(lambda v: round(v, 1)), min_size=n, max_size=n))))
+@given(
+    st.integers(3, 80).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.floats(-5, 5).map(lambda v: round(v, 1)), min_size=n, max_size=n),
+            st.lists(st.floats(-5, 5).map(lambda v: round(v, 1)), min_size=n, max_size=n),
+        )
+    )
+)
 def test_continuous_humans_many_levels_match_the_libraries(pair):
     human, judge = map(np.array, pair)
     data = np.vstack([human, judge])
@@ -107,7 +119,7 @@ def test_artstein_poesio_kappa_example():
     """Artstein & Poesio (2008), "Inter-coder agreement for computational linguistics", the dialogue-act
     example of section 2.4 (Stat / IReq / Chck, 100 utterances): observed agreement 0.88, kappa 0.8013,
     pi 0.7995 (alpha with two coders is pi corrected for the sample size: 0.8005)."""
-    table = {(0, 0): 46, (0, 1): 6, (1, 1): 32, (2, 1): 6, (2, 2): 10}   # (coder B, coder A): count
+    table = {(0, 0): 46, (0, 1): 6, (1, 1): 32, (2, 1): 6, (2, 2): 10}  # (coder B, coder A): count
     b = np.repeat([k[0] for k in table], list(table.values())).astype(float)
     a = np.repeat([k[1] for k in table], list(table.values())).astype(float)
     p = PairedScores(b, a, human_pass=1, levels=[0, 1, 2])
@@ -177,10 +189,15 @@ def test_grouped_jackknife_for_many_cells():
 # ---------------------------------------------------------------------------------- weighted cases
 def _all_statistics(p, T, t):
     with warnings.catch_warnings(action="ignore"):
-        out = {"spearman": p.spearman(T), "kendall": p.kendall(T), "auc": p.auc(T),
-               "kappa": p.kappa(T), "kappa_quadratic": p.kappa(T, "quadratic"),
-               **{f"alpha_{lv}": p.alpha(T, lv) for lv in ("nominal", "ordinal", "interval")},
-               **{k: v for k, v in p.decision_stats(T, t).items()}}
+        out = {
+            "spearman": p.spearman(T),
+            "kendall": p.kendall(T),
+            "auc": p.auc(T),
+            "kappa": p.kappa(T),
+            "kappa_quadratic": p.kappa(T, "quadratic"),
+            **{f"alpha_{lv}": p.alpha(T, lv) for lv in ("nominal", "ordinal", "interval")},
+            **{k: v for k, v in p.decision_stats(T, t).items()},
+        }
     return {k: np.asarray(v, dtype=float) for k, v in out.items()}
 
 
@@ -218,8 +235,11 @@ def test_the_weighted_jackknife_leaves_out_each_case_once():
     direct = []
     for i in range(40):
         keep = np.arange(40) != i
-        direct.append(PairedScores(human[keep], judge[keep], human_pass=2, weights=weights[keep]).spearman(
-            PairedScores(human[keep], judge[keep], human_pass=2, weights=weights[keep]).full)[0])
+        direct.append(
+            PairedScores(human[keep], judge[keep], human_pass=2, weights=weights[keep]).spearman(
+                PairedScores(human[keep], judge[keep], human_pass=2, weights=weights[keep]).full
+            )[0]
+        )
     assert sorted(np.repeat(p.spearman(summary), counts.astype(int))) == pytest.approx(sorted(direct), abs=1e-12)
 
 

@@ -8,14 +8,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calibrate.stats.sequential import (change_point_weights, confidence_sequence, detector_statistic, e_detector,
-                                        rate_increments)
+from calibrate.stats.sequential import (
+    change_point_weights,
+    confidence_sequence,
+    detector_statistic,
+    e_detector,
+    rate_increments,
+)
 
 ALPHA = 0.05
 
 
-def false_pass_streams(rng, streams: int, n: int, change: int, before: float, after: float, *, audit=0.3,
-                       fail=0.4, targeted=False):
+def false_pass_streams(
+    rng, streams: int, n: int, change: int, before: float, after: float, *, audit=0.3, fail=0.4, targeted=False
+):
     """Cases in time order: the human fails with probability ``fail``; a failing case's judge passes with
     probability ``before`` until ``change`` and ``after`` from then on; a case is audited with probability
     ``audit`` (targeted: three times likelier for the cases the judge passes)."""
@@ -49,7 +55,7 @@ def test_with_no_change_at_most_alpha_of_the_streams_ever_alarm(n, targeted):
 def test_the_detector_never_alarms_below_the_ceiling_and_its_statistic_starts_at_one():
     z, low = rate_increments(np.zeros(500), np.ones(500), np.ones(500), np.ones(500), 0.1)
     statistic = detector_statistic(z, low)
-    assert statistic[0] <= 1 and np.all(np.diff(statistic) <= 1e-12)   # every audit lowers it
+    assert statistic[0] <= 1 and np.all(np.diff(statistic) <= 1e-12)  # every audit lowers it
     assert e_detector(z, low).alarm is None
 
 
@@ -63,8 +69,11 @@ def test_after_a_planted_change_it_alarms_soon_where_a_cumulative_sequence_is_sl
         alarms = first_alarms(detector_statistic(z, low, scale=n))
     assert np.isfinite(alarms).all() and (alarms < change).mean() <= ALPHA
     delay = alarms[alarms >= change] - change
-    labels = [int((audited[i, change:int(a) + 1] & fails[i, change:int(a) + 1]).sum())
-              for i, a in enumerate(alarms) if a >= change]
+    labels = [
+        int((audited[i, change : int(a) + 1] & fails[i, change : int(a) + 1]).sum())
+        for i, a in enumerate(alarms)
+        if a >= change
+    ]
     # the cumulative alternative: alarm when the confidence sequence of the whole stream leaves [0, 0.05]
     slow = []
     for i in range(40):
@@ -72,9 +81,11 @@ def test_after_a_planted_change_it_alarms_soon_where_a_cumulative_sequence_is_sl
         low_cs, _ = confidence_sequence(passes[i].astype(float), weights, alpha=ALPHA, max_weight=1 / pi[i].min())
         crossed = np.flatnonzero(low_cs > 0.05)
         slow.append(crossed[0] - change if crossed.size else np.inf)
-    print(f"change at case {change}: median delay {np.median(delay):.0f} cases (90th percentile "
-          f"{np.percentile(delay, 90):.0f}), {np.median(labels):.0f} audited failing cases; a cumulative "
-          f"confidence sequence: median {np.median(slow):.0f} cases")
+    print(
+        f"change at case {change}: median delay {np.median(delay):.0f} cases (90th percentile "
+        f"{np.percentile(delay, 90):.0f}), {np.median(labels):.0f} audited failing cases; a cumulative "
+        f"confidence sequence: median {np.median(slow):.0f} cases"
+    )
     assert np.median(delay) < 300
     assert np.median(slow) > 1.5 * np.median(delay)
 
@@ -93,7 +104,7 @@ def test_confidence_sequences_cover_the_rate_at_every_step_at_once():
     rng = np.random.default_rng(11)
     misses = 0
     runs = 300
-    for _ in range(runs):   # a design that audits the cases the rate counts three times as often
+    for _ in range(runs):  # a design that audits the cases the rate counts three times as often
         x = (rng.random(800) < 0.2).astype(float)
         pi = np.where(x == 1, 0.6, 0.2)
         audited = rng.random(800) < pi

@@ -37,11 +37,29 @@ def support_bot(folder: Path, *, n: int = 150, faithful_judge: str = "good", see
     else:
         faith = rng.random(n).round(3)
     rel = rng.random(n).round(3)
-    frames = [pd.DataFrame({"case_id": ids * 2, "metric": metric, "rater": ["ana"] * n + [judge] * n,
-                            "rater_kind": ["human"] * n + ["judge"] * n, "value": np.r_[human, scores]})
-              for metric, judge, human, scores in (("faithfulness", "faithfulness-gpt4o", human_faith, faith),
-                                                   ("answer_relevancy", "relevancy-llama", human_rel, rel))]
-    cases = [{"case_id": c, "input": f"question {i}", "actual_output": f"answer {i}",
-              "retrieval_context": [f"passage {i}"], "metadata": {"generator_family": "claude"}}
-             for i, c in enumerate(ids)]
+    frames = [
+        pd.DataFrame(
+            {
+                "case_id": ids * 2,
+                "metric": metric,
+                "rater": ["ana"] * n + [judge] * n,
+                "rater_kind": ["human"] * n + ["judge"] * n,
+                "value": np.r_[human, scores],
+            }
+        )
+        for metric, judge, human, scores in (
+            ("faithfulness", "faithfulness-gpt4o", human_faith, faith),
+            ("answer_relevancy", "relevancy-llama", human_rel, rel),
+        )
+    ]
+    cases = [
+        {
+            "case_id": c,
+            "input": f"question {i}",
+            "actual_output": f"answer {i}",
+            "retrieval_context": [f"passage {i}"],
+            "metadata": {"generator_family": "claude"},
+        }
+        for i, c in enumerate(ids)
+    ]
     return write_campaign(folder, TOML, pd.concat(frames, ignore_index=True), cases)

@@ -54,15 +54,22 @@ def test_no_check_is_no_pass():
 
 def test_pytest_shows_the_reasons_at_the_test_line(folder, tmp_path):
     test_file = tmp_path / "test_gate_here.py"
-    test_file.write_text(textwrap.dedent(f"""
+    test_file.write_text(
+        textwrap.dedent(f"""
         from calibrate.testing import assert_gate_passes
 
         def test_gate():
             assert_gate_passes({str(folder)!r}, judge="relevancy-llama", n_boot=100)
-        """))
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
-                            capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                            env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": "/usr/bin:/bin"})
+        """)
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": "/usr/bin:/bin"},
+    )
     assert result.returncode == 1, result.stdout
     assert "E       AssertionError: calibrate gate failed on campaign support-bot:" in result.stdout
     assert "E         FAIL answer_relevancy / relevancy-llama" in result.stdout

@@ -42,8 +42,7 @@ def run(command: str, repo: Path) -> subprocess.CompletedProcess:
     """A step as GitHub Actions runs it on ubuntu (``bash -e``), with this environment's calibrate and
     pytest first on the PATH, and no pytest plugin but pytest's own (a user's CI has none of DeepEval's)."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    return subprocess.run(["bash", "-e", "-c", command], cwd=repo, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(["bash", "-e", "-c", command], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_the_workflow_installs_this_package():
@@ -71,8 +70,9 @@ def test_every_step_passes_on_a_trusted_judge(tmp_path):
         assert result.returncode == 0, (step, result.stdout[-3000:], result.stderr[-3000:])
     gate = run(steps[0], repo)
     assert "pass faithfulness / faithfulness-gpt4o" in gate.stdout and "answer_relevancy /" not in gate.stdout
-    assert "default: only the metric(s) the judges named score: faithfulness; not checked: answer_relevancy" \
-        in gate.stdout
+    assert (
+        "default: only the metric(s) the judges named score: faithfulness; not checked: answer_relevancy" in gate.stdout
+    )
 
 
 @pytest.mark.slow

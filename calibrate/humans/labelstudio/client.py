@@ -19,20 +19,28 @@ from pathlib import Path
 
 import numpy as np
 
-from calibrate.humans.adjudication import append_decisions, decision_history
-from calibrate.campaign import Campaign
-from calibrate.humans.labelstudio.interface import PER_ITEM, Interface, build_interface, task_data
-from calibrate.humans.labelstudio.labels import (LabelError, Task, export_projects, parse_export, read_export,
-                                                 read_export_file, shown_model_version, task_case_id)
-from calibrate.humans.labelstudio.store import LabelStore, Project
-from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.documents import DocumentError, short
+from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.files import writes_campaign
 from calibrate.base.http import HttpPolicy, httpx_client
-from calibrate.base.secrets import redact, remember
 from calibrate.base.results import Result, single_row
+from calibrate.base.secrets import redact, remember
+from calibrate.campaign import Campaign
+from calibrate.humans.adjudication import append_decisions, decision_history
+from calibrate.humans.labelstudio.interface import PER_ITEM, Interface, build_interface, task_data
+from calibrate.humans.labelstudio.labels import (
+    LabelError,
+    Task,
+    export_projects,
+    parse_export,
+    read_export,
+    read_export_file,
+    shown_model_version,
+    task_case_id,
+)
+from calibrate.humans.labelstudio.store import LabelStore, Project
 
-__all__ = ["push", "pull", "pull_file", "LabelStudioError", "connect"]
+__all__ = ["LabelStudioError", "connect", "pull", "pull_file", "push"]
 
 IMPORT_BATCH = 1000
 #: seconds for each request to Label Studio, the whole reply included (an export can be slow)
@@ -48,13 +56,20 @@ def connect(url: str | None, api_key: str | None):
     if not url:
         raise LabelStudioError(ParameterText("no Label Studio URL: pass {url} or set LABEL_STUDIO_URL", url=NO_VALUE))
     if not api_key:
-        raise LabelStudioError(ParameterText("no Label Studio API key: pass {api_key} or set LABEL_STUDIO_API_KEY "
-                                             "(a legacy token or a personal access token)", api_key=NO_VALUE))
+        raise LabelStudioError(
+            ParameterText(
+                "no Label Studio API key: pass {api_key} or set LABEL_STUDIO_API_KEY "
+                "(a legacy token or a personal access token)",
+                api_key=NO_VALUE,
+            )
+        )
     try:
         from label_studio_sdk import LabelStudio
     except ImportError:
-        raise LabelStudioError("talking to Label Studio needs its SDK: pip install 'calibrate-judges[labelstudio]' "
-                               "(reading an export file does not)") from None
+        raise LabelStudioError(
+            "talking to Label Studio needs its SDK: pip install 'calibrate-judges[labelstudio]' "
+            "(reading an export file does not)"
+        ) from None
     remember(api_key)
     base = url.rstrip("/")
     http = httpx_client(base, name="Label Studio", policy=HttpPolicy(timeout_s=TIMEOUT_S))
@@ -71,8 +86,9 @@ def _export(client, project_id: int) -> list[Task]:
         raise LabelStudioError(str(exc)) from None
 
 
-def _with_removed_metrics(campaign: Campaign, interface: Interface,
-                          had: list[Interface]) -> tuple[Interface, list[str]]:
+def _with_removed_metrics(
+    campaign: Campaign, interface: Interface, had: list[Interface]
+) -> tuple[Interface, list[str]]:
     """``interface`` with the metrics the project ``had`` (the interfaces recorded for it) that
     campaign.toml no longer declares: their labels are read as the project asked for them, kept and set
     aside (see "Removing cases, metrics and judges" in the README); and those metrics."""
@@ -89,15 +105,25 @@ def _call(what: str, function, *args, **kwargs):
         return function(*args, **kwargs)
     except LabelStudioError:
         raise
-    except Exception as exc:  # the SDK's ApiError, httpx's connection errors: said with what was asked
-        status = getattr(exc, "status_code", None)
-        body = getattr(exc, "body", None)
-        raise LabelStudioError(redact(f"Label Studio refused to {what}" + (
-            f" (HTTP {status}: {short(body, 500)})" if status else f": {type(exc).__name__}: {exc}"))) from None
+    except Exception as exc:  # noqa: BLE001 - the SDK's ApiError, httpx's connection errors: said with what was asked
+        raise _refused(what, exc) from None
 
 
-def _predictions(campaign: Campaign, interface: Interface, judge: str, threshold: float
-                 ) -> tuple[dict[str, list[dict]], list[str]]:
+def _refused(what: str, exc: Exception) -> LabelStudioError:
+    """A failed SDK call (``exc``: the SDK's ApiError, httpx's connection errors) said with what was asked."""
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    return LabelStudioError(
+        redact(
+            f"Label Studio refused to {what}"
+            + (f" (HTTP {status}: {short(body, 500)})" if status else f": {type(exc).__name__}: {exc}")
+        )
+    )
+
+
+def _predictions(
+    campaign: Campaign, interface: Interface, judge: str, threshold: float
+) -> tuple[dict[str, list[dict]], list[str]]:
     """A judge's ratings as Label Studio results per case, for the metrics a case-level score can
     pre-fill (not those labelled per chunk), and the metrics it cannot."""
     ratings = campaign.ratings[(campaign.ratings["rater"] == judge) & campaign.ratings["value"].notna()]
@@ -122,14 +148,24 @@ def _predictions(campaign: Campaign, interface: Interface, judge: str, threshold
             else:
                 value = {"number": score}
             by_case.setdefault(str(row.case_id), []).append(
-                {"from_name": metric, "to_name": control.to_name, "type": control.type, "value": value})
+                {"from_name": metric, "to_name": control.to_name, "type": control.type, "value": value}
+            )
     return by_case, skipped
 
 
 @writes_campaign("calibrate labelstudio push")
-def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: list[str] | None = None,
-         overlap: float = 0.0, annotators_per_overlap: int = 2, show_judge: str | None = None,
-         show_threshold: float = 0.5, case_ids: list[str] | None = None) -> Result:
+def push(
+    campaign: Campaign,
+    *,
+    url: str | None,
+    api_key: str | None,
+    metrics: list[str] | None = None,
+    overlap: float = 0.0,
+    annotators_per_overlap: int = 2,
+    show_judge: str | None = None,
+    show_threshold: float = 0.5,
+    case_ids: list[str] | None = None,
+) -> Result:
     """Create the campaign's project (or update its interface), and import the cases it lacks.
 
     Pushing again adds only cases whose id is not in the project yet: never a duplicate task. Judge
@@ -171,16 +207,20 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
     if campaign.path is None or not campaign.cases:
         raise LabelStudioError("pushing needs a campaign folder with cases.jsonl")
     if not 0 <= overlap <= 1:
-        raise LabelStudioError(ParameterText("{overlap} is a share of tasks between 0 and 1, not {_value}",
-                                             overlap=NO_VALUE, _value=overlap))
+        raise LabelStudioError(
+            ParameterText(
+                "{overlap} is a share of tasks between 0 and 1, not {_value}", overlap=NO_VALUE, _value=overlap
+            )
+        )
     interface = build_interface(campaign, metrics)
-    if show_judge is not None and show_judge not in set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge",
-                                                                              "rater"]):
-        raise LabelStudioError(ParameterText("{show_judge}: no judge of that name has ratings in the campaign",
-                                             show_judge=show_judge))
+    if show_judge is not None and show_judge not in set(
+        campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge", "rater"]
+    ):
+        raise LabelStudioError(
+            ParameterText("{show_judge}: no judge of that name has ratings in the campaign", show_judge=show_judge)
+        )
     chosen = set(case_ids or ())
-    predictions, not_shown = (_predictions(campaign, interface, show_judge, show_threshold) if show_judge
-                              else ({}, []))
+    predictions, not_shown = _predictions(campaign, interface, show_judge, show_threshold) if show_judge else ({}, [])
     client = connect(url, api_key)
     store = LabelStore(campaign.path)
     try:
@@ -189,37 +229,75 @@ def push(campaign: Campaign, *, url: str | None, api_key: str | None, metrics: l
         if known:
             try:
                 project = client.projects.get(known.project_id)
-            except Exception:  # deleted on the server: a new project is made
-                project = None
+            except Exception as exc:  # noqa: BLE001 - the SDK's ApiError (imported with the SDK), httpx's errors
+                if getattr(exc, "status_code", None) != 404:  # not "deleted": said, not taken for a deletion
+                    raise _refused(f"read project {known.project_id}", exc) from None
+                project = None  # deleted on the server: a new project is made
         created = project is None
-        settings = {"maximum_annotations": annotators_per_overlap if overlap > 0 else 1,
-                    "overlap_cohort_percentage": round(overlap * 100)}
+        settings = {
+            "maximum_annotations": annotators_per_overlap if overlap > 0 else 1,
+            "overlap_cohort_percentage": round(overlap * 100),
+        }
         if show_judge:  # Label Studio pre-fills a task with the predictions of the project's model version
             settings |= {"model_version": show_judge, "show_collab_predictions": True}
         if created:
-            project = _call("create the project", client.projects.create, title=campaign.name[:50],
-                            description=f"calibrate campaign {campaign.name}", label_config=interface.xml,
-                            expert_instruction=interface.instructions, show_instruction=True, **settings)
+            project = _call(
+                "create the project",
+                client.projects.create,
+                title=campaign.name[:50],
+                description=f"calibrate campaign {campaign.name}",
+                label_config=interface.xml,
+                expert_instruction=interface.instructions,
+                show_instruction=True,
+                **settings,
+            )
         else:
-            _call("update the project's interface", client.projects.update, project.id, label_config=interface.xml,
-                  expert_instruction=interface.instructions, **settings)
+            _call(
+                "update the project's interface",
+                client.projects.update,
+                project.id,
+                label_config=interface.xml,
+                expert_instruction=interface.instructions,
+                **settings,
+            )
         shown = show_judge if created else (show_judge or known.shown_judge)
         # the interface pushed, with the metrics the project had that campaign.toml no longer declares
-        recorded, _ = _with_removed_metrics(campaign, interface, [] if created else store.interfaces(
-            _source(url, project.id), known))
+        recorded, _ = _with_removed_metrics(
+            campaign, interface, [] if created else store.interfaces(_source(url, project.id), known)
+        )
         store.set_project(url, project.id, sorted(interface.metrics), shown, recorded)
         existing = {task_case_id(task) for task in _call("export the project", _export, client, project.id)}
-        new = [{"data": task_data(case_id, case),
-                **({"predictions": [{"model_version": show_judge, "result": predictions[case_id]}]}
-                   if case_id in predictions else {})}
-               for case_id, case in sorted(campaign.cases.items())
-               if case_id not in existing and (case_ids is None or case_id in chosen)]
+        new = [
+            {
+                "data": task_data(case_id, case),
+                **(
+                    {"predictions": [{"model_version": show_judge, "result": predictions[case_id]}]}
+                    if case_id in predictions
+                    else {}
+                ),
+            }
+            for case_id, case in sorted(campaign.cases.items())
+            if case_id not in existing and (case_ids is None or case_id in chosen)
+        ]
         for start in range(0, len(new), IMPORT_BATCH):
-            _call("import tasks", client.projects.import_tasks, id=project.id, request=new[start:start + IMPORT_BATCH])
-        return Result({"url": url, "project_id": project.id, "created": created, "metrics": sorted(interface.metrics),
-                "tasks_added": len(new), "tasks_already_there": len(existing), "overlap": overlap,
-                "shown_judge": shown, "pre_annotated": sum("predictions" in t for t in new),
-                "not_pre_annotated_metrics": not_shown}, single_row)
+            _call(
+                "import tasks", client.projects.import_tasks, id=project.id, request=new[start : start + IMPORT_BATCH]
+            )
+        return Result(
+            {
+                "url": url,
+                "project_id": project.id,
+                "created": created,
+                "metrics": sorted(interface.metrics),
+                "tasks_added": len(new),
+                "tasks_already_there": len(existing),
+                "overlap": overlap,
+                "shown_judge": shown,
+                "pre_annotated": sum("predictions" in t for t in new),
+                "not_pre_annotated_metrics": not_shown,
+            },
+            single_row,
+        )
     finally:
         store.close()
 
@@ -230,16 +308,24 @@ def _source(url: str, project_id: int) -> str:
 
 
 @writes_campaign("calibrate labelstudio pull")
-def _pull(campaign: Campaign, tasks: list[Task], source: str, project: Project | None, users: dict[int, str],
-          shown_judge: str | None = None, adjudicators: list[str] | None = None, *, whole: bool) -> Result:
+def _pull(
+    campaign: Campaign,
+    tasks: list[Task],
+    source: str,
+    project: Project | None,
+    users: dict[int, str],
+    shown_judge: str | None = None,
+    adjudicators: list[str] | None = None,
+    *,
+    whole: bool,
+) -> Result:
     """Read ``tasks`` (an export of ``source``, a ``project`` this campaign pushed or None) into the label
     store and export the current labels; ``whole``: the tasks are the whole project, so a label no longer
     there was deleted. A metric the project had and campaign.toml no longer declares is read with the
     interface recorded for it; its labels are kept, set aside, and counted (``set_aside``)."""
     metrics = project.metrics if project else None
     declared = [m for m in metrics if m in campaign.metrics] if metrics is not None else None
-    interface = (build_interface(campaign, declared) if declared is None or declared
-                 else Interface(xml="", metrics={}))
+    interface = build_interface(campaign, declared) if declared is None or declared else Interface(xml="", metrics={})
     store = LabelStore(campaign.path)
     try:
         interface, removed = _with_removed_metrics(campaign, interface, store.interfaces(source, project))
@@ -250,35 +336,67 @@ def _pull(campaign: Campaign, tasks: list[Task], source: str, project: Project |
     deciders = set(adjudicators or ())
     annotators = {label.annotator for label in reading.labels}
     if deciders - annotators:
-        raise LabelStudioError(ParameterText("{adjudicators}: no label of theirs in the project (annotators: {_known})",
-                                             adjudicators=", ".join(sorted(deciders - annotators)),
-                                             _known=", ".join(sorted(annotators))))
-    decisions = [{"case_id": l.case_id, "metric": l.metric, "value": l.value, "adjudicator": l.annotator,
-                  "note": "decided in Label Studio"} for l in reading.labels if l.annotator in deciders]
+        raise LabelStudioError(
+            ParameterText(
+                "{adjudicators}: no label of theirs in the project (annotators: {_known})",
+                adjudicators=", ".join(sorted(deciders - annotators)),
+                _known=", ".join(sorted(annotators)),
+            )
+        )
+    decisions = [
+        {
+            "case_id": label.case_id,
+            "metric": label.metric,
+            "value": label.value,
+            "adjudicator": label.annotator,
+            "note": "decided in Label Studio",
+        }
+        for label in reading.labels
+        if label.annotator in deciders
+    ]
     # an adjudicator's labels are decisions (the reference label of their cases), not annotations; one
     # who decided in an earlier pull of this source still is one
     if (campaign.path / "adjudications.sqlite").is_file():
         deciders |= {h["adjudicator"] for h in decision_history(campaign.path) if h["source"] == source}
     store = LabelStore(campaign.path)
     try:
-        pull_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
-        counts = store.add_pull(pull_id, source, reading.labels, metrics=sorted(interface.metrics), whole=whole,
-                                shown_judge=shown_judge, adjudicators=deciders, interface=interface)
+        pull_id = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
+        counts = store.add_pull(
+            pull_id,
+            source,
+            reading.labels,
+            metrics=sorted(interface.metrics),
+            whole=whole,
+            shown_judge=shown_judge,
+            adjudicators=deciders,
+            interface=interface,
+        )
         exported = store.export()
     finally:
         store.close()
-    return Result({"pull_id": pull_id, "source": source, "tasks": reading.tasks, "annotations": reading.annotations,
-                   "cancelled": reading.cancelled, "drafts": reading.drafts, "labels": len(reading.labels),
-                   "unlabelled_metrics": reading.unlabelled_metrics, "replaced": reading.replaced, **counts,
-                   "ratings_written": exported, "shown_judge": shown_judge,
-                   "set_aside": {"labels": len(aside), "metrics": sorted({label.metric for label in aside})},
-                   "decisions": append_decisions(campaign.path, decisions, source=source) if decisions else None},
-                  single_row)
+    return Result(
+        {
+            "pull_id": pull_id,
+            "source": source,
+            "tasks": reading.tasks,
+            "annotations": reading.annotations,
+            "cancelled": reading.cancelled,
+            "drafts": reading.drafts,
+            "labels": len(reading.labels),
+            "unlabelled_metrics": reading.unlabelled_metrics,
+            "replaced": reading.replaced,
+            **counts,
+            "ratings_written": exported,
+            "shown_judge": shown_judge,
+            "set_aside": {"labels": len(aside), "metrics": sorted({label.metric for label in aside})},
+            "decisions": append_decisions(campaign.path, decisions, source=source) if decisions else None,
+        },
+        single_row,
+    )
 
 
 @writes_campaign("calibrate labelstudio pull")
-def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
-         adjudicators: list[str] | None = None) -> Result:
+def pull(campaign: Campaign, *, url: str | None, api_key: str | None, adjudicators: list[str] | None = None) -> Result:
     """Read every annotation of the campaign's project through the API. The labels of
     ``adjudicators`` become decisions (``calibrate adjudicate``), not annotators' ratings.
 
@@ -313,13 +431,15 @@ def pull(campaign: Campaign, *, url: str | None, api_key: str | None,
         raise LabelStudioError(f"no project of this campaign on {url}: push first")
     tasks = _call("export the project", _export, client, known.project_id)
     users = {user.id: user.email for user in _call("list users", lambda: list(client.users.list()))}
-    return _pull(campaign, tasks, _source(url, known.project_id), known, users, known.shown_judge, adjudicators,
-                 whole=True)
+    return _pull(
+        campaign, tasks, _source(url, known.project_id), known, users, known.shown_judge, adjudicators, whole=True
+    )
 
 
 @writes_campaign("calibrate labelstudio pull")
-def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
-              adjudicators: list[str] | None = None) -> Result:
+def pull_file(
+    campaign: Campaign, path: str | Path, *, url: str | None = None, adjudicators: list[str] | None = None
+) -> Result:
     """Read a Label Studio JSON export file (for users without API access). Annotators are named
     ``ls-user-ID`` unless the file names them.
 
@@ -349,7 +469,7 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
         raise LabelStudioError("pulling needs a campaign folder")
     try:
         tasks = read_export_file(path)
-    except DocumentError as exc:   # not JSON, too large or deep, or not the export's shape: naming the file
+    except DocumentError as exc:  # not JSON, too large or deep, or not the export's shape: naming the file
         raise LabelStudioError(f"cannot read the export {path}: {exc}") from None
     projects = export_projects(tasks)
     store = LabelStore(campaign.path)
@@ -359,11 +479,10 @@ def pull_file(campaign: Campaign, path: str | Path, *, url: str | None = None,
         if found is not None:
             url, known = found
     store.close()
-    source = (_source(url, known.project_id) if known else
-              f"export#project-{min(projects)}" if projects else "export")
+    source = _source(url, known.project_id) if known else f"export#project-{min(projects)}" if projects else "export"
     shown = (known.shown_judge if known else None) or shown_model_version(tasks)  # what the file says was shown
     # a file may hold part of a project: a label it lacks is kept, never taken for a deletion
     try:
         return _pull(campaign, tasks, source, known, {}, shown, adjudicators, whole=False)
-    except LabelError as exc:   # named by the file it is in
+    except LabelError as exc:  # named by the file it is in
         raise LabelError(exc.problems, source=str(path)) from None

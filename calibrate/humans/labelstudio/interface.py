@@ -36,17 +36,37 @@ from pydantic import FiniteFloat
 from calibrate.base.documents import Schema, parse_json
 from calibrate.campaign import Campaign, Metric
 
-__all__ = ["Interface", "Control", "build_interface", "task_data", "metric_kind", "InterfaceError", "KINDS",
-           "ControlRecord", "InterfaceRecord", "read_interface_record", "render_markdown"]
+__all__ = [
+    "KINDS",
+    "Control",
+    "ControlRecord",
+    "Interface",
+    "InterfaceError",
+    "InterfaceRecord",
+    "build_interface",
+    "metric_kind",
+    "read_interface_record",
+    "render_markdown",
+    "task_data",
+]
 
 TEMPLATES = Path(__file__).resolve().parent / "annotations"
 #: campaign metric name -> the template (kind) that labels it; any other name is a custom criterion
-KINDS = {"faithfulness": "faithfulness", "answer_relevancy": "answer_relevancy",
-         "contextual_relevancy": "contextual_relevancy", "context_relevance": "contextual_relevancy",
-         "contextual_precision": "contextual_precision", "context_precision": "contextual_precision",
-         "contextual_recall": "contextual_recall", "context_recall": "contextual_recall"}
-PER_ITEM = {"contextual_relevancy": "retrieval_context", "contextual_precision": "retrieval_context",
-            "contextual_recall": "expected_parts"}
+KINDS = {
+    "faithfulness": "faithfulness",
+    "answer_relevancy": "answer_relevancy",
+    "contextual_relevancy": "contextual_relevancy",
+    "context_relevance": "contextual_relevancy",
+    "contextual_precision": "contextual_precision",
+    "context_precision": "contextual_precision",
+    "contextual_recall": "contextual_recall",
+    "context_recall": "contextual_recall",
+}
+PER_ITEM = {
+    "contextual_relevancy": "retrieval_context",
+    "contextual_precision": "retrieval_context",
+    "contextual_recall": "expected_parts",
+}
 NEEDS_EXPECTED = {"contextual_precision", "contextual_recall"}
 CONTROL_TAGS = {"Choices": "choices", "Labels": "labels", "Rating": "rating", "Number": "number"}
 
@@ -70,10 +90,10 @@ def metric_kind(name: str) -> str:
 class Control:
     """A control tag of the interface: what a result may say."""
 
-    name: str                      # for a control repeated per item, the name with {idx}
-    type: str                      # the result type: choices, labels, rating, number
+    name: str  # for a control repeated per item, the name with {idx}
+    type: str  # the result type: choices, labels, rating, number
     to_name: str
-    values: tuple[str, ...] = ()   # choices or labels offered
+    values: tuple[str, ...] = ()  # choices or labels offered
     max_rating: int | None = None
     bounds: tuple[float, float] | None = None
     repeated_over: str | None = None  # the task data list a <Repeater> runs over
@@ -93,17 +113,18 @@ class Interface:
     instructions (the metrics' guidelines, HTML)."""
 
     xml: str
-    metrics: dict[str, str]                    # campaign metric -> kind
+    metrics: dict[str, str]  # campaign metric -> kind
     controls: dict[str, Control] = field(default_factory=dict)
     instructions: str = ""
 
     def record(self) -> str:
         """The interface as calibrate records it in its label store (JSON: the metrics and their controls),
         read back by :func:`read_interface_record`: what a project had, when campaign.toml no longer has it."""
-        return json.dumps({"metrics": self.metrics, "controls": [asdict(c) for c in self.controls.values()]},
-                          sort_keys=True)
+        return json.dumps(
+            {"metrics": self.metrics, "controls": [asdict(c) for c in self.controls.values()]}, sort_keys=True
+        )
 
-    def joined(self, other: "Interface", metrics: Iterable[str]) -> "Interface":
+    def joined(self, other: Interface, metrics: Iterable[str]) -> Interface:
         """This interface with ``metrics`` of ``other`` and their controls added (those it has already are
         kept as they are here).
 
@@ -115,10 +136,15 @@ class Interface:
         (['f', 't'], {'f': 'faithfulness', 't': 'custom'})
         """
         added = [m for m in metrics if m in other.metrics and m not in self.metrics]
-        return Interface(xml=self.xml, metrics={**self.metrics, **{m: other.metrics[m] for m in added}},
-                         controls={**self.controls, **{n: c for n, c in other.controls.items()
-                                                       if c.metric in added and n not in self.controls}},
-                         instructions=self.instructions)
+        return Interface(
+            xml=self.xml,
+            metrics={**self.metrics, **{m: other.metrics[m] for m in added}},
+            controls={
+                **self.controls,
+                **{n: c for n, c in other.controls.items() if c.metric in added and n not in self.controls},
+            },
+            instructions=self.instructions,
+        )
 
     def find(self, from_name: str) -> tuple[Control, int | None] | None:
         """The control a result's ``from_name`` refers to, with its item index when repeated."""
@@ -167,17 +193,21 @@ def read_interface_record(text: str, *, source: str) -> Interface:
     True
     """
     record = parse_json(text, InterfaceRecord, source=source, expected="the interface calibrate recorded")
-    return Interface(xml="", metrics=dict(record.metrics),
-                     controls={c.name: Control(**c.model_dump()) for c in record.controls})
+    return Interface(
+        xml="", metrics=dict(record.metrics), controls={c.name: Control(**c.model_dump()) for c in record.controls}
+    )
 
 
 def _environment():
     import jinja2
 
     # the XML templates escape what they insert; the Markdown guidelines do not (render_markdown escapes)
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                              autoescape=jinja2.select_autoescape(enabled_extensions=("xml",), default=False),
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("xml",), default=False),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
 
 
 def render_markdown(text: str) -> str:
@@ -214,13 +244,20 @@ NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 def _check(metric: Metric, kind: str) -> list[str]:
     bad = NOT_XML.search(metric.description or "")
     if bad:
-        return [f"metric {metric.name}: its description holds U+{ord(bad.group()):04X}, a character Label Studio's "
-                "interface (XML) cannot hold: remove it from campaign.toml"]
+        return [
+            f"metric {metric.name}: its description holds U+{ord(bad.group()):04X}, a character Label Studio's "
+            "interface (XML) cannot hold: remove it from campaign.toml"
+        ]
     if kind in PER_ITEM and metric.scale != "continuous":
-        return [f"metric {metric.name} is labelled per {'chunk' if kind != 'contextual_recall' else 'part'}, which "
-                f"gives a share: declare it scale = \"continuous\" with a human_pass (it is {metric.scale})"]
-    if kind == "answer_relevancy" and metric.scale != "binary" and not (
-            metric.levels and min(metric.levels) >= 1 and all(float(v).is_integer() for v in metric.levels)):
+        return [
+            f"metric {metric.name} is labelled per {'chunk' if kind != 'contextual_recall' else 'part'}, which "
+            f'gives a share: declare it scale = "continuous" with a human_pass (it is {metric.scale})'
+        ]
+    if (
+        kind == "answer_relevancy"
+        and metric.scale != "binary"
+        and not (metric.levels and min(metric.levels) >= 1 and all(float(v).is_integer() for v in metric.levels))
+    ):
         return [f"metric {metric.name} is labelled pass/fail (binary) or on a 1-N rating (ordinal with levels 1..N)"]
     if kind == "custom" and metric.scale == "continuous" and metric.range is None:
         return [f"metric {metric.name} is a continuous custom criterion: declare its range"]
@@ -241,10 +278,15 @@ def build_interface(campaign: Campaign, metrics: list[str] | None = None) -> Int
     for name, kind in kinds.items():
         metric = campaign.metrics[name]
         levels = [_fmt(v) for v in metric.levels] if metric.levels else None
-        values = dict(name=name, title=name.replace("_", " ").capitalize(), scale=metric.scale, levels=levels,
-                      range=metric.range,
-                      max_rating=int(max(metric.levels)) if metric.levels else 5,
-                      question=metric.description or "how well does the answer meet this criterion?")
+        values = dict(
+            name=name,
+            title=name.replace("_", " ").capitalize(),
+            scale=metric.scale,
+            levels=levels,
+            range=metric.range,
+            max_rating=int(max(metric.levels)) if metric.levels else 5,
+            question=metric.description or "how well does the answer meet this criterion?",
+        )
         parts.append(env.get_template(f"{kind}.xml").render(**values))
         guideline = render_markdown(env.get_template(f"{kind}.md").render(**values))
         if guideline not in guidelines:
@@ -268,12 +310,20 @@ def _controls(xml: str) -> dict[str, Control]:
         if kind:
             name = element.get("name", "").replace("{{idx}}", "{idx}")
             values = tuple(child.get("value", "") for child in element if child.tag in ("Choice", "Label"))
-            bounds = ((float(element.get("min")), float(element.get("max")))
-                      if element.tag == "Number" and element.get("min") is not None else None)
-            controls[name] = Control(name=name, type=kind, to_name=element.get("toName", "").replace(
-                "{{idx}}", "{idx}"), values=values, max_rating=int(element.get("maxRating", 5))
-                if element.tag == "Rating" else None, bounds=bounds,
-                repeated_over=repeated_over if "{idx}" in name else None)
+            bounds = (
+                (float(element.get("min")), float(element.get("max")))
+                if element.tag == "Number" and element.get("min") is not None
+                else None
+            )
+            controls[name] = Control(
+                name=name,
+                type=kind,
+                to_name=element.get("toName", "").replace("{{idx}}", "{idx}"),
+                values=values,
+                max_rating=int(element.get("maxRating", 5)) if element.tag == "Rating" else None,
+                bounds=bounds,
+                repeated_over=repeated_over if "{idx}" in name else None,
+            )
         for child in element:
             visit(child, repeated_over)
 
@@ -296,10 +346,13 @@ def task_data(case_id: str, case: dict[str, Any]) -> dict[str, Any]:
     """What a Label Studio task holds for a case: its fields, and the derived views the templates show
     (contexts numbered in rank order, the expected answer split into parts). No judge score."""
     contexts = [str(c) for c in case.get("retrieval_context") or []]
-    data = {"case_id": case_id, "input": str(case.get("input") or ""),
-            "actual_output": str(case.get("actual_output") or ""),
-            "expected_output": str(case.get("expected_output") or ""),
-            "retrieval_context": contexts,
-            "contexts_text": "\n\n".join(f"[{rank}] {text}" for rank, text in enumerate(contexts, start=1)),
-            "expected_parts": split_parts(str(case.get("expected_output") or ""))}
+    data = {
+        "case_id": case_id,
+        "input": str(case.get("input") or ""),
+        "actual_output": str(case.get("actual_output") or ""),
+        "expected_output": str(case.get("expected_output") or ""),
+        "retrieval_context": contexts,
+        "contexts_text": "\n\n".join(f"[{rank}] {text}" for rank, text in enumerate(contexts, start=1)),
+        "expected_parts": split_parts(str(case.get("expected_output") or "")),
+    }
     return data

@@ -26,10 +26,23 @@ from calibrate.base.times import SourceTime, latest_first
 from calibrate.campaign import Campaign
 from calibrate.humans.labelstudio.interface import PER_ITEM, Interface
 
-__all__ = ["Label", "ExportReading", "read_export", "parse_export", "read_export_file", "shape_problems",
-           "task_case_id",
-           "export_projects", "shown_model_version", "average_precision", "LabelError", "Task", "Annotation",
-           "AnnotationResult", "EXPECTED"]
+__all__ = [
+    "EXPECTED",
+    "Annotation",
+    "AnnotationResult",
+    "ExportReading",
+    "Label",
+    "LabelError",
+    "Task",
+    "average_precision",
+    "export_projects",
+    "parse_export",
+    "read_export",
+    "read_export_file",
+    "shape_problems",
+    "shown_model_version",
+    "task_case_id",
+]
 
 BINARY = {"pass": 1.0, "fail": 0.0}
 POSITIVE = {"relevant", "found"}
@@ -45,8 +58,9 @@ class LabelError(ValueError):
         self.problems = problems
         self.source = source
         shown = "\n  ".join(problems[:50]) + (f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else "")
-        super().__init__(f"{len(problems)} annotation problem(s)" + (f" in {source}" if source else "")
-                         + f":\n  {shown}")
+        super().__init__(
+            f"{len(problems)} annotation problem(s)" + (f" in {source}" if source else "") + f":\n  {shown}"
+        )
 
 
 # ------------------------------------------------------------------------------------ the format
@@ -55,7 +69,7 @@ class _Strict(Schema):
 
 
 #: an id Label Studio gives (a task's, an annotation's, a user's, a project's): an integer SQLite holds
-LabelStudioId = Annotated[int, Field(ge=0, le=2 ** 63 - 1)]
+LabelStudioId = Annotated[int, Field(ge=0, le=2**63 - 1)]
 
 
 class User(_Strict):
@@ -188,8 +202,8 @@ class ExportReading:
     annotations: int = 0
     cancelled: int = 0
     drafts: int = 0
-    unlabelled_metrics: int = 0        # a submitted annotation that left a metric out
-    replaced: int = 0                  # an annotator's older annotation of the same task, superseded
+    unlabelled_metrics: int = 0  # a submitted annotation that left a metric out
+    replaced: int = 0  # an annotator's older annotation of the same task, superseded
 
 
 def average_precision(relevant: list[bool]) -> float:
@@ -230,40 +244,58 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _check_result(result: AnnotationResult, interface: Interface, data: dict[str, Any], where: str,
-                  problems: list[str], declared: Any = ()) -> tuple[str, int | None, Any] | None:
+def _check_result(
+    result: AnnotationResult,
+    interface: Interface,
+    data: dict[str, Any],
+    where: str,
+    problems: list[str],
+    declared: Any = (),
+) -> tuple[str, int | None, Any] | None:
     """(metric, item index, answer) of one result, or None with the problem recorded; ``declared``: the
     metrics campaign.toml declares, to say so of a result of another one."""
     name = result.from_name
     found = interface.find(name) if isinstance(name, str) and len(name) <= MAX_NAME else None
     if found is None:
         metric = _metric_of(name) if isinstance(name, str) and len(name) <= MAX_NAME else None
-        problems.append(f"{where}: a result for {name!r:.{MAX_NAME}}, which the interface does not have (its "
-                        f"controls: {', '.join(sorted(interface.controls))})" + (
-                            f"; campaign.toml does not declare {metric!r}, and no push or pull of this project "
-                            "recorded it (declare it again to read these labels: removed later, they are kept, "
-                            "set aside)" if metric and metric not in declared else ""))
+        problems.append(
+            f"{where}: a result for {name!r:.{MAX_NAME}}, which the interface does not have (its "
+            f"controls: {', '.join(sorted(interface.controls))})"
+            + (
+                f"; campaign.toml does not declare {metric!r}, and no push or pull of this project "
+                "recorded it (declare it again to read these labels: removed later, they are kept, "
+                "set aside)"
+                if metric and metric not in declared
+                else ""
+            )
+        )
         return None
     control, index = found
     if result.type != control.type:
         problems.append(f"{where}: {name} is a {control.type} control, the result is of type {result.type!r:.80}")
         return None
     if index is not None and index >= len(_items(data, control.repeated_over)):
-        problems.append(f"{where}: {name} answers item {index + 1}, the task has "
-                        f"{len(_items(data, control.repeated_over))}")
+        problems.append(
+            f"{where}: {name} answers item {index + 1}, the task has {len(_items(data, control.repeated_over))}"
+        )
         return None
     value = result.value or {}
     if control.type in ("choices", "labels"):
         chosen = value.get(control.type)
         if not isinstance(chosen, list) or not chosen or any(c not in control.values for c in chosen):
-            problems.append(f"{where}: {name} chose {chosen!r:.200}; the interface offers "
-                            f"{', '.join(repr(v) for v in control.values)}")
+            problems.append(
+                f"{where}: {name} chose {chosen!r:.200}; the interface offers "
+                f"{', '.join(repr(v) for v in control.values)}"
+            )
             return None
         if control.type == "choices" and len(chosen) != 1:
             problems.append(f"{where}: {name} takes one choice, the result has {chosen!r}")
             return None
-        answer = chosen[0] if control.type == "choices" else {"start": value.get("start"), "end": value.get("end"),
-                                                               "text": value.get("text")}
+        answer = (
+            chosen[0]
+            if control.type == "choices"
+            else {"start": value.get("start"), "end": value.get("end"), "text": value.get("text")}
+        )
     elif control.type == "rating":
         answer = value.get("rating")
         if not (_is_number(answer) and 1 <= answer <= (control.max_rating or 5)):
@@ -278,20 +310,23 @@ def _check_result(result: AnnotationResult, interface: Interface, data: dict[str
     return _metric_of(control.name), index, (control, answer)
 
 
-def _value(metric: str, kind: str, answers: list[tuple[int | None, Any]], data: dict[str, Any],
-           where: str, problems: list[str]) -> tuple[float, dict[str, Any]] | None:
+def _value(
+    metric: str, kind: str, answers: list[tuple[int | None, Any]], data: dict[str, Any], where: str, problems: list[str]
+) -> tuple[float, dict[str, Any]] | None:
     """A metric's value from its answers in one annotation."""
     if kind in PER_ITEM:
         items = _items(data, PER_ITEM[kind])
         by_index = {index: answer for index, (control, answer) in answers if index is not None}
         missing = [i + 1 for i in range(len(items)) if i not in by_index]
         if missing:
-            problems.append(f"{where}: {metric} leaves item(s) {', '.join(map(str, missing))} of {len(items)} "
-                            "unanswered")
+            problems.append(
+                f"{where}: {metric} leaves item(s) {', '.join(map(str, missing))} of {len(items)} unanswered"
+            )
             return None
         flags = [by_index[i] in POSITIVE for i in range(len(items))]
-        value = average_precision(flags) if kind == "contextual_precision" else (
-            sum(flags) / len(flags) if flags else 0.0)
+        value = (
+            average_precision(flags) if kind == "contextual_precision" else (sum(flags) / len(flags) if flags else 0.0)
+        )
         key = "parts" if kind == "contextual_recall" else "chunks"
         return value, {key: [by_index[i] for i in range(len(items))]}
     main = [(control, answer) for index, (control, answer) in answers if control.name == metric]
@@ -307,8 +342,13 @@ def _value(metric: str, kind: str, answers: list[tuple[int | None, Any]], data: 
     return float(answer), details
 
 
-def _answered_twice(answered: dict[tuple[str, int | None], Any], answer: tuple[Any, Any], index: int | None,
-                    where: str, problems: list[str]) -> bool:
+def _answered_twice(
+    answered: dict[tuple[str, int | None], Any],
+    answer: tuple[Any, Any],
+    index: int | None,
+    where: str,
+    problems: list[str],
+) -> bool:
     """Whether a control (of one item) already has an answer in this annotation: the same answer again is
     left out; another one is a conflict, recorded in ``problems`` (which of the two the annotator meant is
     unknown). A span control (``labels``) takes any number of results."""
@@ -321,14 +361,22 @@ def _answered_twice(answered: dict[tuple[str, int | None], Any], answer: tuple[A
         return False
     if answered[slot] != value:
         item = f" (item {index + 1})" if index is not None else ""
-        problems.append(f"{where}: {control.name}{item} has two results that disagree ({answered[slot]!r:.80} and "
-                        f"{value!r:.80}); Label Studio gives one per control: fix the annotation in Label Studio "
-                        "(or the export file) so that it holds one")
+        problems.append(
+            f"{where}: {control.name}{item} has two results that disagree ({answered[slot]!r:.80} and "
+            f"{value!r:.80}); Label Studio gives one per control: fix the annotation in Label Studio "
+            "(or the export file) so that it holds one"
+        )
     return True
 
 
-def read_export(tasks: list[Task] | Any, campaign: Campaign, interface: Interface, *,
-                users: dict[int, str] | None = None, source: str | None = None) -> ExportReading:
+def read_export(
+    tasks: list[Task] | Any,
+    campaign: Campaign,
+    interface: Interface,
+    *,
+    users: dict[int, str] | None = None,
+    source: str | None = None,
+) -> ExportReading:
     """The labels in a Label Studio JSON export: tasks read by :func:`parse_export`, or the export's JSON
     values, read here through :class:`Task`. :class:`LabelError` lists every task that does not fit the
     export's format and every result that does not fit the interface, naming ``source`` (nothing is read
@@ -372,16 +420,26 @@ def read_export(tasks: list[Task] | Any, campaign: Campaign, interface: Interfac
                 valued = _value(metric, kind, per_metric[metric], data, where, problems)
                 if valued is None:
                     continue
-                label = Label(case_id, metric, annotator, valued[0], task.id, annotation.id,
-                              annotation.updated_at or "", valued[1])
+                label = Label(
+                    case_id,
+                    metric,
+                    annotator,
+                    valued[0],
+                    task.id,
+                    annotation.id,
+                    annotation.updated_at or "",
+                    valued[1],
+                )
                 key = (case_id, metric, annotator)
                 if key in latest:
                     reading.replaced += 1
-                    if ((latest_first(latest[key].updated_at), latest[key].annotation_id)
-                            > (latest_first(label.updated_at), label.annotation_id)):
+                    if (latest_first(latest[key].updated_at), latest[key].annotation_id) > (
+                        latest_first(label.updated_at),
+                        label.annotation_id,
+                    ):
                         continue
                 latest[key] = label
     if problems:
         raise LabelError(problems, source=source)
-    reading.labels = sorted(latest.values(), key=lambda l: (l.case_id, l.metric, l.annotator))
+    reading.labels = sorted(latest.values(), key=lambda label: (label.case_id, label.metric, label.annotator))
     return reading

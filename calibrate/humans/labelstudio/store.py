@@ -25,14 +25,14 @@ from typing import Any, NamedTuple
 from pydantic import JsonValue
 
 from calibrate.base.documents import parse_json
-from calibrate.campaign import LABELSTUDIO_META_FILE, LABELSTUDIO_RATINGS_FILE
 from calibrate.base.files import replacing
 from calibrate.base.sqlite_store import now, open_store
 from calibrate.base.times import latest_first
+from calibrate.campaign import LABELSTUDIO_META_FILE, LABELSTUDIO_RATINGS_FILE
 from calibrate.humans.labelstudio.interface import Interface, read_interface_record
 from calibrate.humans.labelstudio.labels import Label
 
-__all__ = ["LabelStore", "STORE_NAME", "RATINGS_FILE"]
+__all__ = ["RATINGS_FILE", "STORE_NAME", "LabelStore"]
 
 STORE_NAME = "labelstudio.sqlite"
 RATINGS_FILE = LABELSTUDIO_RATINGS_FILE
@@ -118,38 +118,69 @@ class LabelStore:
     def _json(self, text: str, schema: Any, column: str) -> Any:
         """A JSON column of the store read through its declared type (a store a person edited by hand is
         a clear error naming the store and the column, never a traceback)."""
-        return parse_json(text, schema, source=f"{self.folder / STORE_NAME}: {column}",
-                          expected="what calibrate labelstudio pull writes")
+        return parse_json(
+            text,
+            schema,
+            source=f"{self.folder / STORE_NAME}: {column}",
+            expected="what calibrate labelstudio pull writes",
+        )
 
     def project(self, url: str) -> Project | None:
         """The project pushed to the server at ``url``: its id, the metrics it labels, and the judge
         it shows as pre-annotations (None when blind)."""
-        row = self._db.execute("SELECT project_id, metrics, shown_judge, interface FROM projects WHERE url = ?",
-                               (url,)).fetchone()
+        row = self._db.execute(
+            "SELECT project_id, metrics, shown_judge, interface FROM projects WHERE url = ?", (url,)
+        ).fetchone()
         return Project(row[0], self._json(row[1], list[str], "projects.metrics"), row[2], row[3]) if row else None
 
-    def set_project(self, url: str, project_id: int, metrics: list[str], shown_judge: str | None = None,
-                    interface: Interface | None = None) -> None:
-        self._db.execute("INSERT OR REPLACE INTO projects (url, project_id, metrics, created, shown_judge, interface) "
-                         "VALUES (?, ?, ?, ?, ?, ?)", (url, project_id, json.dumps(sorted(metrics)), now(), shown_judge,
-                                                       interface.record() if interface else None))
+    def set_project(
+        self,
+        url: str,
+        project_id: int,
+        metrics: list[str],
+        shown_judge: str | None = None,
+        interface: Interface | None = None,
+    ) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO projects (url, project_id, metrics, created, shown_judge, interface) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                url,
+                project_id,
+                json.dumps(sorted(metrics)),
+                now(),
+                shown_judge,
+                interface.record() if interface else None,
+            ),
+        )
 
     def project_of(self, project_id: int) -> tuple[str, Project] | None:
         """The server and project of a project id, when exactly one pushed project has it."""
-        rows = self._db.execute("SELECT url, project_id, metrics, shown_judge, interface FROM projects "
-                                "WHERE project_id = ?", (project_id,)).fetchall()
-        return ((rows[0][0], Project(rows[0][1], self._json(rows[0][2], list[str], "projects.metrics"), rows[0][3],
-                                     rows[0][4]))
-                if len(rows) == 1 else None)
+        rows = self._db.execute(
+            "SELECT url, project_id, metrics, shown_judge, interface FROM projects WHERE project_id = ?", (project_id,)
+        ).fetchall()
+        return (
+            (
+                rows[0][0],
+                Project(rows[0][1], self._json(rows[0][2], list[str], "projects.metrics"), rows[0][3], rows[0][4]),
+            )
+            if len(rows) == 1
+            else None
+        )
 
     def interfaces(self, source: str, project: Project | None = None) -> list[Interface]:
         """The interfaces ``source`` had: the one it was last pulled with, and the one its ``project`` was
         pushed with (each read through its declared record; a store edited by hand is a clear error)."""
         row = self._db.execute("SELECT interface FROM sources WHERE source = ?", (source,)).fetchone()
-        found = [(row[0] if row else None, "sources.interface"),
-                 (project.interface if project else None, "projects.interface")]
-        return [read_interface_record(text, source=f"{self.folder / STORE_NAME}: {column}")
-                for text, column in found if text]
+        found = [
+            (row[0] if row else None, "sources.interface"),
+            (project.interface if project else None, "projects.interface"),
+        ]
+        return [
+            read_interface_record(text, source=f"{self.folder / STORE_NAME}: {column}")
+            for text, column in found
+            if text
+        ]
 
     def _current(self, source: str | None = None) -> list[tuple]:
         """The latest revision of each (source, task, annotation, metric), with when it was withdrawn (None
@@ -161,11 +192,21 @@ class LabelStore:
             "SELECT id, source, annotation_id, metric, case_id, annotator, value, details, annotation_updated, "
             "(SELECT MAX(withdrawn) FROM withdrawals WHERE label_id = labels.id), task_id FROM labels WHERE id IN "
             f"(SELECT MAX(id) FROM labels {where} GROUP BY source, task_id, annotation_id, metric) ORDER BY id",
-            (source,) if source is not None else ())
+            (source,) if source is not None else (),
+        )
 
-    def add_pull(self, pull_id: str, source: str, labels: list[Label], *, metrics: list[str], whole: bool,
-                 shown_judge: str | None = None, adjudicators: set[str] | None = None,
-                 interface: Interface | None = None) -> dict[str, int]:
+    def add_pull(
+        self,
+        pull_id: str,
+        source: str,
+        labels: list[Label],
+        *,
+        metrics: list[str],
+        whole: bool,
+        shown_judge: str | None = None,
+        adjudicators: set[str] | None = None,
+        interface: Interface | None = None,
+    ) -> dict[str, int]:
         """Append what is new or changed since the last pull from ``source``; one transaction.
 
         The labels of ``metrics`` pulled from ``source`` before and absent now are withdrawn when the
@@ -174,8 +215,16 @@ class LabelStore:
         does not replace it (counted as ``older_kept``). The
         ``interface`` the pull read with is recorded for the source (see :meth:`interfaces`)."""
         current = {(row[10], row[2], row[3]): row for row in self._current(source)}
-        counts = {"new": 0, "changed": 0, "unchanged": 0, "restored": 0, "withdrawn": 0, "absent_kept": 0,
-                  "deleted_since": 0, "older_kept": 0}
+        counts = {
+            "new": 0,
+            "changed": 0,
+            "unchanged": 0,
+            "restored": 0,
+            "withdrawn": 0,
+            "absent_kept": 0,
+            "deleted_since": 0,
+            "older_kept": 0,
+        }
         stamp = now()
         seen = set()
         self._db.execute("BEGIN")
@@ -185,13 +234,13 @@ class LabelStore:
             before = current.get(key)
             seen.add(key)
             if before is not None and before[9] and not whole and not _later(label.updated_at, before[9]):
-                counts["deleted_since"] += 1   # an older file: the project has deleted it since
+                counts["deleted_since"] += 1  # an older file: the project has deleted it since
                 continue
             if before is not None and (before[6], before[7]) == (label.value, details) and not before[9]:
                 counts["unchanged"] += 1
                 continue
             if before is not None and not before[9] and _later(before[8], label.updated_at):
-                counts["older_kept"] += 1   # an older file: Label Studio updated the annotation since
+                counts["older_kept"] += 1  # an older file: Label Studio updated the annotation since
                 continue
             counts["new" if before is None else "restored" if before[9] else "changed"] += 1
             # an export file names annotators by id only: keep the name an API pull gave the annotation
@@ -199,43 +248,86 @@ class LabelStore:
             self._db.execute(
                 "INSERT INTO labels (pull_id, source, task_id, annotation_id, case_id, metric, annotator, value, "
                 "details, annotation_updated, pulled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (pull_id, source, label.task_id, label.annotation_id, label.case_id, label.metric, annotator,
-                 label.value, details, label.updated_at, stamp))
+                (
+                    pull_id,
+                    source,
+                    label.task_id,
+                    label.annotation_id,
+                    label.case_id,
+                    label.metric,
+                    annotator,
+                    label.value,
+                    details,
+                    label.updated_at,
+                    stamp,
+                ),
+            )
         absent = [row[0] for key, row in current.items() if key not in seen and not row[9] and row[3] in metrics]
         if whole:
             for label_id in absent:
-                self._db.execute("INSERT INTO withdrawals (pull_id, label_id, withdrawn) VALUES (?, ?, ?)",
-                                 (pull_id, label_id, stamp))
+                self._db.execute(
+                    "INSERT INTO withdrawals (pull_id, label_id, withdrawn) VALUES (?, ?, ?)",
+                    (pull_id, label_id, stamp),
+                )
         counts["withdrawn" if whole else "absent_kept"] = len(absent)
         known = self._db.execute("SELECT adjudicators, interface FROM sources WHERE source = ?", (source,)).fetchone()
-        deciders = sorted(set(self._json(known[0], list[str], "sources.adjudicators") if known else [])
-                          | set(adjudicators or ()))
-        self._db.execute("INSERT OR REPLACE INTO sources (source, shown_judge, adjudicators, pulled, interface) VALUES "
-                         "(?, ?, ?, ?, ?)", (source, shown_judge, json.dumps(deciders), stamp,
-                                             interface.record() if interface else known[1] if known else None))
+        deciders = sorted(
+            set(self._json(known[0], list[str], "sources.adjudicators") if known else []) | set(adjudicators or ())
+        )
+        self._db.execute(
+            "INSERT OR REPLACE INTO sources (source, shown_judge, adjudicators, pulled, interface) VALUES "
+            "(?, ?, ?, ?, ?)",
+            (
+                source,
+                shown_judge,
+                json.dumps(deciders),
+                stamp,
+                interface.record() if interface else known[1] if known else None,
+            ),
+        )
         self._db.execute("COMMIT")
         return counts
 
     def history(self, case_id: str | None = None) -> list[dict[str, Any]]:
         """Every stored revision, oldest first."""
-        query = ("SELECT id, pull_id, source, task_id, annotation_id, case_id, metric, annotator, value, details, "
-                 "annotation_updated, pulled FROM labels" + (" WHERE case_id = ?" if case_id else "") + " ORDER BY id")
-        keys = ("id", "pull_id", "source", "task_id", "annotation_id", "case_id", "metric", "annotator", "value",
-                "details", "annotation_updated", "pulled")
+        query = (
+            "SELECT id, pull_id, source, task_id, annotation_id, case_id, metric, annotator, value, details, "
+            "annotation_updated, pulled FROM labels" + (" WHERE case_id = ?" if case_id else "") + " ORDER BY id"
+        )
+        keys = (
+            "id",
+            "pull_id",
+            "source",
+            "task_id",
+            "annotation_id",
+            "case_id",
+            "metric",
+            "annotator",
+            "value",
+            "details",
+            "annotation_updated",
+            "pulled",
+        )
         rows = self._db.execute(query, (case_id,) if case_id else ()).fetchall()
-        return [{**dict(zip(keys, row)), "details": self._json(row[9], dict[str, JsonValue], "labels.details")
-                 if row[9] else None} for row in rows]
+        return [
+            {
+                **dict(zip(keys, row)),
+                "details": self._json(row[9], dict[str, JsonValue], "labels.details") if row[9] else None,
+            }
+            for row in rows
+        ]
 
     def export(self) -> int:
         """Write the current label of every (case, metric, annotator) to ``RATINGS_FILE`` (atomically;
         see the module docstring), and what the annotators saw to ``META_FILE`` (the judge shown as
         pre-annotations, if any); returns the rows written."""
-        sources = {row[0]: (row[1], set(self._json(row[2], list[str], "sources.adjudicators")))
-                   for row in self._db.execute(
-            "SELECT source, shown_judge, adjudicators FROM sources")}
+        sources = {
+            row[0]: (row[1], set(self._json(row[2], list[str], "sources.adjudicators")))
+            for row in self._db.execute("SELECT source, shown_judge, adjudicators FROM sources")
+        }
         chosen: dict[tuple[str, str, str], tuple] = {}
         for row in self._current():
-            label_id, source, _, metric, case_id, annotator, value, _, updated, withdrawn, _ = row
+            label_id, source, _, metric, case_id, annotator, _value, _, updated, withdrawn, _ = row
             if withdrawn or annotator in sources.get(source, (None, set()))[1]:
                 continue  # deleted in Label Studio, or a decision (adjudications.csv), not a rating
             key = (case_id, metric, annotator)
@@ -248,6 +340,15 @@ class LabelStore:
                 writer.writerow([case_id, metric, annotator, "human", repr(row[6])])
         shown = sorted({sources[row[1]][0] for row in chosen.values() if sources.get(row[1], (None,))[0]})
         with replacing(self.folder / META_FILE) as handle:
-            handle.write(json.dumps({"sources": sorted({row[1] for row in chosen.values()}),
-                                     "shown_judge": shown[0] if shown else None, "exported": now()}, indent=2) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "sources": sorted({row[1] for row in chosen.values()}),
+                        "shown_judge": shown[0] if shown else None,
+                        "exported": now(),
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
         return len(chosen)
