@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 # no telemetry, no .env reading, before anything imports DeepEval or RAGAS
@@ -35,6 +36,19 @@ def need(condition: bool, what: str) -> None:
         if IN_CI:
             pytest.fail(f"{what} is missing (CI=true: tests needing it fail rather than skip)")
         pytest.skip(f"{what} is missing")
+
+
+#: what a message shows when Python's own error leaked through instead of calibrate's
+PYTHON_ERROR = re.compile(r"\b(KeyError|TypeError|AttributeError|IndexError|RecursionError|Traceback)\b")
+
+
+def assert_clear_error(exc: BaseException, *mentions: str) -> None:
+    """``exc`` is an error a user can act on: a message that is not Python's own error and that names at
+    least one of ``mentions`` (the parameter, field, file or name that was wrong)."""
+    text = str(exc)
+    assert text.strip(), f"{type(exc).__name__} with no message"
+    assert not PYTHON_ERROR.search(text), text
+    assert any(m and m in text for m in mentions), f"names none of {mentions}: {text}"
 
 
 def write_campaign(

@@ -78,7 +78,13 @@ def parse_metric(text: str) -> tuple[str, dict]:
 
 
 def _key(name: str) -> str:
-    return json.dumps(name, ensure_ascii=False)  # a TOML basic string: JSON's escapes are TOML's
+    """``name`` as a TOML basic string: JSON's escapes are TOML's, and DEL, which JSON leaves as it is and
+    TOML forbids, is escaped too.
+
+    >>> print(_key('say "hi"\x7f'))
+    "say \\"hi\\"\\u007f"
+    """
+    return json.dumps(name, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _metric_block(name: str, table: Mapping) -> str:

@@ -7,13 +7,14 @@ import string
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import calibrate
 from calibrate.base.errors import CampaignError
 from calibrate.campaign.starter import init_campaign
 from calibrate.cli import main
+from tests.conftest import assert_clear_error
 
 
 def test_init_writes_a_campaign_that_loads(tmp_path):
@@ -68,12 +69,14 @@ def test_init_names_what_is_wrong_with_a_metric(tmp_path, metric, message):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(metric=st.text(min_size=1, max_size=20), name=st.text(min_size=1, max_size=20))
+@example(metric="0\x7f", name="0")  # DEL: JSON leaves it, TOML forbids it (init wrote a file it could not read)
 def test_any_name_gives_a_campaign_or_a_clear_error(tmp_path_factory, metric, name):
     folder = tmp_path_factory.mktemp("init") / "c"
     try:
         init_campaign(folder, {metric: {"scale": "binary"}}, name=name)
     except (CampaignError, ValueError) as exc:
-        assert str(exc) and not folder.exists()
+        assert_clear_error(exc, "metric", "name", metric.strip() or "metric", name.strip() or "name")
+        assert not folder.exists()
         return
     c = calibrate.load_campaign(folder)
     assert list(c.metrics) == [metric] and c.name == name

@@ -23,7 +23,7 @@ from calibrate.cli import judges as judges_cli
 from calibrate.cli.console import SafeConsole
 from calibrate.judges.store import STORE_NAME
 from calibrate.judges.versions import find_version, judge_versions, version_scores
-from tests.conftest import write_campaign
+from tests.conftest import assert_clear_error, write_campaign
 from tests.judges.test_judges import CALLS_PER_CASE, make_cases
 
 EXE = Path(sys.executable).parent / "calibrate"
@@ -423,7 +423,7 @@ def test_a_run_manifest_edited_by_hand_is_read_or_left_out(swapped, tmp_path_fac
         try:
             find_version(c, "faithfulness", name)
         except ValueError as exc:
-            assert str(exc)
+            assert_clear_error(exc, name, JUDGE)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -19,6 +19,7 @@ from calibrate import CampaignError, demo_stream_path, load_campaign
 from calibrate.campaign import Campaign
 from calibrate.demo import DEMO_DRIFT
 from calibrate.review.monitor import monitor_judge
+from tests.conftest import assert_clear_error
 
 STREAM = demo_stream_path()
 
@@ -191,7 +192,7 @@ def test_any_time_or_option_is_a_result_or_an_error_that_says_why(time, threshol
             c, metric="f", judge="j", threshold=threshold, alpha=alpha, tolerance=tolerance, since=since
         )
     except (ValueError, CampaignError) as exc:
-        assert str(exc)
+        assert_clear_error(exc, "time", "threshold", "alpha", "tolerance", "since")
         return
     assert isinstance(doc["alarmed"], bool)
 
