@@ -55,7 +55,7 @@ def make_cases(n: int) -> list[dict]:
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "judge_server.py"), str(latency)],
+        [sys.executable, str(ROOT / "tests" / "servers" / "judge_server.py"), str(latency)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,

@@ -27,7 +27,7 @@ from calibrate.humans.labelstudio.client import connect, pull, push  # noqa: E40
 from calibrate.humans.labelstudio.interface import build_interface, task_data  # noqa: E402
 from calibrate.humans.labelstudio.store import RATINGS_FILE, LabelStore  # noqa: E402
 from tests.conftest import write_campaign  # noqa: E402
-from tests.labelstudio_server import LabelStudioServer  # noqa: E402
+from tests.servers.labelstudio_server import LabelStudioServer  # noqa: E402
 
 TOML = """name = "bench"
 [metrics.faithfulness]

@@ -132,8 +132,8 @@ def small_campaign(tmp_path) -> Path:
 
 @pytest.fixture
 def server():
-    """The scripted judge server (tests/judge_server.py) on 127.0.0.1, for one test."""
-    from tests.judge_server import JudgeServer
+    """The scripted judge server (tests/servers/judge_server.py) on 127.0.0.1, for one test."""
+    from tests.servers.judge_server import JudgeServer
 
     with JudgeServer() as s:
         yield s
@@ -152,9 +152,9 @@ def serve(server_class, executable: Path, what: str, script: str, folder: Path):
 
 @pytest.fixture(scope="session")
 def label_studio(tmp_path_factory):
-    """A real Label Studio server (tests/labelstudio_server.py), started once per test session;
+    """A real Label Studio server (tests/servers/labelstudio_server.py), started once per test session;
     yields the server (``.url``, ``.token``, ``.set_password``)."""
-    from tests.labelstudio_server import LABEL_STUDIO, LabelStudioServer
+    from tests.servers.labelstudio_server import LABEL_STUDIO, LabelStudioServer
 
     yield from serve(
         LabelStudioServer,
@@ -167,24 +167,24 @@ def label_studio(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def mlflow_server(tmp_path_factory):
-    """A real MLflow tracking server (tests/mlflow_server.py) with a SQLite backend, started once per test
+    """A real MLflow tracking server (tests/servers/mlflow_server.py) with a SQLite backend, started once per test
     session; yields the server (``.url``, ``.client(script)``)."""
-    from tests.mlflow_server import MLFLOW, MlflowServer
+    from tests.servers.mlflow_server import MLFLOW, MlflowServer
 
     yield from serve(MlflowServer, MLFLOW, "MLflow", "install-mlflow.sh", tmp_path_factory.mktemp("mlflow"))
 
 
 @pytest.fixture(scope="session")
 def phoenix_server(tmp_path_factory):
-    """A real Phoenix server (tests/phoenix_server.py) with a SQLite working directory, started once per
+    """A real Phoenix server (tests/servers/phoenix_server.py) with a SQLite working directory, started once per
     test session; yields the server (``.url``, ``.client(script)``)."""
-    from tests.phoenix_server import PHOENIX, PhoenixServer
+    from tests.servers.phoenix_server import PHOENIX, PhoenixServer
 
     yield from serve(PhoenixServer, PHOENIX, "Phoenix", "install-phoenix.sh", tmp_path_factory.mktemp("phoenix"))
 
 
 def local_model(tmp_path_factory, model_file: str, alias: str):
-    """A real judge model (tests/local_model_server.py) served by xllamacpp on 127.0.0.1 for the session."""
+    """A real judge model (tests/servers/local_model_server.py) served by xllamacpp on 127.0.0.1 for the session."""
     from functools import partial
 
     from tests import local_model_server as local

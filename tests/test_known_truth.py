@@ -2,7 +2,7 @@
 judges of five models behind one endpoint) -> stats -> thresholds -> gate -> audit, as a user runs it.
 
 The human labels and each model's behaviour are planted, so each judge's agreement with the humans is
-known before anything runs (the scripted server's personas, tests/judge_server.py):
+known before anything runs (the scripted server's personas, tests/servers/judge_server.py):
 
 - 80 cases, four kinds of 20: an answer the context supports (S) or one that adds an invented claim
   (U), each about a named shelf or a numbered one (SN, UN). Humans pass S and SN, fail U and UN.
@@ -28,7 +28,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import write_campaign
-from tests.judge_server import Judge, JudgeServer
+from tests.servers.judge_server import Judge, JudgeServer
 
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
 SHELVES = [

@@ -196,7 +196,7 @@ model = {{ provider = "openai", name = "careful", base_url = "{url}" }}{settings
 def test_a_judge_named_like_a_path_is_refused_and_its_fingerprint_writes_nothing_outside(tmp_path):
     """The issue's example: [judges."../../x"] was accepted, and calibrate fingerprint wrote anchors, a stamp
     and a scratch store two folders up, outside the campaign."""
-    from tests.judge_server import JudgeServer
+    from tests.servers.judge_server import JudgeServer
 
     with JudgeServer(models={"careful"}) as server:
         campaign = judge_campaign(tmp_path / "a" / "campaign", "../../x", server.url)

@@ -16,7 +16,7 @@ from calibrate.base.errors import CampaignError
 from calibrate.campaign.service import ContractError, ServiceContract, load_contract
 from calibrate.cases.collect import STORE_NAME, collect
 from calibrate.judges.calls import CallPolicy
-from tests.rag_service import RagService
+from tests.servers.rag_service import RagService
 
 EXE = Path(sys.executable).parent / "calibrate"
 QUESTIONS = [
@@ -152,7 +152,7 @@ def _free_port() -> int:
 def test_an_interrupted_run_resumes_without_duplicate_or_loss(tmp_path):
     port = _free_port()
     service = subprocess.Popen(
-        [sys.executable, "-m", "tests.rag_service", "0.15", str(port)],
+        [sys.executable, "-m", "tests.servers.rag_service", "0.15", str(port)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).parents[2],
@@ -241,7 +241,7 @@ def test_refresh_keeps_the_earlier_replies_as_a_run(tmp_path):
 def test_a_python_function_as_the_service(tmp_path):
     from rank_bm25 import BM25Okapi
 
-    from tests.rag_service import CORPUS, tokens
+    from tests.servers.rag_service import CORPUS, tokens
 
     docs = [json.loads(line)["text"] for line in CORPUS.read_text().splitlines()]
     bm25 = BM25Okapi([tokens(d) for d in docs])

@@ -93,7 +93,7 @@ def deepeval_run(tmp_path: Path, url: str, model: str, cases=CASES) -> Path:
 def runs(tmp_path_factory):
     """Two judges on one endpoint, DeepEval's test run of each: a careful and a lenient one; the careful
     one's Oslo calls get malformed replies, so DeepEval records its errors."""
-    from tests.judge_server import JudgeServer
+    from tests.servers.judge_server import JudgeServer
 
     tmp = tmp_path_factory.mktemp("runs")
     with JudgeServer() as server:
@@ -310,7 +310,7 @@ RAGAS_SCRIPT = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def ragas_files(tmp_path_factory):
     """RAGAS's evaluate() of two samples by a careful judge, saved by to_pandas() as CSV and Parquet."""
-    from tests.judge_server import JudgeServer
+    from tests.servers.judge_server import JudgeServer
 
     work = tmp_path_factory.mktemp("ragas")
     (work / "run.py").write_text(RAGAS_SCRIPT)

@@ -18,7 +18,7 @@ from calibrate.imports.store import ImportStore
 from tests.conftest import need
 from tests.imports.common import CITIES, SUPPORTED, run, written
 from tests.imports.common import new_campaign as make_campaign
-from tests.promptfoo_tool import PROMPTFOO, Promptfoo
+from tests.servers.promptfoo_tool import PROMPTFOO, Promptfoo
 
 N = len(CITIES)
 #: the manual ratings: the truth, but for two cases where the human disagrees with the careful grader
@@ -68,7 +68,7 @@ def config(url: str) -> dict:
 def promptfoo(tmp_path_factory):
     """The eval as promptfoo wrote it, then rated in its viewer and exported: paths, the tool and the
     requests each grader model received."""
-    from tests.judge_server import JudgeServer
+    from tests.servers.judge_server import JudgeServer
 
     need(PROMPTFOO.exists(), f"promptfoo ({PROMPTFOO}; run scripts/install-promptfoo.sh)")
     tool = Promptfoo(tmp_path_factory.mktemp("promptfoo"))

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calibrate.judges.logprobs import weigh
-from tests.judge_server import logprobs
+from tests.servers.judge_server import logprobs
 
 CONTENT = '{"score": 8, "reason": "fine"}'
 

@@ -5,7 +5,7 @@ served from the cache, and those rows are ``judge_ratings.csv``'s, row for row â
 cached one, and a run killed with SIGKILL and resumed. The other documents that list per-case rows
 (fingerprint, probe, collect, import dry-runs) keep every case sharing content too.
 
-The real DeepEval and RAGAS code runs against the scripted judge server (tests/judge_server.py); judge
+The real DeepEval and RAGAS code runs against the scripted judge server (tests/servers/judge_server.py); judge
 ``b``'s model is its ``flaky`` persona (every verdict flipped at random, afresh on each request), so a
 document that took one case's rating from another call than the file did cannot pass by luck."""
 
@@ -37,7 +37,7 @@ from calibrate.judges.runner import run_judges
 from calibrate.judges.store import STORE_NAME
 from calibrate.review.fingerprint import fingerprint_judge
 from tests.conftest import write_campaign
-from tests.judge_server import JudgeServer
+from tests.servers.judge_server import JudgeServer
 
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
 N, CONTENTS, REPEATS = 40, 3, 2

@@ -12,7 +12,7 @@ from calibrate import load_campaign
 from calibrate.judges.runner import run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import write_campaign
-from tests.judge_server import CAREFUL, Judge, JudgeServer, persona_of
+from tests.servers.judge_server import CAREFUL, Judge, JudgeServer, persona_of
 
 #: model calls per case: DeepEval faithfulness (truths, claims, verdicts, reason); RAGAS faithfulness
 #: (statements, verdicts)

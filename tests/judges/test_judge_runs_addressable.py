@@ -298,7 +298,7 @@ def test_the_judge_summary_prints_the_audit_to_run_quoted(monkeypatch):
 @pytest.fixture(scope="module")
 def swapped(tmp_path_factory):
     """A campaign whose judge ran with two models, for the attacks below (which do not call a model)."""
-    from tests.judge_server import JudgeServer
+    from tests.servers.judge_server import JudgeServer
 
     with JudgeServer() as server:
         tmp_path = tmp_path_factory.mktemp("attacks")

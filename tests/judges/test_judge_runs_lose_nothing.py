@@ -24,7 +24,7 @@ from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import need, write_campaign
-from tests.judge_server import JudgeServer
+from tests.servers.judge_server import JudgeServer
 
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
 CALLS_PER_CASE = 4  # DeepEval faithfulness

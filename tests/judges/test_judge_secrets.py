@@ -22,7 +22,7 @@ from calibrate.judges.store import STORE_NAME
 from tests.base.adversary import Adversary
 from tests.conftest import write_campaign
 from tests.imports.test_import_mlflow import mutate_json
-from tests.judge_server import JudgeServer
+from tests.servers.judge_server import JudgeServer
 
 KEY = "zq81PLmv42Wt-judge-key"  # no known key format, in a variable whose name says nothing of a key
 VARIABLE = "CALIBRATE_TEST_JUDGE_CRED"

@@ -17,7 +17,7 @@ from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import write_campaign
-from tests.judge_server import COST_PER_CALL, JudgeServer
+from tests.servers.judge_server import COST_PER_CALL, JudgeServer
 
 CALLS_PER_CASE = 4  # DeepEval faithfulness: truths, claims, verdicts, reason
 

@@ -10,7 +10,7 @@ from calibrate import CampaignError, load_campaign
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import write_campaign
-from tests.judge_server import SCORE_PROBABILITIES, TEN_AFTER_ONE, JudgeServer
+from tests.servers.judge_server import SCORE_PROBABILITIES, TEN_AFTER_ONE, JudgeServer
 
 CASES = [
     {

@@ -15,7 +15,7 @@ from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import need, write_campaign
-from tests.judge_server import embed
+from tests.servers.judge_server import embed
 
 METRICS = ["faithfulness", "answer_relevancy", "context_precision", "context_recall"]
 CASES = [

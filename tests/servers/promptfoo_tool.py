@@ -14,9 +14,9 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
-from tests.servers import free_port, stop, wait_healthy
+from tests.servers.common import free_port, stop, wait_healthy
 
-PROMPTFOO = Path(__file__).resolve().parents[1] / ".promptfoo-tool" / "node_modules" / ".bin" / "promptfoo"
+PROMPTFOO = Path(__file__).resolve().parents[2] / ".promptfoo-tool" / "node_modules" / ".bin" / "promptfoo"
 #: the application under test: answers from a planted table (answers.json beside the config)
 PROVIDER_JS = """
 const answers = require('./answers.json');

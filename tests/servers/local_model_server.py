@@ -17,9 +17,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.servers import free_port, stop, wait_healthy
+from tests.servers.common import free_port, stop, wait_healthy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCAL_MODEL_VENV = ROOT / ".local-model-venv"
 PYTHON = LOCAL_MODEL_VENV / "bin" / "python"
 MODELS = ROOT / ".local-models"

@@ -12,9 +12,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.servers import free_port, run_script, stop, wait_healthy
+from tests.servers.common import free_port, run_script, stop, wait_healthy
 
-PHOENIX_VENV = Path(__file__).resolve().parents[1] / ".phoenix-venv"
+PHOENIX_VENV = Path(__file__).resolve().parents[2] / ".phoenix-venv"
 PHOENIX = PHOENIX_VENV / "bin" / "phoenix"
 PYTHON = PHOENIX_VENV / "bin" / "python"
 

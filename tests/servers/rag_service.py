@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rank_bm25 import BM25Okapi
 
-CORPUS = Path(__file__).parent / "data" / "rag_corpus.jsonl"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "rag_corpus.jsonl"
 FAULT = re.compile(r"\[\[(429|500|slow)x(\d+)\]\]")
 
 
