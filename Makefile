@@ -15,7 +15,7 @@ CORE   := $(VENV)/.core-stamp
 # the versions the tests ran with: pip has one candidate per package and nothing to backtrack over
 PINS   := constraints/tested.txt
 
-.PHONY: demo test check lint baseline bench browser labelstudio mlflow phoenix promptfoo inspect langfuse localmodel clean
+.PHONY: demo test check lint docs baseline bench browser labelstudio mlflow phoenix promptfoo inspect langfuse localmodel clean
 
 $(CORE): pyproject.toml $(PINS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml $(PINS)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# the CPU build of torch first (for the local embedding model), so nothing pulls a CUDA build
 	$(BIN)/python -m pip install --quiet -c $(PINS) torch==2.13.0
-	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[test,dev,judges,local-embeddings,labelstudio,imports]'
+	$(BIN)/python -m pip install --quiet -c $(PINS) -e '.[test,dev,docs,judges,local-embeddings,labelstudio,imports]'
 	touch $(STAMP) $(CORE)
 
 demo: $(CORE)
@@ -66,6 +66,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/python scripts/write_api_stub.py --check
 	$(BIN)/mypy | $(BIN)/mypy-baseline filter --no-colors --hide-stats
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# the documentation site in site/, from docs/ (README, CHANGELOG and CONTRIBUTING included), the API
+# reference from the docstrings and the CLI reference from the commands; any warning fails it
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 baseline: $(STAMP)
 	$(BIN)/mypy | $(BIN)/mypy-baseline sync --sort-baseline
@@ -80,4 +86,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_stats.py
 
 clean:
-	rm -rf $(VENV) calibrate-demo calibrate-report .pytest_cache
+	rm -rf $(VENV) calibrate-demo calibrate-report .pytest_cache site

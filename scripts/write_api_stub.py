@@ -1,4 +1,5 @@
-"""Write calibrate/__init__.pyi: the typed face of calibrate's lazy top-level names.
+"""Write calibrate/__init__.pyi, the typed face of calibrate's lazy top-level names, and the documentation's
+API reference page (docs/reference/api.md), both from ``_EXPORTS``.
 
     .venv/bin/python scripts/write_api_stub.py [--check]
 
@@ -16,6 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STUB = ROOT / "calibrate" / "__init__.pyi"
+API_PAGE = ROOT / "docs" / "reference" / "api.md"
+INIT = ROOT / "calibrate" / "__init__.py"
 
 
 def stub_text(exports: dict[str, tuple[str, str]]) -> str:
@@ -33,6 +36,37 @@ def stub_text(exports: dict[str, tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
+def groups(source: str) -> list[tuple[str, list[str]]]:
+    """(comment, names) of ``_EXPORTS`` as calibrate/__init__.py writes it: each ``# comment`` line opens a
+    group of the names after it."""
+    found: list[tuple[str, list[str]]] = []
+    body = source[source.index("_EXPORTS = {") : source.index("\n}", source.index("_EXPORTS = {"))]
+    for line in body.splitlines()[1:]:
+        line = line.strip()
+        if line.startswith("#"):
+            found.append((line.lstrip("# ").strip(), []))
+        elif line.startswith('"') and found:
+            found[-1][1].append(line.split('"')[1])
+    return found
+
+
+def api_page(exports: dict[str, tuple[str, str]], source: str) -> str:
+    """The API reference page: each public name, in the groups of ``_EXPORTS``, from its docstring."""
+    lines = [
+        "# API reference",
+        "",
+        "Every public name of `calibrate`, in the order of the flow, from its docstring (the page is written",
+        "by `scripts/write_api_stub.py` from `_EXPORTS` in `calibrate/__init__.py`). Each is imported as",
+        "`calibrate.NAME`; the heading names the module it lives in.",
+    ]
+    for comment, names in groups(source):
+        lines += ["", f"## {comment[:1].upper()}{comment[1:]}"]
+        for name in names:
+            module, attribute = exports[name]
+            lines += ["", f"::: {module}.{attribute}"]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the stub on disk is out of date")
@@ -40,14 +74,15 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from calibrate import _EXPORTS
 
-    wanted = stub_text(_EXPORTS)
+    wanted = {STUB: stub_text(_EXPORTS), API_PAGE: api_page(_EXPORTS, INIT.read_text())}
     if args.check:
-        if not STUB.is_file() or STUB.read_text() != wanted:
-            print(f"{STUB.relative_to(ROOT)} is out of date: run python scripts/write_api_stub.py", file=sys.stderr)
-            return 1
-        return 0
-    STUB.write_text(wanted)
-    print(f"wrote {STUB.relative_to(ROOT)} ({len(_EXPORTS)} names)")
+        stale = [path for path, text in wanted.items() if not path.is_file() or path.read_text() != text]
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} is out of date: run python scripts/write_api_stub.py", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in wanted.items():
+        path.write_text(text)
+        print(f"wrote {path.relative_to(ROOT)} ({len(_EXPORTS)} names)")
     return 0
 
 

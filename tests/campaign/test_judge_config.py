@@ -96,7 +96,8 @@ def test_the_readme_judge_examples_are_valid(tmp_path):
     from calibrate.campaign.judge_settings import parse_judges
     from tests.judges.test_judges_dag import write_dag
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    root = Path(__file__).resolve().parents[2]
+    readme = "".join(p.read_text() for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
     examples = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[judges." in b]
     assert len(examples) >= 2
     for example in examples:

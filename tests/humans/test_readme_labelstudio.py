@@ -14,7 +14,7 @@ from calibrate.humans.labelstudio.interface import task_data
 from calibrate.humans.labelstudio.store import RATINGS_FILE, LabelStore
 from tests.conftest import write_campaign
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "labelstudio.md"
 TOML = """name = "support-bot"
 [metrics.faithfulness]
 scale = "binary"

@@ -54,7 +54,7 @@ def test_the_workflow_installs_this_package():
 
 
 def test_the_readme_shows_the_workflow_as_tested():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "gate.md").read_text()
     assert WORKFLOW.read_text() in readme
     assert TEST_FILE.read_text().split('"""', 2)[2].strip() in readme
 
