@@ -18,7 +18,9 @@ from calibrate.cli.console import (
     fail,
     hold_outputs,
     json_option,
+    judge_option,
     load,
+    metric_option,
     n_boot_option,
     out,
     out_of_scale_option,
@@ -171,8 +173,8 @@ def print_stats(metric: dict, manifest: dict) -> None:
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
-@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable; a rater or rater@run_id).")
+@metric_option(multiple=True)
+@judge_option(multiple=True, help="Only this judge (repeatable; a rater or rater@run_id).")
 @click.option("--by", help="A metadata key of the cases: every statistic also per value of it.")
 @seed_option
 @n_boot_option
@@ -271,8 +273,8 @@ def print_recommendations(recs: list[dict], manifest: dict, cases: dict | None =
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable; default: every metric).")
-@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@metric_option(multiple=True, help="Only this metric (repeatable; default: every metric).")
+@judge_option(multiple=True)
 @click.option("--max-false-pass", type=FiniteRange(0, 1), help="Constraint rule: ceiling on the false-pass rate.")
 @click.option(
     "--confidence",
@@ -351,8 +353,8 @@ def thresholds(
 
 @click.command("repeatability")
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
-@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@metric_option(multiple=True)
+@judge_option(multiple=True)
 @seed_option
 @n_boot_option
 @confidence_option
@@ -397,8 +399,8 @@ def repeatability_command(campaign, metrics, judges, seed, n_boot, confidence, o
 
 @click.command("pass-rate")
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", required=True, help="The metric.")
-@click.option("--judge", required=True, help="The judge whose scores cover the cases without a human label.")
+@metric_option(required=True)
+@judge_option(required=True, help="The judge whose scores cover the cases without a human label.")
 @click.option("--by", help="A metadata key of the cases: an estimate per value of it too.")
 @click.option(
     "--strata",
@@ -456,8 +458,8 @@ def pass_rate(campaign, metric, judge, by, n_strata, confidence, out_of_scale, a
 
 @click.command("compare-systems")
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", required=True, help="The metric.")
-@click.option("--judge", required=True, help="The judge whose scores cover the cases without a human label.")
+@metric_option(required=True)
+@judge_option(required=True, help="The judge whose scores cover the cases without a human label.")
 @click.option("--by", required=True, help="The metadata key naming each case's version of the application.")
 @click.option("--a", "a", required=True, help="The first version (the one in use): its value of --by.")
 @click.option("--b", "b", required=True, help="The second version (the candidate): its value of --by.")
@@ -544,8 +546,8 @@ def compare_systems_command(
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", required=True, help="The metric.")
-@click.option("--judge", required=True, help="The judge whose scores are mapped.")
+@metric_option(required=True)
+@judge_option(required=True, help="The judge whose scores are mapped.")
 @click.option(
     "--score", "scores", type=FiniteRange(), multiple=True, help="Print the calibrated probability of this score."
 )
@@ -650,8 +652,8 @@ def _calibration(
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
-@click.option("--judge", "judges", multiple=True, help="Only these judges (repeatable; juries included).")
+@metric_option(multiple=True)
+@judge_option(multiple=True, help="Only these judges (repeatable; juries included).")
 @click.option(
     "--listed",
     type=click.IntRange(min=0),
@@ -703,8 +705,8 @@ def compare(campaign, metrics, judges, listed, confidence, out_of_scale, as_json
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", required=True, help="The metric.")
-@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable).")
+@metric_option(required=True)
+@judge_option(multiple=True)
 @click.option("--by", help="A metadata key of the cases: agreement and excess per value of it.")
 @confidence_option
 @out_of_scale_option

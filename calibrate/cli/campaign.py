@@ -11,6 +11,7 @@ from calibrate.cli.console import (
     fail,
     json_option,
     load,
+    metric_option,
     out,
     out_of_scale_option,
     print_json,
@@ -107,9 +108,7 @@ def validate(campaign: str, out_of_scale: str, as_json: bool) -> None:
 
 @click.command()
 @click.argument("folder", type=click.Path(file_okay=False))
-@click.option(
-    "--metric",
-    "metrics",
+@metric_option(
     multiple=True,
     required=True,
     metavar="NAME[:SCALE[:VALUES]]",

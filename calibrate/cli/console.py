@@ -20,7 +20,7 @@ import math
 import re
 import sys
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -205,6 +205,26 @@ confidence_option = click.option(
     help="Two-sided confidence level of every interval.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
+
+
+def metric_option(*, multiple: bool = False, required: bool = False, help: str | None = None, **extra: Any):
+    """``--metric``: one metric (the parameter ``metric``), or with ``multiple`` any number of them
+    (``metrics``, repeatable); the commands' one declaration of it."""
+    if multiple:
+        default = "Only this metric (repeatable)."
+        return click.option("--metric", "metrics", multiple=True, required=required, help=help or default, **extra)
+    default = "The metric." if required else "Only this metric."
+    return click.option("--metric", required=required, help=help or default, **extra)
+
+
+def judge_option(*, multiple: bool = False, required: bool = False, help: str | None = None, **extra: Any):
+    """``--judge``: one judge (the parameter ``judge``), or with ``multiple`` any number of them (``judges``,
+    repeatable); the commands' one declaration of it."""
+    if multiple:
+        default = "Only this judge (repeatable)."
+        return click.option("--judge", "judges", multiple=True, required=required, help=help or default, **extra)
+    default = "The judge." if required else "Only this judge."
+    return click.option("--judge", required=required, help=help or default, **extra)
 
 
 def load(path: str, out_of_scale: str | None) -> Campaign:

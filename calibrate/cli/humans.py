@@ -15,6 +15,7 @@ from calibrate.cli.console import (
     hold_outputs,
     json_option,
     load,
+    metric_option,
     out,
     out_of_scale_option,
     print_json,
@@ -25,7 +26,7 @@ from calibrate.cli.console import (
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", help="Only this metric.")
+@metric_option()
 @click.option(
     "--template",
     "template",
@@ -103,7 +104,7 @@ key_option = click.option(
 @click.argument("campaign", type=click.Path(file_okay=False))
 @url_option
 @key_option
-@click.option("--metric", "metrics", multiple=True, help="Label only this metric (repeatable; default: all).")
+@metric_option(multiple=True, help="Label only this metric (repeatable; default: all).")
 @click.option(
     "--overlap",
     type=FiniteRange(0, 1),

@@ -14,6 +14,7 @@ from calibrate.cli.console import (
     FiniteRange,
     fail,
     json_option,
+    judge_option,
     out,
     out_of_scale_option,
     print_json,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--judge", "judges", multiple=True, help="Only this judge (repeatable); the others keep their ratings.")
+@judge_option(multiple=True, help="Only this judge (repeatable); the others keep their ratings.")
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
@@ -367,7 +368,7 @@ def cache_clear(campaign, yes) -> None:
     required=True,
     help="order: the retrieved contexts reversed; padding: an irrelevant sentence added to the answer.",
 )
-@click.option("--judge", "judges", multiple=True, help="Only this judge of [judges] (repeatable).")
+@judge_option(multiple=True, help="Only this judge of [judges] (repeatable).")
 @click.option("--n", "n", type=click.IntRange(min=2), default=50, show_default=True, help="Cases sampled.")
 @seed_option
 @click.option(

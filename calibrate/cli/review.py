@@ -14,7 +14,9 @@ from calibrate.cli.console import (
     confidence_option,
     fail,
     json_option,
+    judge_option,
     load,
+    metric_option,
     n_boot_option,
     out,
     out_of_scale_option,
@@ -43,7 +45,7 @@ AUDIT_STATISTIC_NAMES = (
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", required=True, help="The metric both judges scored.")
+@metric_option(required=True, help="The metric both judges scored.")
 @click.option(
     "--old",
     "old",
@@ -165,10 +167,8 @@ def print_audit(doc: dict) -> None:
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", "metrics", multiple=True, help="Only this metric (repeatable).")
-@click.option(
-    "--judge",
-    "judges",
+@metric_option(multiple=True)
+@judge_option(
     multiple=True,
     help="Only this judge (repeatable; a rater or rater@run_id): the judge the pipeline uses. Without "
     "--metric, the gate checks the metrics it scores.",
@@ -273,8 +273,8 @@ def check_name(check: dict) -> str:
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", required=True, help="The metric the judge scores in production.")
-@click.option("--judge", required=True, help="The judge: a rater, or rater@run_id for one run.")
+@metric_option(required=True, help="The metric the judge scores in production.")
+@judge_option(required=True, help="The judge: a rater, or rater@run_id for one run.")
 @click.option(
     "--threshold",
     type=FiniteRange(),
@@ -394,7 +394,7 @@ def print_monitor(doc: dict, cases: dict[str, dict] | None = None) -> None:
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--judge", required=True, help="A judge of [judges] in campaign.toml.")
+@judge_option(required=True, help="A judge of [judges] in campaign.toml.")
 @click.option(
     "--anchors",
     type=click.IntRange(min=4),

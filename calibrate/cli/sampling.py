@@ -11,7 +11,9 @@ from calibrate.cli.console import (
     fail,
     file_name,
     json_option,
+    judge_option,
     load,
+    metric_option,
     out,
     out_of_scale_option,
     print_json,
@@ -39,10 +41,8 @@ from calibrate.cli.console import (
     show_default=True,
     help="stratified: cases per value of --by in proportion to its size, or equal.",
 )
-@click.option("--metric", help="The metric whose judge scores the design reads (threshold, disagreement, neyman).")
-@click.option(
-    "--judge",
-    "judges",
+@metric_option(help="The metric whose judge scores the design reads (threshold, disagreement, neyman).")
+@judge_option(
     multiple=True,
     help="The judge (threshold, neyman: one; disagreement: two or more, default every judge).",
 )
@@ -151,8 +151,8 @@ def sample(
 
 @click.command()
 @click.argument("campaign", type=click.Path(file_okay=False))
-@click.option("--metric", help="The metric to plan for (needed when the campaign has several).")
-@click.option("--judge", help="The judge whose scores stratify the designs and whose threshold the error rates use.")
+@metric_option(help="The metric to plan for (needed when the campaign has several).")
+@judge_option(help="The judge whose scores stratify the designs and whose threshold the error rates use.")
 @click.option(
     "--width",
     type=FiniteRange(0, 2, min_open=True, max_open=True),
