@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from functools import partial
 
 import click
 
@@ -42,17 +43,17 @@ def import_options(command):
     return wrapper
 
 
-def run_import(campaign: str, maps: tuple[str, ...], as_json: bool, read, **options) -> None:
-    """Match the --map options to the campaign, call the import, print what it did."""
+def run_import(campaign: str, maps: tuple[str, ...], as_json: bool, importer) -> None:
+    """Match the --map options to the campaign, call the source's import function (``importer``, the
+    library's own with the command's other options, given ``metric_map=``), print what it did."""
     from calibrate.campaign import load_campaign
-    from calibrate.imports.apply import import_batch
     from calibrate.imports.records import parse_map
 
     try:
         before = load_campaign(campaign)
         metrics = list(before.metrics)  # the campaign first: a mistyped one asks no server
         mapping = parse_map(maps, metrics) if maps else {}
-        doc = import_batch(campaign, read(), metric_map=mapping, **options)
+        doc = importer(metric_map=mapping)
     except (CampaignError, ValueError) as exc:
         fail(exc)
     if as_json:
@@ -145,9 +146,9 @@ def import_undo_withdrawals(campaign, import_id, as_json) -> None:
 def import_deepeval(campaign, test_run, rater, maps, dry_run, as_json) -> None:
     """A DeepEval test run (test_run_*.json in DEEPEVAL_RESULTS_FOLDER, or .deepeval/.latest_run_full.json):
     each metric's scores become judge ratings by the evaluation model, with its threshold."""
-    from calibrate.imports.deepeval_runs import read_deepeval_run
+    from calibrate.imports.deepeval_runs import import_deepeval_run
 
-    run_import(campaign, maps, as_json, lambda: read_deepeval_run(test_run), rater=rater, dry_run=dry_run)
+    run_import(campaign, maps, as_json, partial(import_deepeval_run, campaign, test_run, rater=rater, dry_run=dry_run))
 
 
 @import_group.command("ragas")
@@ -159,9 +160,14 @@ def import_deepeval(campaign, test_run, rater, maps, dry_run, as_json) -> None:
 def import_ragas(campaign, result, rater, model, maps, dry_run, as_json) -> None:
     """A RAGAS result (EvaluationResult.to_pandas() saved as CSV or Parquet): each metric column becomes
     judge ratings; a NaN is a failed rating."""
-    from calibrate.imports.ragas_results import read_ragas_result
+    from calibrate.imports.ragas_results import import_ragas_result
 
-    run_import(campaign, maps, as_json, lambda: read_ragas_result(result, rater=rater, model=model), dry_run=dry_run)
+    run_import(
+        campaign,
+        maps,
+        as_json,
+        partial(import_ragas_result, campaign, result, rater=rater, model=model, dry_run=dry_run),
+    )
 
 
 @import_group.command("mlflow")
@@ -187,17 +193,22 @@ def import_ragas(campaign, result, rater, model, maps, dry_run, as_json) -> None
 def import_mlflow(campaign, tracking_uri, experiment, allow_withdraw, rater, maps, dry_run, as_json) -> None:
     """An MLflow experiment: each trace a case (request, response, retrieved documents, expected response),
     each HUMAN feedback a human rating, each LLM_JUDGE or CODE feedback a judge rating."""
-    from calibrate.imports.mlflow_traces import MlflowError, read_mlflow_experiment
+    from calibrate.imports.mlflow_traces import MlflowError, import_mlflow
 
     try:
         run_import(
             campaign,
             maps,
             as_json,
-            lambda: read_mlflow_experiment(tracking_uri, experiment),
-            dry_run=dry_run,
-            allow_withdraw=allow_withdraw,
-            rater=rater,
+            partial(
+                import_mlflow,
+                campaign,
+                tracking_uri,
+                experiment,
+                dry_run=dry_run,
+                allow_withdraw=allow_withdraw,
+                rater=rater,
+            ),
         )
     except MlflowError as exc:
         fail(exc)
@@ -226,17 +237,16 @@ def import_mlflow(campaign, tracking_uri, experiment, allow_withdraw, rater, map
 def import_phoenix(campaign, endpoint, project, allow_withdraw, rater, maps, dry_run, as_json) -> None:
     """A Phoenix project: each trace a case (its root span's input and output, its retriever's documents),
     each HUMAN annotation a human rating, each LLM or CODE annotation a judge rating."""
-    from calibrate.imports.phoenix_spans import PhoenixError, read_phoenix_project
+    from calibrate.imports.phoenix_spans import PhoenixError, import_phoenix
 
     try:
         run_import(
             campaign,
             maps,
             as_json,
-            lambda: read_phoenix_project(endpoint, project),
-            dry_run=dry_run,
-            allow_withdraw=allow_withdraw,
-            rater=rater,
+            partial(
+                import_phoenix, campaign, endpoint, project, dry_run=dry_run, allow_withdraw=allow_withdraw, rater=rater
+            ),
         )
     except PhoenixError as exc:
         fail(exc)
@@ -270,17 +280,23 @@ def import_promptfoo(
     each model-graded assertion (llm-rubric, g-eval, ...) a judge rating by its grader, each manual
     rating of the viewer a human rating of the metric 'human' (--map human=METRIC), other assertions
     judge ratings by code (promptfoo:TYPE)."""
-    from calibrate.imports.promptfoo_results import read_promptfoo_results
+    from calibrate.imports.promptfoo_results import import_promptfoo
 
     run_import(
         campaign,
         maps,
         as_json,
-        lambda: read_promptfoo_results(
-            results, input_var=input_var, context_var=context_var, expected_var=expected_var, human_rater=human_rater
+        partial(
+            import_promptfoo,
+            campaign,
+            results,
+            input_var=input_var,
+            context_var=context_var,
+            expected_var=expected_var,
+            human_rater=human_rater,
+            rater=rater,
+            dry_run=dry_run,
         ),
-        rater=rater,
-        dry_run=dry_run,
     )
 
 
@@ -297,10 +313,13 @@ def import_inspect(campaign, log, context_key, rater, maps, dry_run, as_json) ->
     """An Inspect AI eval log (.eval or .json): each sample a case, each score a judge rating by its
     scorer's grader model (a scorer without one: inspect:SCORER), each score edit a human rating by its
     author. Metrics are the scorers' names (--map model_graded_qa=METRIC)."""
-    from calibrate.imports.inspect_logs import read_inspect_log
+    from calibrate.imports.inspect_logs import import_inspect
 
     run_import(
-        campaign, maps, as_json, lambda: read_inspect_log(log, context_key=context_key), rater=rater, dry_run=dry_run
+        campaign,
+        maps,
+        as_json,
+        partial(import_inspect, campaign, log, context_key=context_key, rater=rater, dry_run=dry_run),
     )
 
 
@@ -331,15 +350,13 @@ API_KIND = click.Choice(["human", "judge"])
 def import_langfuse(campaign, traces, scores, api_scores, rater, maps, dry_run, as_json) -> None:
     """Langfuse traces and scores saved from its API: each trace a case, each ANNOTATION score a human
     rating by its author, each EVAL score a judge rating (API scores as --api-scores says)."""
-    from calibrate.imports.langfuse_scores import read_langfuse_export
+    from calibrate.imports.langfuse_scores import import_langfuse
 
     run_import(
         campaign,
         maps,
         as_json,
-        lambda: read_langfuse_export(traces, scores, api_scores=api_scores),
-        rater=rater,
-        dry_run=dry_run,
+        partial(import_langfuse, campaign, traces, scores, api_scores=api_scores, rater=rater, dry_run=dry_run),
     )
 
 
@@ -373,15 +390,22 @@ def import_langfuse(campaign, traces, scores, api_scores, rater, maps, dry_run, 
 def import_langsmith(campaign, runs, feedback, examples, api_feedback, rater, maps, dry_run, as_json) -> None:
     """LangSmith runs and feedback saved from its SDK: each root run a case, feedback from the app (annotation
     queues) a human rating, from a model or online evaluator a judge rating (api feedback as --api-feedback says)."""
-    from calibrate.imports.langsmith_feedback import read_langsmith_export
+    from calibrate.imports.langsmith_feedback import import_langsmith
 
     run_import(
         campaign,
         maps,
         as_json,
-        lambda: read_langsmith_export(runs, feedback, examples=examples, api_feedback=api_feedback),
-        rater=rater,
-        dry_run=dry_run,
+        partial(
+            import_langsmith,
+            campaign,
+            runs,
+            feedback,
+            examples=examples,
+            api_feedback=api_feedback,
+            rater=rater,
+            dry_run=dry_run,
+        ),
     )
 
 

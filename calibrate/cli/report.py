@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -25,37 +24,21 @@ from calibrate.cli.console import (
 )
 from calibrate.cli.review import print_audit
 
-if TYPE_CHECKING:
-    from calibrate.campaign import Campaign
 
-
-def _report(
-    c: Campaign,
-    out_dir: Path,
-    *,
-    by: str | None,
-    seed: int,
-    n_boot: int,
-    audits: tuple[tuple[str, str], ...] = (),
-    current: dict | None = None,
-) -> dict:
-    from calibrate.report.build import report_documents, write_documents
-
-    with progress() as bar:
-        docs = report_documents(c, by=by, seed=seed, n_boot=n_boot, audits=audits, progress=bar, current=current)
-    with err.status("writing the report"):
-        paths = write_documents(docs, out_dir)
+def _print_report(docs: dict, paths: dict) -> None:
+    """What ``report`` and ``demo`` print of the documents they wrote: each metric's verdict, statistics
+    and warnings, the recommendations, the audits, and the files."""
+    cases, manifest = docs["cases"], docs["stats"]["manifest"]
     for metric in docs["stats"]["metrics"]:
         print_verdict(metric["verdict"])
-        print_stats(metric, docs["stats"]["manifest"])
+        print_stats(metric, manifest)
         for w in metric["warnings"]:
-            out.print(styled("yellow", "warning: ", with_snippets(w, c.cases)))
-    print_recommendations(docs["recommendations"], docs["stats"]["manifest"], c.cases)
+            out.print(styled("yellow", "warning: ", with_snippets(w, cases)))
+    print_recommendations(docs["recommendations"], manifest, cases)
     for a in docs["audits"]:
         print_audit(a)
     for path in paths.values():
         out.print(f"wrote {path}")
-    return paths
 
 
 @click.command()
@@ -80,11 +63,17 @@ def report(campaign, out_dir, by, audits, seed, n_boot, current, out_of_scale) -
     # a report written into the campaign folder is a write of it: held, like every other; a --out under
     # the campaign that a planted link leads elsewhere is refused
     with hold_outputs(campaign, "calibrate report", out=out_dir):
+        from calibrate.report.build import build_report
+
         c = load(campaign, out_of_scale)
         try:
-            _report(c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits, current=current)
+            with progress() as bar:
+                docs, paths = build_report(
+                    c, Path(out_dir), by=by, seed=seed, n_boot=n_boot, audits=audits, progress=bar, current=current
+                )
         except ValueError as exc:
             fail(exc)
+    _print_report(docs, paths)
 
 
 @click.command()
@@ -93,18 +82,15 @@ def report(campaign, out_dir, by, audits, seed, n_boot, current, out_of_scale) -
 @n_boot_option
 def demo(out_dir, seed, n_boot) -> None:
     """The whole job on the embedded TREC DL 2023 campaign (NIST assessors vs nine LLM judges), offline."""
-    from calibrate.demo import (
-        DEMO_AUDIT,
-        DEMO_OUT_OF_SCALE,
-        DEMO_SLICE_KEY,
-        demo_campaign_path,
-    )
+    from calibrate.demo import DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
+    from calibrate.report.build import demo_report
 
     out.print(
         f"demo campaign: {demo_campaign_path()} (out-of-scale values: {DEMO_OUT_OF_SCALE}; slices by {DEMO_SLICE_KEY})"
     )
-    c = load(str(demo_campaign_path()), DEMO_OUT_OF_SCALE)
-    _report(c, Path(out_dir), by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,))
+    with progress() as bar:
+        docs, paths = demo_report(Path(out_dir), seed=seed, n_boot=n_boot, progress=bar)
+    _print_report(docs, paths)
 
 
 @click.group("export")

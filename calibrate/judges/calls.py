@@ -609,8 +609,15 @@ class AnthropicClient(_HTTPClient):
 ANTHROPIC_VERSION = "2023-06-01"
 
 
+#: provider -> the client that speaks its API (campaign.toml's providers are checked against
+#: judge_settings.PROVIDERS where they are read; a provider not here is refused, not sent to another API)
+CLIENTS: dict[str, type[_HTTPClient]] = {"openai": OpenAICompatibleClient, "anthropic": AnthropicClient}
+
+
 def _client_class(spec: ModelSpec) -> type[_HTTPClient]:
-    return AnthropicClient if spec.provider == "anthropic" else OpenAICompatibleClient
+    if spec.provider not in CLIENTS:
+        raise JudgeCallError(f"no client for provider {spec.provider!r}; expected one of {sorted(CLIENTS)}")
+    return CLIENTS[spec.provider]
 
 
 def endpoint_name(spec: ModelSpec) -> str:

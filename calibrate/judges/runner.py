@@ -99,21 +99,27 @@ def _adapter(spec: JudgeSpec):
     return _library_adapter(spec.library, spec.name)
 
 
+#: library -> (the module of its adapter, the library's name as messages say it); a library not here is
+#: refused (campaign.toml's judges are checked against these names where they are read)
+ADAPTERS = {
+    "deepeval": ("calibrate.judges.deepeval_adapter", "DeepEval"),
+    "ragas": ("calibrate.judges.ragas_adapter", "RAGAS"),
+}
+
+
 @functools.cache
 def _library_adapter(library: str, judge: str):
+    if library not in ADAPTERS:
+        raise JudgeSetupError(f"judge {judge}: no adapter for library {library!r}; expected one of {sorted(ADAPTERS)}")
+    module, name = ADAPTERS[library]
     try:
-        if library == "ragas":
-            from calibrate.judges import ragas_adapter as adapter
-        else:
-            from calibrate.judges import deepeval_adapter as adapter
+        adapter = importlib.import_module(module)
         adapter.library_version()
         if importlib.util.find_spec(library) is None:  # metadata left behind by an uninstalled package
             raise ImportError(library)
     except (ImportError, metadata.PackageNotFoundError):
-        names = {"ragas": "RAGAS", "deepeval": "DeepEval"}
         raise JudgeSetupError(
-            f"judge {judge} needs {names[library]}: pip install "
-            f"'calibrate-judges[{library}]' (or [judges], for both libraries)"
+            f"judge {judge} needs {name}: pip install 'calibrate-judges[{library}]' (or [judges], for both libraries)"
         ) from None
     return adapter
 
