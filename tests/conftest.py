@@ -19,6 +19,28 @@ import pytest
 IN_CI = os.environ.get("CI") == "true"
 
 
+#: the fixtures that start a real server or browser (in its own virtual environment): a test that uses one
+#: is marked ``server``, which `make check`'s quick loop leaves out (`make test` and CI run them all)
+SERVER_FIXTURES = {"label_studio", "mlflow_server", "phoenix_server", "local_qwen", "local_smollm", "chromedriver"}
+
+
+#: `make check` sets it: every property test tries at most this many examples (CI and `make test` try each
+#: test's own number)
+QUICK_EXAMPLES = int(os.environ.get("CALIBRATE_QUICK_EXAMPLES") or 0)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)  # what @settings gave the test
+        if QUICK_EXAMPLES and own is not None and own.max_examples > QUICK_EXAMPLES:
+            from hypothesis import settings
+
+            test._hypothesis_internal_use_settings = settings(own, max_examples=QUICK_EXAMPLES)
+
+
 @pytest.fixture(autouse=True)
 def forget_credentials_after_each_test():
     """What a test makes calibrate remember as a credential (a judge's key, a header's value, hypothesis's

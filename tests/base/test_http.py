@@ -263,6 +263,7 @@ LOCATIONS = (
 )
 
 
+@pytest.mark.slow  # 300 replies from a live stand-in: about 50 s
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     status=REPLY_STATUSES,
