@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calibrate.judges.logprobs import SCORE_TOKEN, SPLIT_TEN, weigh
+from tests.judges.test_deepeval_adapter_replies import reply as chat_completion
 
 DIGITS = [str(d) for d in range(11)]
 
@@ -17,20 +18,8 @@ DIGITS = [str(d) for d in range(11)]
 def reply(tokens: list[dict]) -> dict:
     """A chat completion whose content is its tokens' text."""
     content = "".join(t["token"] for t in tokens)
-    return {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "m",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content},
-                "logprobs": {"content": [{"logprob": 0.0, "bytes": None, "top_logprobs": [], **t} for t in tokens]},
-            }
-        ],
-    }
+    probs = {"content": [{"logprob": 0.0, "bytes": None, "top_logprobs": [], **t} for t in tokens]}
+    return chat_completion(content, probs)
 
 
 def alternatives(pairs) -> list[dict]:
