@@ -25,6 +25,7 @@ from calibrate.analysis.figures import estimate, from_interval, undefined
 from calibrate.analysis.verdicts import judge_verdict, metric_verdict
 from calibrate.base.errors import ParameterText
 from calibrate.base.manifest import build_manifest
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign, Metric
 from calibrate.campaign.reference import HumanReference, Pairing, computed_once, human_reference, judge_scores, pair
@@ -929,6 +930,7 @@ def _same_family_cases(campaign: Campaign, result: dict) -> list[str]:
     )
 
 
+@checked("confidence", "n_boot", "seed")
 def compute_stats(
     campaign: Campaign,
     *,
@@ -1008,6 +1010,7 @@ def compute_stats(
     )[0]
 
 
+@checked("confidence", "n_boot", "seed")
 def stats_and_recommendations(
     campaign: Campaign,
     *,
@@ -1191,6 +1194,7 @@ def _slice_runs(
 
 
 # --------------------------------------------------------------------------- recommendations
+@checked("confidence", "n_boot", "seed")
 def recommend_thresholds(
     campaign: Campaign,
     *,
@@ -1283,6 +1287,7 @@ def recommended_threshold(
 
 
 @computed_once()
+@checked("n_boot", "seed")
 def thresholds(
     campaign: Campaign,
     *,

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import once_per_command
@@ -53,6 +54,7 @@ def _entry(agreement: Agreement) -> dict[str, Any]:
     return figure | {"n_items": agreement.n_items}
 
 
+@checked("confidence", "n_boot", "seed")
 def annotator_agreement(
     campaign: Campaign, metric: str, *, n_boot: int = N_BOOT, seed: int = 0, confidence: float = 0.95
 ) -> Result:

@@ -20,6 +20,7 @@ import numpy as np
 from scipy import stats
 
 from calibrate.base.errors import ParameterText
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import human_reference, judge_scores, pair
@@ -64,6 +65,7 @@ def _welch(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
     }
 
 
+@checked("confidence")
 def bias_probes(
     campaign: Campaign, *, metric: str, judges: list[str] | None = None, by: str | None = None, confidence: float = 0.95
 ) -> Result:

@@ -27,6 +27,7 @@ from calibrate.analysis.agreement import MIN_TRUSTED_LABELS
 from calibrate.base.documents import DocumentError, Schema, read_json, short
 from calibrate.base.errors import Problem
 from calibrate.base.files import replacing
+from calibrate.base.params import checked
 from calibrate.base.results import FRAME_COLUMNS, Result, typed
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import computed_once, judge_scores, pair
@@ -265,6 +266,7 @@ def _quality_frame(document: dict[str, Any]) -> pd.DataFrame:
     return typed(pd.DataFrame(rows, columns=list(FRAME_COLUMNS)))
 
 
+@checked("seed")
 def fit_calibration(
     campaign: Campaign,
     *,

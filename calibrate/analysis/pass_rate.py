@@ -30,6 +30,7 @@ import numpy as np
 from calibrate.analysis.figures import estimate, undefined
 from calibrate.base.errors import ParameterText
 from calibrate.base.manifest import build_manifest
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import computed_once, pair
@@ -226,6 +227,7 @@ def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strat
 
 
 @computed_once()
+@checked("confidence")
 def estimate_pass_rate(
     campaign: Campaign, *, metric: str, judge: str, by: str | None = None, confidence: float = 0.95, n_strata: int = 5
 ) -> Result:

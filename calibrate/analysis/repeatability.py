@@ -22,6 +22,7 @@ import numpy as np
 from calibrate.analysis.agreement import default_rule, recommend_thresholds
 from calibrate.analysis.figures import estimate, from_interval, undefined
 from calibrate.base.manifest import build_manifest
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.stats import N_BOOT
@@ -115,6 +116,7 @@ def _other_runs(ratings, judges: list[str] | None) -> str:
     )
 
 
+@checked("confidence", "n_boot", "seed")
 def repeatability(
     campaign: Campaign,
     *,

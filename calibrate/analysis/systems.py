@@ -31,6 +31,7 @@ from calibrate.analysis.figures import estimate, undefined
 from calibrate.analysis.pass_rate import ppi_mean
 from calibrate.base.errors import ParameterText
 from calibrate.base.manifest import build_manifest
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import computed_once, pair
@@ -205,6 +206,7 @@ def _holm(p_values: list[float | None]) -> list[float | None]:
 
 
 @computed_once()
+@checked("confidence")
 def compare_systems(
     campaign: Campaign,
     *,

@@ -14,6 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import human_reference, judge_scores, pair
@@ -125,6 +126,7 @@ def judge_matrix(
     )
 
 
+@checked("confidence")
 def compare_judges(
     campaign: Campaign,
     *,

@@ -29,6 +29,7 @@ from scipy import stats
 
 from calibrate.base.files import writes_campaign
 from calibrate.base.names import inside, path_component
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.stats.thresholds import DEEPEVAL_DEFAULT_THRESHOLD
@@ -98,6 +99,7 @@ def _verdict(expected: str | None, change: dict[str, Any], n_changed: int) -> st
 
 
 @writes_campaign("calibrate probe")
+@checked("seed")
 def run_probe(
     campaign: Campaign,
     *,

@@ -11,6 +11,7 @@ from typing import Any
 from calibrate.analysis.agreement import ProgressCallback, stats_and_recommendations
 from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.versus import judge_matrix
+from calibrate.base.params import checked
 from calibrate.campaign import Campaign, load_campaign
 from calibrate.campaign.reference import computed_once, judge_scores
 from calibrate.demo import DEMO_AUDIT, DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_campaign_path
@@ -32,6 +33,7 @@ def _rated(campaign: Campaign, metric: str, judge: str) -> bool:
 
 
 @computed_once()
+@checked("n_boot", "seed")
 def report_documents(
     campaign: Campaign,
     *,
@@ -185,6 +187,7 @@ def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tup
     return documents, write_documents(documents, out_dir)
 
 
+@checked("n_boot", "seed")
 def demo_report(
     out_dir: str | Path = "calibrate-demo",
     *,

@@ -25,6 +25,7 @@ from typing import Any
 
 from calibrate.base.documents import Schema
 from calibrate.base.http import path_segment
+from calibrate.base.params import checked
 from calibrate.base.results import Result, single_row
 from calibrate.campaign import Campaign
 from calibrate.imports.mlflow_traces import MlflowClient, MlflowError
@@ -134,6 +135,7 @@ def _artifact_url(artifact_uri: str, name: str) -> str | None:
     )
 
 
+@checked("n_boot", "seed")
 def export_to_mlflow(
     campaign: Campaign,
     tracking_uri: str,

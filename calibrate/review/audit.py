@@ -44,6 +44,7 @@ from calibrate.analysis.figures import estimate, from_interval, undefined
 from calibrate.analysis.verdicts import chance_level
 from calibrate.base.errors import NO_VALUE, ParameterText, StoreError
 from calibrate.base.manifest import build_manifest
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import JudgeScores, find_judge, human_reference, pair
@@ -102,6 +103,7 @@ def _text(case: dict | None) -> dict[str, str]:
     }
 
 
+@checked("confidence", "n_boot", "seed")
 def audit_judges(
     campaign: Campaign,
     *,

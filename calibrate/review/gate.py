@@ -41,6 +41,7 @@ from calibrate.analysis.agreement import ProgressCallback, Rule, compute_stats, 
 from calibrate.analysis.verdicts import chance_level, zero_ceiling_text
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.manifest import build_manifest
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import computed_once, judge_scores
@@ -333,6 +334,7 @@ def gate_scope(
 
 
 @computed_once()
+@checked("confidence", "n_boot", "seed")
 def run_gate(
     campaign: Campaign,
     rules: GateRules,

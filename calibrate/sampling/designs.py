@@ -40,6 +40,7 @@ from calibrate.base.documents import validate
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.files import write_all, writes_campaign
 from calibrate.base.names import inside, name_key, path_component
+from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import SAMPLES_FOLDER, Campaign
 from calibrate.campaign.own_files import SampleDesign, read_case_ids
@@ -245,6 +246,7 @@ def _closest_share(distance: np.ndarray, share: float) -> np.ndarray:
 
 
 @computed_once()
+@checked("seed")
 def draw_sample(
     campaign: Campaign,
     n: int,

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.params import checked
 from calibrate.base.results import Result, records_frame
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import computed_once, human_reference, judge_scores, pair
@@ -246,6 +247,7 @@ def _weighted_var(values: np.ndarray, weights: np.ndarray) -> float:
 
 
 @computed_once()
+@checked("confidence")
 def plan_labels(
     campaign: Campaign,
     *,
