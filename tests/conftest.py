@@ -209,7 +209,7 @@ def local_model(tmp_path_factory, model_file: str, alias: str):
     """A real judge model (tests/servers/local_model_server.py) served by xllamacpp on 127.0.0.1 for the session."""
     from functools import partial
 
-    from tests import local_model_server as local
+    from tests.servers import local_model_server as local
 
     model = getattr(local, model_file)
     need(model.is_file(), f"the local judge model {model.name} ({model}; run scripts/install-local-model.sh)")
