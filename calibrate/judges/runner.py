@@ -437,12 +437,14 @@ def export_ratings(
     keys: dict[tuple, str] = {}
     kept: set[str] = set()
     repeated = set()
-    manifests = [text for _, _, text in store.run_manifests()]
+    # the modes a run did not just give: from the stored manifests, read only when some judge needs them
+    unknown = [s for name, s in campaign.judges.items() if counts.get(name) and name not in (modes or {})]
+    known = (_expected_modes(unknown, store) if unknown else {}) | (modes or {})
     for name, spec in sorted(campaign.judges.items()):
         if not counts.get(name):
             continue
         try:
-            mode = (modes or {}).get(name) or expected_mode(spec.model, manifests)
+            mode = known[name]
             keys |= {
                 (name, t.spec.into, t.case_id, t.repeat): t.key for t in _keyed(campaign, spec, counts[name], mode)
             }
