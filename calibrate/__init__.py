@@ -58,11 +58,11 @@ _EXPORTS = {
     "run_probe": ("calibrate.judges.probes", "run_probe"),  # calibrate probe
     # judges against humans
     "compute_stats": ("calibrate.analysis.agreement", "compute_stats"),  # calibrate stats
-    "thresholds": ("calibrate.analysis.agreement", "thresholds"),  # calibrate thresholds
-    "recommend_thresholds": ("calibrate.analysis.agreement", "recommend_thresholds"),
+    "thresholds": ("calibrate.analysis.recommendations", "thresholds"),  # calibrate thresholds
+    "recommend_thresholds": ("calibrate.analysis.recommendations", "recommend_thresholds"),
     "stats_and_recommendations": ("calibrate.analysis.agreement", "stats_and_recommendations"),
-    "Rule": ("calibrate.analysis.agreement", "Rule"),
-    "default_rule": ("calibrate.analysis.agreement", "default_rule"),
+    "Rule": ("calibrate.analysis.rules", "Rule"),
+    "default_rule": ("calibrate.analysis.rules", "default_rule"),
     "annotator_agreement": ("calibrate.analysis.annotators", "annotator_agreement"),
     "repeatability": ("calibrate.analysis.repeatability", "repeatability"),  # calibrate repeatability
     "estimate_pass_rate": ("calibrate.analysis.pass_rate", "estimate_pass_rate"),  # calibrate pass-rate

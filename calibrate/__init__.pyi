@@ -36,11 +36,11 @@ from calibrate.judges.runner import run_judges as run_judges
 from calibrate.judges.store import clear_judge_cache as clear_judge_cache
 from calibrate.judges.probes import run_probe as run_probe
 from calibrate.analysis.agreement import compute_stats as compute_stats
-from calibrate.analysis.agreement import thresholds as thresholds
-from calibrate.analysis.agreement import recommend_thresholds as recommend_thresholds
+from calibrate.analysis.recommendations import thresholds as thresholds
+from calibrate.analysis.recommendations import recommend_thresholds as recommend_thresholds
 from calibrate.analysis.agreement import stats_and_recommendations as stats_and_recommendations
-from calibrate.analysis.agreement import Rule as Rule
-from calibrate.analysis.agreement import default_rule as default_rule
+from calibrate.analysis.rules import Rule as Rule
+from calibrate.analysis.rules import default_rule as default_rule
 from calibrate.analysis.annotators import annotator_agreement as annotator_agreement
 from calibrate.analysis.repeatability import repeatability as repeatability
 from calibrate.analysis.pass_rate import estimate_pass_rate as estimate_pass_rate

@@ -119,7 +119,7 @@ The same statistics per question type show where a judge is weaker.""",
     (
         "code",
         """import tempfile
-from calibrate.analysis.agreement import default_rule
+from calibrate.analysis.rules import default_rule
 
 out = tempfile.mkdtemp()
 recs = calibrate.recommend_thresholds(campaign, metric="relevance",

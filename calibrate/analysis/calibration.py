@@ -23,7 +23,7 @@ from pydantic import ConfigDict, Field, FiniteFloat
 from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold
 
-from calibrate.analysis.agreement import MIN_TRUSTED_LABELS
+from calibrate.analysis.metric_warnings import MIN_TRUSTED_LABELS
 from calibrate.base.documents import DocumentError, Schema, read_json, short
 from calibrate.base.errors import Problem
 from calibrate.base.files import replacing

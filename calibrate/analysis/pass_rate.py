@@ -261,7 +261,7 @@ def estimate_pass_rate(
     >>> doc["overall"]["n_unlabelled"], round(doc["overall"]["humans_only"]["estimate"], 3)
     (0, 0.268)
     """
-    from calibrate.analysis.agreement import recommended_threshold
+    from calibrate.analysis.recommendations import recommended_threshold
 
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")

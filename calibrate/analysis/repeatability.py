@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from calibrate.analysis.agreement import default_rule, recommend_thresholds
 from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.analysis.recommendations import recommend_thresholds
+from calibrate.analysis.rules import default_rule
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
 from calibrate.base.results import Result

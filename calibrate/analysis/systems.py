@@ -295,7 +295,7 @@ def compare_systems(
     passes = joined.passes
     oriented_l = scores.sign * joined.score
     oriented_u = scores.sign * scores.values[unl]
-    from calibrate.analysis.agreement import recommended_threshold
+    from calibrate.analysis.recommendations import recommended_threshold
 
     threshold = recommended_threshold(campaign, metric, scores.name)
     judge_passes = np.r_[oriented_l, oriented_u] >= scores.sign * threshold if threshold is not None else None

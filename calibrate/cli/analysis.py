@@ -184,13 +184,13 @@ def print_stats(metric: dict, manifest: dict) -> None:
 @json_option
 def stats(campaign, metrics, judges, by, seed, n_boot, confidence, current, out_of_scale, as_json) -> None:
     """Agreement of every judge with the human reference, with confidence intervals."""
-    from calibrate.analysis import agreement as analysis
+    from calibrate.analysis.agreement import compute_stats
 
     c = load(campaign, out_of_scale)
     try:
         with progress() as bar:
             # the terminal tables show no curve: only the JSON document carries it
-            doc = analysis.compute_stats(
+            doc = compute_stats(
                 c,
                 metrics=list(metrics) or None,
                 judges=check_judges(c, judges),
@@ -307,7 +307,7 @@ def thresholds(
 ) -> None:
     """Recommend a pass threshold per metric and judge: under each metric's rule in campaign.toml, or
     under the rule given (a false-pass ceiling, or costs)."""
-    from calibrate.analysis import agreement as analysis
+    from calibrate.analysis import recommendations, rules
 
     rule = None
     if max_false_pass is not None and (cost_false_pass is not None or cost_false_fail is not None):
@@ -315,13 +315,13 @@ def thresholds(
     if max_false_pass is not None:
         if prevalence is not None:
             fail("--prevalence goes with the cost rule")
-        rule = analysis.Rule("constraint", max_false_pass=max_false_pass, confidence=confidence)
+        rule = rules.Rule("constraint", max_false_pass=max_false_pass, confidence=confidence)
     elif cost_false_pass is not None or cost_false_fail is not None:
         if None in (cost_false_pass, cost_false_fail):
             fail("the cost rule needs both --cost-false-pass and --cost-false-fail")
         if confidence is not None:
             fail("--confidence goes with --max-false-pass")
-        rule = analysis.Rule(
+        rule = rules.Rule(
             "cost", cost_false_pass=cost_false_pass, cost_false_fail=cost_false_fail, prevalence=prevalence
         )
     elif confidence is not None or prevalence is not None:
@@ -329,7 +329,7 @@ def thresholds(
     c = load(campaign, out_of_scale)
     try:
         with progress() as bar:
-            doc = analysis.thresholds(
+            doc = recommendations.thresholds(
                 c,
                 metrics=list(metrics) or None,
                 rule=rule,

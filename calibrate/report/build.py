@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from calibrate.analysis.agreement import ProgressCallback, stats_and_recommendations
+from calibrate.analysis.agreement import stats_and_recommendations
 from calibrate.analysis.calibration import calibration_maps
+from calibrate.analysis.metric_comparisons import ProgressCallback
 from calibrate.analysis.versus import judge_matrix
 from calibrate.base.params import checked
 from calibrate.campaign import Campaign, load_campaign

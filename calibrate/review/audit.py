@@ -39,8 +39,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from calibrate.analysis.agreement import MIN_TRUSTED_LABELS, JudgeRun, ProgressCallback, bootstrap_runs, default_rule
 from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.analysis.judge_comparison import JudgeComparison
+from calibrate.analysis.judge_figures import judge_result
+from calibrate.analysis.metric_comparisons import ProgressCallback, bootstrap_runs
+from calibrate.analysis.metric_warnings import MIN_TRUSTED_LABELS
+from calibrate.analysis.rules import default_rule
 from calibrate.analysis.verdicts import chance_level
 from calibrate.base.errors import NO_VALUE, ParameterText, StoreError
 from calibrate.base.manifest import build_manifest
@@ -86,7 +90,7 @@ STATISTIC_SPANS = {
 TEXT_CHARS = 300
 
 
-def _verdicts(run: JudgeRun) -> np.ndarray | None:
+def _verdicts(run: JudgeComparison) -> np.ndarray | None:
     index = run.rule_index
     if index == NO_THRESHOLD or index >= run.paired.m:
         return None
@@ -193,10 +197,6 @@ def audit_judges(
     ref = human_reference(campaign, metric)
     universe = np.intersect1d(np.intersect1d(ref.case_ids, old_scores.case_ids), new_scores.case_ids)
     design = design_weights(campaign, universe)
-    runs = [
-        JudgeRun(pair(campaign, metric, j, reference=ref, universe=universe, design=design), rule)
-        for j in (old_scores, new_scores)
-    ]
     doc: dict[str, Any] = {
         "campaign": campaign.name,
         "metric": metric,
@@ -213,8 +213,12 @@ def audit_judges(
             "reason": f"{universe.size} labelled case(s) rated by both judges: nothing to compare",
         }
         return Result(doc)
+    runs = [
+        JudgeComparison(pair(campaign, metric, j, reference=ref, universe=universe, design=design), rule)
+        for j in (old_scores, new_scores)
+    ]
     bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=f"{metric}: {old} vs {new}")
-    results = [r.result(confidence, seed, 0, full=False) for r in runs]
+    results = [judge_result(r, confidence, seed, 0, full=False) for r in runs]
     for key, result in zip(("old", "new"), results):
         doc[key] = {
             k: result[k]
@@ -289,7 +293,7 @@ def _earlier_text(campaign: Campaign, metric: str, found: Found) -> str:
 
 
 def _changes(
-    runs: list[JudgeRun], results: list[dict], seed: int, confidence: float
+    runs: list[JudgeComparison], results: list[dict], seed: int, confidence: float
 ) -> tuple[dict[str, Any], dict[str, tuple]]:
     """Every statistic's change with its paired interval; and, for each that has one, what the interval
     was made from (the change, its bootstrap replicates and jackknife values), for :func:`_others`."""
@@ -467,7 +471,7 @@ def _decide(change: dict | None, statistic: str, margin: float, n: int) -> dict[
     }
 
 
-def _worth(decision: dict[str, Any], new: JudgeRun, seed: int, confidence: float) -> dict[str, Any]:
+def _worth(decision: dict[str, Any], new: JudgeComparison, seed: int, confidence: float) -> dict[str, Any]:
     """A non-inferior decision, kept only when the new judge separates human passes from fails better
     than chance (the gate's test): otherwise *not better than chance*, exit code 1."""
     passes = new.human >= new.ref.metric.human_pass
@@ -489,7 +493,7 @@ def _worth(decision: dict[str, Any], new: JudgeRun, seed: int, confidence: float
     }
 
 
-def _flips(runs: list[JudgeRun], ref, campaign: Campaign, n_listed: int) -> tuple[dict, dict]:
+def _flips(runs: list[JudgeComparison], ref, campaign: Campaign, n_listed: int) -> tuple[dict, dict]:
     from statsmodels.stats.contingency_tables import mcnemar
 
     old, new = runs
@@ -547,7 +551,7 @@ def _flips(runs: list[JudgeRun], ref, campaign: Campaign, n_listed: int) -> tupl
     return mc, flips
 
 
-def _drift(runs: list[JudgeRun], old_scores: JudgeScores, new_scores: JudgeScores) -> dict[str, Any]:
+def _drift(runs: list[JudgeComparison], old_scores: JudgeScores, new_scores: JudgeScores) -> dict[str, Any]:
     """How the scores moved on every case both judges scored, and the re-mapped thresholds."""
     old_run, new_run = runs
     both, i_old, i_new = np.intersect1d(old_scores.case_ids, new_scores.case_ids, return_indices=True)

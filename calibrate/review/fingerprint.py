@@ -423,7 +423,8 @@ def fingerprint_judge(
         if threshold is not None and not math.isfinite(threshold):
             raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
         if threshold is None:
-            from calibrate.analysis.agreement import default_rule, recommended_threshold
+            from calibrate.analysis.recommendations import recommended_threshold
+            from calibrate.analysis.rules import default_rule
 
             threshold = recommended_threshold(campaign, metric, judge)
             source = "recommended under the metric's rule"

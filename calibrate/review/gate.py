@@ -37,7 +37,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from calibrate.analysis.agreement import ProgressCallback, Rule, compute_stats, recommend_thresholds
+from calibrate.analysis.agreement import compute_stats
+from calibrate.analysis.metric_comparisons import ProgressCallback
+from calibrate.analysis.recommendations import recommend_thresholds
+from calibrate.analysis.rules import Rule
 from calibrate.analysis.verdicts import chance_level, zero_ceiling_text
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.manifest import build_manifest

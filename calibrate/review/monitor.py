@@ -397,7 +397,7 @@ def monitor_judge(
     base_passes = np.array([label_of[c] for c in base_ids], dtype=bool)
     source = "given"
     if threshold is None:
-        from calibrate.analysis.agreement import recommended_threshold
+        from calibrate.analysis.recommendations import recommended_threshold
 
         if not base_ids:
             raise NotWatchable(

@@ -437,7 +437,8 @@ def _draw(
 
 
 def recommended_threshold(campaign: Campaign, metric: str, judge: str) -> float:
-    from calibrate.analysis.agreement import default_rule, recommended_threshold
+    from calibrate.analysis.recommendations import recommended_threshold
+    from calibrate.analysis.rules import default_rule
 
     found = recommended_threshold(campaign, metric, judge)
     if found is None:

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: No plan asks for fewer labels: large-sample formulas do not hold below, and calibrate calls every
-#: figure on fewer than 50 labels untrustworthy (``calibrate.analysis.agreement.MIN_TRUSTED_LABELS``).
+#: figure on fewer than 50 labels untrustworthy (``calibrate.analysis.metric_warnings.MIN_TRUSTED_LABELS``).
 MIN_PLANNED_LABELS = 50
 #: No plan asks for more labels: a width needing more is refused (a billion labels is beyond any
 #: labelling effort, and counts this large are no longer exact in floating point)

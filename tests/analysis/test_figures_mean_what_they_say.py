@@ -40,8 +40,8 @@ def test_seven_perfect_cases_give_no_interval_rather_than_a_zero_width_one():
 
 def test_one_number_of_resamples_for_every_command():
     from calibrate.analysis.agreement import compute_stats as stats
-    from calibrate.analysis.agreement import recommend_thresholds
     from calibrate.analysis.annotators import annotator_agreement
+    from calibrate.analysis.recommendations import recommend_thresholds
     from calibrate.analysis.repeatability import repeatability
     from calibrate.review.audit import audit_judges
     from calibrate.review.gate import run_gate

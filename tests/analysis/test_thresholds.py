@@ -42,7 +42,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from calibrate import Campaign, compute_stats, recommend_thresholds  # noqa: E402
-from calibrate.analysis.agreement import default_rule  # noqa: E402
+from calibrate.analysis.rules import default_rule  # noqa: E402
 from calibrate.stats.intervals import clopper_pearson_upper  # noqa: E402
 from tests.conftest import write_campaign  # noqa: E402
 

@@ -12,7 +12,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calibrate.analysis.agreement import thresholds
+from calibrate.analysis.recommendations import thresholds
 from calibrate.campaign import Campaign
 
 

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calibrate.analysis.agreement import compute_stats, thresholds
+from calibrate.analysis.agreement import compute_stats
+from calibrate.analysis.recommendations import thresholds
 from calibrate.analysis.verdicts import (
     DEFENSIBLE,
     NEEDS_LABELS,

@@ -4,7 +4,7 @@ recommendations, which equal what the separate functions give."""
 import json
 
 import calibrate
-from calibrate.analysis import agreement
+from calibrate.analysis import agreement, recommendations, rules
 
 
 def test_the_report_bootstraps_each_metric_once_and_matches_the_separate_functions(monkeypatch, tmp_path):
@@ -17,10 +17,11 @@ def test_the_report_bootstraps_each_metric_once_and_matches_the_separate_functio
         return original(runs, design, **kwargs)
 
     monkeypatch.setattr(agreement, "bootstrap_runs", counted)
+    monkeypatch.setattr(recommendations, "bootstrap_runs", counted)
     documents, paths = calibrate.build_report(campaign, tmp_path / "out", n_boot=200, seed=3)
     assert calls == ["relevance"]  # stats and recommendations from the same resamples
-    separate = agreement.recommend_thresholds(
-        campaign, metric="relevance", n_boot=200, seed=3, rule=agreement.default_rule(campaign.metrics["relevance"])
+    separate = recommendations.recommend_thresholds(
+        campaign, metric="relevance", n_boot=200, seed=3, rule=rules.default_rule(campaign.metrics["relevance"])
     )
     assert json.dumps(documents["recommendations"]) == json.dumps(separate["recommendations"])
     stats = agreement.compute_stats(campaign, n_boot=200, seed=3)

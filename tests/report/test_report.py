@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from calibrate import compute_stats, load_campaign, recommend_thresholds, write_report
-from calibrate.analysis.agreement import default_rule
 from calibrate.analysis.calibration import calibration_maps
+from calibrate.analysis.rules import default_rule
 from calibrate.analysis.versus import judge_matrix
 from calibrate.review.audit import audit_judges
 from tests.conftest import BINARY_TOML, write_campaign

@@ -35,7 +35,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calibrate.analysis.agreement import Rule, default_rule, recommend_thresholds
+from calibrate.analysis.recommendations import recommend_thresholds
+from calibrate.analysis.rules import Rule, default_rule
 from calibrate.analysis.verdicts import DEFENSIBLE, NEEDS_LABELS, NOT_DEFENSIBLE, STRICTER
 from calibrate.campaign import Campaign
 from calibrate.review.audit import STATISTIC_SPANS, audit_judges

@@ -1,0 +1,320 @@
+"""A judge's entry in the statistics document, from its :class:`~calibrate.analysis.judge_comparison.JudgeComparison`:
+each statistic with its interval (or the reason it has none) and the one-sided bounds a gate decides on;
+its curve, bottom decile and worst misses come from :mod:`calibrate.analysis.judge_cases`.
+
+Point estimates are computed by the reference libraries (scipy, scikit-learn, krippendorff) and
+checked against the engine's full-sample figures, whose bootstrap and jackknife give the intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.analysis.judge_cases import bottom_decile, curve, worst_misses
+from calibrate.analysis.judge_comparison import JudgeComparison, TooFewCases
+from calibrate.campaign.reference import Pairing
+from calibrate.campaign.weights import kish_effective_n
+from calibrate.stats import library
+from calibrate.stats.bootstrap import bca_interval
+from calibrate.stats.intervals import (
+    bonett_wright_se,
+    clopper_pearson_upper,
+    fieller_kendall_se,
+    fisher_z_interval,
+)
+from calibrate.stats.thresholds import NO_THRESHOLD
+
+__all__ = ["SMALL_N", "judge_entry", "judge_result", "too_few_result", "undefined_reason"]
+
+#: Below this many cases, rank correlations take Fisher's z interval instead of BCa (README table).
+SMALL_N = 50
+#: The statistics every judge entry has, defined or not.
+STATISTICS = (
+    "spearman",
+    "kendall",
+    "kappa",
+    "kappa_quadratic",
+    "alpha",
+    "pass_kappa",
+    "auc",
+    "accuracy",
+    "balanced_accuracy",
+)
+
+
+# ------------------------------------------------------------------------------ the judge entry
+def judge_header(pairing: Pairing) -> dict[str, Any]:
+    """What a judge's entry says of the judge and its cases, whether its figures are defined or not."""
+    judge, rater = pairing.judge, pairing.judge.rater
+    n_human_pass = int(pairing.passes.sum())
+    out: dict[str, Any] = {
+        "judge": judge.name,
+        "rater": rater.name,
+        "run_id": judge.run_id or None,
+        "family": rater.family,
+        "model": rater.model,
+        "higher_is_better": rater.higher_is_better,
+        "pass_rule": "score >= threshold" if rater.higher_is_better else "score <= threshold",
+        "n": pairing.n,
+        "n_ratings": int(judge.case_ids.size + len(judge.errors)),
+        "n_errors": len(judge.errors),
+        "n_without_reference": pairing.n_unreferenced,
+        "n_human_pass": n_human_pass,
+    }
+    if pairing.weights is not None:
+        out["weighted"] = True
+        out["effective_n"] = kish_effective_n(pairing.weights)
+    out["n_human_fail"] = pairing.n - n_human_pass
+    return out
+
+
+def too_few_result(judge: TooFewCases) -> dict[str, Any]:
+    """The entry of a judge rated with the humans on fewer than two cases: every statistic undefined."""
+    out = judge_header(judge.pairing)
+    for key in STATISTICS:
+        out[key] = undefined(judge.reason)
+    out["curve"] = []
+    return out
+
+
+def judge_result(
+    c: JudgeComparison, confidence: float, seed: int, n_listed: int, full: bool = True, curves: bool = True
+) -> dict[str, Any]:
+    """A judge's entry: every statistic with its interval, the pass threshold, the gate's bounds, and
+    (``full``) its curve (``curves``), its bottom decile and its worst misses (``n_listed`` cases each)."""
+    out = judge_header(c.pairing)
+    figures = Resampled.of(c, seed, confidence)
+    for key, min_n, standard_error, name in (
+        ("spearman", 4, lambda r: bonett_wright_se(r, c.effective_n), "Bonett-Wright"),
+        ("kendall", 5, lambda r: fieller_kendall_se(c.effective_n), "Fieller"),
+    ):
+        out[key] = rank_correlation(c, figures, key, min_n, standard_error, name)
+    for key in ("kappa", "kappa_quadratic", "alpha", "auc"):
+        out[key] = figures.bca(key) if key in figures.full else undefined(undefined_reason(c, key))
+    out |= pass_figures(c, figures)
+    out["pass_threshold"] = {"threshold": c.threshold_value(c.rule_index), "rule": c.rule.to_dict()}
+    out["pass_kappa"] = {
+        **out["pass_kappa"],
+        "threshold": out["pass_threshold"]["threshold"],
+        "rule": c.rule.describe(),
+    }
+    add_gate_bounds(c, out, confidence, seed)
+    if full:
+        if curves:
+            out["curve"] = curve(c, confidence)
+        out["bottom_decile"] = bottom_decile(c, confidence, n_listed)
+        out["worst_misses"] = worst_misses(c, n_listed)
+    return out
+
+
+def judge_entry(
+    judge: JudgeComparison | TooFewCases,
+    confidence: float,
+    seed: int,
+    n_listed: int,
+    full: bool = True,
+    curves: bool = True,
+) -> dict[str, Any]:
+    """A judge's entry (:func:`judge_result`), or :func:`too_few_result` for a judge without figures."""
+    if isinstance(judge, TooFewCases):
+        return too_few_result(judge)
+    return judge_result(judge, confidence, seed, n_listed, full=full, curves=curves)
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """A comparison's statistics on the full sample, on its bootstrap resamples and on its jackknife,
+    and the reference libraries' point estimates (checked against the full sample's): what every BCa
+    figure of its entry reads."""
+
+    comparison: JudgeComparison
+    confidence: float
+    full: dict[str, np.ndarray]
+    boot: dict[str, np.ndarray]
+    jack: dict[str, np.ndarray]
+    jack_weights: np.ndarray
+    reference: dict[str, float]
+
+    @classmethod
+    def of(cls, c: JudgeComparison, seed: int, confidence: float) -> Resampled:
+        full = c.statistics(c.paired.full)
+        boot = {k: np.concatenate(v) for k, v in c.replicates.items()}
+        jack_summary, jack_weights = c.paired.jackknife(seed=seed, tables=c.on_scale)
+        jack = c.statistics(jack_summary)
+        reference = library.point_estimates(
+            c.human,
+            c.score,
+            c.ref.metric,
+            c.on_scale,
+            c.threshold_value(c.rule_index) if c.rule_index != NO_THRESHOLD else None,
+            c.judge.sign,
+            weights=c.weights,
+        )
+        library.check_engine(reference, {k: float(v[0]) for k, v in full.items()}, c.judge.name)
+        return cls(c, confidence, full, boot, jack, jack_weights, reference)
+
+    def value(self, key: str) -> float:
+        """The statistic's point estimate: the reference library's, else the engine's."""
+        return self.reference.get(key, float(self.full[key][0]))
+
+    def bca(self, key: str) -> dict[str, Any]:
+        """The statistic with its BCa interval, or the reason it is undefined or has no interval."""
+        value = self.value(key)
+        if not np.isfinite(value):
+            return undefined(undefined_reason(self.comparison, key))
+        figure = from_interval(
+            value,
+            bca_interval(
+                float(self.full[key][0]),
+                self.boot.get(key, np.empty(0)),
+                self.jack[key],
+                self.jack_weights,
+                confidence=self.confidence,
+            ),
+        )
+        if figure["ci_low"] is not None and figure["ci_low"] == figure["ci_high"]:
+            # every resample gave the same value (agreement on every case, say): that is no interval
+            return estimate(
+                value,
+                None,
+                None,
+                figure["ci_method"],
+                f"every resample of the {self.comparison.n} cases gives {value:.3g}: the bootstrap cannot "
+                "estimate an interval here (the gate reads a bound that holds: lower_bound)",
+            )
+        return figure
+
+
+def rank_correlation(
+    c: JudgeComparison, figures: Resampled, key: str, min_n: int, standard_error: Callable[[float], float], name: str
+) -> dict[str, Any]:
+    """Spearman's rho or Kendall's tau-b: BCa from :data:`SMALL_N` cases, Fisher's z below (README, "How
+    the intervals were chosen"), weighted cases counted at their Kish effective size there."""
+    value, n_eff = figures.value(key), c.effective_n
+    if not np.isfinite(value):
+        return undefined(undefined_reason(c, key))
+    if c.n >= SMALL_N:
+        return figures.bca(key)
+    if n_eff < min_n:
+        return estimate(value, None, None, "Fisher z", f"too few cases ({n_eff:.3g}) for an interval")
+    if abs(value) >= 1 - 1e-12:
+        return estimate(
+            value,
+            None,
+            None,
+            "Fisher z",
+            f"a perfect rank agreement on {c.n} cases: Fisher's z is infinite, so no interval",
+        )
+    low, high = fisher_z_interval(value, standard_error(value), confidence=figures.confidence)
+    return estimate(
+        value, low, high, f"Fisher z, {name} SE" + (", Kish effective size" if c.weights is not None else "")
+    )
+
+
+def pass_figures(c: JudgeComparison, figures: Resampled) -> dict[str, Any]:
+    """Pass/fail kappa, balanced accuracy and accuracy at the rule's threshold; undefined without one."""
+    if not c.has_threshold:
+        reason = (
+            f"no pass threshold: the judge is not on the metric's scale and {c.rule.describe()}"
+            if c.rule.kind == "default"
+            else f"the metric's rule ({c.rule.describe()}) found no threshold short of failing every case"
+        )
+        none = undefined(reason)
+        return {"pass_kappa": none, "balanced_accuracy": none, "accuracy": none}
+    return {
+        "pass_kappa": figures.bca("pass_kappa"),
+        "balanced_accuracy": figures.bca("balanced_accuracy"),
+        "accuracy": c.accuracy_at(c.rule_index, figures.confidence),
+    }
+
+
+def undefined_reason(c: JudgeComparison, key: str) -> str:
+    """Why the statistic ``key`` of a comparison has no value."""
+    metric, rater = c.ref.metric, c.judge.rater
+    if key in ("kappa", "kappa_quadratic", "alpha"):
+        if key == "kappa_quadratic" and metric.scale != "ordinal":
+            return "quadratic weighting applies to ordinal scales only"
+        if key != "alpha" and metric.scale == "continuous":
+            return "kappa needs categories; this metric's human scale is continuous (see alpha)"
+        if not rater.higher_is_better:
+            return "the judge's scores run opposite to the human scale (higher_is_better = false)"
+        if not c.on_scale:
+            if metric.scale == "continuous":
+                return (
+                    "the judge is not declared to rate on the metric's scale (set on_metric_scale = true for the rater)"
+                )
+            return f"the judge's scores do not all lie on the metric's scale ({metric.scale_text()})"
+        return "undefined: both raters put every case in the same category"
+    if key == "auc":
+        return "every case has the same human verdict (all pass or all fail): AUC needs both"
+    if key in ("spearman", "kendall"):
+        return "constant scores: the judge or the human reference gives every case the same value"
+    return "undefined on this sample"
+
+
+# ------------------------------------------------------------------------------ the gate's bounds
+def add_gate_bounds(c: JudgeComparison, out: dict[str, Any], confidence: float, seed: int) -> None:
+    """Add the one-sided bounds a gate decides on, which keep their level at small n (README, "The
+    CI gate"): ``lower_bound`` of Spearman's rho (:func:`add_rho_bound`) and of kappa and pass/fail kappa
+    (:func:`add_kappa_bound`), and ``chance_p``, the one-sided Mann-Whitney p-value of the AUC against
+    0.5 (by permutation while the smaller class has fewer than 20 cases; unweighted)."""
+    level = (1 + confidence) / 2
+    add_rho_bound(c, out["spearman"], level)
+    categories = {"kappa": (c.human, c.score)}
+    if c.has_threshold:
+        categories["pass_kappa"] = (c.passes, c.score >= c.paired.j_values[c.rule_index])
+    for key, (human, judged) in categories.items():
+        stat = out.get(key) or {}
+        if stat.get("estimate") is not None:
+            add_kappa_bound(c, stat, human, judged, level)
+    if out["auc"].get("estimate") is not None:
+        out["auc"]["chance_p"] = c.separation(seed)["chance_p"]
+
+
+def add_rho_bound(c: JudgeComparison, rho: dict[str, Any], level: float) -> None:
+    """Spearman's ``lower_bound``: the lower of its interval's end and Fisher's z with the Bonett-Wright
+    SE, at the one-sided ``level``; none for a perfect rank agreement."""
+    if rho.get("estimate") is None:
+        return
+    if abs(rho["estimate"]) >= 1 - 1e-12:
+        rho.update(
+            lower_bound=None,
+            lower_bound_reason=f"a perfect rank agreement on {c.n} cases: no "
+            "interval keeps its level there (a kappa floor reads the disagreements instead)",
+        )
+        return
+    n_eff = c.effective_n
+    fisher = (
+        fisher_z_interval(rho["estimate"], bonett_wright_se(rho["estimate"], n_eff), confidence=2 * level - 1)[0]
+        if n_eff > 3
+        else -1.0
+    )
+    low = min(fisher, rho["ci_low"]) if rho.get("ci_low") is not None else fisher
+    rho.update(
+        lower_bound=float(low),
+        lower_bound_method="the lower of the interval's end and Fisher's z (Bonett-Wright SE)",
+    )
+
+
+def add_kappa_bound(
+    c: JudgeComparison, stat: dict[str, Any], human: np.ndarray, judged: np.ndarray, level: float
+) -> None:
+    """A kappa's ``lower_bound``: the lower of its interval's end and ``1 - D / (1 - p_e)``, D the
+    Clopper-Pearson upper bound of the disagreement rate at the one-sided ``level`` (which holds at zero
+    disagreements), counted at the Kish effective size."""
+    n_eff, w = c.effective_n, c.w
+    total = w.sum()
+    disagree = w[human != judged].sum() * n_eff / total
+    chance = sum(w[human == cat].sum() * w[judged == cat].sum() for cat in np.unique(human)) / total**2
+    exact = 1 - float(clopper_pearson_upper(disagree, n_eff, confidence=level)) / (1 - chance) if chance < 1 else -1.0
+    low = min(exact, stat["ci_low"]) if stat.get("ci_low") is not None else exact
+    stat.update(
+        lower_bound=float(low),
+        lower_bound_method=f"the lower of the interval's end and 1 - D / (1 - p_e), "
+        f"D the Clopper-Pearson bound on {disagree:.3g} disagreement(s) in {n_eff:.3g}",
+    )
