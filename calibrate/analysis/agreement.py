@@ -267,7 +267,7 @@ def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[dict[str
         for j in compared.judges
     ]
     results = [judge_entry(j, s.confidence, s.seed, s.n_listed, curves=s.curves) for j in compared.judges]
-    entry = {
+    entry: dict[str, Any] = {
         "metric": metric,
         "scale": spec.scale,
         "human_pass": spec.human_pass,
@@ -311,7 +311,7 @@ def slice_comparisons(
     """Per value of the ``metadata`` key ``by`` (sorted; ``(missing)`` for cases without it): the value
     and the judges' comparisons on its cases."""
     groups: dict[str, set[str]] = {}
-    for case_id, case in campaign.cases.items():
+    for case_id, case in (campaign.cases or {}).items():
         value = (case.get("metadata") or {}).get(by)
         groups.setdefault("(missing)" if value is None else str(value), set()).add(case_id)
     return [(value, judge_comparisons(campaign, metric, judges, rule, groups[value])) for value in sorted(groups)]
