@@ -122,6 +122,11 @@ class Estimate:
         keys = self.keys + tuple(k for k in added if k not in self.keys)
         return Estimate(**{**self._fields(), **typed, "extra": extra, "keys": keys})
 
+    @property
+    def ci_reason(self) -> str | None:
+        """Why a value has no interval: the figure's ``ci_reason``, or None."""
+        return self._get("ci_reason") if "ci_reason" in self.keys else None
+
     def _fields(self) -> dict[str, Any]:
         return {
             "value": self.value,
