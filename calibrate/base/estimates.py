@@ -83,6 +83,31 @@ class Estimate:
     keys: tuple[str, ...] = ()
 
     @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        """The JSON schema of the figure dict :meth:`to_dict` writes (not of the fields): for
+        ``scripts/write_schemas.py``, through pydantic's ``TypeAdapter``."""
+        number, text = {"type": ["number", "null"]}, {"type": ["string", "null"]}
+        return {
+            "title": "Estimate",
+            "description": "A figure: an estimate with its interval, or no estimate and the reason; other keys "
+            "(chance_p, k, threshold, upper_bound, ...) may follow.",
+            "type": "object",
+            "properties": {
+                "estimate": number,
+                "reason": text,
+                "ci_low": number,
+                "ci_high": number,
+                "ci_method": text,
+                "ci_width": number,
+                "ci_reason": text,
+                "n": {"type": ["integer", "null"]},
+                "lower_bound": number,
+                "lower_bound_method": text,
+            },
+            "required": ["estimate"],
+        }
+
+    @classmethod
     def undefined(cls, reason: str) -> Estimate:
         """A statistic that has no value here, and why."""
         return cls(None, reason=reason, keys=("estimate", "reason"))

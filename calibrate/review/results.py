@@ -34,6 +34,18 @@ class BottomDecile:
     mean_human_value: float
 
     @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        """The JSON schema of the dict :meth:`to_dict` writes (``scripts/write_schemas.py``)."""
+        schema = handler(core_schema)
+        schema = handler.resolve_ref_schema(schema)
+        props = schema["properties"]
+        cut = props.pop("score_cut")
+        props.pop("higher_is_better")
+        props["score_at_most"] = props["score_at_least"] = cut
+        schema["required"] = ["n", "human_pass_rate", "mean_human_value"]
+        return schema
+
+    @classmethod
     def from_dict(cls, decile: Mapping[str, Any]) -> BottomDecile:
         """The ``bottom_decile`` of a judge of the statistics document."""
         return cls(
@@ -166,6 +178,15 @@ class AuditSide:
     n: int
     pass_threshold: dict[str, Any]
     statistics: dict[str, Estimate]
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        """The JSON schema of the dict :meth:`to_dict` writes: the statistics beside the identity."""
+        schema = handler.resolve_ref_schema(handler(core_schema))
+        statistics = schema["properties"].pop("statistics")
+        schema["required"] = [k for k in schema.get("required", []) if k != "statistics"]
+        schema["additionalProperties"] = statistics["additionalProperties"]
+        return schema
 
     @classmethod
     def from_result(cls, result: Mapping[str, Any], statistics: tuple[str, ...]) -> AuditSide:
