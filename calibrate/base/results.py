@@ -32,6 +32,7 @@ __all__ = [
     "Document",
     "FigureAt",
     "Result",
+    "nested",
     "records_frame",
     "single_row",
     "statistics_rows",
@@ -335,6 +336,12 @@ class Document(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._view)
+
+
+def nested(document: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A document as a part of another (the report's audits): a :class:`Document`'s body, without a
+    ``schema_version`` of its own, as plain dicts; any other document as it is."""
+    return document.to_dict(schema_version=False) if isinstance(document, Document) else document
 
 
 def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
