@@ -65,6 +65,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/python scripts/write_api_stub.py --check
+	$(BIN)/python scripts/write_schemas.py --check
 	$(BIN)/mypy | $(BIN)/mypy-baseline filter --no-colors --hide-stats
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 

@@ -3,15 +3,12 @@ and, when it has none, why; or no estimate and the reason."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+__all__ = ["estimate", "finite_or_none", "from_interval", "interval_estimate", "undefined"]
+
+from calibrate.base.estimates import Estimate, finite_or_none
 from calibrate.stats.bootstrap import Interval
-
-
-def finite_or_none(value: float | None) -> float | None:
-    """``value`` as a float, or None when it is missing or not finite."""
-    return None if value is None or not math.isfinite(value) else float(value)
 
 
 def undefined(reason: str) -> dict[str, Any]:
@@ -22,7 +19,7 @@ def undefined(reason: str) -> dict[str, Any]:
     >>> undefined("one class only")
     {'estimate': None, 'reason': 'one class only'}
     """
-    return {"estimate": None, "reason": reason}
+    return Estimate.undefined(reason).to_dict()
 
 
 def estimate(
@@ -37,22 +34,15 @@ def estimate(
     >>> estimate(1.0, None, None, "BCa", "every resample gives 1")["ci_reason"]
     'every resample gives 1'
     """
-    low, high = finite_or_none(low), finite_or_none(high)
-    out = {
-        "estimate": float(value),
-        "ci_low": low,
-        "ci_high": high,
-        "ci_method": method,
-        "ci_width": None if low is None or high is None else high - low,
-    }
-    if low is None:
-        out["ci_reason"] = ci_reason or "no interval"
-    return out
+    return Estimate.interval(value, low, high, method, ci_reason).to_dict()
+
+
+def interval_estimate(value: float, interval: Interval) -> Estimate:
+    """A statistic with its bootstrap interval, typed (:func:`from_interval` is its figure dict)."""
+    out = Estimate.interval(value, interval.low, interval.high, interval.method, interval.reason)
+    return out.with_keys(ci_dropped_resamples=interval.n_dropped) if interval.n_dropped else out
 
 
 def from_interval(value: float, interval: Interval) -> dict[str, Any]:
     """A statistic with its bootstrap interval, in the shape every figure of the statistics document has."""
-    out = estimate(value, interval.low, interval.high, interval.method, interval.reason)
-    if interval.n_dropped:
-        out["ci_dropped_resamples"] = interval.n_dropped
-    return out
+    return interval_estimate(value, interval).to_dict()

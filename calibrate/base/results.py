@@ -4,19 +4,45 @@ gives a tidy table.
 A :class:`Result` *is* that document (a ``dict``: index it, ``json.dumps`` it, compare it), with two
 methods: :meth:`Result.to_dict` (a plain deep copy of it) and :meth:`Result.to_frame` (a tidy
 :class:`pandas.DataFrame`: one row per metric x judge x statistic, with its estimate and interval).
+
+A :class:`Document` is the typed, versioned form some commands return instead: a frozen dataclass whose
+fields are the document's parts (figures as :class:`~calibrate.base.estimates.Estimate`), whose
+:meth:`Document.to_dict` is the ``--json`` document with its ``schema_version`` first, and whose
+:meth:`Document.to_frame` is built from the figures its fields hold, each named by where it sits (no key
+names guessed). Read as a mapping, it is that document too. Every ``--json`` document carries a
+``schema_version`` (:func:`versioned`).
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from calibrate.base.estimates import Estimate
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FRAME_COLUMNS", "Result", "records_frame", "single_row", "statistics_rows", "typed"]
+__all__ = [
+    "FRAME_COLUMNS",
+    "RESULT_SCHEMA_VERSION",
+    "Document",
+    "FigureAt",
+    "Result",
+    "nested",
+    "records_frame",
+    "single_row",
+    "statistics_rows",
+    "typed",
+    "versioned",
+]
+
+#: The ``schema_version`` of the documents still returned as a :class:`Result` (untyped): changing a
+#: key's name or meaning in one changes this.
+RESULT_SCHEMA_VERSION = 1
 
 #: The columns of :meth:`Result.to_frame` for a document of statistics.
 FRAME_COLUMNS = ("metric", "judge", "slice", "statistic", "estimate", "ci_low", "ci_high", "method", "n", "reason")
@@ -220,3 +246,113 @@ def single_row(document: dict[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame([{k: v for k, v in document.items() if not isinstance(v, (dict, list))}])
+
+
+@dataclass(frozen=True)
+class FigureAt:
+    """A figure of a typed document and where it sits: a row of :meth:`Document.to_frame`.
+
+    ``n`` is what the figure rests on when it does not say (the judge's labelled cases, say).
+    """
+
+    metric: str | None
+    judge: str | None
+    slice: str | None
+    statistic: str
+    estimate: Estimate
+    n: int | None = None
+
+    def row(self) -> dict[str, Any]:
+        """The row of :data:`FRAME_COLUMNS`: the figure's own ``n`` (or ``n_items``) before the one it sits under.
+
+        Examples
+        --------
+        >>> FigureAt("f", "j", None, "auc", Estimate.interval(0.8, 0.7, 0.9, "BCa"), n=40).row()["n"]
+        40
+        """
+        e = self.estimate
+        n = e.n if "n" in e.keys else e.extra["n_items"] if "n_items" in e.keys else self.n
+        return {
+            "metric": self.metric,
+            "judge": self.judge,
+            "slice": self.slice,
+            "statistic": self.statistic,
+            "estimate": float("nan") if e.value is None else float(e.value),
+            "ci_low": e.ci_low,
+            "ci_high": e.ci_high,
+            "method": e.method if "ci_method" in e.keys else e.extra.get("method"),
+            "n": n,
+            "reason": e.reason,
+        }
+
+
+class Document(Mapping[str, Any]):
+    """The base of the typed, versioned documents: a frozen dataclass (each subclass is one) that writes
+    its ``--json`` document and tabulates its figures.
+
+    A subclass defines :meth:`body` (the document without its version, as plain dicts and lists) and
+    :meth:`figures` (every :class:`FigureAt` it holds); ``SCHEMA_VERSION`` says which shape ``body``
+    writes: changing a field's name, meaning or order changes it. Read as a mapping (``doc["passed"]``),
+    a document is its :meth:`to_dict` (computed once; do not change it).
+    """
+
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    def body(self) -> dict[str, Any]:
+        """The ``--json`` document without ``schema_version``, as plain dicts and lists."""
+        raise NotImplementedError
+
+    def figures(self) -> Iterator[FigureAt]:
+        """Every figure the document holds, with the metric, judge, slice and statistic it sits at."""
+        raise NotImplementedError
+
+    def to_dict(self, *, schema_version: bool = True) -> dict[str, Any]:
+        """The ``--json`` document: ``schema_version`` first, then :meth:`body` (a fresh copy each call).
+
+        Parameters
+        ----------
+        schema_version : bool
+            False: the body alone, for a document nested in another (the report's audits).
+        """
+        body = self.body()
+        return {"schema_version": self.SCHEMA_VERSION, **body} if schema_version else body
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per figure, in :data:`FRAME_COLUMNS` and their types (:func:`typed`)."""
+        import pandas as pd
+
+        rows = [f.row() for f in self.figures()]
+        return typed(pd.DataFrame(rows, columns=list(FRAME_COLUMNS)))
+
+    @functools.cached_property
+    def _view(self) -> dict[str, Any]:
+        return self.to_dict()
+
+    def __getitem__(self, key: str) -> Any:
+        return self._view[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._view)
+
+    def __len__(self) -> int:
+        return len(self._view)
+
+
+def nested(document: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A document as a part of another (the report's audits): a :class:`Document`'s body, without a
+    ``schema_version`` of its own, as plain dicts; any other document as it is."""
+    return document.to_dict(schema_version=False) if isinstance(document, Document) else document
+
+
+def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``--json`` document of a command's result, with its ``schema_version`` first: a
+    :class:`Document`'s own, or :data:`RESULT_SCHEMA_VERSION` for a :class:`Result` or plain dict.
+
+    Examples
+    --------
+    >>> versioned({"campaign": "c"})
+    {'schema_version': 1, 'campaign': 'c'}
+    """
+    if isinstance(document, Document):
+        return document.to_dict()
+    return {"schema_version": RESULT_SCHEMA_VERSION, **{k: v for k, v in document.items() if k != "schema_version"}}

@@ -19,6 +19,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ from rich.segment import Segment
 from rich.text import Span, Text
 
 from calibrate.base.errors import CampaignError, FileError, ParameterText
+from calibrate.base.results import versioned
 from calibrate.stats import N_BOOT
 
 if TYPE_CHECKING:
@@ -423,6 +425,7 @@ def with_progress(compute, show: bool, *args, **kwargs) -> dict:
         fail(exc)
 
 
-def print_json(document: dict) -> None:
-    sys.stdout.write(json.dumps(document, allow_nan=False) + "\n")
+def print_json(document: Mapping[str, Any]) -> None:
+    """Print a command's ``--json`` document, with its ``schema_version`` first (:func:`versioned`)."""
+    sys.stdout.write(json.dumps(versioned(document), allow_nan=False) + "\n")
     sys.stdout.flush()

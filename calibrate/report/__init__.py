@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
+from calibrate.base.results import nested
 from calibrate.report.format import (
     RATE_NAMES,
     STAT_LABELS,
@@ -87,7 +88,7 @@ def _context(
         "clipped": clipped,
         "case_fields": case_fields,
         "judge_runs": judge_runs or [],
-        "audits": audits or [],
+        "audits": [nested(a) for a in audits or []],  # typed audits as dicts: the templates index them
         "calibrations": calibrations or [],
         "versus": versus or [],
         "since": since or {},
@@ -254,7 +255,7 @@ def write_report(
         "recommendations": recommendations,
         "manifest": stats["manifest"],
         "judge_runs": judge_runs or [],
-        "audits": audits or [],
+        "audits": [nested(a) for a in audits or []],
         "calibrations": calibrations or [],
         "versus": versus or [],
         "since": since or {},

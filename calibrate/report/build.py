@@ -85,8 +85,10 @@ def report_documents(
         metrics = [m for m in sorted(campaign.metrics) if _rated(campaign, m, old) and _rated(campaign, m, new)]
         if not metrics:
             raise ValueError(f"audit of {new} against {old}: no metric was rated by both judges")
-        audit_docs += [
-            audit_judges(campaign, metric=m, old=old, new=new, seed=seed, n_boot=n_boot, progress=progress)
+        audit_docs += [  # nested in report.json: the body, without a schema_version of its own
+            audit_judges(campaign, metric=m, old=old, new=new, seed=seed, n_boot=n_boot, progress=progress).to_dict(
+                schema_version=False
+            )
             for m in metrics
         ]
     judge_runs = None

@@ -47,13 +47,14 @@ from calibrate.analysis.metric_warnings import MIN_TRUSTED_LABELS
 from calibrate.analysis.rules import default_rule
 from calibrate.analysis.verdicts import chance_level
 from calibrate.base.errors import NO_VALUE, ParameterText, StoreError
+from calibrate.base.estimates import Estimate
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
-from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import JudgeScores, find_judge, human_reference, pair
 from calibrate.campaign.weights import design_weights
 from calibrate.judges.versions import Found, find_version, judge_versions
+from calibrate.review.results import AuditResult, AuditSide
 from calibrate.stats import N_BOOT
 from calibrate.stats.bootstrap import bca_interval
 from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
@@ -121,7 +122,7 @@ def audit_judges(
     confidence: float = 0.95,
     n_listed: int = 20,
     progress: ProgressCallback | None = None,
-) -> Result:
+) -> AuditResult:
     """Compare judge ``new`` with judge ``old`` against the humans on ``metric``; see the module docstring.
 
     Parameters
@@ -144,7 +145,7 @@ def audit_judges(
 
     Returns
     -------
-    dict
+    AuditResult
         ``{"decision": {"decision", "reason", "exit_code", "worse", ...}, "changes", "others", "mcnemar",
         "flips", "drift", "old", "new", "versions", "manifest", ...}``: ``others`` the statistics besides
         ``statistic`` that got significantly worse (``{"confidence", "looked_at", "worse": [{"statistic",
@@ -156,8 +157,8 @@ def audit_judges(
     >>> import calibrate
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = audit_judges(c, metric="relevance", old="NISTRetrieval-instruct0", new="Olz-gpt4o", n_boot=200)
-    >>> doc["decision"]["decision"], round(doc["changes"]["spearman"]["change"], 3)
-    ('non-inferior', 0.106)
+    >>> doc.decision["decision"], round(doc.changes["spearman"].extra["change"], 3), doc.new.judge
+    ('non-inferior', 0.106, 'Olz-gpt4o')
     """
     if statistic not in AUDIT_STATISTICS:
         raise ValueError(
@@ -197,7 +198,7 @@ def audit_judges(
     ref = human_reference(campaign, metric)
     universe = np.intersect1d(np.intersect1d(ref.case_ids, old_scores.case_ids), new_scores.case_ids)
     design = design_weights(campaign, universe)
-    doc: dict[str, Any] = {
+    head: dict[str, Any] = {
         "campaign": campaign.name,
         "metric": metric,
         "statistic": statistic,
@@ -207,47 +208,54 @@ def audit_judges(
         "rule": rule.to_dict(),
     }
     if universe.size < 2:
-        doc["decision"] = {
-            "decision": "inconclusive",
-            "exit_code": 1,
-            "reason": f"{universe.size} labelled case(s) rated by both judges: nothing to compare",
-        }
-        return Result(doc)
+        return AuditResult(
+            **head,
+            decision={
+                "decision": "inconclusive",
+                "exit_code": 1,
+                "reason": f"{universe.size} labelled case(s) rated by both judges: nothing to compare",
+            },
+        )
     runs = [
         JudgeComparison(pair(campaign, metric, j, reference=ref, universe=universe, design=design), rule)
         for j in (old_scores, new_scores)
     ]
     bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=f"{metric}: {old} vs {new}")
     results = [judge_result(r, confidence, seed, 0, full=False) for r in runs]
-    for key, result in zip(("old", "new"), results):
-        doc[key] = {
-            k: result[k]
-            for k in ("judge", "rater", "run_id", "family", "model", "n", "pass_threshold", *AUDIT_STATISTICS)
-            if k in result
-        }
-    doc["changes"], material = _changes(runs, results, seed, confidence)
-    doc["mcnemar"], doc["flips"] = _flips(runs, ref, campaign, n_listed)
-    doc["drift"] = _drift(runs, old_scores, new_scores)
-    doc["others"] = _others(doc["changes"], material, statistic, margin, confidence)
-    doc["decision"] = _decide(doc["changes"].get(statistic), statistic, margin, int(universe.size))
-    if doc["decision"]["exit_code"] == 0:
-        doc["decision"] = _elsewhere(doc["decision"], doc["others"])
-    if doc["decision"]["exit_code"] == 0:
-        doc["decision"] = _worth(doc["decision"], runs[1], seed, confidence)
-    doc["versions"] = _versions(campaign, found)
-    doc["manifest"] = build_manifest(
-        campaign,
-        command="audit",
-        metric=metric,
-        old=old_scores.name,
-        new=new_scores.name,
-        margin=margin,
-        statistic=statistic,
-        seed=seed,
-        n_boot=n_boot,
-        confidence=confidence,
+    sides = [AuditSide.from_result(result, tuple(AUDIT_STATISTICS)) for result in results]
+    changes, material = _changes(runs, results, seed, confidence)
+    mcnemar, flips = _flips(runs, ref, campaign, n_listed)
+    drift = _drift(runs, old_scores, new_scores)
+    others = _others(changes, material, statistic, margin, confidence)  # adds each change's "adjusted"
+    decision = _decide(changes.get(statistic), statistic, margin, int(universe.size))
+    if decision["exit_code"] == 0:
+        decision = _elsewhere(decision, others)
+    if decision["exit_code"] == 0:
+        decision = _worth(decision, runs[1], seed, confidence)
+    return AuditResult(
+        **head,
+        old=sides[0],
+        new=sides[1],
+        changes={k: Estimate.from_dict(v) for k, v in changes.items()},
+        mcnemar=mcnemar,
+        flips=flips,
+        drift=drift,
+        others=others,
+        decision=decision,
+        versions=_versions(campaign, found),
+        manifest=build_manifest(
+            campaign,
+            command="audit",
+            metric=metric,
+            old=old_scores.name,
+            new=new_scores.name,
+            margin=margin,
+            statistic=statistic,
+            seed=seed,
+            n_boot=n_boot,
+            confidence=confidence,
+        ),
     )
-    return Result(doc)
 
 
 def _versions(campaign: Campaign, found: list[Found]) -> dict[str, Any]:

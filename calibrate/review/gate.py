@@ -43,12 +43,13 @@ from calibrate.analysis.recommendations import recommend_thresholds
 from calibrate.analysis.rules import Rule
 from calibrate.analysis.verdicts import chance_level, zero_ceiling_text
 from calibrate.base.errors import NO_VALUE, ParameterText
+from calibrate.base.estimates import Estimate
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
-from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import computed_once, judge_scores
 from calibrate.review.fingerprint import fingerprint_reasons
+from calibrate.review.results import BottomDecile, GateCheck, GateResult
 from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
 from calibrate.stats.thresholds import MOST_FAILS_SEARCHED, fails_for_ceiling
@@ -154,11 +155,11 @@ class GateRules:
         return rules
 
 
-def _kappa(judge: dict) -> tuple[str, dict]:
+def _kappa(judge: dict) -> tuple[str, Estimate]:
     """The kappa the gate reads: on the metric's scale where defined, else of the pass/fail verdicts."""
     if judge.get("kappa", {}).get("estimate") is not None:
-        return "kappa", judge["kappa"]
-    return "pass kappa", judge.get("pass_kappa", {})
+        return "kappa", Estimate.from_dict(judge["kappa"])
+    return "pass kappa", Estimate.from_dict(judge["pass_kappa"])
 
 
 def _self_eval(campaign: Campaign, family: str | None) -> int:
@@ -171,15 +172,15 @@ def _self_eval(campaign: Campaign, family: str | None) -> int:
     )
 
 
-def _chance(judge: dict, confidence: float) -> str | None:
+def _chance(auc: Estimate, confidence: float) -> str | None:
     """Why the judge is not shown better than chance, or None."""
-    auc, alpha = judge.get("auc") or {}, chance_level(confidence)  # at most 0.025, whatever the confidence
-    if auc.get("estimate") is None:
-        return f"AUC is undefined ({auc.get('reason')}): agreement better than chance cannot be shown"
-    text = f"AUC {auc['estimate']:.3f}"
-    if auc.get("ci_low") is not None:
-        text += f" [{auc['ci_low']:.3f}, {auc['ci_high']:.3f}]"
-    p = auc.get("chance_p")
+    alpha = chance_level(confidence)  # at most 0.025, whatever the confidence
+    if auc.value is None:
+        return f"AUC is undefined ({auc.reason}): agreement better than chance cannot be shown"
+    text = f"AUC {auc.value:.3f}"
+    if auc.ci_low is not None:
+        text += f" [{auc.ci_low:.3f}, {auc.ci_high:.3f}]"
+    p = auc.extra.get("chance_p")
     if p is None:
         return f"{text}: no test against chance"
     if p >= alpha:
@@ -187,21 +188,21 @@ def _chance(judge: dict, confidence: float) -> str | None:
     return None
 
 
-def _floor(label: str, figure: dict, floor: float) -> str | None:
+def _floor(label: str, figure: Estimate, floor: float) -> str | None:
     """Why ``figure`` is not shown at or above ``floor`` by its one-sided lower bound, or None."""
-    if figure.get("estimate") is None:
-        return f"{label} is undefined ({figure.get('reason')}): it cannot show >= {floor:g}"
-    bound = figure.get("lower_bound")
+    if figure.value is None:
+        return f"{label} is undefined ({figure.reason}): it cannot show >= {floor:g}"
+    bound = figure.lower_bound
     if bound is None:
         return (
-            f"{label} {figure['estimate']:.3f} has no lower bound that keeps its level "
-            f"({figure.get('lower_bound_reason') or figure.get('ci_reason') or 'no interval'}): it cannot "
+            f"{label} {figure.value:.3f} has no lower bound that keeps its level "
+            f"({figure.extra.get('lower_bound_reason') or figure.ci_reason or 'no interval'}): it cannot "
             f"show >= {floor:g}"
         )
     if bound < floor:
         return (
-            f"{label} {figure['estimate']:.3f}: its one-sided lower bound {bound:.3f} ("
-            f"{figure.get('lower_bound_method')}) is below the floor {floor:g}"
+            f"{label} {figure.value:.3f}: its one-sided lower bound {bound:.3f} ("
+            f"{figure.lower_bound_method}) is below the floor {floor:g}"
         )
     return None
 
@@ -218,7 +219,9 @@ def level_text(level: float) -> str:
     return f"{100 * level:.{decimals}f}".rstrip("0").rstrip(".") + "%" if decimals > 1 else f"{level:.1%}"
 
 
-def _false_pass(rec: dict, ceiling: float, level: float, n_fail: int | None = None) -> tuple[str | None, dict | None]:
+def _false_pass(
+    rec: dict, ceiling: float, level: float, n_fail: int | None = None
+) -> tuple[str | None, Estimate | None]:
     """Why the false-pass rate is not shown at most ``ceiling``, or None; and the figure shown."""
     detail = rec.get("false_pass_rate_detail")
     if rec.get("threshold") is None or detail is None:
@@ -244,7 +247,9 @@ def _false_pass(rec: dict, ceiling: float, level: float, n_fail: int | None = No
         else (detail["estimate"] * detail["effective_n"], detail["effective_n"])
     )
     upper = float(clopper_pearson_upper(k, n, confidence=level))
-    shown = {**detail, "upper_bound": upper, "upper_bound_method": f"one-sided {level_text(level)} Clopper-Pearson"}
+    shown = Estimate.from_dict(detail).with_keys(
+        upper_bound=upper, upper_bound_method=f"one-sided {level_text(level)} Clopper-Pearson"
+    )
     if upper > ceiling:  # the rule chose the threshold by this bound: only rounding could get here
         return (
             f"false-pass rate {detail['estimate']:.3f} at threshold {rec['threshold']:g}: its upper bound "
@@ -261,7 +266,7 @@ def _named(judge, names: list[str]) -> bool:
 
 def gate_scope(
     campaign: Campaign, *, metrics: list[str] | None = None, judges: list[str] | None = None
-) -> tuple[list[str], list[dict]]:
+) -> tuple[list[str], list[GateCheck]]:
     """What the gate checks: the metrics, and the checks that fail before any statistic is computed.
 
     With judges named and no metric, the gate checks the metrics those judges score (a pipeline that
@@ -278,7 +283,7 @@ def gate_scope(
     Returns
     -------
     tuple
-        The metrics to check, and a failing check ``{"metric", "judge", "passed": False, "reasons"}``
+        The metrics to check, and a failing :class:`~calibrate.review.results.GateCheck` (no figures)
         per judge named that scores none of them.
 
     Examples
@@ -310,7 +315,7 @@ def gate_scope(
             )
         )
     chosen = declared if metrics else [m for m in declared if any(_named(j, judges) for j in scores[m])]
-    failing = []
+    failing: list[GateCheck] = []
     for name in judges:
         if any(_named(j, [name]) for m in chosen for j in scores[m]):
             continue
@@ -325,14 +330,7 @@ def gate_scope(
             )
         else:
             why = f"judge {name} has no judge ratings in the campaign"
-        failing.append(
-            {
-                "metric": spec.into if spec is not None and not elsewhere else None,
-                "judge": name,
-                "passed": False,
-                "reasons": [why],
-            }
-        )
+        failing.append(GateCheck(spec.into if spec is not None and not elsewhere else None, name, False, (why,)))
     return chosen, failing
 
 
@@ -348,7 +346,7 @@ def run_gate(
     n_boot: int = N_BOOT,
     confidence: float = 0.95,
     progress: ProgressCallback | None = None,
-) -> Result:
+) -> GateResult:
     """Check every (metric, judge) against ``rules``; ``passed`` is false when any reason is listed.
 
     Parameters
@@ -368,17 +366,18 @@ def run_gate(
 
     Returns
     -------
-    Result
+    GateResult
         The ``calibrate gate --json`` document: ``passed``, the ``rules`` and ``defaults`` applied, and a
-        check per metric and judge with its ``reasons``; ``doc["passed"]`` is what the exit code says.
+        check per metric and judge with its ``reasons`` and figures; ``doc.passed`` is what the exit code
+        says.
 
     Examples
     --------
     >>> import calibrate
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = run_gate(c, GateRules(min_spearman=0.55), judges=["Olz-gpt4o"], n_boot=200)
-    >>> doc["passed"], doc["checks"][0]["reasons"][0][:47]
-    (False, 'Spearman rho 0.511: its one-sided lower bound 0')
+    >>> doc.passed, doc.checks[0].reasons[0][:47], doc.checks[0].spearman.lower_bound < 0.55
+    (False, 'Spearman rho 0.511: its one-sided lower bound 0', True)
     """
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise ValueError(
@@ -440,27 +439,32 @@ def run_gate(
             }
         if not metric["judges"]:
             checks.append(
-                {
-                    "metric": name,
-                    "judge": None,
-                    "passed": False,
-                    "reasons": [
+                GateCheck(
+                    name,
+                    None,
+                    False,
+                    (
                         f"no judge scores on {name}"
-                        + (f" among the judges named ({', '.join(judges)})" if judges else "")
-                    ],
-                }
+                        + (f" among the judges named ({', '.join(judges)})" if judges else ""),
+                    ),
+                )
             )
-        for judge in metric["judges"]:
+        for judge in metric["judges"]:  # the statistics document's judges: dicts (compute_stats)
             reasons = []
             n = judge["n"]
             if n < rules.min_labels:
                 reasons.append(f"{n} human-labelled cases, fewer than the minimum {rules.min_labels}")
-            chance = _chance(judge, confidence)
+            auc, spearman, (kappa_label, kappa) = (
+                Estimate.from_dict(judge["auc"]),
+                Estimate.from_dict(judge["spearman"]),
+                _kappa(judge),
+            )
+            chance = _chance(auc, confidence)
             if chance:
                 reasons.append(chance)
             for label, figure, floor in (
-                ("Spearman rho", judge["spearman"], rules.min_spearman),
-                (*_kappa(judge), rules.min_kappa),
+                ("Spearman rho", spearman, rules.min_spearman),
+                (kappa_label, kappa, rules.min_kappa),
             ):
                 why = _floor(label, figure, floor) if floor is not None else None
                 if why:
@@ -479,46 +483,44 @@ def run_gate(
                     )
             if rules.require_fingerprint:  # the latest trusted one by its recorded time; refused files named
                 reasons += fingerprint_reasons(campaign, judge["judge"], name)
-            decile = judge.get("bottom_decile") or {}
-            if decile.get("human_pass_rate", {}).get("estimate") is None:
+            decile = BottomDecile.from_dict(judge["bottom_decile"]) if judge.get("bottom_decile") else None
+            if decile is None or decile.human_pass_rate.value is None:
                 reasons.append(
                     "no bottom-decile figures (the human pass rate among the lowest-scored tenth): "
                     "the gate does not pass a judge on averages alone"
                 )
             checks.append(
-                {
-                    "metric": name,
-                    "judge": judge["judge"],
-                    "n": n,
-                    "passed": not reasons,
-                    "reasons": reasons,
-                    "auc": judge["auc"],
-                    "spearman": judge["spearman"],
-                    "kappa": _kappa(judge)[1],
-                    "false_pass_ceiling": ceiling,
-                    "threshold": rec.get("threshold"),
-                    "false_pass_rate": false_pass,
-                    "bottom_decile": {k: v for k, v in decile.items() if k != "cases"},
-                }
+                GateCheck(
+                    metric=name,
+                    judge=judge["judge"],
+                    n=n,
+                    passed=not reasons,
+                    reasons=tuple(reasons),
+                    auc=auc,
+                    spearman=spearman,
+                    kappa=kappa,
+                    false_pass_ceiling=ceiling,
+                    threshold=rec.get("threshold"),
+                    false_pass_rate=false_pass,
+                    bottom_decile=decile,
+                )
             )
-    return Result(
-        {
-            "campaign": campaign.name,
-            "passed": bool(checks) and all(c["passed"] for c in checks),
-            "rules": rules.describe(),
-            "defaults": defaults,
-            "checks": checks,
-            "confidence": confidence,
-            "n_boot": n_boot,
-            "manifest": build_manifest(
-                campaign,
-                command="gate",
-                seed=seed,
-                n_boot=n_boot,
-                confidence=confidence,
-                rules=rules.__dict__,
-                metrics=metrics,
-                judges=judges,
-            ),
-        }
+    return GateResult(
+        campaign=campaign.name,
+        passed=bool(checks) and all(c.passed for c in checks),
+        rules=tuple(rules.describe()),
+        defaults=tuple(defaults),
+        checks=tuple(checks),
+        confidence=confidence,
+        n_boot=n_boot,
+        manifest=build_manifest(
+            campaign,
+            command="gate",
+            seed=seed,
+            n_boot=n_boot,
+            confidence=confidence,
+            rules=rules.__dict__,
+            metrics=metrics,
+            judges=judges,
+        ),
     )

@@ -9,12 +9,13 @@ command would have said.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from calibrate.base.results import Result
 from calibrate.campaign import Campaign, load_campaign
 from calibrate.review.gate import DEFAULT_MIN_LABELS, GateRules, run_gate
+from calibrate.review.results import GateResult
 from calibrate.stats import N_BOOT
 
 __all__ = ["assert_gate_passes", "gate_failure_text"]
@@ -37,7 +38,7 @@ def _check_name(check: dict) -> str:
     return f"{check['metric']} / {check['judge'] if check.get('judge') is not None else '(no judge)'}"
 
 
-def gate_failure_text(doc: dict) -> str:
+def gate_failure_text(doc: Mapping[str, Any]) -> str:
     """A gate document (:func:`~calibrate.review.gate.run_gate`) as the lines a failed test shows:
     each failing check with its reasons, the checks that passed, the rules and the defaults applied.
 
@@ -79,7 +80,7 @@ def assert_gate_passes(
     seed: int = 0,
     n_boot: int = N_BOOT,
     confidence: float = 0.95,
-) -> Result:
+) -> GateResult:
     """Assert that the CI gate passes (``calibrate gate``), failing with its reasons.
 
     Parameters
@@ -97,7 +98,7 @@ def assert_gate_passes(
 
     Returns
     -------
-    Result
+    GateResult
         The gate's document (``calibrate gate --json``), when it passed.
 
     Raises

@@ -1,0 +1,33 @@
+"""The JSON schemas in docs/reference/schemas/ are the ones the result classes give, and each describes the
+document its command prints (checked on the demo with jsonschema, where installed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_schemas_are_the_ones_the_classes_give():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "write_schemas.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_gate_document_meets_its_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    import calibrate
+    from calibrate.review.gate import GateRules, run_gate
+
+    campaign = calibrate.load_campaign(calibrate.demo_campaign_path())
+    doc = run_gate(campaign, GateRules(min_kappa=0.3), judges=["Olz-gpt4o"], n_boot=50)
+    schema = json.loads((ROOT / "docs" / "reference" / "schemas" / "gate.json").read_text())
+    jsonschema.validate(json.loads(json.dumps(doc.to_dict())), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**doc.to_dict(), "schema_version": doc.SCHEMA_VERSION + 1}, schema)
