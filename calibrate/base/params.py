@@ -102,6 +102,9 @@ class Array:
         The parameter whose values bound this one's, element by element (successes and trials).
     missing : bool
         ``nan`` is accepted (a missing label); else every value is finite.
+    finite : bool
+        ``False``: any value is accepted, ``nan`` and infinities too (bootstrap replicates, where an
+        undefined one is dropped and counted).
     nonnegative, binary, nonempty, optional : bool
         Values ``>= 0``; values 0 or 1 (or ``bool``); at least one element; ``None`` accepted.
 
@@ -120,6 +123,7 @@ class Array:
     broadcasts_with: str | None = None
     at_most: str | None = None
     missing: bool = False
+    finite: bool = True
     nonnegative: bool = False
     binary: bool = False
     nonempty: bool = True
@@ -129,7 +133,7 @@ class Array:
     def expected(self) -> str:
         """The accepted arrays, in words."""
         shape = "an array" if self.ndim is None else f"a {self.ndim}-d array"
-        values = "0 or 1" if self.binary else "values" if self.missing else "finite values"
+        values = "0 or 1" if self.binary else "finite values" if self.finite and not self.missing else "values"
         if self.nonnegative and not self.binary:
             values += " >= 0"
         if self.missing:
@@ -157,19 +161,18 @@ class Array:
         other = given.get(self.length_of) if self.length_of else None
         other_shape = None if other is None else _shape(other)
         if other_shape and shape and shape[0] != other_shape[0]:
-            return self._refused(
-                name, f"it has {shape[0]}", f", one per element of {self.length_of} ({other_shape[0]})"
-            )
+            per = "row" if len(other_shape) > 1 else "element"
+            return self._refused(name, f"it has {shape[0]}", f", one per {per} of {self.length_of} ({other_shape[0]})")
         if self.broadcasts_with and given.get(self.broadcasts_with) is not None:
             partner = _shape(given[self.broadcasts_with])
             try:
                 np.broadcast_shapes(shape, partner or ())
             except ValueError:
                 return self._refused(name, f"shape {shape} against {partner}", f" matching {self.broadcasts_with}")
-        present = array[~np.isnan(array)] if self.missing else array
-        if not self.missing and not np.all(np.isfinite(array)):
+        present = array[~np.isnan(array)] if self.missing or not self.finite else array
+        if self.finite and not self.missing and not np.all(np.isfinite(array)):
             return self._refused(name, "it has a nan or infinite value")
-        if self.missing and not np.all(np.isfinite(present)):
+        if self.finite and self.missing and not np.all(np.isfinite(present)):
             return self._refused(name, "it has an infinite value")
         if self.binary and not np.all((present == 0) | (present == 1)):
             return self._refused(name, "it has a value other than 0 and 1")
