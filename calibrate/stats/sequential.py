@@ -303,6 +303,8 @@ def confidence_sequence(
         The smallest and the largest value ``values`` can take (known in advance), around [0, 1].
     grid : int, default=201
         The number of rates tried in [0, 1]: the bounds are on this grid.
+    fractions : tuple of float
+        The bets mixed, as fractions (below 1) of the largest bet that keeps every e-process positive.
 
     Returns
     -------
