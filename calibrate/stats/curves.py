@@ -106,10 +106,10 @@ def error_curve(human_pass: ArrayLike, score: ArrayLike, *, sample_weight: Array
     The contract of scikit-learn's ``det_curve(y_true, y_score, sample_weight=...)`` with the human pass
     as the positive class: ``ErrorCurve.rates()`` is its ``(fpr, fnr)`` and ``thresholds`` its
     thresholds, both in increasing order of threshold, on the thresholds ``det_curve`` keeps. The
-    differences: this curve keeps every distinct score (``det_curve`` drops the low thresholds past the
-    first where every pass passes, and the high ones past the first where every fail fails, and adds
-    ``inf`` when no finite threshold fails every fail, the point ``(0, 1)``); it returns counts, with
-    their totals, and rates on request; it accepts one class only (the other's rates are ``nan``,
+    differences: this curve keeps every distinct score, where ``det_curve`` keeps those from the largest
+    at which no pass fails (``fnr = 0``) to the smallest at which no fail passes (``fpr = 0``), the latter
+    being ``inf``, the point ``(0, 1)``, when every finite threshold passes a fail; it returns counts,
+    with their totals, and rates on request; it accepts one class only (the other's rates are ``nan``,
     where ``det_curve`` raises). Cases of weight 0 are left out, as scikit-learn leaves them out.
 
     Parameters
