@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -33,6 +33,7 @@ from calibrate.stats.label_tables import LabelTables, Statistic
 __all__ = [
     "BCA_MAX_ITEMS",
     "Agreement",
+    "AlphaLevel",
     "agreement_intervals",
     "agreement_with_interval",
     "cohen_kappa",
@@ -57,6 +58,8 @@ def _pairs(matrix: np.ndarray) -> np.ndarray:
     return np.sum(~np.isnan(matrix), axis=1)
 
 
+#: the levels of measurement of Krippendorff's alpha
+AlphaLevel = Literal["nominal", "ordinal", "interval"]
 #: a label matrix: items by annotators, nan where an annotator did not label the item
 _MATRIX = Array("labels, items by annotators", ndim=2, missing=True, nonempty=False)
 #: a weight per item
@@ -164,9 +167,7 @@ def cohen_kappa(
 
 
 @checked(matrix=_MATRIX, level=OneOf("nominal", "ordinal", "interval"), weights=_ITEM_WEIGHTS)
-def krippendorff_alpha(
-    matrix: ArrayLike, level: Literal["nominal", "ordinal", "interval"], weights: ArrayLike | None = None
-) -> float:
+def krippendorff_alpha(matrix: ArrayLike, level: AlphaLevel, weights: ArrayLike | None = None) -> float:
     """Krippendorff's alpha at the level of measurement; missing labels allowed.
 
     Without weights the ``krippendorff`` package computes it (the interval level in closed form); with
@@ -342,7 +343,7 @@ def reference_value(tables: LabelTables, name: Statistic, rows: np.ndarray | Non
             m[:, 0], m[:, 1], weights="quadratic" if name.endswith("quadratic") else None, sample_weight=w
         )
     if name.startswith("alpha_"):
-        return krippendorff_alpha(m, name.removeprefix("alpha_"), w)
+        return krippendorff_alpha(m, cast(AlphaLevel, name.removeprefix("alpha_")), w)
     return {"percent_agreement": percent_agreement, "fleiss_kappa": fleiss_kappa}[name](m, w)
 
 

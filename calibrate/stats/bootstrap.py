@@ -161,7 +161,9 @@ def _usable(replicates, method: str, min_valid: int) -> tuple[np.ndarray, int, s
 #: a statistic's value on each resample: an undefined one (``nan``, ``inf``) is dropped and counted
 _REPLICATES = Array("replicates of the statistic", finite=False, nonempty=False)
 #: at least one defined replicate
-_MIN_VALID = Constraint("a whole number of resamples, 1 or more", lambda v: isinstance(v, int | np.integer) and v >= 1)
+_MIN_VALID = Constraint(
+    "a whole number of resamples, 1 or more", lambda v: bool(isinstance(v, int | np.integer) and v >= 1)
+)
 
 
 @checked("confidence", replicates=_REPLICATES, min_valid=_MIN_VALID)
