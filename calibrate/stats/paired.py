@@ -332,8 +332,9 @@ class PairedScores:
         }
 
     def decision_stats(self, T: np.ndarray | Summary, t: int) -> dict[str, np.ndarray]:
-        """Pass/fail agreement at threshold index ``t``: accuracy, balanced accuracy, kappa, from the
-        errors :meth:`error_counts` counts there."""
+        """Pass/fail agreement at threshold index ``t``: accuracy, balanced accuracy, kappa, and the
+        errors they rest on (``false_pass``, ``false_fail`` of ``n_fail``, ``n_pass``), counted as
+        :meth:`error_counts` counts them."""
         s = self.summarize(T)
         n_pass, n_fail = s.cum_passes[:, -1].astype(float), s.cum_fails[:, -1].astype(float)
         fp, ff = threshold_errors(s.cum_passes, s.cum_fails, int(t))
@@ -349,6 +350,10 @@ class PairedScores:
             "kappa": _kappa_from_confusion(conf, 1.0 - np.eye(2)),
             "n_agree": tp + tn,
             "n": n,
+            "false_pass": fp,
+            "false_fail": ff,
+            "n_pass": n_pass,
+            "n_fail": n_fail,
         }
 
 

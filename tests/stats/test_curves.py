@@ -84,12 +84,10 @@ def test_paired_scores_count_what_error_curve_counts(cases, seed):
         at = np.searchsorted(paired.j_values, repeated.thresholds)
         np.testing.assert_allclose(counts["false_pass"][0, at], repeated.false_pass, atol=1e-9)
         np.testing.assert_allclose(counts["false_fail"][0, at], repeated.false_fail, atol=1e-9)
+        false_pass, false_fail = [*curve.false_pass, 0.0], [*curve.false_fail, curve.n_pass]
         for t in range(paired.m + 1):
             decision = paired.decision_stats(paired.full, t)
-            agree = (
-                curve.n_pass
-                + curve.n_fail
-                - (list(curve.false_pass) + [0.0])[t]
-                - (list(curve.false_fail) + [curve.n_pass])[t]
-            )
+            assert decision["false_pass"][0] == pytest.approx(false_pass[t])
+            assert decision["false_fail"][0] == pytest.approx(false_fail[t])
+            agree = curve.n_pass + curve.n_fail - false_pass[t] - false_fail[t]
             assert decision["n_agree"][0] == pytest.approx(agree)
