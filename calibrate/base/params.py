@@ -70,19 +70,6 @@ def OneOf(*choices: str) -> Constraint:
     return Constraint("one of " + ", ".join(repr(c) for c in choices), lambda v: isinstance(v, str) and v in choices)
 
 
-def _shape(value: Any) -> tuple[int, ...] | None:
-    """The shape of an array-like, or ``None`` when it is not one (a ragged list, a string)."""
-    import numpy as np  # here, not on import: base/ stays light for the command line's start
-
-    if isinstance(value, str | bytes):
-        return None
-    try:
-        array = np.asarray(value)
-    except (ValueError, TypeError):
-        return None
-    return None if array.dtype == object else array.shape
-
-
 @dataclass(frozen=True)
 class Array:
     """What an array parameter accepts: its number of dimensions, its length (the first axis) against
@@ -150,41 +137,53 @@ class Array:
 
         if value is None and self.optional:
             return None
-        shape = _shape(value)
-        if shape is None or np.asarray(value).dtype.kind not in "biuf":
+        raw = _numbers(value)
+        if raw is None:
             return self._refused(name, f"got {type(value).__name__} {str(value)[:40]!r}")
+        shape = raw.shape
         if self.ndim is not None and len(shape) != self.ndim:
             return self._refused(name, f"it has shape {shape}")
-        array = np.asarray(value, dtype=float)
-        if self.nonempty and array.size == 0:
+        if self.nonempty and raw.size == 0:
             return self._refused(name, "it is empty")
-        other = given.get(self.length_of) if self.length_of else None
-        other_shape = None if other is None else _shape(other)
-        if other_shape and shape and shape[0] != other_shape[0]:
-            per = "row" if len(other_shape) > 1 else "element"
-            return self._refused(name, f"it has {shape[0]}", f", one per {per} of {self.length_of} ({other_shape[0]})")
-        if self.broadcasts_with and given.get(self.broadcasts_with) is not None:
-            partner = _shape(given[self.broadcasts_with])
-            try:
-                np.broadcast_shapes(shape, partner or ())
-            except ValueError:
-                return self._refused(name, f"shape {shape} against {partner}", f" matching {self.broadcasts_with}")
-        present = array[~np.isnan(array)] if self.missing or not self.finite else array
-        if self.finite and not self.missing and not np.all(np.isfinite(array)):
-            return self._refused(name, "it has a nan or infinite value")
-        if self.finite and self.missing and not np.all(np.isfinite(present)):
-            return self._refused(name, "it has an infinite value")
-        if self.binary and not np.all((present == 0) | (present == 1)):
+        other = _numbers(given.get(self.length_of)) if self.length_of else None
+        if other is not None and other.ndim and shape and shape[0] != other.shape[0]:
+            per = "row" if other.ndim > 1 else "element"
+            return self._refused(name, f"it has {shape[0]}", f", one per {per} of {self.length_of} ({other.shape[0]})")
+        partner = _numbers(given.get(self.broadcasts_with)) if self.broadcasts_with else None
+        if partner is not None and not _broadcast(shape, partner.shape):
+            return self._refused(name, f"shape {shape} against {partner.shape}", f" matching {self.broadcasts_with}")
+        array = raw.astype(float, copy=False)
+        finite = np.isfinite(array)
+        if self.finite and not finite.all() and (not self.missing or np.isinf(array).any()):
+            return self._refused(name, "it has an infinite value" if self.missing else "it has a nan or infinite value")
+        present = array if finite.all() else array[finite]
+        if self.binary and not ((present == 0) | (present == 1)).all():
             return self._refused(name, "it has a value other than 0 and 1")
-        if self.nonnegative and np.any(present < 0):
+        if self.nonnegative and (present < 0).any():
             return self._refused(name, "it has a negative value")
-        bound = given.get(self.at_most) if self.at_most else None
-        if bound is not None and _shape(bound) is not None:
-            with np.errstate(invalid="ignore"):
-                over = np.asarray(value, dtype=float) > np.asarray(bound, dtype=float) * (1 + 1e-9) + 1e-12
-            if np.any(over):
-                return self._refused(name, f"it is above {self.at_most}", f", at most {self.at_most}")
+        bound = _numbers(given.get(self.at_most)) if self.at_most else None
+        if bound is not None and (array > bound * (1 + 1e-9) + 1e-12).any():  # nan compares False
+            return self._refused(name, f"it is above {self.at_most}", f", at most {self.at_most}")
         return None
+
+
+def _numbers(value: Any) -> Any:
+    """``value`` as a numpy array of numbers (booleans included), or ``None`` when it is not one (a ragged
+    list, a string, ``None``)."""
+    import numpy as np  # here, not on import: base/ stays light for the command line's start
+
+    if value is None or isinstance(value, str | bytes):
+        return None
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):
+        return None
+    return array if array.dtype.kind in "biuf" else None
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether arrays of shapes ``a`` and ``b`` broadcast against each other."""
+    return all(x == y or x == 1 or y == 1 for x, y in zip(a[::-1], b[::-1]))
 
 
 def _whole(value: Any) -> bool:
