@@ -21,15 +21,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from calibrate.base.params import Array, OneOf, checked
 from calibrate.stats.bootstrap import Interval, bca_interval, case_counts, percentile_interval, resample_indices
 from calibrate.stats.label_tables import LabelTables, Statistic
 
 __all__ = [
     "BCA_MAX_ITEMS",
     "Agreement",
+    "AlphaLevel",
     "agreement_intervals",
     "agreement_with_interval",
     "cohen_kappa",
@@ -54,15 +58,38 @@ def _pairs(matrix: np.ndarray) -> np.ndarray:
     return np.sum(~np.isnan(matrix), axis=1)
 
 
-def percent_agreement(matrix: np.ndarray, weights: np.ndarray | None = None) -> float:
+#: the levels of measurement of Krippendorff's alpha
+AlphaLevel = Literal["nominal", "ordinal", "interval"]
+#: a label matrix: items by annotators, nan where an annotator did not label the item
+_MATRIX = Array("labels, items by annotators", ndim=2, missing=True, nonempty=False)
+#: a weight per item
+_ITEM_WEIGHTS = Array("item weights", length_of="matrix", nonnegative=True, optional=True, nonempty=False)
+
+
+@checked(matrix=_MATRIX, weights=_ITEM_WEIGHTS)
+def percent_agreement(matrix: ArrayLike, weights: ArrayLike | None = None) -> float:
     """The (weighted) mean over items with two labels or more of the share of their annotator pairs
     that agree.
+
+    Parameters
+    ----------
+    matrix : array_like of float of shape (n_items, n_annotators)
+        The labels, ``nan`` where an annotator did not label the item; items with fewer than two
+        labels are left out.
+    weights : array_like of float of shape (n_items,), optional
+        A non-negative weight per item (an item of weight 2 counts as two items); 1 each by default.
+
+    Returns
+    -------
+    float
+        In [0, 1]; ``nan`` without an item of two labels.
 
     Examples
     --------
     >>> percent_agreement(np.array([[1, 1, np.nan], [1, 0, 0], [0, np.nan, np.nan]]))
     0.6666666666666666
     """
+    matrix = np.asarray(matrix, dtype=float)
     shares, kept = [], []
     for i, row in enumerate(matrix):
         labels = row[~np.isnan(row)]
@@ -76,16 +103,35 @@ def percent_agreement(matrix: np.ndarray, weights: np.ndarray | None = None) -> 
     return float(np.average(shares, weights=None if weights is None else np.asarray(weights)[kept]))
 
 
-def fleiss_kappa(matrix: np.ndarray, weights: np.ndarray | None = None) -> float:
+@checked(matrix=_MATRIX, weights=_ITEM_WEIGHTS)
+def fleiss_kappa(matrix: ArrayLike, weights: ArrayLike | None = None) -> float:
     """Fleiss' kappa for a varying number of annotators per item (items with fewer than two labels
     left out); nominal categories.
+
+    Each item's agreement is over its own pairs of labels (Fleiss 1971, for a varying number of
+    annotators per item); the chance agreement is from the (weighted) shares of the categories.
+
+    Parameters
+    ----------
+    matrix : array_like of float of shape (n_items, n_annotators)
+        The labels, ``nan`` where an annotator did not label the item.
+    weights : array_like of float of shape (n_items,), optional
+        A non-negative weight per item (an item of weight 2 counts as two items); 1 each by default.
+
+    Returns
+    -------
+    float
+        At most 1 (every item unanimous); ``nan`` without an item of two labels, or with one category.
 
     Examples
     --------
     >>> m = np.array([[1, 1, 1], [0, 0, 0], [1, 0, 1], [0, 0, 1]], dtype=float)
     >>> round(fleiss_kappa(m), 4)
     0.3333
+    >>> round(fleiss_kappa(m, weights=[2, 1, 1, 1]), 4)     # the first item counted twice
+    0.4444
     """
+    matrix = np.asarray(matrix, dtype=float)
     keep = _pairs(matrix) >= 2
     matrix = matrix[keep]
     if not matrix.size:
@@ -120,18 +166,39 @@ def cohen_kappa(
     return float(value)
 
 
-def krippendorff_alpha(matrix: np.ndarray, level: str, weights: np.ndarray | None = None) -> float:
-    """Krippendorff's alpha at the level of measurement (``nominal``, ``ordinal``, ``interval``);
-    missing labels allowed (the ``krippendorff`` package; with item weights, the weighted coincidences).
+@checked(matrix=_MATRIX, level=OneOf("nominal", "ordinal", "interval"), weights=_ITEM_WEIGHTS)
+def krippendorff_alpha(matrix: ArrayLike, level: AlphaLevel, weights: ArrayLike | None = None) -> float:
+    """Krippendorff's alpha at the level of measurement; missing labels allowed.
+
+    Without weights the ``krippendorff`` package computes it (the interval level in closed form); with
+    item weights, the weighted coincidence matrix here.
+
+    Parameters
+    ----------
+    matrix : array_like of float of shape (n_items, n_annotators)
+        The labels, ``nan`` where an annotator did not label the item; items with fewer than two
+        labels carry no pair and are left out.
+    level : {"nominal", "ordinal", "interval"}
+        The level of measurement: which differences between two labels count, and how much.
+    weights : array_like of float of shape (n_items,), optional
+        A non-negative weight per item (an item of weight 2 counts as two items); 1 each by default.
+
+    Returns
+    -------
+    float
+        At most 1 (perfect agreement); ``nan`` without an item of two labels, or with one value.
 
     Examples
     --------
     >>> m = np.array([[1, 1], [0, 0], [1, 0], [0, 0]], dtype=float)
     >>> round(krippendorff_alpha(m, "nominal"), 4), round(krippendorff_alpha(m, "nominal", np.ones(4)), 4)
     (0.5333, 0.5333)
+    >>> round(krippendorff_alpha(m, "interval", weights=[1, 1, 1, 2]), 4)
+    0.5714
     """
     import krippendorff
 
+    matrix = np.asarray(matrix, dtype=float)
     keep = _pairs(matrix) >= 2
     data = matrix[keep]
     if data.shape[0] < 1 or np.unique(data[~np.isnan(data)]).size < 2:
@@ -276,7 +343,7 @@ def reference_value(tables: LabelTables, name: Statistic, rows: np.ndarray | Non
             m[:, 0], m[:, 1], weights="quadratic" if name.endswith("quadratic") else None, sample_weight=w
         )
     if name.startswith("alpha_"):
-        return krippendorff_alpha(m, name.removeprefix("alpha_"), w)
+        return krippendorff_alpha(m, cast(AlphaLevel, name.removeprefix("alpha_")), w)
     return {"percent_agreement": percent_agreement, "fleiss_kappa": fleiss_kappa}[name](m, w)
 
 

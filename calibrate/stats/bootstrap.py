@@ -15,8 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
+from calibrate.base.params import Array, Constraint, checked
 from calibrate.stats.kernel import SERIAL_WORK
 from calibrate.stats.threads import launching, numba
 
@@ -110,7 +112,19 @@ def _count_rows_serial(indices, n_cases, like):  # pragma: no cover - compiled
 
 @dataclass(frozen=True)
 class Interval:
-    """A bootstrap interval and the number of resamples it rests on."""
+    """A bootstrap interval and the number of resamples it rests on.
+
+    Attributes
+    ----------
+    low, high : float or None
+        The bounds; ``None`` when too few resamples defined the statistic (``reason`` says so).
+    method : str
+        How it was made, with the number of resamples it rests on.
+    n_valid, n_dropped : int
+        The resamples that defined the statistic, and those dropped because they did not.
+    reason : str or None
+        Why there is no interval.
+    """
 
     low: float | None
     high: float | None
@@ -144,19 +158,45 @@ def _usable(replicates, method: str, min_valid: int) -> tuple[np.ndarray, int, s
     return boot, dropped, method, None
 
 
+#: a statistic's value on each resample: an undefined one (``nan``, ``inf``) is dropped and counted
+_REPLICATES = Array("replicates of the statistic", finite=False, nonempty=False)
+#: at least one defined replicate
+_MIN_VALID = Constraint(
+    "a whole number of resamples, 1 or more", lambda v: bool(isinstance(v, int | np.integer) and v >= 1)
+)
+
+
+@checked("confidence", replicates=_REPLICATES, min_valid=_MIN_VALID)
 def percentile_interval(
-    replicates, *, confidence: float = 0.95, min_valid: int = 100, discrete: bool = False
+    replicates: ArrayLike, *, confidence: float = 0.95, min_valid: int = 100, discrete: bool = False
 ) -> Interval:
     """Percentile bootstrap interval, dropping undefined replicates.
 
     With ``discrete=True`` the bounds are replicate values themselves (inverted CDF), which suits a
     statistic such as a chosen threshold that can only take the judge's observed scores.
 
+    Parameters
+    ----------
+    replicates : array_like of float of shape (n_resamples,)
+        The statistic on each bootstrap resample; ``nan`` and infinite values are dropped and counted.
+    confidence : float, default=0.95
+        Two-sided confidence level, in (0, 1).
+    min_valid : int, default=100
+        Fewer defined replicates give no interval (``low`` and ``high`` ``None``, with a ``reason``).
+    discrete : bool, default=False
+        Bounds taken among the replicates (``numpy.quantile``'s ``inverted_cdf``), else interpolated.
+
+    Returns
+    -------
+    Interval
+
     Examples
     --------
     >>> iv = percentile_interval(np.arange(1000.0))
     >>> round(iv.low, 1), round(iv.high, 1)
     (25.0, 974.0)
+    >>> percentile_interval([0.5, np.nan], min_valid=2).reason
+    'only 1 resamples defined the statistic (need 2)'
     """
     boot, dropped, method, too_few = _usable(replicates, "percentile bootstrap", min_valid)
     if too_few:
@@ -166,8 +206,23 @@ def percentile_interval(
     return Interval(float(low), float(high), method, boot.size, dropped)
 
 
+@checked(
+    "confidence",
+    replicates=_REPLICATES,
+    jackknife=Array("leave-one-out values of the statistic", finite=False),
+    jackknife_weights=Array(
+        "how many cases each leave-one-out value stands for", length_of="jackknife", nonnegative=True, optional=True
+    ),
+    min_valid=_MIN_VALID,
+)
 def bca_interval(
-    estimate: float, replicates, jackknife, jackknife_weights=None, *, confidence: float = 0.95, min_valid: int = 100
+    estimate: float,
+    replicates: ArrayLike,
+    jackknife: ArrayLike,
+    jackknife_weights: ArrayLike | None = None,
+    *,
+    confidence: float = 0.95,
+    min_valid: int = 100,
 ) -> Interval:
     """Bias-corrected and accelerated (BCa) bootstrap interval (Efron 1987).
 
@@ -175,13 +230,24 @@ def bca_interval(
     ----------
     estimate : float
         The statistic on the full sample.
-    replicates : array_like
-        The statistic on each bootstrap resample; non-finite values are dropped and counted.
-    jackknife : array_like
-        The statistic with one case (or one group of cases) left out, for the acceleration.
-    jackknife_weights : array_like, optional
+    replicates : array_like of float of shape (n_resamples,)
+        The statistic on each bootstrap resample; ``nan`` and infinite values are dropped and counted.
+    jackknife : array_like of float of shape (n_jackknife,)
+        The statistic with one case (or one group of cases) left out, for the acceleration; undefined
+        values are left out of it.
+    jackknife_weights : array_like of float of shape (n_jackknife,), optional
         How many cases each jackknife value stands for (cases sharing a cell of the contingency
-        table give the same leave-one-out value, so each distinct value is computed once).
+        table give the same leave-one-out value, so each distinct value is computed once); 1 each
+        by default. A value of weight ``k`` counts as ``k`` repeated values.
+    confidence : float, default=0.95
+        Two-sided confidence level, in (0, 1).
+    min_valid : int, default=100
+        Fewer defined replicates give no interval (``low`` and ``high`` ``None``, with a ``reason``).
+
+    Returns
+    -------
+    Interval
+        When every replicate is equal, the interval is that one value.
 
     Examples
     --------
@@ -190,8 +256,8 @@ def bca_interval(
     >>> boot = [rng.choice(x, x.size).mean() for _ in range(2000)]
     >>> jack = (x.sum() - x) / (x.size - 1)
     >>> iv = bca_interval(x.mean(), boot, jack)
-    >>> bool(iv.low < x.mean() < iv.high)
-    True
+    >>> bool(iv.low < x.mean() < iv.high), iv.method
+    (True, 'BCa bootstrap (2000 resamples of cases)')
     """
     boot, dropped, method, too_few = _usable(replicates, "BCa bootstrap", min_valid)
     if too_few:

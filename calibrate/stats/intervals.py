@@ -8,7 +8,10 @@ least the nominal coverage must be guaranteed, and Fisher's z transform for rank
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special, stats
+
+from calibrate.base.params import Array, checked
 
 __all__ = [
     "bonett_wright_se",
@@ -21,7 +24,17 @@ __all__ = [
 ]
 
 
-def wilson_interval(successes, trials, *, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+#: counts of successes and of trials, as the rates take them (weighted counts need not be whole)
+_SUCCESSES = Array(
+    "counts of successes", ndim=None, broadcasts_with="trials", at_most="trials", missing=True, nonnegative=True
+)
+_TRIALS = Array("counts of trials", ndim=None, missing=True, nonnegative=True)
+
+
+@checked("confidence", successes=_SUCCESSES, trials=_TRIALS)
+def wilson_interval(
+    successes: ArrayLike, trials: ArrayLike, *, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval of a binomial proportion, vectorised.
 
     Written out because scipy offers it only one proportion at a time
@@ -29,20 +42,27 @@ def wilson_interval(successes, trials, *, confidence: float = 0.95) -> tuple[np.
 
     Parameters
     ----------
-    successes, trials : array_like
-        Counts; ``trials == 0`` gives ``nan`` bounds.
-    confidence : float, keyword-only
-        Two-sided confidence level.
+    successes : float or array_like of shape (n_rates,)
+        The number of successes of each rate, ``0 <= successes <= trials``; not necessarily whole (a
+        weighted count at its effective size).
+    trials : float or array_like of shape (n_rates,)
+        The number of trials of each rate (broadcast against ``successes``); ``trials == 0`` gives
+        ``nan`` bounds, and so does a ``nan`` count.
+    confidence : float, default=0.95
+        Two-sided confidence level, in (0, 1).
 
     Returns
     -------
-    low, high : ndarray
+    low, high : ndarray of shape (n_rates,)
+        The bounds, in [0, 1] (0-d arrays for scalar counts).
 
     Examples
     --------
     >>> low, high = wilson_interval(3, 10)
     >>> round(float(low), 4), round(float(high), 4)
     (0.1078, 0.6032)
+    >>> [b.round(3).tolist() for b in wilson_interval([0, 5], [20, 5], confidence=0.9)]
+    [[0.0, 0.649], [0.119, 1.0]]
     """
     k = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)
@@ -60,16 +80,33 @@ def wilson_interval(successes, trials, *, confidence: float = 0.95) -> tuple[np.
     return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
 
 
-def clopper_pearson_upper(successes, trials, *, confidence: float = 0.95) -> np.ndarray:
-    """One-sided Clopper-Pearson (exact) upper bound of a binomial proportion.
+@checked("confidence", successes=_SUCCESSES, trials=_TRIALS)
+def clopper_pearson_upper(successes: ArrayLike, trials: ArrayLike, *, confidence: float = 0.95) -> np.ndarray:
+    """One-sided Clopper-Pearson (exact) upper bound of a binomial proportion, vectorised.
 
     Guarantees at least ``confidence`` coverage, so it serves conservative rules such as
     "the false-pass rate is at most A with 95% confidence".
+
+    Parameters
+    ----------
+    successes : float or array_like of shape (n_rates,)
+        The number of successes of each rate, ``0 <= successes <= trials`` (not necessarily whole).
+    trials : float or array_like of shape (n_rates,)
+        The number of trials of each rate (broadcast against ``successes``); ``trials == 0`` gives ``nan``.
+    confidence : float, default=0.95
+        One-sided confidence level, in (0, 1).
+
+    Returns
+    -------
+    upper : ndarray of shape (n_rates,)
+        The upper bound, in [0, 1]; 1 when every trial succeeded.
 
     Examples
     --------
     >>> round(float(clopper_pearson_upper(0, 30)), 4)
     0.095
+    >>> clopper_pearson_upper([0, 3], [10, 3], confidence=0.9).round(4).tolist()
+    [0.2057, 1.0]
     """
     k = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)

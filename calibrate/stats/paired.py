@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 
 from calibrate.stats import kernel
+from calibrate.stats.curves import threshold_errors
 
 __all__ = ["EXACT_JACKKNIFE_LIMIT", "PairedScores", "Summary", "summarize_together"]
 
@@ -318,23 +319,25 @@ class PairedScores:
 
     # -------------------------------------------------------- decision rates
     def error_counts(self, T: np.ndarray | Summary) -> dict[str, np.ndarray]:
-        """False passes / false fails at every threshold index ``0..m``, ``(batch, m + 1)`` each."""
+        """False passes / false fails at every threshold index ``0..m``, ``(batch, m + 1)`` each: the
+        batched form of :func:`calibrate.stats.curves.error_curve` (which has the first ``m``, on one
+        sample), counted by the same :func:`~calibrate.stats.curves.threshold_errors`."""
         s = self.summarize(T)
-        zero = np.zeros((s.n.size, 1))
-        n_pass, n_fail = s.cum_passes[:, -1].astype(float), s.cum_fails[:, -1].astype(float)
+        false_pass, false_fail = threshold_errors(s.cum_passes, s.cum_fails)
         return {
-            "false_pass": n_fail[:, None] - np.concatenate([zero, s.cum_fails], axis=1),
-            "false_fail": np.concatenate([zero, s.cum_passes], axis=1),
-            "n_pass": n_pass,
-            "n_fail": n_fail,
+            "false_pass": false_pass,
+            "false_fail": false_fail,
+            "n_pass": s.cum_passes[:, -1].astype(float),
+            "n_fail": s.cum_fails[:, -1].astype(float),
         }
 
     def decision_stats(self, T: np.ndarray | Summary, t: int) -> dict[str, np.ndarray]:
-        """Pass/fail agreement at threshold index ``t``: accuracy, balanced accuracy, kappa."""
+        """Pass/fail agreement at threshold index ``t``: accuracy, balanced accuracy, kappa, and the
+        errors they rest on (``false_pass``, ``false_fail`` of ``n_fail``, ``n_pass``), counted as
+        :meth:`error_counts` counts them."""
         s = self.summarize(T)
         n_pass, n_fail = s.cum_passes[:, -1].astype(float), s.cum_fails[:, -1].astype(float)
-        ff = s.cum_passes[:, t - 1].astype(float) if t > 0 else np.zeros_like(n_pass)
-        fp = n_fail - (s.cum_fails[:, t - 1].astype(float) if t > 0 else 0.0)
+        fp, ff = threshold_errors(s.cum_passes, s.cum_fails, int(t))
         tp, tn = n_pass - ff, n_fail - fp
         conf = np.stack([np.stack([tn, fp], 1), np.stack([ff, tp], 1)], 1)  # rows: human fail/pass
         n = n_pass + n_fail
@@ -347,6 +350,10 @@ class PairedScores:
             "kappa": _kappa_from_confusion(conf, 1.0 - np.eye(2)),
             "n_agree": tp + tn,
             "n": n,
+            "false_pass": fp,
+            "false_fail": ff,
+            "n_pass": n_pass,
+            "n_fail": n_fail,
         }
 
 

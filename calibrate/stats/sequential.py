@@ -42,6 +42,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from calibrate.base.params import PROBABILITY, Array, checked
 
 __all__ = [
     "BET_FRACTIONS",
@@ -79,8 +82,8 @@ class Detection:
 
     Attributes
     ----------
-    statistic : ndarray
-        ``Q_t`` after each step (the detector alarms when it reaches ``1 / alpha``).
+    statistic : ndarray of shape (n_steps,), or (alarm + 1,) after an alarm
+        ``Q_t`` after each step up to the alarm (the detector alarms when it reaches ``1 / alpha``).
     alarm : int or None
         The first step (0-based) at which it alarmed.
     change : int or None
@@ -145,19 +148,29 @@ def _certain(increments, lower) -> np.ndarray:
     return (np.broadcast_to(np.asarray(lower, dtype=float), z.shape) >= 0) & (z > 0)
 
 
+@checked(
+    increments=Array("increments, one a step"),
+    lower=Array("lower bounds of the increments", ndim=None, broadcasts_with="increments"),
+    alpha=PROBABILITY,
+)
 def e_detector(
-    increments, lower, *, alpha: float = 0.05, scale: int | None = None, fractions: tuple[float, ...] = BET_FRACTIONS
+    increments: ArrayLike,
+    lower: ArrayLike,
+    *,
+    alpha: float = 0.05,
+    scale: int | None = None,
+    fractions: tuple[float, ...] = BET_FRACTIONS,
 ) -> Detection:
     """The weighted Shiryaev-Roberts e-detector of a change that lifts the mean of ``increments`` above 0.
 
     Parameters
     ----------
-    increments : array_like
+    increments : array_like of float of shape (n_steps,)
         One increment a step, in time order; its mean is at most 0 while nothing changed (0 for a step
         that brings no evidence, such as a case nobody audited).
-    lower : array_like
+    lower : float or array_like of float of shape (n_steps,)
         The smallest value each increment could have taken, known before it was seen (``<= 0``).
-    alpha : float
+    alpha : float, default=0.05
         The probability of a false alarm, at any time, while nothing changes.
     scale : int, optional
         The scale of the stream in steps (the change-point weights put about half their mass on the
@@ -188,11 +201,7 @@ def e_detector(
     >>> found.alarm, found.change, found.evidence
     (30, 30, inf)
     """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha={alpha}: expected a probability between 0 and 1")
     z = np.asarray(increments, dtype=float)
-    if z.ndim != 1:
-        raise ValueError("increments: one stream, a value a step")
     statistic = detector_statistic(z, lower, scale=scale, fractions=fractions)
     crossed = np.flatnonzero(statistic >= 1 / alpha)
     if crossed.size == 0:
@@ -254,9 +263,14 @@ def rate_increments(
     return z, np.broadcast_to(low, z.shape).astype(float)
 
 
+@checked(
+    values=Array("the cases' values, one a step"),
+    weights=Array("weights, one a step", length_of="values", nonnegative=True),
+    alpha=PROBABILITY,
+)
 def confidence_sequence(
-    values,
-    weights,
+    values: ArrayLike,
+    weights: ArrayLike,
     *,
     alpha: float = 0.05,
     max_weight: float | None = None,
@@ -275,23 +289,26 @@ def confidence_sequence(
 
     Parameters
     ----------
-    values : array_like
-        In ``value_range``.
-    weights : array_like
-        Nonnegative; the increment for ``theta`` is ``weights * (values - theta)``.
-    alpha : float
+    values : array_like of float of shape (n_steps,)
+        In ``value_range``, in time order.
+    weights : array_like of float of shape (n_steps,)
+        Non-negative; the increment for ``theta`` is ``weights * (values - theta)``.
+    alpha : float, default=0.05
+        The probability that the sequence ever misses the rate.
     max_weight : float, optional
         The largest weight the design gives (one over its smallest inclusion probability), which sizes
         every bet; the largest of ``weights`` by default. A bet sized by a case's own weight would
         undo the weighting where the design targets what the rate counts.
-    value_range : (float, float)
+    value_range : (float, float), default=(0.0, 1.0)
         The smallest and the largest value ``values`` can take (known in advance), around [0, 1].
-    grid : int
-        The number of rates tried in [0, 1].
+    grid : int, default=201
+        The number of rates tried in [0, 1]: the bounds are on this grid.
+    fractions : tuple of float
+        The bets mixed, as fractions (below 1) of the largest bet that keeps every e-process positive.
 
     Returns
     -------
-    low, high : ndarray
+    low, high : ndarray of shape (n_steps,)
         After each step; ``nan`` before the first weighted case (every rate is possible).
 
     Examples

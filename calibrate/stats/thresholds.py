@@ -61,7 +61,8 @@ def max_admissible_false_passes(
     high = n.copy() + 1  # not admissible
     while np.any(high - low > 1):
         mid = np.floor((low + high) / 2)
-        ok = clopper_pearson_upper(mid, n, confidence=confidence) <= max_false_pass + 1e-12
+        # a sample already settled (high = low + 1 = 0) would ask about -1 false passes: its answer is unused
+        ok = clopper_pearson_upper(np.maximum(mid, 0), n, confidence=confidence) <= max_false_pass + 1e-12
         low = np.where(ok & (high - low > 1), mid, low)
         high = np.where(~ok & (high - low > 1), mid, high)
     return low
