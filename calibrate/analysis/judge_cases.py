@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from calibrate.analysis.judge_comparison import JudgeComparison, pass_share
+from calibrate.stats.curves import error_curve
 from calibrate.stats.intervals import wilson_interval
 
 __all__ = ["bottom_decile", "case_row", "curve", "worst_misses"]
@@ -52,9 +53,8 @@ def curve(c: JudgeComparison, confidence: float) -> list[dict[str, Any]]:
     with np.errstate(invalid="ignore", divide="ignore"):
         fp_rate, ff_rate = fp / n_fail, ff / n_pass
     # the number of cases behind each rate (weighted rates count cases of different weights)
-    passes = c.passes
-    cases_fp = (~passes).sum() - np.searchsorted(np.sort(c.score[~passes]), c.paired.j_values, "left")
-    cases_ff = np.searchsorted(np.sort(c.score[passes]), c.paired.j_values, "left")
+    cases = error_curve(c.passes, c.score)  # unweighted: each case counts once
+    cases_fp, cases_ff = cases.false_pass.astype(int), cases.false_fail.astype(int)
     columns = zip(
         (c.judge.sign * c.paired.j_values).tolist(),
         floats(fp_rate),

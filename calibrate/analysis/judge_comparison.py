@@ -241,13 +241,9 @@ class JudgeComparison:
         """The pass/fail statistics at the full sample's threshold (the gate as deployed), per row."""
         decision = self.paired.decision_stats(s, self.rule_index)
         out = {"pass_kappa": decision["kappa"], "balanced_accuracy": decision["balanced_accuracy"]}
-        t = int(self.rule_index)
-        n_pass, n_fail = s.cum_passes[:, -1].astype(float), s.cum_fails[:, -1].astype(float)
-        false_fail = s.cum_passes[:, t - 1].astype(float) if t > 0 else np.zeros_like(n_pass)
-        false_pass = n_fail - (s.cum_fails[:, t - 1].astype(float) if t > 0 else 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["false_pass_rate"] = false_pass / n_fail
-            out["false_fail_rate"] = false_fail / n_pass
+        with np.errstate(invalid="ignore", divide="ignore"):  # counted once, by decision_stats
+            out["false_pass_rate"] = decision["false_pass"] / decision["n_fail"]
+            out["false_fail_rate"] = decision["false_fail"] / decision["n_pass"]
         return out
 
     def add_resamples(self, counts: np.ndarray) -> None:
