@@ -150,10 +150,10 @@ def human_reference(campaign: Campaign, metric: str) -> HumanReference:
     Examples
     --------
     >>> import pandas as pd
-    >>> from calibrate.campaign import Campaign
+    >>> from calibrate.campaign import campaign_from_frames
     >>> r = pd.DataFrame({"case_id": ["a", "a", "b"], "metric": "f", "rater": ["x", "y", "x"],
     ...                   "rater_kind": "human", "value": [1, 0, 1]})
-    >>> ref = human_reference(Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f")
+    >>> ref = human_reference(campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f")
     >>> ref.values.tolist(), ref.n_ties
     ([0.0, 1.0], 1)
     """
@@ -315,7 +315,8 @@ def pair(
     --------
     >>> r = pd.DataFrame({"case_id": ["a", "b", "c", "a", "b", "d"], "metric": "f", "rater": list("hhhjjj"),
     ...                   "rater_kind": ["human"] * 3 + ["judge"] * 3, "value": [1, 0, 1, 0.9, 0.2, 0.5]})
-    >>> p = pair(Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f", "j")
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> p = pair(campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f", "j")
     >>> p.case_ids.tolist(), p.human.tolist(), p.score.tolist(), p.weights, p.n_unreferenced
     (['a', 'b'], [1.0, 0.0], [0.9, 0.2], None, 1)
     """

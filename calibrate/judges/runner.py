@@ -45,7 +45,7 @@ from calibrate.base.names import inside, path_component
 from calibrate.base.results import Result
 from calibrate.base.secrets import clip
 from calibrate.campaign import JUDGE_RATINGS_FILE, Campaign
-from calibrate.campaign.judge_settings import JudgeSpec
+from calibrate.campaign.judge_specs import JudgeSpec
 from calibrate.judges.calls import (
     CallPolicy,
     ClientPool,

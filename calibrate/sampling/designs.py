@@ -300,7 +300,8 @@ def draw_sample(
     --------
     >>> import pandas as pd
     >>> cases = [{"case_id": f"c{i}", "metadata": {"kind": "how" if i % 4 else "what"}} for i in range(40)]
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
     ...     pd.DataFrame({"case_id": ["c0"], "metric": "f", "rater": "h", "rater_kind": "human", "value": [1]}), cases)
     >>> s = draw_sample(c, 8, strategy="stratified", by="kind")
     >>> sorted(set(zip(s.strata, s.inclusion_probability)))

@@ -8,5 +8,11 @@ from calibrate.testing import assert_gate_passes
 
 
 def test_the_faithfulness_judge_is_trusted():
-    assert_gate_passes("eval/campaign", judge="faithfulness-gpt4o", min_labels=100, min_kappa=0.5,
-                       max_false_pass=0.2, forbid_self_eval=True)
+    assert_gate_passes(
+        "eval/campaign",
+        judge="faithfulness-gpt4o",
+        min_labels=100,
+        min_kappa=0.5,
+        max_false_pass=0.2,
+        forbid_self_eval=True,
+    )
