@@ -44,6 +44,7 @@ from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
+from calibrate.campaign.metadata import cases_by_generator_family
 from calibrate.campaign.reference import computed_once, judge_scores
 from calibrate.review.fingerprint import fingerprint_reasons
 from calibrate.stats import N_BOOT
@@ -156,16 +157,6 @@ def _kappa(judge: dict) -> tuple[str, dict]:
     if judge.get("kappa", {}).get("estimate") is not None:
         return "kappa", judge["kappa"]
     return "pass kappa", judge.get("pass_kappa", {})
-
-
-def _self_eval(campaign: Campaign, family: str | None) -> int:
-    if not family or not campaign.cases:
-        return 0
-    return sum(
-        1
-        for c in campaign.cases.values()
-        if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower()
-    )
 
 
 def _chance(judge: dict, confidence: float) -> str | None:
@@ -468,7 +459,7 @@ def run_gate(
                 if why:
                     reasons.append(why)
             if rules.forbid_self_eval:
-                same = _self_eval(campaign, judge.get("family"))
+                same = len(cases_by_generator_family(campaign, judge.get("family")))
                 if same:
                     reasons.append(
                         f"the judge is of the {judge['family']} family, as the generator of {same} "
