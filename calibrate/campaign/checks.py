@@ -10,8 +10,6 @@ the cases check reads ``cases.jsonl``: they leave what they find on the context.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +20,8 @@ import pandas as pd
 
 from calibrate.base.errors import Problem
 from calibrate.campaign.declared import Declared
-from calibrate.campaign.model import CASE_FIELDS, JUDGE_RATINGS_FILE, Adjustment, OutOfScale
+from calibrate.campaign.model import JUDGE_RATINGS_FILE, Adjustment, OutOfScale
+from calibrate.campaign.readers import id_problem, read_cases
 
 __all__ = [
     "CHECKS",
@@ -36,45 +35,9 @@ __all__ = [
     "check_run_names",
     "check_scale",
     "check_values",
-    "id_problem",
-    "read_cases",
 ]
 
 ID_COLUMNS = ("case_id", "metric", "rater", "rater_kind", "run_id")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def id_problem(value: Any) -> str | None:
-    """Why a value cannot serve as an id (a case's, a metric's, a rater's) kept exactly as written, or None:
-    the rule every loader applies, for what writes ids to check them first.
-
-    >>> id_problem("c1"), id_problem(7), id_problem("c\x1b[2J").startswith("holds a control character")
-    (None, None, True)
-    """
-    if value is None or isinstance(value, (str, np.str_)):
-        text = "" if value is None else str(value)
-        found = _CONTROL.search(text)
-        return (
-            f"holds a control character ({found.group()!r}): ids that differ only by one would be shown as one"
-            if found
-            else None
-        )
-    if isinstance(value, bytes):
-        try:
-            return id_problem(value.decode("utf-8"))
-        except UnicodeDecodeError:
-            return "bytes that are not UTF-8 text"
-    if isinstance(value, (bool, np.bool_)):
-        return "a true/false value"
-    if isinstance(value, (int, np.integer)):
-        return None
-    if isinstance(value, (float, np.floating)):
-        if math.isnan(value):
-            return None
-        if float(value).is_integer() and abs(value) >= 2**53:
-            return "a number too large to be kept exactly (write ids as text)"
-        return None if math.isfinite(value) else "not a finite number"
-    return f"a {type(value).__name__}, not text"
 
 
 @dataclass
@@ -176,7 +139,7 @@ def set_aside_reasons(
 
 
 def check_ids(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
-    """Ids kept exactly as written (:func:`id_problem`), none empty; a known rater kind and metric."""
+    """Ids kept exactly as written (:func:`~calibrate.campaign.readers.id_problem`), none empty; a known rater kind and metric."""
     problems = [
         Problem(ctx.files[i], why, row=int(ctx.lines[i]), field=column, value=value, expected="text, or a whole number")
         for column in ID_COLUMNS
@@ -364,7 +327,7 @@ def check_run_names(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
 
 
 def check_cases(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
-    """``cases.jsonl``, when there is one (:func:`read_cases`, kept in ``ctx.cases``), and every rating
+    """``cases.jsonl``, when there is one (:func:`~calibrate.campaign.readers.read_cases`, kept in ``ctx.cases``), and every rating
     of a case it lists; an exported rating of a case it no longer lists is set aside."""
     if ctx.case_rows is None:
         return []
@@ -393,102 +356,3 @@ CHECKS: tuple[Check, ...] = (
     check_run_names,
     check_cases,
 )
-
-
-def read_cases(case_rows: list[tuple[int, Any]], file: str, problems: list[Problem]) -> dict[str, dict]:
-    """The cases of ``cases.jsonl`` (its lines as read), by id; each line that is no case, or a case
-    whose fields have the wrong types, is a problem appended to ``problems``."""
-    cases: dict[str, dict] = {}
-    first_line: dict[str, int] = {}
-    for line, obj in case_rows:
-        case_id = _case_id(obj, line, file, problems)
-        if case_id is None:
-            continue
-        problems += _field_problems(obj, case_id, line, file)
-        if case_id in cases:
-            problems.append(
-                Problem(
-                    file,
-                    f"duplicate case_id (first at line {first_line[case_id]})",
-                    row=line,
-                    field="case_id",
-                    value=case_id,
-                    expected="each case once",
-                )
-            )
-            continue
-        cases[case_id] = {**obj, "case_id": case_id}
-        first_line[case_id] = line
-    return cases
-
-
-def _case_id(obj: Any, line: int, file: str, problems: list[Problem]) -> str | None:
-    """A line's case id, or None (with a problem) when the line is no object or its id is no id."""
-    if not isinstance(obj, dict):
-        problems.append(
-            Problem(
-                file,
-                "each case must be a JSON object",
-                row=line,
-                value=type(obj).__name__,
-                expected="an object with case_id and DeepEval's field names",
-            )
-        )
-        return None
-    case_id = obj.get("case_id")
-    if isinstance(case_id, int) and not isinstance(case_id, bool):
-        case_id = str(case_id)
-    if not isinstance(case_id, str) or not case_id:
-        problems.append(
-            Problem(
-                file,
-                "missing or empty case_id",
-                row=line,
-                field="case_id",
-                value=case_id,
-                expected="a non-empty string",
-            )
-        )
-        return None
-    if why := id_problem(case_id):
-        problems.append(
-            Problem(
-                file,
-                f"case_id {why}",
-                row=line,
-                field="case_id",
-                value=case_id,
-                expected="text without control characters",
-            )
-        )
-        return None
-    return case_id
-
-
-def _field_problems(obj: dict[str, Any], case_id: str, line: int, file: str) -> list[Problem]:
-    """A case's DeepEval fields of the wrong type, and context chunks that are not text."""
-    problems = []
-    for key, types in CASE_FIELDS.items():
-        if key in obj and not isinstance(obj[key], types):
-            problems.append(
-                Problem(
-                    file,
-                    f"wrong type for case '{case_id}'",
-                    row=line,
-                    field=key,
-                    value=type(obj[key]).__name__,
-                    expected=" or ".join("null" if t is type(None) else t.__name__ for t in types),
-                )
-            )
-    for key in ("retrieval_context", "context"):
-        if isinstance(obj.get(key), list) and not all(isinstance(x, str) for x in obj[key]):
-            problems.append(
-                Problem(
-                    file,
-                    f"case '{case_id}' has a non-string chunk",
-                    row=line,
-                    field=key,
-                    expected="a list of strings",
-                )
-            )
-    return problems

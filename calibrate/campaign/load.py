@@ -17,7 +17,7 @@ import pandas as pd
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.campaign.checks import CHECKS, CheckContext, set_aside_reasons
 from calibrate.campaign.config import nesting_problem, read_toml
-from calibrate.campaign.declared import parse_config
+from calibrate.campaign.declared import Declared, parse_config
 from calibrate.campaign.juries import jury_ratings
 from calibrate.campaign.model import (
     ADJUDICATIONS_FILE,
@@ -270,22 +270,7 @@ def build(
     if out_of_scale is not None and out_of_scale not in OUT_OF_SCALE:
         raise ValueError(f"out_of_scale must be 'error', 'clip' or 'drop', not {out_of_scale!r}")
     declared = parse_config(config, config_file)
-    missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
-    if missing:
-        raise CampaignError(
-            [
-                Problem(
-                    ratings_file,
-                    "missing column" + ("s" if len(missing) > 1 else ""),
-                    value=", ".join(missing),
-                    expected="columns "
-                    + ", ".join(REQUIRED_COLUMNS)
-                    + " (and optionally "
-                    + ", ".join(OPTIONAL_COLUMNS)
-                    + ")",
-                )
-            ]
-        )
+    _require_columns(raw, ratings_file)
     files = raw["file"].to_numpy() if "file" in raw else np.full(len(raw), ratings_file, dtype=object)
     # what calibrate exported of a metric, a judge or a case since removed is set aside (kept in its file
     # and store, out of every statistic); the user's own ratings file must agree with campaign.toml
@@ -311,25 +296,13 @@ def build(
     aside = ctx.aside
     set_aside = [
         SetAside(
-            files[i],
-            int(ctx.lines[i]),
-            ratings["case_id"].iat[i],
-            ratings["metric"].iat[i],
-            ratings["rater"].iat[i],
-            ctx.reasons[i],
+            files[i], int(ctx.lines[i]), *(ratings[c].iat[i] for c in ("case_id", "metric", "rater")), ctx.reasons[i]
         )
         for i in np.flatnonzero(aside)
     ]
     if problems:
         raise CampaignError(problems)
-    ratings = ratings[~(ctx.drop | aside)].reset_index(drop=True)
-    raters, juries = declared.raters, declared.juries
-    if juries:  # a jury's ratings join the campaign as a judge's
-        added, facts = jury_ratings(ratings, juries, raters, declared.metrics, config_file, problems)
-        if problems:
-            raise CampaignError(problems)
-        ratings = pd.concat([ratings, added], ignore_index=True)
-        raters = {**raters, **{n: Rater(name=n, family="jury", **f) for n, f in facts.items()}}
+    ratings, raters = _with_juries(ratings[~(ctx.drop | aside)].reset_index(drop=True), declared, config_file)
     return Campaign(
         name=declared.name,
         metrics=declared.metrics,
@@ -341,7 +314,39 @@ def build(
         data_hash=data_hash,
         path=path,
         out_of_scale=ctx.out_of_scale,
-        juries=juries,
+        juries=declared.juries,
         service=declared.service,
         set_aside=set_aside,
     )
+
+
+def _require_columns(raw: pd.DataFrame, ratings_file: str) -> None:
+    """Raise, naming them, when the ratings lack a required column."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
+    if missing:
+        raise CampaignError(
+            [
+                Problem(
+                    ratings_file,
+                    "missing column" + ("s" if len(missing) > 1 else ""),
+                    value=", ".join(missing),
+                    expected="columns "
+                    + ", ".join(REQUIRED_COLUMNS)
+                    + " (and optionally "
+                    + ", ".join(OPTIONAL_COLUMNS)
+                    + ")",
+                )
+            ]
+        )
+
+
+def _with_juries(ratings: pd.DataFrame, declared: Declared, config_file: str) -> tuple[pd.DataFrame, dict[str, Rater]]:
+    """The ratings and raters with each jury's: a jury's ratings join the campaign as a judge's."""
+    if not declared.juries:
+        return ratings, declared.raters
+    problems: list[Problem] = []
+    added, facts = jury_ratings(ratings, declared.juries, declared.raters, declared.metrics, config_file, problems)
+    if problems:
+        raise CampaignError(problems)
+    raters = {**declared.raters, **{n: Rater(name=n, family="jury", **f) for n, f in facts.items()}}
+    return pd.concat([ratings, added], ignore_index=True), raters
