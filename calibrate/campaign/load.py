@@ -296,7 +296,12 @@ def build(
     aside = ctx.aside
     set_aside = [
         SetAside(
-            files[i], int(ctx.lines[i]), *(ratings[c].iat[i] for c in ("case_id", "metric", "rater")), ctx.reasons[i]
+            files[i],
+            int(ctx.lines[i]),
+            ratings["case_id"].iat[i],
+            ratings["metric"].iat[i],
+            ratings["rater"].iat[i],
+            ctx.reasons[i],
         )
         for i in np.flatnonzero(aside)
     ]
