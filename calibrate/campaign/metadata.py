@@ -12,8 +12,8 @@ Examples
 ...                   "value": [1, 0, 1]}),
 ...     [{"case_id": "a", "metadata": {"topic": "tax", "generator_family": "GPT"}},
 ...      {"case_id": "b", "metadata": {"topic": "tax"}}, {"case_id": "c"}])
->>> slices(c, "topic")
-{'(missing)': frozenset({'c'}), 'tax': frozenset({'a', 'b'})}
+>>> {value: sorted(ids) for value, ids in slices(c, "topic").items()}
+{'(missing)': ['c'], 'tax': ['a', 'b']}
 >>> metadata_value(c, "c", "topic"), cases_by_generator_family(c, "gpt")
 ('(missing)', ['a'])
 """
