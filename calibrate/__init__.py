@@ -21,6 +21,7 @@ _EXPORTS = {
     "Metric": ("calibrate.campaign", "Metric"),
     "Rater": ("calibrate.campaign", "Rater"),
     "load_campaign": ("calibrate.campaign", "load_campaign"),
+    "campaign_from_frames": ("calibrate.campaign", "campaign_from_frames"),
     "init_campaign": ("calibrate.campaign.starter", "init_campaign"),  # calibrate init
     "validate_campaign": ("calibrate.campaign.summary", "validate_campaign"),  # calibrate validate
     "CampaignError": ("calibrate.base.errors", "CampaignError"),

@@ -5,6 +5,7 @@ from calibrate.campaign import Campaign as Campaign
 from calibrate.campaign import Metric as Metric
 from calibrate.campaign import Rater as Rater
 from calibrate.campaign import load_campaign as load_campaign
+from calibrate.campaign import campaign_from_frames as campaign_from_frames
 from calibrate.campaign.starter import init_campaign as init_campaign
 from calibrate.campaign.summary import validate_campaign as validate_campaign
 from calibrate.base.errors import CampaignError as CampaignError
@@ -79,6 +80,7 @@ __all__ = [
     "audit_judges",
     "bias_probes",
     "build_report",
+    "campaign_from_frames",
     "clear_judge_cache",
     "collect_cases",
     "compare_judges",

@@ -180,7 +180,7 @@ def test_from_frames_round_trip():
             "value": np.r_[np.tile([True, False], 20), np.linspace(0, 1, 40)],
         }
     )
-    c = calibrate.Campaign.from_frames(
+    c = calibrate.campaign_from_frames(
         {"name": "n", "metrics": {"m": {"scale": "binary"}}},
         ratings,
         pd.DataFrame({"case_id": [f"c{i}" for i in range(40)]}),
@@ -223,7 +223,7 @@ def test_adjudication_template_is_never_replaced(tmp_path):
     ratings = pd.DataFrame(
         {"case_id": ["a", "a"], "metric": "f", "rater": ["x", "y"], "rater_kind": "human", "value": [1, 0]}
     )
-    c = calibrate.Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, ratings)
+    c = calibrate.campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, ratings)
     template = tmp_path / "decisions.csv"
     template.write_text("an adjudicator's work\n")
     with pytest.raises(FileExistsError, match="template="):

@@ -63,6 +63,6 @@ def test_python_beside_a_clone_named_calibrate_imports_the_package(tmp_path):
             timeout=120,
         )
         assert found.returncode == 0, (where, found.stderr[-2000:])
-        assert found.stdout.splitlines() == [str(clone / "calibrate" / "__init__.py"), "calibrate.campaign.folder"]
+        assert found.stdout.splitlines() == [str(clone / "calibrate" / "__init__.py"), "calibrate.campaign.load"]
     pth = next(site.glob("*.pth")).read_text()
     assert pth.strip() == str(clone.resolve()), f"a path entry for the clone, not an import hook: {pth!r}"

@@ -82,7 +82,8 @@ def annotator_agreement(
     >>> import pandas as pd
     >>> r = pd.DataFrame({"case_id": list("aabbccdd"), "metric": "f", "rater": ["x", "y"] * 4,
     ...                   "rater_kind": "human", "value": [1, 1, 0, 0, 1, 0, 0, 0]})
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r)
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r)
     >>> doc = annotator_agreement(c, "f", n_boot=0)
     >>> doc["percent_agreement"]["estimate"], doc["cohen_kappa"]["estimate"]
     (0.75, 0.5)

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from calibrate.base.errors import ParameterText
 from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
-from calibrate.campaign.reference import human_reference, judge_scores, pair
+from calibrate.campaign.metadata import generator_family, metadata_value, require_cases
+from calibrate.campaign.reference import human_reference, pair, select_judges
 from calibrate.stats.intervals import spearman_with_interval
 
 __all__ = ["bias_probes", "excess"]
@@ -98,9 +98,8 @@ def bias_probes(
     """
 
     campaign.metric_names([metric])
-    if by is not None and not campaign.cases:
-        raise ValueError(ParameterText("{by}: slicing needs cases.jsonl with a metadata object per case", by=by))
-    found = [s for s in judge_scores(campaign, metric) if not judges or s.name in judges or s.rater.name in judges]
+    require_cases(campaign, by)
+    found = select_judges(campaign, metric, judges or None)
     if judges and not found:
         raise ValueError(f"none of {', '.join(judges)} rated {metric}")
     ref = human_reference(campaign, metric)
@@ -133,12 +132,7 @@ def bias_probes(
                 }
                 for t in range(3)
             ]
-        families = np.array(
-            [
-                str(((cases.get(c) or {}).get("metadata") or {}).get("generator_family", "")).lower()
-                for c in ids.tolist()
-            ]
-        )
+        families = np.array([generator_family(cases.get(c) or {}) for c in ids.tolist()])
         if not s.rater.family or not (families != "").any():
             entry["self_preference"] = {
                 "estimate": None,
@@ -151,9 +145,7 @@ def bias_probes(
                 "other_families": _group(human, judge, ex, ~own & (families != ""), confidence),
             }
         if by is not None:
-            values = np.array(
-                [str(((cases.get(c) or {}).get("metadata") or {}).get(by, "(missing)")) for c in ids.tolist()]
-            )
+            values = np.array([metadata_value(campaign, c, by) for c in ids.tolist()])
             entry["slices"] = [
                 {"key": by, "value": v, **_group(human, judge, ex, values == v, confidence)}
                 for v in sorted(set(values.tolist()))

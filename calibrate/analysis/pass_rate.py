@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 
 from calibrate.analysis.figures import estimate, undefined
-from calibrate.base.errors import ParameterText
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
+from calibrate.campaign.metadata import metadata_value, require_cases
 from calibrate.campaign.reference import computed_once, pair
 from calibrate.campaign.weights import kish_effective_n
 from calibrate.stats.intervals import normal_quantile, wilson_interval
@@ -294,15 +294,9 @@ def estimate_pass_rate(
         "overall": part(np.ones(ids_l.size, bool), np.ones((~labelled).sum(), bool)),
     }
     if by is not None:
-        if not campaign.cases:
-            raise ValueError(ParameterText("{by}: slicing needs cases.jsonl with a metadata object per case", by=by))
-
-        def key(case_id: str) -> str:
-            value = ((campaign.cases.get(case_id) or {}).get("metadata") or {}).get(by)
-            return "(missing)" if value is None else str(value)
-
-        keys_l = np.array([key(c) for c in ids_l.tolist()])
-        keys_u = np.array([key(c) for c in scores.case_ids[~labelled].tolist()])
+        require_cases(campaign, by)
+        keys_l = np.array([metadata_value(campaign, c, by) for c in ids_l.tolist()])
+        keys_u = np.array([metadata_value(campaign, c, by) for c in scores.case_ids[~labelled].tolist()])
         doc["slices"] = [
             {"key": by, "value": v, **part(keys_l == v, keys_u == v)}
             for v in sorted(set(keys_l.tolist()) | set(keys_u.tolist()))

@@ -151,7 +151,8 @@ def repeatability(
     >>> r = pd.DataFrame({"case_id": ["a", "b", "c", "a", "b", "c"], "metric": "f", "rater": "j",
     ...                   "rater_kind": "judge", "value": [0.9, 0.2, 0.6, 0.8, 0.3, 0.4],
     ...                   "run_id": ["repeat-0"] * 3 + ["repeat-1"] * 3})
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r)
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r)
     >>> doc = repeatability(c, n_boot=0)["judges"][0]
     >>> doc["n_cases"], round(doc["mean_absolute_difference"], 3), doc["flip_share"]["estimate"]
     (3, 0.133, 0.3333333333333333)

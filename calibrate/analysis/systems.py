@@ -34,13 +34,12 @@ from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
+from calibrate.campaign.metadata import metadata_value
 from calibrate.campaign.reference import computed_once, pair
 from calibrate.campaign.weights import kish_effective_n
 from calibrate.stats.intervals import normal_quantile
 
 __all__ = ["compare_systems", "labels_for_width", "rate_difference", "version_rate"]
-
-MISSING = "(missing)"
 
 
 def version_rate(
@@ -271,15 +270,11 @@ def compare_systems(
     joined = pair(campaign, metric, judge)
     scores = joined.judge
 
-    def tag(case_id: str, key: str) -> str:
-        value = ((campaign.cases.get(case_id) or {}).get("metadata") or {}).get(key)
-        return MISSING if value is None else str(value)
-
     ids_l = joined.case_ids.tolist()
     unl = joined.unlabelled
     ids_u = scores.case_ids[unl].tolist()
-    version_l = np.array([tag(c, by) for c in ids_l])
-    version_u = np.array([tag(c, by) for c in ids_u])
+    version_l = np.array([metadata_value(campaign, c, by) for c in ids_l])
+    version_u = np.array([metadata_value(campaign, c, by) for c in ids_u])
     found = sorted(set(version_l.tolist()) | set(version_u.tolist()))
     for name, value in (("a", a), ("b", b)):
         if value not in found:
@@ -336,8 +331,8 @@ def compare_systems(
         "overall": compare(np.ones(len(ids_l), bool), np.ones(len(ids_u), bool)),
     }
     if slice_by is not None:
-        slice_l = np.array([tag(c, slice_by) for c in ids_l])
-        slice_u = np.array([tag(c, slice_by) for c in ids_u])
+        slice_l = np.array([metadata_value(campaign, c, slice_by) for c in ids_l])
+        slice_u = np.array([metadata_value(campaign, c, slice_by) for c in ids_u])
         values = sorted(set(slice_l.tolist()) | set(slice_u.tolist()))
         slices = [{"key": slice_by, "value": v, **compare(slice_l == v, slice_u == v)} for v in values]
         adjusted = _holm([s["difference"].get("p_value") for s in slices])

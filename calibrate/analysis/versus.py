@@ -17,7 +17,7 @@ import numpy as np
 from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
-from calibrate.campaign.reference import human_reference, judge_scores, pair
+from calibrate.campaign.reference import human_reference, pair, select_judges
 from calibrate.stats.intervals import spearman_with_interval
 from calibrate.stats.strata import percentile_ranks
 
@@ -59,15 +59,7 @@ def judge_matrix(
     """
 
     campaign.metric_names([metric])
-    found = judge_scores(campaign, metric)
-    if judges:
-        unknown = [j for j in judges if not any(j in (s.name, s.rater.name) for s in found)]
-        if unknown:
-            raise ValueError(
-                f"judge(s) {', '.join(unknown)} did not rate {metric}; its judges are: "
-                + ", ".join(s.name for s in found)
-            )
-        found = [s for s in found if s.name in judges or s.rater.name in judges]
+    found = select_judges(campaign, metric, judges or None, strict=True)
     if len(found) < 2:
         raise ValueError(f"metric {metric}: {len(found)} judge(s); a comparison needs two or more")
     ref = human_reference(campaign, metric)

@@ -29,9 +29,9 @@ def build_manifest(campaign, **options: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from calibrate.campaign import Campaign
+    >>> from calibrate.campaign import campaign_from_frames
     >>> import pandas as pd
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
     ...     pd.DataFrame({"case_id": ["a"], "metric": "f", "rater": "h", "rater_kind": "human", "value": [1]}))
     >>> m = build_manifest(c, seed=3)
     >>> m["seed"], m["data_hash"].startswith("sha256:")

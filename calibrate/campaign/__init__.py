@@ -1,8 +1,12 @@
 """The data model: everything ``campaign.toml`` and a campaign folder hold.
 
-:mod:`~calibrate.campaign.folder` reads and validates the folder (metrics, raters, ratings, cases,
-samples); :mod:`~calibrate.campaign.judge_settings`, :mod:`~calibrate.campaign.juries` and
-:mod:`~calibrate.campaign.service` parse its ``[judges]``, ``[juries]`` and ``[service]`` tables;
+:mod:`~calibrate.campaign.model` holds the data model (:class:`Campaign`, :class:`Metric`, :class:`Rater`)
+and the names of the folder's files; :mod:`~calibrate.campaign.load` reads a folder (or Python objects)
+through :mod:`~calibrate.campaign.readers`, checks every rating (:mod:`~calibrate.campaign.checks`) and
+builds the campaign; :mod:`~calibrate.campaign.declared` reads ``campaign.toml`` through its schemas
+(:mod:`~calibrate.campaign.config`), and :mod:`~calibrate.campaign.judge_settings`,
+:mod:`~calibrate.campaign.juries` and :mod:`~calibrate.campaign.service` parse its ``[judges]``,
+``[juries]`` and ``[service]`` tables;
 :mod:`~calibrate.campaign.reference` makes the human reference and each judge's scores and joins
 them (:func:`~calibrate.campaign.reference.pair`, the one join every analysis uses),
 :mod:`~calibrate.campaign.weights` gives the labelled cases their design weights, and
@@ -10,7 +14,8 @@ them (:func:`~calibrate.campaign.reference.pair`, the one join every analysis us
 folder but ``base``; every other folder reads campaigns through it.
 """
 
-from calibrate.campaign.folder import (
+from calibrate.campaign.load import campaign_from_frames, load_campaign
+from calibrate.campaign.model import (
     ADJUDICATIONS_FILE,
     CASES_FILE,
     IMPORTED_META_FILE,
@@ -22,7 +27,6 @@ from calibrate.campaign.folder import (
     Campaign,
     Metric,
     Rater,
-    load_campaign,
 )
 
 __all__ = [
@@ -37,5 +41,6 @@ __all__ = [
     "Campaign",
     "Metric",
     "Rater",
+    "campaign_from_frames",
     "load_campaign",
 ]

@@ -9,7 +9,7 @@ import importlib.util
 import os
 from typing import Any
 
-from calibrate.campaign.folder import Campaign
+from calibrate.campaign.model import Campaign
 
 __all__ = ["LISTED_CASES", "judge_readiness"]
 
@@ -41,8 +41,9 @@ def judge_readiness(campaign: Campaign) -> list[dict[str, Any]]:
     Examples
     --------
     >>> import pandas as pd
-    >>> from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"faithfulness": {"scale": "binary"}}}, pd.DataFrame(
+    >>> from calibrate.campaign.judge_specs import JudgeSpec, ModelSpec
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"faithfulness": {"scale": "binary"}}}, pd.DataFrame(
     ...     columns=["case_id", "metric", "rater", "rater_kind", "value"]))
     >>> c.cases = {"a": {"input": "q", "actual_output": "x"}}
     >>> c.judges = {"j": JudgeSpec("j", "deepeval", "faithfulness", "faithfulness", ModelSpec("openai", "m"), None)}

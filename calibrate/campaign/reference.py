@@ -26,6 +26,7 @@ __all__ = [
     "judge_scores",
     "once_per_command",
     "pair",
+    "select_judges",
 ]
 
 _T = TypeVar("_T")
@@ -150,10 +151,10 @@ def human_reference(campaign: Campaign, metric: str) -> HumanReference:
     Examples
     --------
     >>> import pandas as pd
-    >>> from calibrate.campaign import Campaign
+    >>> from calibrate.campaign import campaign_from_frames
     >>> r = pd.DataFrame({"case_id": ["a", "a", "b"], "metric": "f", "rater": ["x", "y", "x"],
     ...                   "rater_kind": "human", "value": [1, 0, 1]})
-    >>> ref = human_reference(Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f")
+    >>> ref = human_reference(campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f")
     >>> ref.values.tolist(), ref.n_ties
     ([0.0, 1.0], 1)
     """
@@ -227,6 +228,49 @@ def _judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:
                 )
             )
     return judges
+
+
+def select_judges(
+    campaign: Campaign, metric: str, names: list[str] | None = None, *, strict: bool = False
+) -> list[JudgeScores]:
+    """The judges of ``metric`` a command reads: those ``names`` names (a run, ``rater@run_id``, or a
+    rater, all its runs), in :func:`judge_scores`'s order; every judge of it for None.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    metric : str
+    names : list of str, optional
+    strict : bool, keyword-only
+        Whether a name no judge of ``metric`` answers to is an error (else it is left out).
+
+    Returns
+    -------
+    list of JudgeScores
+
+    Raises
+    ------
+    ValueError
+        With ``strict``, naming the unknown judges and the metric's.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> [j.name for j in select_judges(c, "relevance", ["Olz-gpt4o", "nobody"])]
+    ['Olz-gpt4o']
+    """
+    found = judge_scores(campaign, metric)
+    if names is None:
+        return found
+    if strict:
+        unknown = [j for j in names if not any(j in (s.name, s.rater.name) for s in found)]
+        if unknown:
+            raise ValueError(
+                f"judge(s) {', '.join(unknown)} did not rate {metric}; its judges are: "
+                + ", ".join(s.name for s in found)
+            )
+    return [s for s in found if s.name in names or s.rater.name in names]
 
 
 def find_judge(campaign: Campaign, metric: str, name: str) -> JudgeScores:
@@ -315,7 +359,8 @@ def pair(
     --------
     >>> r = pd.DataFrame({"case_id": ["a", "b", "c", "a", "b", "d"], "metric": "f", "rater": list("hhhjjj"),
     ...                   "rater_kind": ["human"] * 3 + ["judge"] * 3, "value": [1, 0, 1, 0.9, 0.2, 0.5]})
-    >>> p = pair(Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f", "j")
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> p = pair(campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r), "f", "j")
     >>> p.case_ids.tolist(), p.human.tolist(), p.score.tolist(), p.weights, p.n_unreferenced
     (['a', 'b'], [1.0, 0.0], [0.9, 0.2], None, 1)
     """

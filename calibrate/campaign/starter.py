@@ -9,7 +9,8 @@ from pathlib import Path
 
 from calibrate.base.errors import NO_VALUE, CampaignError, ParameterText, Problem
 from calibrate.base.files import holding, replacing
-from calibrate.campaign.folder import RATING_COLUMNS, load_campaign
+from calibrate.campaign.load import load_campaign
+from calibrate.campaign.model import RATING_COLUMNS
 
 __all__ = ["init_campaign", "parse_metric"]
 

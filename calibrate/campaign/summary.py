@@ -6,8 +6,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from calibrate.base.results import Result, records_frame
-from calibrate.campaign.folder import RATINGS_FILES, Campaign, load_campaign
 from calibrate.campaign.judge_readiness import judge_readiness
+from calibrate.campaign.load import load_campaign
+from calibrate.campaign.model import RATINGS_FILES, Campaign
 
 __all__ = ["rating_provenance", "validate_campaign"]
 

@@ -80,7 +80,8 @@ def design_weights(campaign: Campaign, case_ids: np.ndarray) -> DesignWeights:
     Examples
     --------
     >>> import pandas as pd
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
     ...     pd.DataFrame({"case_id": ["a", "b", "c"], "metric": "f", "rater": "h", "rater_kind": "human",
     ...                   "value": [1, 0, 1]}), [{"case_id": x} for x in "abcd"])
     >>> design_weights(c, np.array(["a", "b", "c"])).weights is None   # no recorded sample: unweighted

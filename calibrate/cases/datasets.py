@@ -35,7 +35,7 @@ from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.results import Result, single_row
 from calibrate.base.secrets import clip
 from calibrate.campaign import CASES_FILE
-from calibrate.campaign.folder import id_problem
+from calibrate.campaign.readers import id_problem
 
 __all__ = [
     "CONTENT_ID",
@@ -509,7 +509,7 @@ def plan_merge(
 ) -> tuple[str | None, dict[str, int]]:
     """What :func:`merge_cases` would make of ``cases.jsonl``: its new text (None when it would not
     change) and the counts ``{"added", "unchanged", "completed"}``; raises as it does (and for a case id
-    the campaign's loader would refuse: :func:`~calibrate.campaign.folder.id_problem`)."""
+    the campaign's loader would refuse: :func:`~calibrate.campaign.readers.id_problem`)."""
     path = Path(campaign_folder) / CASES_FILE
     unfit = [
         Problem(

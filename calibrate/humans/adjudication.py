@@ -23,7 +23,7 @@ from calibrate.base.files import replacing, writes_campaign
 from calibrate.base.results import Result, records_frame, single_row
 from calibrate.base.sqlite_store import now, open_store
 from calibrate.campaign import ADJUDICATIONS_FILE, CASES_FILE, Campaign
-from calibrate.campaign.judge_settings import SUPPORTED
+from calibrate.campaign.judge_specs import SUPPORTED
 from calibrate.humans.labelstudio.interface import metric_kind
 
 __all__ = [
@@ -96,7 +96,8 @@ def adjudicate(
     Examples
     --------
     >>> import pandas as pd
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, pd.DataFrame(
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, pd.DataFrame(
     ...     {"case_id": ["a", "a", "b", "b"], "metric": "f", "rater": ["x", "y", "x", "y"],
     ...      "rater_kind": "human", "value": [1, 0, 1, 1]}))
     >>> adjudicate(c).to_frame()[["case_id", "labels.x", "labels.y"]].values.tolist()
@@ -154,7 +155,8 @@ def fields_read(campaign: Campaign, metric: str) -> tuple[str, ...]:
     Examples
     --------
     >>> import pandas as pd
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"faithfulness": {"scale": "binary"},
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"faithfulness": {"scale": "binary"},
     ...                           "politeness": {"scale": "binary"}}}, pd.DataFrame(
     ...     columns=["case_id", "metric", "rater", "rater_kind", "value"]))
     >>> fields_read(c, "faithfulness"), fields_read(c, "politeness")

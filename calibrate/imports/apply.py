@@ -33,7 +33,7 @@ from calibrate.base.results import Result, single_row
 from calibrate.base.secrets import redact
 from calibrate.base.times import latest_first
 from calibrate.campaign import CASES_FILE, IMPORTED_META_FILE, IMPORTED_RATINGS_FILE, load_campaign
-from calibrate.campaign.folder import id_problem
+from calibrate.campaign.readers import id_problem
 from calibrate.cases.datasets import plan_merge
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, match_metric
 from calibrate.imports.store import STORE_NAME, ImportStore, withdraw_limit
@@ -75,7 +75,7 @@ def _campaign_folder(folder: Path) -> None:
 
 def _names(batch: SourceBatch, rater: str | None) -> list[Problem]:
     """The ratings whose case id or rater the campaign's loader would refuse (a control character: the
-    rule of :func:`~calibrate.campaign.folder.id_problem`), or whose rater's name holds a credential (it
+    rule of :func:`~calibrate.campaign.readers.id_problem`), or whose rater's name holds a credential (it
     would be stored in imported_ratings.csv and shown): each names the source, the rating's id there and
     the field, before anything is written."""
     problems = []

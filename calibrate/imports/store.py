@@ -34,7 +34,7 @@ from typing import Any
 
 from calibrate.base.sqlite_store import now, open_store
 from calibrate.campaign import IMPORTED_META_FILE, IMPORTED_RATINGS_FILE
-from calibrate.campaign.judge_settings import infer_family
+from calibrate.campaign.judge_specs import infer_family
 from calibrate.imports.records import ImportedRating, SourceBatch
 
 __all__ = ["EXPORT_COLUMNS", "STORE_NAME", "WITHDRAW_LIMIT", "ImportStore", "withdraw_limit"]

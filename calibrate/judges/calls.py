@@ -31,7 +31,7 @@ from pydantic import JsonValue
 from calibrate.base.documents import DocumentError, Schema, validate
 from calibrate.base.http import AsyncHttp, HttpError, Reply
 from calibrate.base.secrets import redact, remember
-from calibrate.campaign.judge_settings import ModelSpec
+from calibrate.campaign.judge_specs import ModelSpec
 from calibrate.judges.replies import JudgeReplyError, complete_json, note_call
 from calibrate.judges.structured import ResponseSchema, chain, refuses, response_schema
 
@@ -610,7 +610,7 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 
 #: provider -> the client that speaks its API (campaign.toml's providers are checked against
-#: judge_settings.PROVIDERS where they are read; a provider not here is refused, not sent to another API)
+#: judge_specs.PROVIDERS where they are read; a provider not here is refused, not sent to another API)
 CLIENTS: dict[str, type[_HTTPClient]] = {"openai": OpenAICompatibleClient, "anthropic": AnthropicClient}
 
 

@@ -15,7 +15,7 @@ import os
 from importlib import metadata
 from typing import Any
 
-from calibrate.campaign.judge_settings import CASE_FIELDS, JudgeSpec
+from calibrate.campaign.judge_specs import CASE_FIELDS, JudgeSpec
 from calibrate.judges.calls import CallPolicy
 from calibrate.judges.logprobs import Weighting, weigh
 from calibrate.judges.replies import JudgeReplyError, notes, parse_reply

@@ -18,7 +18,7 @@ from importlib import metadata
 from typing import Any
 
 from calibrate.base.manifest import package_version
-from calibrate.campaign.judge_settings import (
+from calibrate.campaign.judge_specs import (
     LOCAL_EMBEDDING_MODEL,
     JudgeSpec,
     ModelSpec,

@@ -45,7 +45,8 @@ from calibrate.base.names import inside, path_component
 from calibrate.base.results import Result
 from calibrate.base.secrets import clip
 from calibrate.campaign import JUDGE_RATINGS_FILE, Campaign
-from calibrate.campaign.judge_settings import JudgeSpec
+from calibrate.campaign.judge_specs import JudgeSpec
+from calibrate.campaign.metadata import generator_family
 from calibrate.judges.calls import (
     CallPolicy,
     ClientPool,
@@ -125,8 +126,7 @@ def _library_adapter(library: str, judge: str):
 
 
 def _self_eval(spec: JudgeSpec, case: dict[str, Any]) -> bool:
-    generator = str((case.get("metadata") or {}).get("generator_family", "")).lower()
-    return bool(spec.family) and generator == spec.family.lower()
+    return bool(spec.family) and generator_family(case) == spec.family.lower()
 
 
 def _keyed(campaign: Campaign, spec: JudgeSpec, repeats: int, mode: str | None = None) -> list[_Task]:

@@ -332,7 +332,7 @@ def clear_judge_cache(campaign_folder: str | Path, *, confirm: bool = False) -> 
     it, renamed), not deleted, confirmed or not.
 
     There is no need to clear the store to remove a judge or a metric: take it out of campaign.toml,
-    and its ratings are set aside (:class:`~calibrate.campaign.folder.SetAside`), kept for when it
+    and its ratings are set aside (:class:`~calibrate.campaign.model.SetAside`), kept for when it
     comes back.
 
     Parameters

@@ -1,6 +1,6 @@
 """Structured output: how a judge's model is asked for the JSON a metric expects.
 
-A model table's ``structured_output`` chooses it (:data:`~calibrate.campaign.judge_settings.STRUCTURED_OUTPUT`):
+A model table's ``structured_output`` chooses it (:data:`~calibrate.campaign.judge_specs.STRUCTURED_OUTPUT`):
 
 - ``"json_schema"``: the metric's own output model (DeepEval's ``Claims``, ``Truths``, ``Verdicts``, ...;
   RAGAS's output models), as JSON Schema, in the request: OpenAI's ``response_format`` ``{"type":
@@ -30,7 +30,7 @@ from typing import Any
 
 from calibrate.base.documents import DocumentError, Schema, parse_json
 from calibrate.base.http import HttpError
-from calibrate.campaign.judge_settings import ModelSpec
+from calibrate.campaign.judge_specs import ModelSpec
 
 __all__ = ["MODES", "ResponseSchema", "chain", "expected_mode", "model_identity", "refuses", "response_schema"]
 

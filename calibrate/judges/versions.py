@@ -34,7 +34,7 @@ from pydantic import Field, JsonValue
 from calibrate.base.documents import DocumentError, Schema, parse_json
 from calibrate.base.errors import StoreError
 from calibrate.campaign import Campaign
-from calibrate.campaign.judge_settings import CASE_FIELDS, SUPPORTED
+from calibrate.campaign.judge_specs import CASE_FIELDS, SUPPORTED
 from calibrate.campaign.reference import JudgeScores, find_judge, judge_scores
 from calibrate.judges.store import STORE_NAME, JudgeStore, cache_key
 
@@ -102,7 +102,7 @@ def rating_template(
 ) -> dict[str, Any]:
     """What of a judge's settings determines its ratings: its cache key but for the case and the repeat.
 
-    ``public`` is :meth:`~calibrate.campaign.judge_settings.JudgeSpec.public` (or a run manifest's record
+    ``public`` is :meth:`~calibrate.campaign.judge_specs.JudgeSpec.public` (or a run manifest's record
     of it), ``library_version`` the version of its library, ``embedding_versions`` the versions its
     embeddings depend on (a local model's packages). Changing this changes every cache key.
 

@@ -112,7 +112,7 @@ def judge_settings(spec: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
+    >>> from calibrate.campaign.judge_specs import JudgeSpec, ModelSpec
     >>> spec = JudgeSpec("j", "deepeval", "faithfulness", "faithfulness",
     ...                  ModelSpec("openai", "m", base_url="http://h/v1", api_key_env="KEY"), None)
     >>> judge_settings(spec)["model"]
@@ -133,7 +133,7 @@ def judge_settings_sha256(spec: Any) -> str:
 
     Examples
     --------
-    >>> from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
+    >>> from calibrate.campaign.judge_specs import JudgeSpec, ModelSpec
     >>> a = JudgeSpec("j", "deepeval", "faithfulness", "faithfulness", ModelSpec("openai", "careful"), None)
     >>> b = JudgeSpec("j", "deepeval", "faithfulness", "faithfulness", ModelSpec("openai", "lenient"), None)
     >>> judge_settings_sha256(a) == judge_settings_sha256(b)

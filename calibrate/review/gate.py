@@ -47,6 +47,7 @@ from calibrate.base.estimates import Estimate
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
 from calibrate.campaign import Campaign
+from calibrate.campaign.metadata import cases_by_generator_family
 from calibrate.campaign.reference import computed_once, judge_scores
 from calibrate.review.fingerprint import fingerprint_reasons
 from calibrate.review.results import BottomDecile, GateCheck, GateResult
@@ -160,16 +161,6 @@ def _kappa(judge: dict) -> tuple[str, Estimate]:
     if judge.get("kappa", {}).get("estimate") is not None:
         return "kappa", Estimate.from_dict(judge["kappa"])
     return "pass kappa", Estimate.from_dict(judge["pass_kappa"])
-
-
-def _self_eval(campaign: Campaign, family: str | None) -> int:
-    if not family or not campaign.cases:
-        return 0
-    return sum(
-        1
-        for c in campaign.cases.values()
-        if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower()
-    )
 
 
 def _chance(auc: Estimate, confidence: float) -> str | None:
@@ -475,7 +466,7 @@ def run_gate(
                 if why:
                     reasons.append(why)
             if rules.forbid_self_eval:
-                same = _self_eval(campaign, judge.get("family"))
+                same = len(cases_by_generator_family(campaign, judge.get("family")))
                 if same:
                     reasons.append(
                         f"the judge is of the {judge['family']} family, as the generator of {same} "

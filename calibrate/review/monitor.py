@@ -91,7 +91,8 @@ def case_times(campaign: Campaign) -> dict[str, pd.Timestamp]:
     Examples
     --------
     >>> import pandas as pd
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
     ...     pd.DataFrame({"case_id": ["a"], "metric": "f", "rater": "h", "rater_kind": "human", "value": [1]}),
     ...     [{"case_id": "a", "metadata": {"time": "2026-11-02T10:00:00+01:00"}}, {"case_id": "b"}])
     >>> case_times(c)

@@ -43,6 +43,7 @@ from calibrate.base.names import inside, name_key, path_component
 from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import SAMPLES_FOLDER, Campaign
+from calibrate.campaign.metadata import MISSING, metadata_value
 from calibrate.campaign.own_files import SampleDesign, read_case_ids
 from calibrate.campaign.reference import computed_once, find_judge, judge_scores, pair
 from calibrate.stats.strata import percentile_ranks, score_edges, score_strata
@@ -300,7 +301,8 @@ def draw_sample(
     --------
     >>> import pandas as pd
     >>> cases = [{"case_id": f"c{i}", "metadata": {"kind": "how" if i % 4 else "what"}} for i in range(40)]
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
     ...     pd.DataFrame({"case_id": ["c0"], "metric": "f", "rater": "h", "rater_kind": "human", "value": [1]}), cases)
     >>> s = draw_sample(c, 8, strategy="stratified", by="kind")
     >>> sorted(set(zip(s.strata, s.inclusion_probability)))
@@ -323,7 +325,8 @@ def draw_sample(
         if strategy == "stratified":
             if not by:
                 raise ValueError(ParameterText("the stratified strategy needs {by} METADATA_KEY", by=NO_VALUE))
-            missing = [c for c in pool if by not in (campaign.cases[c].get("metadata") or {})]
+            strata = [metadata_value(campaign, c, by) for c in pool]
+            missing = [c for c, value in zip(pool, strata) if value == MISSING]
             if missing:
                 raise ValueError(
                     ParameterText(
@@ -334,7 +337,6 @@ def draw_sample(
                         _cases=", ".join(missing[:5]),
                     )
                 )
-            strata = [str(campaign.cases[c]["metadata"][by]) for c in pool]
             extra["allocation"] = allocation
         else:
             strata = ["all"] * len(pool)

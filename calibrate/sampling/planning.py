@@ -193,7 +193,8 @@ def missing_options(
     Examples
     --------
     >>> import pandas as pd
-    >>> c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}, "r": {"scale": "binary"}}},
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}, "r": {"scale": "binary"}}},
     ...                          pd.DataFrame({"case_id": ["a", "a", "a", "a"], "metric": ["f", "f", "r", "r"],
     ...                                        "rater": ["x", "y", "x", "y"], "rater_kind": "judge",
     ...                                        "value": [0.1, 0.2, 0.3, 0.4]}))

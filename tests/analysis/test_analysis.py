@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import calibrate
-from calibrate import Campaign, Rule, compute_stats, load_campaign, recommend_thresholds
+from calibrate import Rule, campaign_from_frames, compute_stats, load_campaign, recommend_thresholds
 
 ORDINAL = {
     "name": "sim",
@@ -22,7 +22,7 @@ def campaign_of(human, judges: dict, config=ORDINAL, case_prefix="c"):
         frames.append(
             pd.DataFrame({"case_id": ids, "metric": "m", "rater": name, "rater_kind": "judge", "value": values})
         )
-    return Campaign.from_frames(config, pd.concat(frames, ignore_index=True))
+    return campaign_from_frames(config, pd.concat(frames, ignore_index=True))
 
 
 # ----------------------------------------------------------------------------------- coverage
@@ -285,7 +285,7 @@ def test_a_judge_of_the_generators_family_on_every_case_is_said_once_not_listed(
     """Item 8 of issue 26: the self-family note lists no ids when every case is affected."""
     import pandas as pd
 
-    from calibrate import Campaign, compute_stats
+    from calibrate import campaign_from_frames, compute_stats
 
     cases = [
         {"case_id": f"c{i}", "input": "q", "actual_output": "a", "metadata": {"generator_family": "gpt"}}
@@ -296,7 +296,7 @@ def test_a_judge_of_the_generators_family_on_every_case_is_said_once_not_listed(
         for i in range(30)
         for who, kind, v in (("h", "human", i % 2), ("j", "judge", (i % 2) * 0.8 + 0.1))
     ]
-    campaign = Campaign.from_frames(
+    campaign = campaign_from_frames(
         {"name": "n", "metrics": {"f": {"scale": "binary"}}, "raters": {"j": {"family": "gpt"}}},
         pd.DataFrame(rows),
         cases,

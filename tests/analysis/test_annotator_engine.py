@@ -8,7 +8,7 @@ import pytest
 
 from calibrate.analysis import annotators as analysis_annotators
 from calibrate.analysis.annotators import annotator_agreement
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 from calibrate.campaign.reference import computed_once
 
 
@@ -33,7 +33,7 @@ def panel_campaign(design: bool) -> Campaign:
                 rows.append((case, "fluency", rater, round(float(np.clip(t / 3 + rng.normal(0, 0.15), 0, 1)), 2)))
     frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "value"]).assign(rater_kind="human")
     cases = [f"c{i:02d}" for i in range(60)]
-    c = Campaign.from_frames(
+    c = campaign_from_frames(
         {
             "name": "panel",
             "metrics": {

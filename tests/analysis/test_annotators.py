@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from calibrate.analysis.annotators import annotator_agreement
-from calibrate.campaign import Campaign
+from calibrate.campaign import campaign_from_frames
 from calibrate.stats.annotators import cohen_kappa, fleiss_kappa, krippendorff_alpha, percent_agreement
 
 # Fleiss (1971) as tabulated on Wikipedia's "Fleiss' kappa" page: 10 items, 14 raters, 5 categories
@@ -61,7 +61,7 @@ def test_missing_labels_are_allowed_and_single_labels_ignored():
 
 def campaign(rows, scale="binary", **metric):
     frame = pd.DataFrame(rows, columns=["case_id", "rater", "value"]).assign(metric="m", rater_kind="human")
-    return Campaign.from_frames({"name": "n", "metrics": {"m": {"scale": scale, **metric}}}, frame)
+    return campaign_from_frames({"name": "n", "metrics": {"m": {"scale": scale, **metric}}}, frame)
 
 
 def test_two_annotators_and_a_contrarian_among_three():
@@ -154,7 +154,7 @@ def test_annotator_agreement_is_weighted_by_the_sample_design():
     r = pd.DataFrame(
         {"case_id": cases * 2, "metric": "f", "rater": ["x"] * 40 + ["y"] * 40, "rater_kind": "human", "value": x + y}
     )
-    c = Campaign.from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r, [{"case_id": k} for k in cases])
+    c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}}, r, [{"case_id": k} for k in cases])
     unweighted = annotator_agreement(c, "f", n_boot=0)["percent_agreement"]["estimate"]
     c.samples["t"] = {
         "design": {"strategy": "threshold"},

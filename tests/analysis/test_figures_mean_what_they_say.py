@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibrate import Campaign, compute_stats
+from calibrate import Campaign, campaign_from_frames, compute_stats
 from calibrate.report.format import fmt_estimate
 from tests.conftest import write_campaign
 
@@ -23,7 +23,7 @@ def frames(human, judges: dict, run_ids: dict | None = None) -> Campaign:
     for name, values in judges.items():
         rows += [(c, "m", name, "judge", v, (run_ids or {}).get(name, "")) for c, v in zip(ids, values)]
     frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "value", "run_id"])
-    return Campaign.from_frames({"name": "t", "metrics": {"m": {"scale": "binary"}}}, frame)
+    return campaign_from_frames({"name": "t", "metrics": {"m": {"scale": "binary"}}}, frame)
 
 
 def test_seven_perfect_cases_give_no_interval_rather_than_a_zero_width_one():

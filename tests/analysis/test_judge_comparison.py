@@ -4,7 +4,7 @@ TooFewCases, and the documents give its figures as undefined, with the reason.""
 import pandas as pd
 import pytest
 
-from calibrate import Campaign, compute_stats, recommend_thresholds
+from calibrate import campaign_from_frames, compute_stats, recommend_thresholds
 from calibrate.analysis.judge_comparison import JudgeComparison, TooFewCases
 from calibrate.analysis.metric_comparisons import judge_comparisons
 from calibrate.analysis.rules import default_rule
@@ -18,7 +18,7 @@ def two_judges():
     rows = [(c, "h", "human", i % 2) for i, c in enumerate(ids)]
     rows += [(c, "all", "judge", 0.1 * i) for i, c in enumerate(ids)] + [("c3", "one", "judge", 0.9)]
     frame = pd.DataFrame(rows, columns=["case_id", "rater", "rater_kind", "value"]).assign(metric="m")
-    return Campaign.from_frames(CONFIG, frame)
+    return campaign_from_frames(CONFIG, frame)
 
 
 def test_a_judge_on_fewer_than_two_cases_is_too_few_cases_not_a_comparison():

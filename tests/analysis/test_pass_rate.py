@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import calibrate
 from calibrate.analysis.pass_rate import _merged_strata, estimate_pass_rate, ppi_mean, stratified_mean
-from calibrate.campaign import Campaign
+from calibrate.campaign import campaign_from_frames
 from calibrate.stats.intervals import wilson_interval
 
 JUDGE = "Olz-gpt4o"
@@ -33,7 +33,7 @@ def demo():
 
 def with_labels_of(demo_campaign, keep, samples=()):
     r = demo_campaign.ratings
-    sub = Campaign.from_frames(
+    sub = campaign_from_frames(
         CONFIG, r[(r["rater_kind"] == "judge") | r["case_id"].isin(set(keep))], list(demo_campaign.cases.values())
     )
     for name, s in samples:

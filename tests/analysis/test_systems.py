@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from calibrate.analysis.systems import compare_systems, labels_for_width, rate_difference, version_rate
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 from calibrate.cli import main
 from tests.conftest import assert_clear_error
 
@@ -105,7 +105,7 @@ def campaign(rng, *, effect: dict[str, float], n=2400, audit=0.2, judge="good") 
         ]
     )
     cases = [{"case_id": c, "input": c, "metadata": {"app": v, "topic": t}} for c, v, t in zip(ids, version, topics)]
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {"name": "ab", "metrics": {"helpful": {"scale": "binary", "max_false_pass": 0.2}}}, rows, cases
     )
 

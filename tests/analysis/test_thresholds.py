@@ -41,7 +41,7 @@ from pathlib import Path  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from calibrate import Campaign, compute_stats, recommend_thresholds  # noqa: E402
+from calibrate import Campaign, campaign_from_frames, compute_stats, recommend_thresholds  # noqa: E402
 from calibrate.analysis.rules import default_rule  # noqa: E402
 from calibrate.stats.intervals import clopper_pearson_upper  # noqa: E402
 from tests.conftest import write_campaign  # noqa: E402
@@ -55,7 +55,7 @@ def frames(human, judges: dict, metric: dict, raters: dict | None = None) -> Cam
     rows = [(c, "m", "ann", "human", h) for c, h in zip(ids, human)]
     rows += [(c, "m", name, "judge", v) for name, values in judges.items() for c, v in zip(ids, values)]
     frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "value"])
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {"name": "t", "metrics": {"m": metric}, **({"raters": raters} if raters else {})}, frame
     )
 

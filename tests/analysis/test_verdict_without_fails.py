@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calibrate.analysis.recommendations import thresholds
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 
 
 def campaign(n: int, seed: int, ceiling: float) -> Campaign:
@@ -26,7 +26,7 @@ def campaign(n: int, seed: int, ceiling: float) -> Campaign:
         for i in range(n)
         for judge in ("j", "k")
     ]
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {"name": "n", "metrics": {"f": {"scale": "binary", "max_false_pass": ceiling}}}, pd.DataFrame(rows)
     )
 

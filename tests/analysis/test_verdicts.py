@@ -23,7 +23,7 @@ from calibrate.analysis.verdicts import (
     labels_to_beat_chance,
     verdict_lines,
 )
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 from calibrate.stats.intervals import wilson_interval
 
 
@@ -57,7 +57,7 @@ def _campaign(
         "metrics": {"m": {"scale": "binary", **({"max_false_pass": 0.1} if metric is None else metric)}},
         "raters": {name: {"family": name} for name in judges},
     }
-    return Campaign.from_frames(config, pd.DataFrame(rows))
+    return campaign_from_frames(config, pd.DataFrame(rows))
 
 
 def _by_judge(doc) -> dict[str, dict]:
@@ -289,7 +289,7 @@ def _planted(
             for c, x in zip(ids, score)
         ]
     spec = {"scale": "binary", **({"max_false_pass": 0.1} if metric is None else metric)}
-    return Campaign.from_frames({"name": "planted", "metrics": {"m": spec}, **(config or {})}, pd.DataFrame(rows))
+    return campaign_from_frames({"name": "planted", "metrics": {"m": spec}, **(config or {})}, pd.DataFrame(rows))
 
 
 def _verdict_of(campaign: Campaign, judge: str, **options) -> dict:
@@ -448,7 +448,7 @@ def test_a_defensible_threshold_that_fails_most_human_passes_says_so():
         }
     )
     doc = thresholds(
-        Campaign.from_frames({"name": "h", "metrics": {"m": {"scale": "binary", "max_false_pass": 0.1}}}, rows),
+        campaign_from_frames({"name": "h", "metrics": {"m": {"scale": "binary", "max_false_pass": 0.1}}}, rows),
         n_boot=0,
     )
     v = _by_judge(doc)["harsh"]
@@ -486,7 +486,7 @@ def _deepeval_campaign(
         "settings": settings or {},
         "model": {"provider": "openai", "name": "gpt-4o-mini", "base_url": "http://127.0.0.1:9"},
     }
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {
             "name": "d",
             "metrics": {"faithfulness": {"scale": "binary", "max_false_pass": 0.1}},

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import calibrate
-from calibrate import Campaign, compute_stats
+from calibrate import campaign_from_frames, compute_stats
 from calibrate.analysis.versus import judge_matrix
 from calibrate.base.errors import CampaignError
 
@@ -59,7 +59,7 @@ VALUES = {"h": [0, 1, 2, 3, 3, 0], "a": [0, 1, 3, 3, 2, 1], "b": [1, 1, 2, 2, 3,
     ],
 )
 def test_a_jury_combines_its_judges_case_by_case(combine, expected):
-    c = Campaign.from_frames(config({"panel": {"judges": ["a", "b", "c"], "combine": combine}}), ratings(VALUES))
+    c = campaign_from_frames(config({"panel": {"judges": ["a", "b", "c"], "combine": combine}}), ratings(VALUES))
     jury = c.ratings[c.ratings["rater"] == "panel"].sort_values("case_id")
     assert jury["value"].tolist() == pytest.approx(expected)
     assert c.rater("panel").family == "jury" and c.rater("panel").on_metric_scale
@@ -71,7 +71,7 @@ def test_a_jury_of_one_run_of_a_judge_and_the_problems_named():
     values = {"h": [0, 1, 2, 3], "a": [0, 1, 2, 3], "b": [1, 1, 2, 2]}
     two_runs = pd.concat([ratings(values), ratings({"a": [3, 3, 3, 3]}, {"a": "r2"})], ignore_index=True)
     two_runs.loc[(two_runs["rater"] == "a") & (two_runs["run_id"] == ""), "run_id"] = "r1"
-    c = Campaign.from_frames(config({"p": {"judges": ["a@r1", "b"], "combine": "median"}}), two_runs)
+    c = campaign_from_frames(config({"p": {"judges": ["a@r1", "b"], "combine": "median"}}), two_runs)
     assert c.ratings[c.ratings["rater"] == "p"]["value"].tolist() == [0, 1, 2, 2]
     cases = [
         ({"p": {"judges": ["a", "b"], "combine": "mean"}}, two_runs, "several runs on metric 'm': name one"),
@@ -82,9 +82,9 @@ def test_a_jury_of_one_run_of_a_judge_and_the_problems_named():
     ]
     for juries, frame, message in cases:
         with pytest.raises(CampaignError, match=message):
-            Campaign.from_frames(config(juries), frame)
+            campaign_from_frames(config(juries), frame)
     with pytest.raises(CampaignError, match="a majority needs judges that rate on the metric's scale"):
-        Campaign.from_frames(
+        campaign_from_frames(
             config({"p": {"judges": ["a", "b"], "combine": "majority"}}, on_scale=False), ratings(values)
         )
 

@@ -96,9 +96,9 @@ def test_a_judge_name_no_folder_can_have_is_refused(name):
 def sample() -> Sample:
     import pandas as pd
 
-    from calibrate.campaign import Campaign
+    from calibrate.campaign import campaign_from_frames
 
-    c = Campaign.from_frames(
+    c = campaign_from_frames(
         {"name": "n", "metrics": {"f": {"scale": "binary"}}},
         pd.DataFrame(
             {"case_id": ["c1", "c2"], "metric": "f", "rater": "j", "rater_kind": "judge", "value": [0.1, 0.9]}

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from calibrate import CampaignError, load_campaign
-from calibrate.campaign import Campaign
+from calibrate.campaign import campaign_from_frames
 from tests.conftest import write_campaign
 
 ORDINAL_TOML = """
@@ -192,7 +192,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
 
 def test_from_frames_validates_like_files():
     with pytest.raises(CampaignError, match="unknown metric"):
-        Campaign.from_frames(
+        campaign_from_frames(
             {"name": "x", "metrics": {"m": {"scale": "binary"}}},
             pd.DataFrame({"case_id": ["a"], "metric": "q", "rater": "h", "rater_kind": "human", "value": [1]}),
         )
@@ -220,7 +220,7 @@ def test_ordinal_reference_is_low_median():
     )
     import tomllib
 
-    c = Campaign.from_frames(tomllib.loads(ORDINAL_TOML), frame)
+    c = campaign_from_frames(tomllib.loads(ORDINAL_TOML), frame)
     ref = human_reference(c, "relevance")
     assert ref.values.tolist() == [1.0, 2.0] and ref.n_ties == 1
 
@@ -298,9 +298,9 @@ def test_from_frames_takes_a_frame_of_cases_and_true_false_labels():
             "expected_output": ["e", np.nan],
         }
     )
-    campaign = Campaign.from_frames(config, ratings, cases)
+    campaign = campaign_from_frames(config, ratings, cases)
     assert campaign.ratings["value"].tolist() == [1.0, 0.0]
     assert campaign.cases["b"] == {"case_id": "b", "input": "q2"}
     assert campaign.cases["a"]["retrieval_context"] == ["p"]
     with pytest.raises(TypeError, match="ratings must be a pandas DataFrame, not list"):
-        Campaign.from_frames(config, [{"case_id": "a"}])
+        campaign_from_frames(config, [{"case_id": "a"}])

@@ -3,7 +3,7 @@
 import pytest
 
 from calibrate import CampaignError, load_campaign
-from calibrate.campaign.judge_settings import infer_family
+from calibrate.campaign.judge_specs import infer_family
 from tests.conftest import write_campaign
 
 BASE = """

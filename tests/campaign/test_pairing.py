@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 from calibrate.campaign.reference import human_reference, pair
 from calibrate.campaign.weights import design_weights
 
@@ -24,7 +24,7 @@ def _campaign(with_sample: bool) -> Campaign:
         {"case_id": c, "metric": "m", "rater": "j", "rater_kind": "judge", "value": float(v)}
         for c, v in zip(ids[5:] + ["x1", "x2"], rng.random(27))
     ]
-    c = Campaign.from_frames(
+    c = campaign_from_frames(
         {"name": "n", "metrics": {"m": {"scale": "binary"}}},
         pd.DataFrame(rows),
         [{"case_id": x} for x in ids + ["x1", "x2"]],

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from click.testing import CliRunner
 
-from calibrate import Campaign, compute_stats
+from calibrate import campaign_from_frames, compute_stats
 from calibrate.cli import main
 from tests.conftest import write_campaign
 
@@ -44,7 +44,7 @@ def _ratings(n: int = 60) -> pd.DataFrame:
 
 
 def test_a_warning_about_ties_names_the_cases():
-    c = Campaign.from_frames({"name": "t", "metrics": {"faithfulness": {"scale": "binary"}}}, _ratings())
+    c = campaign_from_frames({"name": "t", "metrics": {"faithfulness": {"scale": "binary"}}}, _ratings())
     warnings = compute_stats(c, n_boot=0)["metrics"][0]["warnings"]
     tie = next(w for w in warnings if "tied human panel" in w)
     # every disagreement of a two-person panel is a tie
@@ -164,7 +164,7 @@ def test_every_warning_about_cases_names_them():
         {"case_id": f"c{i:03d}", "input": "q", "metadata": {"generator_family": "judges" if i in (3, 4) else "other"}}
         for i in range(40)
     ]
-    c = Campaign.from_frames(
+    c = campaign_from_frames(
         {
             "name": "t",
             "metrics": {"faithfulness": {"scale": "binary"}},

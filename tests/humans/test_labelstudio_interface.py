@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 from calibrate.humans.labelstudio.interface import KINDS, InterfaceError, build_interface
 
 #: the tags CommonMark produces; anything else in the instructions came from the campaign's text unescaped
@@ -39,7 +39,7 @@ BLOCK_TAGS = {
 
 def campaign(metrics: dict) -> Campaign:
     name = next(iter(metrics))
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {"name": "n", "metrics": metrics},
         pd.DataFrame({"case_id": ["a"], "metric": name, "rater": "h", "rater_kind": "human", "value": [1]}),
     )

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calibrate import load_campaign
-from calibrate.campaign.judge_settings import ModelSpec
+from calibrate.campaign.judge_specs import ModelSpec
 from calibrate.judges.calls import CallPolicy, ClientPool, JudgeCallError
 from calibrate.judges.runner import run_judges
 from calibrate.judges.store import STORE_NAME

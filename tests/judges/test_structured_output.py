@@ -235,7 +235,7 @@ def test_a_reply_cut_at_max_tokens_says_so(tmp_path, provider):
 
 def test_a_cut_reply_whose_json_is_whole_is_read():
     """A model cut at max_tokens after its JSON was complete (looping in blanks, say) is not an error."""
-    from calibrate.campaign.judge_settings import ModelSpec
+    from calibrate.campaign.judge_specs import ModelSpec
     from calibrate.judges.calls import ChatReply, OpenAICompatibleClient
 
     client = OpenAICompatibleClient.__new__(OpenAICompatibleClient)

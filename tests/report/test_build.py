@@ -36,7 +36,7 @@ def _timed(n: int = 80):
     import numpy as np
     import pandas as pd
 
-    from calibrate.campaign import Campaign
+    from calibrate.campaign import campaign_from_frames
 
     rng = np.random.default_rng(0)
     human = (rng.random(n) < 0.5).astype(float)
@@ -54,7 +54,7 @@ def _timed(n: int = 80):
         {"case_id": c, "input": f"q {c}", "metadata": {"time": f"2026-11-{1 + i % 28:02d}T10:00:00Z"}}
         for i, c in enumerate(ids)
     ]
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {"name": "timed", "metrics": {"m": {"scale": "binary", "max_false_pass": 0.1}}}, rows, cases
     )
 
@@ -82,7 +82,7 @@ def test_a_judge_with_no_threshold_lists_no_worst_misses(tmp_path):
     import numpy as np
     import pandas as pd
 
-    from calibrate.campaign import Campaign
+    from calibrate.campaign import campaign_from_frames
 
     rng = np.random.default_rng(1)
     human = rng.integers(0, 4, 120).astype(float)
@@ -96,7 +96,7 @@ def test_a_judge_with_no_threshold_lists_no_worst_misses(tmp_path):
             "value": np.r_[human, rng.random(120)],
         }
     )
-    campaign = Campaign.from_frames(
+    campaign = campaign_from_frames(
         {"name": "o", "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2}}},
         rows,
         [{"case_id": c, "input": f"question {c}"} for c in ids],

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 import calibrate
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 from calibrate.report.format import CLIP_AT, FULL_AT, clipped
 
 
@@ -42,7 +42,7 @@ def long_campaign(n: int = 120, chars: int = 4 * FULL_AT) -> Campaign:
         }
         for c in ids
     ]
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {"name": "long", "metrics": {"m": {"scale": "binary", "max_false_pass": 0.1}}}, rows, cases
     )
 

@@ -14,7 +14,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 import calibrate
-from calibrate import Campaign
+from calibrate import campaign_from_frames
 from calibrate.review.audit import STATISTIC_SPANS, audit_judges
 
 ORDINAL = {
@@ -62,7 +62,7 @@ def test_the_paired_interval_of_a_change_covers_the_population_change():
     hits, narrower, reps, n = 0, 0, 150, 200
     for _ in range(reps):
         idx = rng.integers(0, size, n)
-        c = Campaign.from_frames(ORDINAL, frame(human[idx], {"old": old[idx], "new": new[idx]}))
+        c = campaign_from_frames(ORDINAL, frame(human[idx], {"old": old[idx], "new": new[idx]}))
         doc = audit_judges(c, metric="m", old="old", new="new", n_boot=500, seed=int(rng.integers(1e9)))
         ch = doc["changes"]["spearman"]
         hits += ch["ci_low"] <= truth <= ch["ci_high"]
@@ -199,7 +199,7 @@ def test_a_shifted_scale_keeps_spearman_and_loses_kappa_and_alpha():
     n = 400
     human = rng.choice(4, n, p=[0.35, 0.25, 0.25, 0.15]).astype(float)
     old = np.clip(human + rng.choice([-1, 0, 1], n, p=[0.1, 0.8, 0.1]), 0, 3)
-    c = Campaign.from_frames(ORDINAL, frame(human, {"old": old, "new": np.clip(old + 1, 0, 3)}))
+    c = campaign_from_frames(ORDINAL, frame(human, {"old": old, "new": np.clip(old + 1, 0, 3)}))
     doc = audit_judges(c, metric="m", old="old", new="new", n_boot=300)
     assert doc["changes"]["spearman"]["ci_low"] > -0.05
     worse = {row["statistic"]: row["status"] for row in doc["decision"]["worse"]}
@@ -220,7 +220,7 @@ def test_a_coin_flip_never_passes_and_a_perfect_judge_does(seed, statistic, shar
     n = 150
     human = rng.choice(4, n, p=[0.3, 0.3, 0.25, 0.15]).astype(float)
     noisy = np.clip(human + rng.choice([-2, -1, 0, 1, 2], n, p=[0.1, 0.2, 0.4, 0.2, 0.1]), 0, 3)
-    c = Campaign.from_frames(
+    c = campaign_from_frames(
         ORDINAL, frame(human, {"old": noisy, "perfect": human, "coin": rng.choice(4, n).astype(float)})
     )
     margin = share * STATISTIC_SPANS[statistic]
@@ -244,7 +244,7 @@ def test_an_upgrade_that_changed_nothing_is_seldom_called_worse():
     flagged, reps = 0, 100
     for _ in range(reps):
         idx = rng.integers(0, size, 200)
-        c = Campaign.from_frames(ORDINAL, frame(human[idx], {"old": old[idx], "new": new[idx]}))
+        c = campaign_from_frames(ORDINAL, frame(human[idx], {"old": old[idx], "new": new[idx]}))
         doc = audit_judges(c, metric="m", old="old", new="new", n_boot=500, seed=int(rng.integers(1e9)))
         flagged += bool(doc["others"]["worse"])
     print(f"an unchanged upgrade flagged worse on another statistic in {flagged}/{reps} samples")
@@ -254,7 +254,7 @@ def test_an_upgrade_that_changed_nothing_is_seldom_called_worse():
 def test_too_few_labels_is_inconclusive_and_two_runs_of_one_judge_compare():
     rng = np.random.default_rng(1)
     human = rng.choice(4, 30).astype(float)
-    c = Campaign.from_frames(
+    c = campaign_from_frames(
         ORDINAL, frame(human, {"j@v1": np.clip(human + rng.integers(-1, 2, 30), 0, 3), "j@v2": human})
     )
     doc = audit_judges(c, metric="m", old="j@v1", new="j@v2", n_boot=300)

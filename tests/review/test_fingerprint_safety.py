@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from calibrate import load_campaign
 from calibrate.base.errors import CampaignError
-from calibrate.campaign.judge_settings import JudgeSpec, ModelSpec
+from calibrate.campaign.judge_specs import JudgeSpec, ModelSpec
 from calibrate.cli import main
 from calibrate.judges.runner import run_judges
 from calibrate.review.fingerprint import fingerprint_judge, fingerprint_reasons

@@ -154,9 +154,9 @@ def frames_campaign(human, judge, metric: dict, *, on_scale=False):
     config = {"name": "defaults", "metrics": {"m": metric}}
     if on_scale:
         config["raters"] = {"judge": {"on_metric_scale": True}}
-    from calibrate import Campaign
+    from calibrate import campaign_from_frames
 
-    return Campaign.from_frames(config, frame)
+    return campaign_from_frames(config, frame)
 
 
 def test_a_coin_flip_judge_fails_the_default_gate():

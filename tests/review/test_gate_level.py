@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from calibrate import Campaign
+from calibrate import campaign_from_frames
 from calibrate.review.gate import GateRules, run_gate
 
 SIZES = (10, 20, 30, 50, 100)
@@ -36,7 +36,7 @@ def gate_passes(human: np.ndarray, judge: np.ndarray, rules: GateRules, *, seed:
             "value": np.r_[human, judge],
         }
     )
-    campaign = Campaign.from_frames({"name": "sim", "metrics": {"m": {"scale": "binary"}}}, frame)
+    campaign = campaign_from_frames({"name": "sim", "metrics": {"m": {"scale": "binary"}}}, frame)
     check = run_gate(campaign, rules, n_boot=200, seed=seed)["checks"][0]
     # the floor alone decides here: the chance test and the label minimum are not what is measured
     floor_reasons = [r for r in check["reasons"] if r.startswith(("kappa", "pass kappa", "Spearman rho"))]

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calibrate import CampaignError, demo_stream_path, load_campaign
-from calibrate.campaign import Campaign
+from calibrate.campaign import campaign_from_frames
 from calibrate.demo import DEMO_DRIFT
 from calibrate.review.monitor import monitor_judge
 from tests.conftest import assert_clear_error
@@ -113,7 +113,7 @@ def synthetic(rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.
         }
         for i, c in enumerate(ids)
     ]
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {"name": "s", "metrics": {"f": {"scale": "binary", "max_false_pass": 0.1}}}, rows, cases
     )
 

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from calibrate.analysis.recommendations import recommend_thresholds
 from calibrate.analysis.rules import Rule, default_rule
 from calibrate.analysis.verdicts import DEFENSIBLE, NEEDS_LABELS, NOT_DEFENSIBLE, STRICTER
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 from calibrate.review.audit import STATISTIC_SPANS, audit_judges
 from calibrate.review.gate import GateRules, run_gate
 from calibrate.review.monitor import MIN_ALPHA, monitor_judge
@@ -76,7 +76,7 @@ def judged(ceiling: float | None = 0.1, n: int = 160, labels: int | None = None,
         )
     )
     spec = {"scale": "binary"} | ({"max_false_pass": ceiling} if ceiling is not None else {})
-    return Campaign.from_frames({"name": "boundary", "metrics": {"m": spec}}, pd.concat(rows))
+    return campaign_from_frames({"name": "boundary", "metrics": {"m": spec}}, pd.concat(rows))
 
 
 @cache
@@ -127,7 +127,7 @@ def stream(
         for i, c in enumerate(ids)
     ]
     spec = {"scale": "binary"} | ({"max_false_pass": ceiling} if ceiling is not None else {})
-    return Campaign.from_frames({"name": "stream", "metrics": {"f": spec}}, rows, cases)
+    return campaign_from_frames({"name": "stream", "metrics": {"f": spec}}, rows, cases)
 
 
 # ------------------------------------------------------------------------------------ the decisions

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calibrate.campaign import Campaign
+from calibrate.campaign import Campaign, campaign_from_frames
 from calibrate.sampling.planning import MAX_PLANNED_LABELS, plan_labels, trials_for_rate
 from calibrate.stats.intervals import wilson_interval
 
@@ -44,7 +44,7 @@ def campaign() -> Campaign:
         }
         for i, p in enumerate(passes)
     ]
-    return Campaign.from_frames(
+    return campaign_from_frames(
         {"name": "n", "metrics": {"f": {"scale": "binary", "max_false_pass": 0.2}}}, pd.DataFrame(rows)
     )
 

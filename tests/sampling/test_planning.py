@@ -147,7 +147,7 @@ def test_a_plan_holds_at_zero_false_passes():
             "value": np.r_[human, judge],
         }
     )
-    c = calibrate.Campaign.from_frames({"name": "zero", "metrics": {"m": {"scale": "binary"}}}, frame)
+    c = calibrate.campaign_from_frames({"name": "zero", "metrics": {"m": {"scale": "binary"}}}, frame)
     row = next(
         r
         for r in plan_labels(c, judge="j", width=0.1, threshold=0.5)["statistics"]

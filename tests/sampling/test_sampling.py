@@ -124,10 +124,10 @@ def demo():
 
 def labelled_only(demo, case_ids, samples=()):
     """The demo campaign with the human labels of ``case_ids`` only, and the given samples recorded."""
-    from calibrate.campaign import Campaign
+    from calibrate.campaign import campaign_from_frames
 
     r = demo.ratings
-    sub = Campaign.from_frames(
+    sub = campaign_from_frames(
         {"name": "sim", "metrics": {"relevance": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2}}},
         r[(r["rater_kind"] == "judge") | r["case_id"].isin(set(case_ids))],
         list(demo.cases.values()),

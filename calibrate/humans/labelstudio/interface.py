@@ -10,9 +10,9 @@ scale) becomes the project's instructions as HTML (:func:`render_markdown`). No 
 
 Examples
 --------
->>> from calibrate.campaign import Campaign
+>>> from calibrate.campaign import campaign_from_frames
 >>> import pandas as pd
->>> c = Campaign.from_frames({"name": "n", "metrics": {"faithfulness": {"scale": "binary"}}},
+>>> c = campaign_from_frames({"name": "n", "metrics": {"faithfulness": {"scale": "binary"}}},
 ...     pd.DataFrame({"case_id": ["a"], "metric": "faithfulness", "rater": "h", "rater_kind": "human", "value": [1]}))
 >>> ui = build_interface(c)
 >>> ui.controls["faithfulness"].values

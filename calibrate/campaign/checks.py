@@ -1,0 +1,358 @@
+"""Every rating checked before any statistic: :data:`CHECKS`, run in order by
+:func:`~calibrate.campaign.load.build`.
+
+Each check is a function ``(ratings, ctx) -> list[Problem]`` of the typed ratings table
+(:func:`~calibrate.campaign.readers.typed_ratings`) and a :class:`CheckContext` (what campaign.toml
+declares, the raw rows, where each came from); every problem names the file, the line, the field, the
+value found and what was expected. The scale check also clips or drops what ``out_of_scale`` says, and
+the cases check reads ``cases.jsonl``: they leave what they find on the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calibrate.base.errors import Problem
+from calibrate.campaign.declared import Declared
+from calibrate.campaign.model import JUDGE_RATINGS_FILE, Adjustment, OutOfScale
+from calibrate.campaign.readers import id_problem, read_cases
+
+__all__ = [
+    "CHECKS",
+    "ID_COLUMNS",
+    "Check",
+    "CheckContext",
+    "check_cases",
+    "check_duplicates",
+    "check_ids",
+    "check_rater_kinds",
+    "check_run_names",
+    "check_scale",
+    "check_values",
+]
+
+ID_COLUMNS = ("case_id", "metric", "rater", "rater_kind", "run_id")
+
+
+@dataclass
+class CheckContext:
+    """What the checks read beside the typed ratings, and what they leave for
+    :func:`~calibrate.campaign.load.build`.
+
+    Parameters
+    ----------
+    raw : pandas.DataFrame
+        The rows as read (the values a problem shows).
+    declared : Declared
+        What campaign.toml declares.
+    out_of_scale : {"error", "clip", "drop"}
+    config_file, ratings_file, cases_file : str
+        The names the problems give.
+    case_rows : list of (int, object), optional
+        ``cases.jsonl``'s lines, when there is one.
+    files, lines : numpy.ndarray
+        The file and line each rating came from.
+    exported : numpy.ndarray of bool
+        The ratings calibrate exported (``judge_ratings.csv``, ...): set aside, not refused, when what
+        they need left the campaign.
+    values, blank, invalid : numpy.ndarray
+        The values parsed (:func:`~calibrate.campaign.readers.parse_values`).
+    reasons : numpy.ndarray of str
+        Why each rating is set aside (``"case"``, ``"metric"``, ``"judge"``), ``""`` if it is kept.
+
+    Attributes
+    ----------
+    several_files : bool
+        Whether the ratings came from more than one file (the messages then name it).
+    drop : numpy.ndarray of bool
+        The ratings ``out_of_scale = "drop"`` removes (:func:`check_scale`).
+    adjustments : list of Adjustment
+        What ``clip`` or ``drop`` changed (:func:`check_scale`).
+    cases : dict or None
+        The cases of ``cases.jsonl`` (:func:`check_cases`).
+    """
+
+    raw: pd.DataFrame
+    declared: Declared
+    out_of_scale: OutOfScale
+    config_file: str
+    ratings_file: str
+    cases_file: str
+    case_rows: list[tuple[int, Any]] | None
+    files: np.ndarray
+    lines: np.ndarray
+    exported: np.ndarray
+    values: np.ndarray
+    blank: np.ndarray
+    invalid: np.ndarray
+    reasons: np.ndarray
+    drop: np.ndarray = field(init=False)
+    several_files: bool = field(init=False)
+    adjustments: list[Adjustment] = field(default_factory=list)
+    cases: dict[str, dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        self.drop = np.zeros(len(self.raw), dtype=bool)
+        self.several_files = len(set(self.files)) > 1
+
+    @property
+    def aside(self) -> np.ndarray:
+        """The ratings set aside so far (out of every statistic, kept in their files)."""
+        return self.reasons != ""
+
+    def at(self, i: int) -> str:
+        """Where row i came from, for messages that point at another row."""
+        return f"line {self.lines[i]}" + (f" of {Path(self.files[i]).name}" if self.several_files else "")
+
+    def report(self, mask: np.ndarray, message: str, column: str, expected: str) -> list[Problem]:
+        """One problem per row of ``mask``, showing the row's raw ``column``."""
+        return [
+            Problem(
+                self.files[i],
+                message,
+                row=int(self.lines[i]),
+                field=column,
+                value=self.raw[column].iloc[i],
+                expected=expected,
+            )
+            for i in np.flatnonzero(mask)
+        ]
+
+
+def set_aside_reasons(
+    ratings: pd.DataFrame, files: np.ndarray, exported: np.ndarray, declared: Declared, *, in_folder: bool
+) -> np.ndarray:
+    """Why each exported rating is set aside before the cases are read: its metric (``"metric"``) or,
+    in ``judge_ratings.csv``, its judge (``"judge"``) is no longer declared; ``""`` for the others."""
+    known = ratings["metric"].isin(list(declared.metrics)).to_numpy()
+    reasons = np.full(len(ratings), "", dtype=object)
+    reasons[exported & ~known] = "metric"
+    of_judges = np.array([Path(f).name == JUDGE_RATINGS_FILE for f in files], dtype=bool) & in_folder
+    reasons[(reasons == "") & of_judges & ~ratings["rater"].isin(list(declared.judges)).to_numpy()] = "judge"
+    return reasons
+
+
+def check_ids(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
+    """Ids kept exactly as written (:func:`~calibrate.campaign.readers.id_problem`), none empty; a known rater kind and metric."""
+    problems = [
+        Problem(ctx.files[i], why, row=int(ctx.lines[i]), field=column, value=value, expected="text, or a whole number")
+        for column in ID_COLUMNS
+        if column in ctx.raw
+        for i, value in enumerate(ctx.raw[column].tolist())
+        if (why := id_problem(value))
+    ]
+    for column in ("case_id", "metric", "rater"):
+        problems += ctx.report((ratings[column] == "").to_numpy(), "empty", column, "a non-empty " + column)
+    problems += ctx.report(
+        ~ratings["rater_kind"].isin(["human", "judge"]).to_numpy(),
+        "unknown rater_kind",
+        "rater_kind",
+        '"human" or "judge"',
+    )
+    metrics = ctx.declared.metrics
+    known = ratings["metric"].isin(list(metrics)).to_numpy()
+    problems += ctx.report(
+        ~known & (ratings["metric"] != "").to_numpy() & ~ctx.exported,
+        "unknown metric",
+        "metric",
+        "a metric declared in campaign.toml: "
+        + ", ".join(sorted(metrics))
+        + " (to remove a metric, take its rows out of your own ratings file too)",
+    )
+    return problems
+
+
+def check_values(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
+    """A number, or an empty value with an error saying why the rating failed; never both."""
+    has_error = (ratings["error"] != "").to_numpy()
+    blank, invalid = ctx.blank, ctx.invalid
+    return [
+        *ctx.report(invalid, "not a number", "value", "a finite number, or an empty value with an error"),
+        *ctx.report(
+            blank & ~has_error, "no value and no error", "value", "a value, or an 'error' saying why the rating failed"
+        ),
+        *ctx.report(
+            ~blank & ~invalid & has_error,
+            "a rating has both a value and an error",
+            "error",
+            "either a value or an error",
+        ),
+    ]
+
+
+def check_scale(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
+    """Values inside their metric's scale: every human value, and those of judges that declare
+    ``on_metric_scale = true``. Outside it, a problem, or (``out_of_scale``) clipped in ``ratings`` or
+    marked in ``ctx.drop``, each listed in ``ctx.adjustments``."""
+    problems: list[Problem] = []
+    values, out_of_scale = ctx.values, ctx.out_of_scale
+    on_scale_judges = {n for n, r in ctx.declared.raters.items() if r.on_metric_scale}
+    checked = ((ratings["rater_kind"] == "human") | ratings["rater"].isin(on_scale_judges)).to_numpy() & ~ctx.aside
+    for metric in ctx.declared.metrics.values():
+        rows = checked & (ratings["metric"] == metric.name).to_numpy() & np.isfinite(values)
+        bad = rows & ~metric.in_scale(np.nan_to_num(values, nan=0.0))
+        if out_of_scale == "error":
+            problems += ctx.report(
+                bad, f"value outside the scale of metric '{metric.name}'", "value", metric.scale_text()
+            )
+            continue
+        new = metric.nearest_in_scale(values[bad]) if bad.any() else np.array([])
+        for i, new_value in zip(np.flatnonzero(bad), new):
+            row = ratings.iloc[i]
+            ctx.adjustments.append(
+                Adjustment(
+                    ctx.files[i],
+                    int(ctx.lines[i]),
+                    row.case_id,
+                    row.metric,
+                    row.rater,
+                    float(values[i]),
+                    "clipped" if out_of_scale == "clip" else "dropped",
+                    float(new_value) if out_of_scale == "clip" else None,
+                )
+            )
+        if out_of_scale == "clip":
+            ratings.loc[bad, "value"] = new
+        else:
+            ctx.drop |= bad
+    return problems
+
+
+def check_rater_kinds(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
+    """A rater is either a human or a judge; no judge of campaign.toml has a human's name; a human
+    rates with higher values better."""
+    problems = []
+    aside, files, lines = ctx.aside, ctx.files, ctx.lines
+    kinds = (
+        ratings[ratings["rater_kind"].isin(["human", "judge"]).to_numpy() & ~aside]
+        .groupby("rater")["rater_kind"]
+        .nunique()
+    )
+    for rater in kinds[kinds > 1].index:
+        rows = ratings.index[(ratings["rater"] == rater).to_numpy() & ~aside]
+        first = {kind: rows[(ratings.loc[rows, "rater_kind"] == kind).to_numpy()][0] for kind in ("human", "judge")}
+        later = max(first.values())
+        problems.append(
+            Problem(
+                files[later],
+                f"rater '{rater}' is declared both human (first at "
+                f"{ctx.at(first['human'])}) and judge (first at {ctx.at(first['judge'])})",
+                row=int(lines[later]),
+                field="rater_kind",
+                value=rater,
+                expected="one rater_kind per rater",
+            )
+        )
+    humans = set(ratings.loc[ratings["rater_kind"] == "human", "rater"])
+    for rater in sorted(humans & set(ctx.declared.judges)):
+        problems.append(
+            Problem(
+                ctx.config_file,
+                f"judge '{rater}' has the name of a human rater in the ratings",
+                field=f"judges.{rater}",
+                expected="a name no human annotator uses",
+            )
+        )
+    raters = ctx.declared.raters
+    for rater in sorted(humans & set(raters)):
+        if not raters[rater].higher_is_better:
+            problems.append(
+                Problem(
+                    ctx.config_file,
+                    "a human rater rates on the metric's own scale",
+                    field=f"raters.{rater}.higher_is_better",
+                    value=False,
+                    expected="true",
+                )
+            )
+    return problems
+
+
+def check_duplicates(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
+    """One rating per (case, metric, rater): per run for judges."""
+    key = ratings[["case_id", "metric", "rater"]].copy()
+    key["run"] = np.where(ratings["rater_kind"] == "judge", ratings["run_id"], "")
+    aside = ctx.aside
+    key.loc[aside, "run"] = [f"\0{i}" for i in np.flatnonzero(aside)]  # a set-aside rating is no duplicate
+    duplicated = key.duplicated(keep="first").to_numpy()
+    if not duplicated.any():
+        return []
+    position = pd.Series(np.arange(len(ratings)), index=ratings.index)
+    first_row = position.groupby([key[c] for c in key.columns]).transform("min").to_numpy()
+    problems = []
+    for i in np.flatnonzero(duplicated):
+        r = ratings.iloc[i]
+        problems.append(
+            Problem(
+                ctx.files[i],
+                f"duplicate rating of case '{r.case_id}', metric '{r.metric}' "
+                f"by rater '{r.rater}' (first at {ctx.at(first_row[i])})",
+                row=int(ctx.lines[i]),
+                field="case_id",
+                expected="one rating per (case_id, metric, rater" + (", run_id)" if r.rater_kind == "judge" else ")"),
+            )
+        )
+    return problems
+
+
+def check_run_names(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
+    """A judge's run is shown as RATER@RUN: no two (rater, run) may be shown under one name."""
+    judged = ratings[(ratings["rater_kind"] == "judge").to_numpy() & ~ctx.aside]
+    shown = pd.Series(
+        np.where(judged["run_id"] != "", judged["rater"] + "@" + judged["run_id"], judged["rater"]), index=judged.index
+    )
+    pairs = pd.DataFrame({"shown": shown, "rater": judged["rater"], "run": judged["run_id"]}).drop_duplicates()
+    problems = []
+    for shown_as, group in pairs.groupby("shown"):
+        if len(group) > 1:
+            described = " and ".join(
+                f"rater {r!r}" + (f" with run_id {u!r}" if u else "") for r, u in zip(group["rater"], group["run"])
+            )
+            problems.append(
+                Problem(
+                    ctx.ratings_file if not ctx.several_files else ctx.files[group.index[0]],
+                    f"{described} would both be shown as {shown_as!r}",
+                    field="rater",
+                    row=int(ctx.lines[group.index[-1]]),
+                    expected="rater names without '@' where runs are named, or other run_ids",
+                )
+            )
+    return problems
+
+
+def check_cases(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
+    """``cases.jsonl``, when there is one (:func:`~calibrate.campaign.readers.read_cases`, kept in ``ctx.cases``), and every rating
+    of a case it lists; an exported rating of a case it no longer lists is set aside."""
+    if ctx.case_rows is None:
+        return []
+    problems: list[Problem] = []
+    ctx.cases = read_cases(ctx.case_rows, ctx.cases_file, problems)
+    unknown = ~ratings["case_id"].isin(list(ctx.cases)).to_numpy() & (ratings["case_id"] != "").to_numpy()
+    problems += ctx.report(
+        unknown & ~ctx.exported,
+        "a rating for a case that is not in cases.jsonl",
+        "case_id",
+        "a case_id listed in " + Path(ctx.cases_file).name,
+    )
+    ctx.reasons[(ctx.reasons == "") & unknown & ctx.exported] = "case"
+    return problems
+
+
+#: a check of the ratings: the problems it finds
+Check = Callable[[pd.DataFrame, CheckContext], list[Problem]]
+#: every check, in the order their problems are listed
+CHECKS: tuple[Check, ...] = (
+    check_ids,
+    check_values,
+    check_scale,
+    check_rater_kinds,
+    check_duplicates,
+    check_run_names,
+    check_cases,
+)
