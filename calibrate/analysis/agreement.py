@@ -31,11 +31,11 @@ from calibrate.analysis.metric_warnings import metric_warnings
 from calibrate.analysis.recommendations import given_current
 from calibrate.analysis.rules import Rule, default_rule
 from calibrate.analysis.verdicts import metric_verdict
-from calibrate.base.errors import ParameterText
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
+from calibrate.campaign.metadata import require_cases, slices
 from calibrate.campaign.reference import HumanReference, computed_once
 from calibrate.campaign.summary import rating_provenance
 from calibrate.stats import N_BOOT
@@ -214,8 +214,7 @@ def analyse(
     chosen = campaign.metric_names(metrics)
     given = check_current(current)
     unmatched(given, chosen_judges(campaign, chosen, judges))
-    if by is not None and not campaign.cases:
-        raise ValueError(ParameterText("{by}: slicing needs cases.jsonl with a metadata object per case", by=by))
+    require_cases(campaign, by)
     settings = Settings(judges, by, seed, n_boot, confidence, n_listed, curves, progress, given)
     out, recommendations = [], []
     for metric in chosen:
@@ -310,11 +309,10 @@ def slice_comparisons(
 ) -> list[tuple[str, MetricComparisons]]:
     """Per value of the ``metadata`` key ``by`` (sorted; ``(missing)`` for cases without it): the value
     and the judges' comparisons on its cases."""
-    groups: dict[str, set[str]] = {}
-    for case_id, case in (campaign.cases or {}).items():
-        value = (case.get("metadata") or {}).get(by)
-        groups.setdefault("(missing)" if value is None else str(value), set()).add(case_id)
-    return [(value, judge_comparisons(campaign, metric, judges, rule, groups[value])) for value in sorted(groups)]
+    return [
+        (value, judge_comparisons(campaign, metric, judges, rule, cases))
+        for value, cases in slices(campaign, by).items()
+    ]
 
 
 def universe_passes(ref: HumanReference, universe: np.ndarray) -> np.ndarray:

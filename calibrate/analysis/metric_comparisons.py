@@ -11,7 +11,7 @@ gives them their replicates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from calibrate.analysis.judge_comparison import ROW_BUDGET, JudgeComparison, TooFewCases
 from calibrate.analysis.rules import Rule
 from calibrate.campaign import Campaign
-from calibrate.campaign.reference import HumanReference, JudgeScores, human_reference, judge_scores, pair
+from calibrate.campaign.reference import HumanReference, JudgeScores, human_reference, pair, select_judges
 from calibrate.campaign.weights import DesignWeights, design_weights
 from calibrate.stats.bootstrap import case_counts, resample_indices
 from calibrate.stats.paired import summarize_together
@@ -48,16 +48,11 @@ class MetricComparisons:
 
 def chosen_judges(campaign: Campaign, metrics: list[str], judges: list[str] | None) -> list[JudgeScores]:
     """The judges of ``metrics`` a command reads (those named in ``judges``, by name or rater, or all)."""
-    return [
-        j
-        for m in metrics
-        for j in judge_scores(campaign, m)
-        if judges is None or j.name in judges or j.rater.name in judges
-    ]
+    return [j for m in metrics for j in select_judges(campaign, m, judges)]
 
 
 def judge_comparisons(
-    campaign: Campaign, metric: str, judges: list[str] | None, rule: Rule, case_filter: set[str] | None = None
+    campaign: Campaign, metric: str, judges: list[str] | None, rule: Rule, case_filter: Collection[str] | None = None
 ) -> MetricComparisons:
     """Every chosen judge of ``metric`` against its human reference, on the labelled cases (those in
     ``case_filter`` only, when given), its threshold picked by ``rule``."""

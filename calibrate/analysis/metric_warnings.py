@@ -9,6 +9,7 @@ from typing import Any
 
 from calibrate.analysis.metric_comparisons import MetricComparisons
 from calibrate.campaign import Campaign
+from calibrate.campaign.metadata import cases_by_generator_family
 from calibrate.campaign.reference import HumanReference
 
 __all__ = ["MIN_TRUSTED_LABELS", "listed", "metric_warnings", "same_family_cases"]
@@ -104,11 +105,4 @@ def listed(case_ids: Iterable[str], shown: int = 10) -> str:
 
 def same_family_cases(campaign: Campaign, result: dict[str, Any]) -> list[str]:
     """The cases whose answer a generator of the judge's own family wrote."""
-    family = result.get("family")
-    if not family or not campaign.cases:
-        return []
-    return sorted(
-        case_id
-        for case_id, c in campaign.cases.items()
-        if str((c.get("metadata") or {}).get("generator_family", "")).lower() == family.lower()
-    )
+    return cases_by_generator_family(campaign, result.get("family"))
