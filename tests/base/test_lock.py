@@ -40,11 +40,11 @@ TRIALS = int(os.environ.get("RACE_TRIALS", 8))
 
 #: a process that holds a campaign (as a writer would) until it is told to stop, or killed
 HOLDER = """
-import sys, time
+import select, sys
 from calibrate.base.files import holding
 with holding(sys.argv[1], "calibrate test-holder"):
     print("held", flush=True)
-    time.sleep(float(sys.argv[2]))
+    select.select([sys.stdin], [], [], float(sys.argv[2]))
 """
 
 
@@ -54,6 +54,7 @@ class Holder:
     def __init__(self, folder: Path, seconds: float = 60):
         self.process = subprocess.Popen(
             [sys.executable, "-c", HOLDER, str(folder), str(seconds)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -61,6 +62,12 @@ class Holder:
         line = self.process.stdout.readline()
         assert line.strip() == "held", self.process.stderr.read()
         self.pid = self.process.pid
+
+    def finish(self) -> None:
+        """Tell the holder to finish its work now (it leaves the campaign as a writer that is done would)."""
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+        self.process.wait(timeout=60)
 
     def __enter__(self) -> Holder:
         return self
@@ -230,12 +237,26 @@ def test_a_second_writer_waits_then_refuses_naming_the_holder(tmp_path):
 
 def test_a_second_writer_waits_for_the_first_to_finish_then_writes(tmp_path):
     folder = new_campaign(tmp_path / "c")
-    with Holder(folder, seconds=2):
-        start = time.monotonic()
-        result = cli("cases", "import", folder, goldens(tmp_path / "g.jsonl", "a"))
-        waited = time.monotonic() - start
-    assert result.returncode == 0, result.stderr
-    assert waited >= 1 and "waiting for" in result.stderr
+    with Holder(folder) as holder:
+        # the first writer finishes only once the second has said it waits, however slow the machine
+        process = subprocess.Popen(
+            [CALIBRATE, "cases", "import", str(folder), str(goldens(tmp_path / "g.jsonl", "a"))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        said: list[str] = []
+        reader = threading.Thread(target=lambda: said.extend(iter(lambda: process.stderr.read(1), "")))
+        reader.start()
+        deadline = time.monotonic() + 120
+        while "waiting for" not in "".join(said) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "waiting for" in "".join(said), "".join(said)
+        assert process.poll() is None  # still waiting while the first writer holds the campaign
+        holder.finish()
+        returncode = process.wait(timeout=300)
+        reader.join(timeout=60)
+    assert returncode == 0, "".join(said)
     assert len((folder / "cases.jsonl").read_text().splitlines()) == 5
 
 
