@@ -24,7 +24,7 @@ from calibrate.cli.console import SafeConsole
 from calibrate.judges.store import STORE_NAME
 from calibrate.judges.versions import find_version, judge_versions, version_scores
 from tests.conftest import assert_clear_error, write_campaign
-from tests.judges.test_judges import CALLS_PER_CASE, make_cases
+from tests.judges.test_runner import CALLS_PER_CASE, make_cases
 
 EXE = Path(sys.executable).parent / "calibrate"
 OLD_MODEL, NEW_MODEL = "gpt-4o-mini", "claude-3-5-haiku-noisy"
