@@ -34,6 +34,8 @@ EXEMPT = {
     "calibrate/cli/report.py": "commands; tests/cli/test_cli.py and tests/report/",
     "calibrate/cli/review.py": "commands; tests/cli/test_cli.py and tests/review/",
     "calibrate/cli/sampling.py": "commands; tests/cli/test_cli.py and tests/sampling/",
+    # a run logged on a real MLflow tracking server (make test): no stand-in speaks MLflow's REST API yet
+    "calibrate/report/mlflow_run.py": "exported to a real MLflow server in tests/imports/test_mlflow_traces.py",
 }
 
 #: TEMPORARY, to be removed once the splits of issue 28 are merged: modules that other branches are
