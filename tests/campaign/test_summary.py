@@ -67,7 +67,9 @@ def test_provenance_is_one_row_per_origin_and_kind(folder):
 
 
 def test_a_folder_with_problems_is_refused_with_every_problem(tmp_path):
-    bad = write_campaign(tmp_path / "bad", TOML, RATINGS.replace("c1,faithful,ann,human,1,", "c1,faithful,ann,human,7,"))
+    bad = write_campaign(
+        tmp_path / "bad", TOML, RATINGS.replace("c1,faithful,ann,human,1,", "c1,faithful,ann,human,7,")
+    )
     with pytest.raises(CampaignError, match=r"ratings\.csv, line 2, field 'value'"):
         validate_campaign(bad)
     assert validate_campaign(bad, out_of_scale="clip")["metrics"][0]["human_ratings"] == 3
