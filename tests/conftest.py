@@ -61,7 +61,7 @@ def need(condition: bool, what: str) -> None:
         pytest.skip(f"{what} is missing")
 
 
-def run_cli(*args: object) -> subprocess.CompletedProcess:
+def run_cli(*args: object, check: bool = False) -> subprocess.CompletedProcess:
     """``calibrate ARGS`` run in this process by click's test runner: its exit code, stdout and stderr, as a
     subprocess gives them. The same command and outputs without a new interpreter importing calibrate's
     dependencies (numba, scipy, DeepEval, RAGAS: 1 to 5 s of CPU a command, which made the slowest tests of
@@ -74,6 +74,8 @@ def run_cli(*args: object) -> subprocess.CompletedProcess:
     done = CliRunner().invoke(main, [str(a) for a in args])
     if done.exception is not None and not isinstance(done.exception, SystemExit):
         raise done.exception
+    if check:  # as subprocess.run(check=True)
+        assert done.exit_code == 0, (args, done.exit_code, done.stderr)
     return subprocess.CompletedProcess([str(a) for a in args], done.exit_code, done.stdout, done.stderr)
 
 
