@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 
 # no telemetry, no .env reading, before anything imports DeepEval or RAGAS
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
@@ -58,6 +59,24 @@ def need(condition: bool, what: str) -> None:
         if IN_CI:
             pytest.fail(f"{what} is missing (CI=true: tests needing it fail rather than skip)")
         pytest.skip(f"{what} is missing")
+
+
+def run_cli(*args: object, check: bool = False) -> subprocess.CompletedProcess:
+    """``calibrate ARGS`` run in this process by click's test runner: its exit code, stdout and stderr, as a
+    subprocess gives them. The same command and outputs without a new interpreter importing calibrate's
+    dependencies (numba, scipy, DeepEval, RAGAS: 1 to 5 s of CPU a command, which made the slowest tests of
+    `make check`); keep a subprocess where the process itself is tested (killed, run twice at once, the
+    installed entry point)."""
+    from click.testing import CliRunner
+
+    from calibrate.cli import main
+
+    done = CliRunner().invoke(main, [str(a) for a in args])
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    if check:  # as subprocess.run(check=True)
+        assert done.exit_code == 0, (args, done.exit_code, done.stderr)
+    return subprocess.CompletedProcess([str(a) for a in args], done.exit_code, done.stdout, done.stderr)
 
 
 #: what a message shows when Python's own error leaked through instead of calibrate's

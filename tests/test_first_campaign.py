@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.judges.test_judges import make_cases
+from tests.judges.test_runner import make_cases
 
 EXE = Path(sys.executable).parent / "calibrate"
 N = 60

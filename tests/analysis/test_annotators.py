@@ -1,62 +1,173 @@
-"""Annotator agreement: published values, reference implementations, and the campaign-level figures."""
-
-import warnings
+"""annotator_agreement: the campaign-level figures of the annotators with each other (the statistics
+themselves are tested in tests/stats/test_annotators.py); at engine speed, the figures of the previous
+implementation (the reference libraries called once per resample) on a fixed campaign, without a library
+call per resample, and computed once per command."""
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
+from calibrate.analysis import annotators as analysis_annotators
 from calibrate.analysis.annotators import annotator_agreement
-from calibrate.campaign import campaign_from_frames
-from calibrate.stats.annotators import cohen_kappa, fleiss_kappa, krippendorff_alpha, percent_agreement
-
-# Fleiss (1971) as tabulated on Wikipedia's "Fleiss' kappa" page: 10 items, 14 raters, 5 categories
-FLEISS_COUNTS = [
-    [0, 0, 0, 0, 14],
-    [0, 2, 6, 4, 2],
-    [0, 0, 3, 5, 6],
-    [0, 3, 9, 2, 0],
-    [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0],
-    [3, 2, 6, 3, 0],
-    [2, 5, 3, 2, 2],
-    [6, 5, 2, 1, 0],
-    [0, 2, 2, 3, 7],
-]
+from calibrate.campaign import Campaign, campaign_from_frames
+from calibrate.campaign.reference import computed_once
+from calibrate.stats.annotators import cohen_kappa
 
 
-def counts_to_matrix(counts):
-    return np.array([[c for c, k in enumerate(row, start=1) for _ in range(k)] for row in counts], dtype=float)
-
-
-def test_fleiss_kappa_reproduces_the_published_example():
-    assert fleiss_kappa(counts_to_matrix(FLEISS_COUNTS)) == pytest.approx(0.210, abs=5e-4)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(5, 40), st.integers(2, 6), st.integers(2, 4), st.integers(0, 10_000))
-def test_fleiss_kappa_matches_statsmodels_on_complete_data(n_items, n_raters, n_categories, seed):
-    from statsmodels.stats.inter_rater import aggregate_raters
-    from statsmodels.stats.inter_rater import fleiss_kappa as reference
-
-    labels = np.random.default_rng(seed).integers(0, n_categories, size=(n_items, n_raters))
-    table, _ = aggregate_raters(labels)
-    expected = reference(table, method="fleiss")
-    got = fleiss_kappa(labels.astype(float))
-    assert (np.isnan(got) and np.isnan(expected)) or got == pytest.approx(expected, abs=1e-12)
-
-
-def test_missing_labels_are_allowed_and_single_labels_ignored():
-    m = np.array([[1, 1, np.nan], [0, 0, 1], [1, np.nan, np.nan], [0, 1, 0]])
-    assert percent_agreement(m) == pytest.approx((1 + 1 / 3 + 1 / 3) / 3)
-    assert cohen_kappa(m[:, 0], m[:, 1]) == pytest.approx(0.4)  # items 1, 2 and 4: (2/3 - 4/9) / (5/9)
-    import krippendorff
-
-    assert krippendorff_alpha(m, "nominal") == pytest.approx(
-        krippendorff.alpha(reliability_data=m[[0, 1, 3]].T, level_of_measurement="nominal")
+def panel_campaign(design: bool) -> Campaign:
+    """60 cases; three annotators on an ordinal 0-3 metric (one reads the guideline a level higher, a
+    sixth of the labels missing), two on a binary metric, three on a continuous one; with ``design``,
+    every case drawn by a targeted sample (weighted, stratified)."""
+    rng = np.random.default_rng(26)
+    truth = rng.choice(4, size=60, p=[0.3, 0.3, 0.25, 0.15])
+    rows = []
+    for i, t in enumerate(truth):
+        case = f"c{i:02d}"
+        for rater, shift in (("ann", 0), ("bo", 0), ("cy", 1)):
+            if rng.random() < 1 / 6:
+                continue
+            label = int(np.clip(t + shift + (rng.random() < 0.2) * rng.choice([-1, 1]), 0, 3))
+            rows.append((case, "relevance", rater, float(label)))
+        for rater in ("ann", "bo"):
+            rows.append((case, "faithful", rater, float((t >= 2) != (rng.random() < 0.15))))
+        for rater in ("ann", "bo", "cy"):
+            if rng.random() < 0.9:
+                rows.append((case, "fluency", rater, round(float(np.clip(t / 3 + rng.normal(0, 0.15), 0, 1)), 2)))
+    frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "value"]).assign(rater_kind="human")
+    cases = [f"c{i:02d}" for i in range(60)]
+    c = campaign_from_frames(
+        {
+            "name": "panel",
+            "metrics": {
+                "relevance": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2},
+                "faithful": {"scale": "binary"},
+                "fluency": {"scale": "continuous", "range": [0, 1], "human_pass": 0.5},
+            },
+        },
+        frame,
+        [{"case_id": k} for k in cases],
     )
+    if design:
+        near = truth >= 2
+        c.samples["t"] = {
+            "design": {"strategy": "threshold"},
+            "case_ids": cases,
+            "strata": ["near" if k else "far" for k in near],
+            "inclusion_probability": np.where(near, 0.6, 0.2),
+        }
+    return c
+
+
+# annotator_agreement(panel_campaign(...), metric, n_boot=400, seed=7) as the previous implementation gave it
+# (calibrate at 3e56a32, calling scikit-learn and krippendorff once per resample): estimate, ci_low, ci_high
+PREVIOUS = {
+    "relevance": {
+        "percent_agreement": (0.3859649122807017, 0.2982456140350877, 0.4882838964016377),
+        "alpha": (0.5973960606533157, 0.46328522835659086, 0.7232598043038336),
+        "fleiss_kappa": (0.16243591899384724, 0.04443290559839969, 0.30922276270502763),
+        "kappa_with_others/ann": (0.7400346620450606, 0.594306049822064, 0.8689540236334674),
+        "kappa_with_others/bo": (0.7887323943661972, 0.6471289919553871, 0.8766827482873105),
+        "kappa_with_others/cy": (0.5151382185168933, 0.39457598767196017, 0.6333882042510954),
+    },
+    "faithful": {
+        "percent_agreement": (0.65, 0.5254480871417109, 0.7666666666666667),
+        "alpha": (0.30564045568213394, 0.06783293679733646, 0.5447693585420674),
+        "cohen_kappa": (0.3152173913043478, 0.08813981033734382, 0.5393558869051731),
+        "kappa_with_others/ann": (0.3152173913043478, 0.08813981033734382, 0.5393558869051731),
+        "kappa_with_others/bo": (0.3152173913043478, 0.08813981033734382, 0.5393558869051731),
+    },
+    "fluency": {
+        "percent_agreement": (0.8424242424242425, 0.7457783117051231, 0.915151515151515),
+        "alpha": (0.8743112732825337, 0.8095899204360426, 0.9229301379887217),
+        "fleiss_kappa": (0.6753495360236935, 0.4887060911360482, 0.8282305053771277),
+        "kappa_with_others/ann": (0.7863247863247863, 0.5330251509508208, 0.9188994354442124),
+        "kappa_with_others/bo": (0.7272727272727273, 0.5045871559633027, 0.874427993151746),
+        "kappa_with_others/cy": (0.7894736842105263, 0.6175196502614269, 0.9166666666666666),
+    },
+    "relevance/weighted": {
+        "percent_agreement": (0.3197831978319783, 0.2384823848238482, 0.40650406504065034),
+        "alpha": (0.4085299741534977, 0.2567902450785231, 0.531329446200043),
+        "fleiss_kappa": (0.04824081501732418, -0.06788005183805237, 0.17721839199980277),
+        "kappa_with_others/ann": (0.6446049871824749, 0.4099720555877567, 0.795384623064665),
+        "kappa_with_others/bo": (0.7108781687881057, 0.5053846555675646, 0.8251964033337469),
+        "kappa_with_others/cy": (0.4072840035628278, 0.30666953669346153, 0.5206891947435444),
+    },
+    "faithful/weighted": {
+        "percent_agreement": (0.623076923076923, 0.4846153846153846, 0.7384615384615385),
+        "alpha": (0.17850098619329435, -0.0495676124511403, 0.4387668441909856),
+        "cohen_kappa": (0.18687771253510344, -0.035379898453607866, 0.420339125505955),
+        "kappa_with_others/ann": (0.18687771253510344, -0.035379898453607866, 0.420339125505955),
+        "kappa_with_others/bo": (0.18687771253510355, -0.03537989845360783, 0.42033912550595487),
+    },
+    "fluency/weighted": {
+        "percent_agreement": (0.859943977591036, 0.7647058823529412, 0.9243697478991596),
+        "alpha": (0.8087507362010793, 0.7073135634578146, 0.8737928155090968),
+        "fleiss_kappa": (0.5995451358234598, 0.3988080592900844, 0.7806037015152829),
+        "kappa_with_others/ann": (0.7818696883852692, 0.4992112375086485, 0.9364161849710982),
+        "kappa_with_others/bo": (0.7007837713231906, 0.47787610619469023, 0.8796555629492511),
+        "kappa_with_others/cy": (0.7023933402705516, 0.4618369987063389, 0.9121621621621622),
+    },
+}
+
+
+def figures(doc) -> dict:
+    found = {key: doc[key] for key in ("percent_agreement", "alpha", "cohen_kappa", "fleiss_kappa") if key in doc}
+    found |= {f"kappa_with_others/{p['annotator']}": p["kappa_with_others"] for p in doc["per_annotator"]}
+    return {key: (f["estimate"], f["ci_low"], f["ci_high"]) for key, f in found.items()}
+
+
+@pytest.mark.parametrize("design", [False, True])
+@pytest.mark.parametrize("metric", ["relevance", "faithful", "fluency"])
+def test_same_seed_same_figures_as_the_previous_implementation(metric, design):
+    doc = annotator_agreement(panel_campaign(design), metric, n_boot=400, seed=7)
+    expected = PREVIOUS[metric + ("/weighted" if design else "")]
+    got = figures(doc)
+    assert sorted(got) == sorted(expected)
+    for key, values in expected.items():
+        assert got[key] == pytest.approx(values, abs=1e-12, rel=1e-12), key
+    assert doc.get("weighted", False) == design
+    assert {f["ci_method"] for f in [doc["percent_agreement"], doc["alpha"]]} == {
+        "BCa bootstrap (400 resamples of cases)"
+    }
+
+
+def test_no_library_call_per_resample(monkeypatch):
+    """scikit-learn and krippendorff check the full-sample figures; the resamples are the engine's (a
+    replicate within rounding of the estimate is settled by the reference: a few)."""
+    import krippendorff
+    import sklearn.metrics
+
+    calls = []
+    kappa, alpha = sklearn.metrics.cohen_kappa_score, krippendorff.alpha
+    monkeypatch.setattr(sklearn.metrics, "cohen_kappa_score", lambda *a, **k: calls.append("kappa") or kappa(*a, **k))
+    monkeypatch.setattr(krippendorff, "alpha", lambda *a, **k: calls.append("alpha") or alpha(*a, **k))
+    campaign = panel_campaign(False)
+    for metric in ("relevance", "faithful"):
+        annotator_agreement(campaign, metric, n_boot=400, seed=7)
+    # three figures per annotator and panel, on 400 resamples and up to 60 leave-one-out sets each:
+    # the reference once per resample made thousands of calls
+    assert 0 < len(calls) < 60, len(calls)
+
+
+def test_computed_once_per_command(monkeypatch):
+    """Within one command (stats, then the thresholds' verdicts, say), a metric's agreement is computed
+    once; every caller gets its own copy."""
+    computed = []
+    original = analysis_annotators.agreement_intervals
+    monkeypatch.setattr(
+        analysis_annotators, "agreement_intervals", lambda *a, **k: computed.append(1) or original(*a, **k)
+    )
+    campaign = panel_campaign(False)
+    with computed_once():
+        first = annotator_agreement(campaign, "relevance", n_boot=100, seed=1)
+        first["percent_agreement"]["estimate"] = -1.0  # a caller changing its copy changes no other
+        second = annotator_agreement(campaign, "relevance", n_boot=100, seed=1)
+        assert len(computed) == 4  # the panel's figures, and each of three annotators against the others
+        assert second["percent_agreement"]["estimate"] == pytest.approx(PREVIOUS["relevance"]["percent_agreement"][0])
+        annotator_agreement(campaign, "relevance", n_boot=100, seed=2)  # another seed: other figures
+        assert len(computed) == 8
+    annotator_agreement(campaign, "relevance", n_boot=100, seed=1)  # outside a command: afresh
+    assert len(computed) == 12
 
 
 def campaign(rows, scale="binary", **metric):
@@ -111,39 +222,6 @@ def test_the_report_shows_the_human_ceiling_beside_the_judges(small_campaign, tm
     assert "**annotators with each other** (human ceiling)" in paths["md"].read_text()
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    st.integers(3, 25).flatmap(
-        lambda n: st.tuples(
-            st.lists(
-                st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, np.nan]), min_size=3, max_size=3), min_size=n, max_size=n
-            ),
-            st.lists(st.integers(1, 3), min_size=n, max_size=n),
-        )
-    )
-)
-def test_item_weights_equal_repeating_the_items(data):
-    """An item of weight k counts as k items, for every statistic; weights of one give the package's alpha."""
-    rows, weights = np.array(data[0]), np.array(data[1])
-    repeated = np.repeat(rows, weights, axis=0)
-    w = weights.astype(float)
-    with warnings.catch_warnings(action="ignore"):
-        pairs = [
-            (percent_agreement(rows, w), percent_agreement(repeated)),
-            (fleiss_kappa(rows, w), fleiss_kappa(repeated)),
-        ]
-        if np.sum((~np.isnan(rows[:, :2])).all(axis=1)) >= 2:
-            # (two items labelled by both, not one item of weight 2: kappa needs two items)
-            pairs.append(
-                (cohen_kappa(rows[:, 0], rows[:, 1], sample_weight=w), cohen_kappa(repeated[:, 0], repeated[:, 1]))
-            )
-        for level in ("nominal", "ordinal", "interval"):
-            pairs.append((krippendorff_alpha(rows, level, w), krippendorff_alpha(repeated, level)))
-            pairs.append((krippendorff_alpha(rows, level, np.ones(len(rows))), krippendorff_alpha(rows, level)))
-    for got, expected in pairs:
-        assert (np.isnan(got) and np.isnan(expected)) or got == pytest.approx(expected, abs=1e-9)
-
-
 def test_annotator_agreement_is_weighted_by_the_sample_design():
     # 40 cases, two annotators: they agree on the 10 "easy" cases and on half of the 30 "hard" ones;
     # a targeted sample drew the hard ones with probability 0.6, the easy ones with 0.1
@@ -169,25 +247,3 @@ def test_annotator_agreement_is_weighted_by_the_sample_design():
     assert (
         doc["percent_agreement"]["ci_low"] < doc["percent_agreement"]["estimate"] < doc["percent_agreement"]["ci_high"]
     )
-
-
-@settings(max_examples=80, deadline=None)
-@given(
-    st.integers(2, 40).flatmap(
-        lambda n: st.lists(
-            st.lists(st.one_of(st.floats(0, 1).map(lambda v: round(v, 2)), st.just(np.nan)), min_size=3, max_size=3),
-            min_size=n,
-            max_size=n,
-        )
-    )
-)
-def test_interval_alpha_in_closed_form_matches_the_package(rows):
-    import krippendorff
-
-    data = np.array(rows)
-    keep = np.sum(~np.isnan(data), axis=1) >= 2
-    assume(keep.sum() >= 1 and np.unique(data[keep][~np.isnan(data[keep])]).size >= 2)
-    with warnings.catch_warnings(action="ignore"):
-        expected = krippendorff.alpha(reliability_data=data[keep].T, level_of_measurement="interval")
-    got = krippendorff_alpha(data, "interval")
-    assert (np.isnan(got) and np.isnan(expected)) or got == pytest.approx(expected, abs=1e-9)

@@ -1,8 +1,6 @@
 """Calibration maps: scikit-learn's isotonic regression, cross-validated Brier and ECE, the command line."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +13,8 @@ from sklearn.model_selection import KFold
 
 from calibrate import load_campaign
 from calibrate.analysis.calibration import CalibrationMap, expected_calibration_error, fit_calibration
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-EXE = Path(sys.executable).parent / "calibrate"
 TOML = """name = "cal"
 [metrics.faithfulness]
 scale = "binary"
@@ -88,28 +85,22 @@ def test_cross_validated_brier_ece_and_reliability(fitted):
 def test_probabilities_for_new_scores_from_the_command_line(fitted, tmp_path):
     _, folder, _, _, _ = fitted
     (tmp_path / "new.csv").write_text("id,score\na,0.1\nb,0.95\nc,\n")
-    run = subprocess.run(
-        [
-            str(EXE),
-            "calibration",
-            str(folder),
-            "--metric",
-            "faithfulness",
-            "--judge",
-            "confident",
-            "--score",
-            "0.5",
-            "--scores",
-            str(tmp_path / "new.csv"),
-            "--out",
-            str(tmp_path / "out.csv"),
-            "--save",
-            str(tmp_path / "map.json"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run = run_cli(
+        "calibration",
+        str(folder),
+        "--metric",
+        "faithfulness",
+        "--judge",
+        "confident",
+        "--score",
+        "0.5",
+        "--scores",
+        str(tmp_path / "new.csv"),
+        "--out",
+        str(tmp_path / "out.csv"),
+        "--save",
+        str(tmp_path / "map.json"),
+        "--json",
     )
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
@@ -118,43 +109,31 @@ def test_probabilities_for_new_scores_from_the_command_line(fitted, tmp_path):
     written = pd.read_csv(tmp_path / "out.csv")
     assert written["calibrated_probability"][:2].tolist() == pytest.approx(saved.predict([0.1, 0.95]).tolist())
     assert written["id"].tolist() == ["a", "b", "c"]
-    again = subprocess.run(
-        [
-            str(EXE),
-            "calibration",
-            str(folder),
-            "--metric",
-            "faithfulness",
-            "--judge",
-            "confident",
-            "--scores",
-            str(tmp_path / "new.csv"),
-            "--out",
-            str(tmp_path / "out.csv"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    again = run_cli(
+        "calibration",
+        str(folder),
+        "--metric",
+        "faithfulness",
+        "--judge",
+        "confident",
+        "--scores",
+        str(tmp_path / "new.csv"),
+        "--out",
+        str(tmp_path / "out.csv"),
     )
     assert again.returncode == 2 and "exists" in again.stderr
     (tmp_path / "bad.csv").write_text("score\n0.2\nhigh\n")
-    bad = subprocess.run(
-        [
-            str(EXE),
-            "calibration",
-            str(folder),
-            "--metric",
-            "faithfulness",
-            "--judge",
-            "confident",
-            "--scores",
-            str(tmp_path / "bad.csv"),
-            "--out",
-            str(tmp_path / "o2.csv"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    bad = run_cli(
+        "calibration",
+        str(folder),
+        "--metric",
+        "faithfulness",
+        "--judge",
+        "confident",
+        "--scores",
+        str(tmp_path / "bad.csv"),
+        "--out",
+        str(tmp_path / "o2.csv"),
     )
     assert bad.returncode == 2 and "bad.csv, line 3, field 'score'" in bad.stderr
     assert not (tmp_path / "o2.csv").exists()

@@ -2,9 +2,6 @@
 everywhere, tiny samples said to be tiny, repeats never guessed."""
 
 import inspect
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,9 +9,7 @@ import pytest
 
 from calibrate import Campaign, campaign_from_frames, compute_stats
 from calibrate.report.format import fmt_estimate
-from tests.conftest import write_campaign
-
-EXE = Path(sys.executable).parent / "calibrate"
+from tests.conftest import run_cli, write_campaign
 
 
 def frames(human, judges: dict, run_ids: dict | None = None) -> Campaign:
@@ -50,7 +45,7 @@ def test_one_number_of_resamples_for_every_command():
     for function in (stats, recommend_thresholds, annotator_agreement, audit_judges, run_gate, repeatability):
         assert inspect.signature(function).parameters["n_boot"].default == N_BOOT, function.__name__
     for command in ("stats", "thresholds", "audit", "gate", "report", "repeatability"):
-        shown = subprocess.run([str(EXE), command, "--help"], capture_output=True, text=True).stdout
+        shown = run_cli(command, "--help").stdout
         assert f"default: {N_BOOT}" in " ".join(shown.split()), command
 
 
@@ -69,14 +64,9 @@ def test_the_audit_prints_how_its_intervals_were_made(tmp_path):
         }
     )
     folder = write_campaign(tmp_path / "c", 'name = "a"\n[metrics.m]\nscale = "binary"\n', frame)
-    result = subprocess.run(
-        [str(EXE), "audit", str(folder), "--metric", "m", "--old", "old", "--new", "new"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = run_cli("audit", str(folder), "--metric", "m", "--old", "old", "--new", "new")
     assert "95% paired BCa intervals, 1000 resamples of cases" in " ".join(result.stdout.split()), result.stdout
-    stats = subprocess.run([str(EXE), "stats", str(folder)], capture_output=True, text=True, timeout=300)
+    stats = run_cli("stats", str(folder))
     assert "95% intervals: BCa bootstrap, 1000 resamples of cases" in " ".join(stats.stdout.split())
 
 
@@ -109,7 +99,5 @@ def test_repeatability_never_takes_other_runs_for_repeats(tmp_path):
         }
     )
     folder = write_campaign(tmp_path / "c", 'name = "r"\n[metrics.m]\nscale = "binary"\n', frame)
-    result = subprocess.run(
-        [str(EXE), "repeatability", str(folder), "--json"], capture_output=True, text=True, timeout=120
-    )
+    result = run_cli("repeatability", str(folder), "--json")
     assert result.returncode == 2 and "not named repeat-N" in result.stderr and not result.stdout

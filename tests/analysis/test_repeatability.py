@@ -1,9 +1,6 @@
 """Repeatability of a judge scored with repeats: alpha across repeats (krippendorff), verdict flips."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -12,9 +9,8 @@ import pytest
 
 from calibrate import load_campaign
 from calibrate.analysis.repeatability import repeatability
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-EXE = Path(sys.executable).parent / "calibrate"
 TOML = """name = "rep"
 [metrics.faithfulness]
 scale = "binary"
@@ -87,32 +83,17 @@ def test_alpha_and_flips_of_each_judge(tmp_path):
 
 def test_the_command_line(tmp_path):
     folder, _ = make(tmp_path)
-    run = subprocess.run(
-        [str(EXE), "repeatability", str(folder), "--judge", "noisy", "--n-boot", "100", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    run = run_cli("repeatability", folder, "--judge", "noisy", "--n-boot", "100", "--json")
+    assert run.returncode == 0, run.stderr
     assert [r["judge"] for r in json.loads(run.stdout)["judges"]] == ["noisy"]
-    table = subprocess.run(
-        [str(EXE), "repeatability", str(folder), "--n-boot", "100"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    table = run_cli("repeatability", folder, "--n-boot", "100").stdout
     assert "alpha across repeats" in table and "steady" in table
-    human = subprocess.run(
-        [str(EXE), "repeatability", str(folder), "--judge", "ann"], capture_output=True, text=True, timeout=120
-    )
+    human = run_cli("repeatability", folder, "--judge", "ann")
     assert human.returncode == 2, human.stderr
     assert "--judge ann: a human annotator of the campaign, not a judge; its judges are noisy, steady" in human.stderr
     # a judge rated once, without repeats, is told how to get them
     ratings = pd.read_csv(folder / "ratings.csv", keep_default_na=False)
     once = ratings[(ratings["rater"] == "steady") & (ratings["run_id"] == "repeat-0")].assign(rater="once", run_id="")
     pd.concat([ratings, once]).to_csv(folder / "ratings.csv", index=False)
-    missing = subprocess.run(
-        [str(EXE), "repeatability", str(folder), "--judge", "once"], capture_output=True, text=True, timeout=120
-    )
+    missing = run_cli("repeatability", folder, "--judge", "once")
     assert missing.returncode == 2 and "--repeats" in missing.stderr, missing.stderr

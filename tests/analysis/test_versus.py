@@ -1,9 +1,6 @@
 """Juries (a judge made of judges) and judge-versus-judge agreement."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,8 +10,7 @@ import calibrate
 from calibrate import campaign_from_frames, compute_stats
 from calibrate.analysis.versus import judge_matrix
 from calibrate.base.errors import CampaignError
-
-EXE = Path(sys.executable).parent / "calibrate"
+from tests.conftest import run_cli
 
 
 def config(juries, on_scale=True):
@@ -118,31 +114,19 @@ def test_judge_versus_judge_against_scipy(demo):
 
 
 def test_compare_from_the_command_line():
-    run = subprocess.run(
-        [
-            str(EXE),
-            "compare",
-            str(calibrate.demo_campaign_path()),
-            "--out-of-scale",
-            "drop",
-            "--judge",
-            "Olz-gpt4o",
-            "--judge",
-            "TREMA-all",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run = run_cli(
+        "compare",
+        str(calibrate.demo_campaign_path()),
+        "--out-of-scale",
+        "drop",
+        "--judge",
+        "Olz-gpt4o",
+        "--judge",
+        "TREMA-all",
+        "--json",
         check=True,
     )
     doc = json.loads(run.stdout)["metrics"][0]
     assert [p["a"] + "/" + p["b"] for p in doc["pairs"]] == ["Olz-gpt4o/TREMA-all"]
-    table = subprocess.run(
-        [str(EXE), "compare", str(calibrate.demo_campaign_path()), "--out-of-scale", "drop"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    table = run_cli("compare", str(calibrate.demo_campaign_path()), "--out-of-scale", "drop", check=True).stdout
     assert "Spearman's rho between judges" in table and "furthest apart on" in table

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +12,8 @@ from hypothesis import strategies as st
 
 from calibrate import CampaignError, import_cases, init_campaign, load_campaign
 from calibrate.cases.datasets import content_id, is_content_id, read_external_cases
+from tests.conftest import run_cli
 from tests.imports.attack_tools import NASTY
-
-EXE = Path(sys.executable).parent / "calibrate"
 
 
 @pytest.fixture(scope="module")
@@ -135,46 +132,29 @@ def test_the_same_cases_with_ids_after_hashes_are_refused(saved, tmp_path):
 
 def test_the_command_line_warns_with_the_start_of_each_question(saved, tmp_path):
     folder = campaign(tmp_path)
-    hashed = subprocess.run(
-        [str(EXE), "cases", "import", str(folder), str(saved / "saved_json.json")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    hashed = run_cli("cases", "import", str(folder), str(saved / "saved_json.json"))
     assert hashed.returncode == 0, hashed.stderr
     assert "warning: 3 of 3 case(s) of saved_json.json have no case_id, id or name" in hashed.stdout
     assert "--id-from takes the ids from a field" in hashed.stdout
     example = next(c for c in load_campaign(folder).cases.values())
     # the example id is shown with the start of its question beside it
     assert f'({content_id(example)} ("' in hashed.stdout or f'{content_id(example)} ("' in hashed.stdout
-    named = subprocess.run(
-        [
-            str(EXE),
-            "cases",
-            "import",
-            str(campaign(tmp_path / "other")),
-            str(saved / "saved_csv.csv"),
-            "--id-from",
-            "additional_metadata.ticket",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    named = run_cli(
+        "cases",
+        "import",
+        str(campaign(tmp_path / "other")),
+        str(saved / "saved_csv.csv"),
+        "--id-from",
+        "additional_metadata.ticket",
     )
     assert named.returncode == 0 and "3 case(s) added" in named.stdout and "warning" not in named.stdout
-    missing = subprocess.run(
-        [
-            str(EXE),
-            "cases",
-            "import",
-            str(campaign(tmp_path / "third")),
-            str(saved / "saved_csv.csv"),
-            "--id-from",
-            "additional_metadata.nope",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    missing = run_cli(
+        "cases",
+        "import",
+        str(campaign(tmp_path / "third")),
+        str(saved / "saved_csv.csv"),
+        "--id-from",
+        "additional_metadata.nope",
     )
     assert missing.returncode == 2 and "field 'additional_metadata.nope': no case id in the field" in missing.stderr
 

@@ -12,7 +12,7 @@ import pytest
 
 from calibrate import load_campaign
 from calibrate.sampling.designs import draw_sample, read_sample_ids, sample_file, write_sample
-from tests.sampling.test_sampling import make
+from tests.sampling.test_designs import make
 
 EXE = Path(sys.executable).parent / "calibrate"
 

@@ -38,8 +38,8 @@ from tests.imports.test_import_attacks import (
     LANGSMITH_FEEDBACK,
     LANGSMITH_RUNS,
 )
-from tests.imports.test_import_mlflow import fake_mlflow, fake_trace
-from tests.imports.test_import_phoenix import REPLIES, SPAN_NOTES, fake_phoenix
+from tests.imports.test_mlflow_traces import fake_mlflow, fake_trace
+from tests.imports.test_phoenix_spans import REPLIES, SPAN_NOTES, fake_phoenix
 
 UTC = dt.UTC
 HUGE = "1" + "0" * 400  # a JSON integer no float holds

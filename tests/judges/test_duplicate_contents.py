@@ -24,12 +24,14 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calibrate
 from calibrate import load_campaign
 from calibrate.cases.collect import collect
+from calibrate.cli import main
 from calibrate.imports.deepeval_runs import import_deepeval_run
 from calibrate.judges.calls import CallPolicy
 from calibrate.judges.probes import run_probe
@@ -140,13 +142,11 @@ def check(ratings: list[dict], folder: Path, cases: list[dict]) -> None:
 
 
 def judge_json(folder: Path, *args) -> dict:
-    done = subprocess.run(
-        [CALIBRATE, "judge", str(folder), "--repeats", str(REPEATS), "--json", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    """``calibrate judge FOLDER --json``, run in this process (the same command and document as a
+    subprocess, without importing DeepEval and RAGAS again: ~4 s of CPU a run); the killed run below is
+    a process of its own."""
+    done = CliRunner().invoke(main, ["judge", str(folder), "--repeats", str(REPEATS), "--json", *map(str, args)])
+    assert done.exit_code == 0, done.output + repr(done.exception)
     return json.loads(done.stdout)
 
 

@@ -21,7 +21,7 @@ from calibrate.judges.runner import run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.base.adversary import Adversary
 from tests.conftest import write_campaign
-from tests.imports.test_import_mlflow import mutate_json
+from tests.imports.test_mlflow_traces import mutate_json
 from tests.servers.judge_server import JudgeServer
 
 KEY = "zq81PLmv42Wt-judge-key"  # no known key format, in a variable whose name says nothing of a key

@@ -1,9 +1,6 @@
 """Probes that re-run real DeepEval metrics on perturbed cases, against the scripted judge server."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,9 +8,7 @@ import pytest
 
 from calibrate import load_campaign
 from calibrate.judges.probes import perturb, run_probe
-from tests.conftest import write_campaign
-
-EXE = Path(sys.executable).parent / "calibrate"
+from tests.conftest import run_cli, write_campaign
 
 
 def toml(url: str) -> str:
@@ -86,19 +81,12 @@ def test_order_moves_precision_and_not_faithfulness(tmp_path, server):
 
 def test_padding_drops_answer_relevancy_from_the_command_line(tmp_path, server):
     folder = make(tmp_path, server.url)
-    run = subprocess.run(
-        [str(EXE), "probe", str(folder), "--probe", "padding", "--judge", "de-relevancy", "--n", "6", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    run = run_cli("probe", str(folder), "--probe", "padding", "--judge", "de-relevancy", "--n", "6", "--json")
     assert run.returncode == 0, run.stderr
     entry = json.loads(run.stdout)["judges"][0]
     assert entry["mean_change"]["estimate"] == pytest.approx(-0.5) and entry["expected"] == "drops"
     assert entry["finding"] == "as expected: the score dropped" and entry["verdict_flips"]["share"] == 0
-    table = subprocess.run(
-        [str(EXE), "probe", str(folder), "--probe", "padding", "--n", "6"], capture_output=True, text=True, timeout=300
-    )
+    table = run_cli("probe", str(folder), "--probe", "padding", "--n", "6")
     assert table.returncode == 0 and "padding probe on 6 cases" in table.stdout
 
 

@@ -1,9 +1,6 @@
 """calibrate audit: paired intervals, McNemar, flips, drift, the decision and its exit code."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,13 +13,13 @@ from statsmodels.stats.contingency_tables import mcnemar
 import calibrate
 from calibrate import campaign_from_frames
 from calibrate.review.audit import STATISTIC_SPANS, audit_judges
+from tests.conftest import run_cli
 
 ORDINAL = {
     "name": "sim",
     "metrics": {"m": {"scale": "ordinal", "levels": [0, 1, 2, 3], "human_pass": 2, "max_false_pass": 0.2}},
 }
 OLD, NEW = "RMITIR-llama70B", "RMITIR-GPT4o"  # one team's prompt with two model families
-EXE = Path(sys.executable).parent / "calibrate"
 
 
 @pytest.fixture(scope="module")
@@ -129,27 +126,21 @@ def test_drift_and_the_remapped_thresholds(demo, demo_audit):
     ],
 )
 def test_decision_and_exit_code(old, new, options, decision, code):
-    run = subprocess.run(
-        [
-            str(EXE),
-            "audit",
-            str(calibrate.demo_campaign_path()),
-            "--metric",
-            "relevance",
-            "--old",
-            old,
-            "--new",
-            new,
-            "--out-of-scale",
-            "drop",
-            "--n-boot",
-            "500",
-            "--json",
-            *options,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    run = run_cli(
+        "audit",
+        str(calibrate.demo_campaign_path()),
+        "--metric",
+        "relevance",
+        "--old",
+        old,
+        "--new",
+        new,
+        "--out-of-scale",
+        "drop",
+        "--n-boot",
+        "500",
+        "--json",
+        *options,
     )
     doc = json.loads(run.stdout)
     assert (doc["decision"]["decision"], run.returncode) == (decision, code), doc["decision"]
@@ -267,23 +258,17 @@ def test_too_few_labels_is_inconclusive_and_two_runs_of_one_judge_compare():
 
 
 def test_an_unknown_judge_is_a_usage_error():
-    run = subprocess.run(
-        [
-            str(EXE),
-            "audit",
-            str(calibrate.demo_campaign_path()),
-            "--metric",
-            "relevance",
-            "--old",
-            "nobody",
-            "--new",
-            NEW,
-            "--out-of-scale",
-            "drop",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run = run_cli(
+        "audit",
+        str(calibrate.demo_campaign_path()),
+        "--metric",
+        "relevance",
+        "--old",
+        "nobody",
+        "--new",
+        NEW,
+        "--out-of-scale",
+        "drop",
     )
     assert run.returncode == 2 and "did not rate relevance" in run.stderr
 

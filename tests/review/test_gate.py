@@ -2,9 +2,6 @@
 
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,9 +9,8 @@ import pytest
 
 from calibrate import load_campaign
 from calibrate.review.gate import GateRules, run_gate
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-EXE = Path(sys.executable).parent / "calibrate"
 TOML = """name = "gate"
 [metrics.faithfulness]
 scale = "binary"
@@ -117,25 +113,13 @@ def test_a_report_of_averages_only_is_refused(campaign, monkeypatch):
 
 def test_exit_codes_from_the_command_line(tmp_path):
     folder = make(tmp_path)
-    ok = subprocess.run(
-        [str(EXE), "gate", str(folder), "--judge", "good", "--min-spearman", "0.6", "--n-boot", "200"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    ok = run_cli("gate", str(folder), "--judge", "good", "--min-spearman", "0.6", "--n-boot", "200")
     assert ok.returncode == 0 and "gate passed" in ok.stdout
-    bad = subprocess.run(
-        [str(EXE), "gate", str(folder), "--min-spearman", "0.6", "--forbid-self-eval", "--n-boot", "200", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    bad = run_cli("gate", str(folder), "--min-spearman", "0.6", "--forbid-self-eval", "--n-boot", "200", "--json")
     doc = json.loads(bad.stdout)
     assert bad.returncode == 1 and not doc["passed"]
     assert {c["judge"]: len(c["reasons"]) for c in doc["checks"]} == {"good": 0, "poor": 2}
-    usage = subprocess.run(
-        [str(EXE), "gate", str(folder), "--metric", "nope"], capture_output=True, text=True, timeout=120
-    )
+    usage = run_cli("gate", str(folder), "--metric", "nope")
     assert usage.returncode == 2 and "unknown metric" in usage.stderr
 
 
@@ -201,9 +185,7 @@ def test_a_kappa_floor_is_not_met_on_three_labels():
 def test_a_nan_or_infinite_option_is_refused(tmp_path, option, value):
     folder = make(tmp_path, n=40)
     for extra in ([], ["--json"]):
-        result = subprocess.run(
-            [str(EXE), "gate", str(folder), option, value, *extra], capture_output=True, text=True, timeout=120
-        )
+        result = run_cli("gate", str(folder), option, value, *extra)
         assert result.returncode == 2, result.stderr
         assert "is not a finite number" in result.stderr or "is not in the range" in result.stderr, result.stderr
         assert "Traceback" not in result.stderr

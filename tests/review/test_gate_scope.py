@@ -4,17 +4,13 @@ README's CI line failed with `FAIL answer_relevancy / None` before)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from calibrate import load_campaign
 from calibrate.review.gate import GateRules, gate_scope, run_gate
+from tests.conftest import run_cli
 from tests.testing.story import support_bot
-
-EXE = Path(sys.executable).parent / "calibrate"
 
 
 @pytest.fixture(scope="module")
@@ -83,58 +79,21 @@ model = { provider = "anthropic", name = "claude-sonnet-4" }
 
 
 def test_the_command_line(folder):
-    ok = subprocess.run(
-        [str(EXE), "gate", str(folder), "--judge", "faithfulness-gpt4o", "--n-boot", "200"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    ok = run_cli("gate", str(folder), "--judge", "faithfulness-gpt4o", "--n-boot", "200")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "pass faithfulness / faithfulness-gpt4o" in ok.stdout and "answer_relevancy /" not in ok.stdout
     assert "not checked: answer_relevancy" in ok.stdout  # said, not silent
-    other = subprocess.run(
-        [
-            str(EXE),
-            "gate",
-            str(folder),
-            "--judge",
-            "faithfulness-gpt4o",
-            "--metric",
-            "answer_relevancy",
-            "--n-boot",
-            "0",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    other = run_cli(
+        "gate", str(folder), "--judge", "faithfulness-gpt4o", "--metric", "answer_relevancy", "--n-boot", "0"
     )
     assert other.returncode == 1
     assert "FAIL faithfulness-gpt4o (no metric checked)" in other.stdout
     assert "FAIL answer_relevancy / (no judge)" in other.stdout and "None" not in other.stdout
-    typo = subprocess.run(
-        [str(EXE), "gate", str(folder), "--judge", "faithfulness-gpt4", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    typo = run_cli("gate", str(folder), "--judge", "faithfulness-gpt4", "--json")
     assert typo.returncode == 2 and typo.stdout == ""
     assert "error: --judge faithfulness-gpt4: no rater of the campaign has this name" in typo.stderr
-    both = subprocess.run(
-        [
-            str(EXE),
-            "gate",
-            str(folder),
-            "--judge",
-            "faithfulness-gpt4o",
-            "--judge",
-            "relevancy-llama",
-            "--n-boot",
-            "200",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    both = run_cli(
+        "gate", str(folder), "--judge", "faithfulness-gpt4o", "--judge", "relevancy-llama", "--n-boot", "200", "--json"
     )
     doc = json.loads(both.stdout)
     assert both.returncode == 1 and {c["judge"]: c["passed"] for c in doc["checks"]} == {

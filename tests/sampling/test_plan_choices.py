@@ -3,19 +3,14 @@ then the pass rate to assume)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from calibrate import load_campaign
 from calibrate.sampling.planning import plan_labels
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-EXE = Path(sys.executable).parent / "calibrate"
 TOML = """name = "plan"
 [metrics.faithfulness]
 scale = "binary"
@@ -67,16 +62,11 @@ def test_every_missing_choice_at_once(folder):
 
 
 def test_the_command_line_names_its_flags(folder):
-    result = subprocess.run([str(EXE), "plan", str(folder)], capture_output=True, text=True, timeout=120)
+    result = run_cli("plan", str(folder))
     assert result.returncode == 2
     message = " ".join(result.stderr.split())
     assert "(1) a metric, with --metric (answer_relevancy, faithfulness)" in message
     assert "(2) a judge, with --judge (on answer_relevancy: ja, jb; on faithfulness: ja, jb)" in message
     assert "(3) the human pass rate to assume, with --pass-rate" in message
-    ok = subprocess.run(
-        [str(EXE), "plan", str(folder), "--metric", "faithfulness", "--judge", "jb", "--pass-rate", "0.6"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    ok = run_cli("plan", str(folder), "--metric", "faithfulness", "--judge", "jb", "--pass-rate", "0.6")
     assert ok.returncode == 0 and "human pass rate" in ok.stdout

@@ -81,7 +81,7 @@ def test_false_pass_rate_and_kappa_plans_give_the_width_asked(demo):
 
 
 def test_stated_assumptions_plan_without_labels_and_bad_values_are_refused(tmp_path):
-    from tests.sampling.test_sampling import make
+    from tests.sampling.test_designs import make
 
     c = calibrate.load_campaign(make(tmp_path))
     doc = plan_labels(c, width=0.1, pass_rate=0.5, kappa=0.6)

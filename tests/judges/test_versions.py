@@ -10,23 +10,23 @@ import json
 import shlex
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import calibrate
 from calibrate.cli import judges as judges_cli
+from calibrate.cli import main
 from calibrate.cli.console import SafeConsole
 from calibrate.judges.store import STORE_NAME
 from calibrate.judges.versions import find_version, judge_versions, version_scores
 from tests.conftest import assert_clear_error, write_campaign
-from tests.judges.test_judges import CALLS_PER_CASE, make_cases
+from tests.judges.test_runner import CALLS_PER_CASE, make_cases
 
-EXE = Path(sys.executable).parent / "calibrate"
 OLD_MODEL, NEW_MODEL = "gpt-4o-mini", "claude-3-5-haiku-noisy"
 JUDGE = "faith-gpt4omini"
 N = 60
@@ -47,9 +47,11 @@ family = "{family}"
 
 
 def cli(*args, expect: int = 0) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(EXE), *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert done.returncode == expect, (args, done.returncode, done.stdout[-3000:], done.stderr[-3000:])
-    return done
+    """``calibrate ARGS`` run in this process (the same commands and outputs as a subprocess, without
+    importing DeepEval again for each: about 4 s of CPU a command), its exit code checked."""
+    done = CliRunner().invoke(main, [str(a) for a in args])
+    assert done.exit_code == expect, (args, done.exit_code, done.stdout[-3000:], done.stderr[-3000:], done.exception)
+    return subprocess.CompletedProcess(args, done.exit_code, done.stdout, done.stderr)
 
 
 def judged(tmp_path: Path, url: str, n: int = N) -> Path:

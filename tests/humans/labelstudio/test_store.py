@@ -19,7 +19,7 @@ from calibrate.humans.labelstudio.client import LabelStudioError, pull_file
 from calibrate.humans.labelstudio.labels import LabelError
 from calibrate.humans.labelstudio.store import RATINGS_FILE
 from tests.conftest import write_campaign
-from tests.humans.test_labelstudio_files import CASES, TOML, annotation, export
+from tests.humans.labelstudio.test_labels import CASES, TOML, annotation, export
 
 UTC = dt.UTC
 

@@ -159,7 +159,7 @@ from calibrate.base.http import HttpPolicy  # noqa: E402
 from calibrate.imports.phoenix_spans import PhoenixClient, PhoenixError, read_phoenix_project  # noqa: E402
 from calibrate.imports.records import SourceBatch  # noqa: E402
 from tests.base.adversary import Adversary  # noqa: E402
-from tests.imports.test_import_mlflow import mutate_json  # noqa: E402
+from tests.imports.test_mlflow_traces import mutate_json  # noqa: E402
 
 KEY = "zq81PLmv42Wt-phoenix-key"
 PID = "UHJvamVjdDox"

@@ -13,7 +13,7 @@ from calibrate import CampaignError, load_campaign
 from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import run_judges
 from tests.conftest import write_campaign
-from tests.judges.test_judges import make_cases
+from tests.judges.test_runner import make_cases
 from tests.servers.judge_server import JudgeServer
 
 CALLS_PER_CASE = 4  # DeepEval faithfulness: truths, claims, verdicts, reason

@@ -1,6 +1,6 @@
 """The annotators' instructions of a Label Studio project: each metric's guideline, worded for its scale,
 rendered from Markdown to HTML (not Markdown source in a <pre>), with the campaign's own text escaped.
-No server needed (tests/humans/test_labelstudio.py and test_labelstudio_browser.py check what Label
+No server needed (tests/humans/labelstudio/test_client.py and tests/humans/test_labelstudio_browser.py check what Label
 Studio keeps and shows)."""
 
 import re
