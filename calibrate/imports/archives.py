@@ -113,6 +113,9 @@ class BoundedZip:
             self.raw = self.path.open("rb")
             self.archive = zipfile.ZipFile(self.raw)
             self.infos = {info.filename: info for info in self.archive.infolist()}
+        except DocumentError:  # the size refused above: said as it is, not as a damaged archive
+            self.close()
+            raise
         except DAMAGED as exc:
             self.close()
             raise self._error(f"not a readable ZIP archive ({type(exc).__name__}: {clip(exc, 200)})") from None
