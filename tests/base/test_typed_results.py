@@ -113,3 +113,13 @@ def test_the_statistics_read_attributes(documents):
     assert "recommendations" not in stats.to_dict()
     with pytest.raises(KeyError, match="no judge 'nobody'"):
         metric.judge("nobody")
+
+
+def test_the_gate_decides_on_the_statistics_figures(demo, documents):
+    gate = documents["gate"]
+    stats = calibrate.compute_stats(
+        demo, metrics=["relevance"], judges=["Olz-gpt4o", "TREMA-all"], n_boot=50, n_listed=0, curves=False
+    )
+    for check in gate.checks:
+        judge = stats.metric(check.metric).judge(check.judge)
+        assert (check.auc, check.spearman, check.n) == (judge.auc, judge.spearman, judge.n)
