@@ -60,6 +60,15 @@ class JudgeAgreement:
     keys: tuple[str, ...] = ()
 
     @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        """The JSON schema of the dict :meth:`to_dict` writes: ``extra``'s keys beside the typed ones."""
+        schema = handler.resolve_ref_schema(handler(core_schema))
+        for name in ("extra", "keys"):
+            schema["properties"].pop(name)
+        schema["additionalProperties"] = True
+        return schema
+
+    @classmethod
     def from_dict(cls, entry: Mapping[str, Any]) -> JudgeAgreement:
         """The judge of a judge entry (:func:`calibrate.analysis.judge_figures.judge_entry`).
 
@@ -241,6 +250,13 @@ class StatsResult(Document):
     provenance: tuple[dict[str, Any], ...]
     set_aside_note: str | None
     recommendations: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        """The JSON schema of the document :meth:`body` writes: without ``recommendations``."""
+        schema = handler.resolve_ref_schema(handler(core_schema))
+        schema["properties"].pop("recommendations")
+        return schema
 
     def metric(self, name: str) -> MetricAgreement:
         """The metric named ``name``."""
