@@ -61,7 +61,6 @@ _EXPORTS = {
     "compute_stats": ("calibrate.analysis.agreement", "compute_stats"),  # calibrate stats
     "thresholds": ("calibrate.analysis.recommendations", "thresholds"),  # calibrate thresholds
     "recommend_thresholds": ("calibrate.analysis.recommendations", "recommend_thresholds"),
-    "stats_and_recommendations": ("calibrate.analysis.agreement", "stats_and_recommendations"),
     "Rule": ("calibrate.analysis.rules", "Rule"),
     "default_rule": ("calibrate.analysis.rules", "default_rule"),
     "annotator_agreement": ("calibrate.analysis.annotators", "annotator_agreement"),

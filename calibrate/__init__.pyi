@@ -39,7 +39,6 @@ from calibrate.judges.probes import run_probe as run_probe
 from calibrate.analysis.agreement import compute_stats as compute_stats
 from calibrate.analysis.recommendations import thresholds as thresholds
 from calibrate.analysis.recommendations import recommend_thresholds as recommend_thresholds
-from calibrate.analysis.agreement import stats_and_recommendations as stats_and_recommendations
 from calibrate.analysis.rules import Rule as Rule
 from calibrate.analysis.rules import default_rule as default_rule
 from calibrate.analysis.annotators import annotator_agreement as annotator_agreement
@@ -120,7 +119,6 @@ __all__ = [
     "run_judges",
     "run_probe",
     "sample_cases",
-    "stats_and_recommendations",
     "thresholds",
     "undo_withdrawals",
     "validate_campaign",

@@ -31,3 +31,20 @@ def test_the_gate_document_meets_its_schema():
     jsonschema.validate(json.loads(json.dumps(doc.to_dict())), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**doc.to_dict(), "schema_version": doc.SCHEMA_VERSION + 1}, schema)
+
+
+def test_the_statistics_document_meets_its_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    import calibrate
+
+    campaign = calibrate.load_campaign(calibrate.demo_campaign_path())
+    doc = calibrate.compute_stats(campaign, judges=["Olz-gpt4o"], n_boot=50, by="question_type")
+    schema = json.loads((ROOT / "docs" / "reference" / "schemas" / "stats.json").read_text())
+    assert "recommendations" not in schema["properties"]
+    jsonschema.validate(json.loads(json.dumps(doc.to_dict())), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**doc.to_dict(), "schema_version": doc.SCHEMA_VERSION + 1}, schema)
+    broken = json.loads(json.dumps(doc.to_dict()))
+    del broken["metrics"][0]["judges"][0]["auc"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)

@@ -1,6 +1,6 @@
 """Judge-versus-human statistics for a campaign: every judge's agreement with the human reference,
-with intervals, per metric and per slice (:func:`compute_stats`), and with each metric's threshold
-recommendations from the same bootstrap (:func:`stats_and_recommendations`).
+with intervals, per metric and per slice, and each metric's threshold recommendations from the same
+bootstrap (:func:`compute_stats`: a :class:`~calibrate.analysis.results.StatsResult`).
 
 The engine is :mod:`calibrate.analysis.judge_comparison`, resampled by :mod:`calibrate.analysis.metric_comparisons`; a judge's entry is written by
 :mod:`calibrate.analysis.judge_figures`, its recommendation by :mod:`calibrate.analysis.judge_recommendation`,
@@ -29,18 +29,19 @@ from calibrate.analysis.metric_comparisons import (
 )
 from calibrate.analysis.metric_warnings import metric_warnings
 from calibrate.analysis.recommendations import given_current
+from calibrate.analysis.results import JudgeAgreement, MetricAgreement, SliceAgreement, StatsResult
 from calibrate.analysis.rules import Rule, default_rule
 from calibrate.analysis.verdicts import metric_verdict
+from calibrate.base.estimates import Estimate
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
-from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.metadata import require_cases, slices
 from calibrate.campaign.reference import HumanReference, computed_once
 from calibrate.campaign.summary import rating_provenance
 from calibrate.stats import N_BOOT
 
-__all__ = ["compute_stats", "stats_and_recommendations"]
+__all__ = ["compute_stats"]
 
 
 @checked("confidence", "n_boot", "seed")
@@ -57,11 +58,9 @@ def compute_stats(
     curves: bool = True,
     progress: ProgressCallback | None = None,
     current: float | Mapping[str, float] | None = None,
-) -> Result:
-    """Every judge against the human reference, per metric (and per slice with ``by``).
-
-    :func:`stats_and_recommendations` gives this document together with the threshold
-    recommendations under each metric's declared rule, from the same bootstrap.
+) -> StatsResult:
+    """Every judge against the human reference, per metric (and per slice with ``by``), and the
+    threshold recommendations under each metric's declared rule, from the same bootstrap.
 
     Parameters
     ----------
@@ -87,13 +86,17 @@ def compute_stats(
 
     Returns
     -------
-    Result
+    StatsResult
         The ``calibrate stats --json`` document: ``{"metrics": [...], "manifest": {...}, "provenance":
         [...]}`` (``provenance``: where the ratings came from,
         :func:`~calibrate.campaign.summary.rating_provenance`); every
         statistic is ``{"estimate", "ci_low", "ci_high", "ci_method", "ci_width"}`` or
-        ``{"estimate": None, "reason": ...}``. ``.to_frame()`` gives one row per metric x judge x
-        (slice) x statistic.
+        ``{"estimate": None, "reason": ...}``, typed as :class:`~calibrate.base.estimates.Estimate`
+        (``doc.metrics[0].judges[0].auc``). ``.to_frame()`` gives one row per metric x judge x
+        (slice) x statistic. ``.recommendations`` (not in the document) holds every metric's
+        recommendations in metric order: each equal, figure for figure, to what
+        ``recommend_thresholds(campaign, metric=M, rule=default_rule(...))`` returns with the same
+        seed, resamples and confidence.
 
     Examples
     --------
@@ -107,58 +110,7 @@ def compute_stats(
     [[0.262, 0.239, 0.281]]
     >>> int(table["n"].iloc[0]), table["method"].iloc[0]
     (4423, 'BCa bootstrap (200 resamples of cases)')
-    """
-    return analyse(
-        campaign,
-        metrics=metrics,
-        judges=judges,
-        by=by,
-        seed=seed,
-        n_boot=n_boot,
-        confidence=confidence,
-        n_listed=n_listed,
-        curves=curves,
-        progress=progress,
-        current=current,
-    )[0]
-
-
-@checked("confidence", "n_boot", "seed")
-def stats_and_recommendations(
-    campaign: Campaign,
-    *,
-    metrics: list[str] | None = None,
-    judges: list[str] | None = None,
-    by: str | None = None,
-    seed: int = 0,
-    n_boot: int = N_BOOT,
-    confidence: float = 0.95,
-    n_listed: int = 10,
-    curves: bool = True,
-    progress: ProgressCallback | None = None,
-    current: float | Mapping[str, float] | None = None,
-) -> tuple[Result, list[dict[str, Any]]]:
-    """The :func:`compute_stats` document and the recommendations :func:`~calibrate.analysis.recommendations.recommend_thresholds` gives
-    under each metric's declared rule (:func:`~calibrate.analysis.rules.default_rule`), from one bootstrap per metric.
-
-    Parameters
-    ----------
-    campaign, metrics, judges, by, seed, n_boot, confidence, n_listed, curves, progress, current
-        As for :func:`compute_stats`.
-
-    Returns
-    -------
-    (Result, list of dict)
-        The statistics document, and every metric's recommendations in metric order: each equal,
-        figure for figure, to what ``recommend_thresholds(campaign, metric=M, rule=default_rule(...))``
-        returns with the same seed, resamples and confidence.
-
-    Examples
-    --------
-    >>> import calibrate
-    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
-    >>> doc, recs = stats_and_recommendations(c, judges=["Olz-gpt4o"], n_boot=200)
-    >>> recs[0]["threshold"], recs[0]["rule"]["kind"]
+    >>> doc.recommendations[0]["threshold"], doc.recommendations[0]["rule"]["kind"]
     (3.0, 'constraint')
     """
     return analyse(
@@ -206,8 +158,8 @@ def analyse(
     curves: bool,
     progress: ProgressCallback | None,
     current: float | Mapping[str, float] | None = None,
-) -> tuple[Result, list[dict[str, Any]]]:
-    """The statistics document of :func:`compute_stats` and the recommendations of every metric's judges
+) -> StatsResult:
+    """The statistics document of :func:`compute_stats`, with the recommendations of every metric's judges
     under the metric's own rule, from one bootstrap per metric."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
@@ -232,19 +184,18 @@ def analyse(
         metrics=chosen,
         **given_current(given),
     )
-    return Result(
-        {
-            "campaign": campaign.name,
-            "metrics": out,
-            "manifest": manifest,
-            "provenance": rating_provenance(campaign),
-            # the ratings of metrics campaign.toml no longer declares: no metric above to note them under
-            "set_aside_note": campaign.set_aside_note(why="metric"),
-        }
-    ), recommendations
+    return StatsResult(
+        campaign=campaign.name,
+        metrics=tuple(out),
+        manifest=manifest,
+        provenance=tuple(rating_provenance(campaign)),
+        # the ratings of metrics campaign.toml no longer declares: no metric above to note them under
+        set_aside_note=campaign.set_aside_note(why="metric"),
+        recommendations=tuple(recommendations),
+    )
 
 
-def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[MetricAgreement, list[dict[str, Any]]]:
     """One metric's entry in the statistics document, and its judges' recommendations under its rule."""
     spec = campaign.metrics[metric]
     rule = default_rule(spec)
@@ -266,42 +217,45 @@ def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[dict[str
         for j in compared.judges
     ]
     results = [judge_entry(j, s.confidence, s.seed, s.n_listed, curves=s.curves) for j in compared.judges]
-    entry: dict[str, Any] = {
-        "metric": metric,
-        "scale": spec.scale,
-        "human_pass": spec.human_pass,
-        "levels": list(spec.levels) if spec.levels else None,
-        "n_cases": int(universe.size),
-        "n_human_raters": len(ref.raters),
-        "n_multiply_labelled": ref.n_multiply_labelled,
-        "n_adjudicated": ref.n_adjudicated,
-        "n_human_pass": int(ref.passes.sum()),
-        "default_rule": rule.to_dict(),
-        "judges": results,
-        "warnings": metric_warnings(campaign, metric, compared, results),
-        "sample_designs": design.designs,
-        "weighted": design.weights is not None,
-        "human_pass_rate": pass_share(universe_passes(ref, universe), design.weights, s.confidence),
-    }
-    if len(ref.raters) > 1:  # the human ceiling
-        entry["annotators"] = annotator_agreement(
-            campaign, metric, n_boot=s.n_boot, seed=s.seed, confidence=s.confidence
-        )
-    entry["verdict"] = metric_verdict(metric, recs, entry.get("annotators"))
-    if s.by is not None:
-        entry["slices"] = [slice_entry(s.by, value, sliced, s) for value, sliced in slices]
+    annotators = (  # the human ceiling
+        dict(annotator_agreement(campaign, metric, n_boot=s.n_boot, seed=s.seed, confidence=s.confidence))
+        if len(ref.raters) > 1
+        else None
+    )
+    entry = MetricAgreement(
+        metric=metric,
+        scale=spec.scale,
+        human_pass=spec.human_pass,
+        levels=list(spec.levels) if spec.levels else None,
+        n_cases=int(universe.size),
+        n_human_raters=len(ref.raters),
+        n_multiply_labelled=ref.n_multiply_labelled,
+        n_adjudicated=ref.n_adjudicated,
+        n_human_pass=int(ref.passes.sum()),
+        default_rule=rule.to_dict(),
+        judges=tuple(JudgeAgreement.from_dict(r) for r in results),
+        warnings=tuple(metric_warnings(campaign, metric, compared, results)),
+        sample_designs=tuple(design.designs),
+        weighted=design.weights is not None,
+        human_pass_rate=Estimate.from_dict(pass_share(universe_passes(ref, universe), design.weights, s.confidence)),
+        annotators=annotators,
+        verdict=metric_verdict(metric, recs, annotators),
+        slices=tuple(slice_entry(s.by, value, sliced, s) for value, sliced in slices) if s.by is not None else None,
+    )
     return entry, recs
 
 
-def slice_entry(by: str, value: str, sliced: MetricComparisons, s: Settings) -> dict[str, Any]:
+def slice_entry(by: str, value: str, sliced: MetricComparisons, s: Settings) -> SliceAgreement:
     """The entry of one slice of a metric's cases: its judges' figures without curve or cases."""
-    return {
-        "key": by,
-        "value": value,
-        "n_cases": int(sliced.universe.size),
-        "n_human_pass": int(universe_passes(sliced.reference, sliced.universe).sum()),
-        "judges": [judge_entry(j, s.confidence, s.seed, 0, full=False) for j in sliced.judges],
-    }
+    return SliceAgreement(
+        key=by,
+        value=value,
+        n_cases=int(sliced.universe.size),
+        n_human_pass=int(universe_passes(sliced.reference, sliced.universe).sum()),
+        judges=tuple(
+            JudgeAgreement.from_dict(judge_entry(j, s.confidence, s.seed, 0, full=False)) for j in sliced.judges
+        ),
+    )
 
 
 def slice_comparisons(

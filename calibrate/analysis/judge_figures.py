@@ -29,7 +29,7 @@ from calibrate.stats.intervals import (
 )
 from calibrate.stats.thresholds import NO_THRESHOLD
 
-__all__ = ["SMALL_N", "judge_entry", "judge_result", "too_few_result", "undefined_reason"]
+__all__ = ["SMALL_N", "STATISTICS", "judge_entry", "judge_result", "too_few_result", "undefined_reason"]
 
 #: Below this many cases, rank correlations take Fisher's z interval instead of BCa (README table).
 SMALL_N = 50

@@ -317,12 +317,15 @@ class Document(Mapping[str, Any]):
         body = self.body()
         return {"schema_version": self.SCHEMA_VERSION, **body} if schema_version else body
 
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """The rows of :meth:`to_frame`: one per figure (a document with an untyped part adds its rows)."""
+        return (f.row() for f in self.figures())
+
     def to_frame(self) -> pd.DataFrame:
         """One row per figure, in :data:`FRAME_COLUMNS` and their types (:func:`typed`)."""
         import pandas as pd
 
-        rows = [f.row() for f in self.figures()]
-        return typed(pd.DataFrame(rows, columns=list(FRAME_COLUMNS)))
+        return typed(pd.DataFrame(list(self.rows()), columns=list(FRAME_COLUMNS)))
 
     @functools.cached_property
     def _view(self) -> dict[str, Any]:

@@ -7,6 +7,7 @@ and every network request; jinja2's autoescaping turns any case text into text.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,8 @@ def _environment() -> jinja2.Environment:
 
 
 def _context(
-    stats: dict,
-    recommendations: list[dict],
+    stats: Mapping[str, Any],
+    recommendations: Sequence[dict],
     cases: dict | None,
     plots: dict | None,
     judge_runs: list[dict] | None = None,
@@ -72,6 +73,7 @@ def _context(
     since: dict | None = None,
 ) -> dict:
     recs = {(r["metric"], r["judge"]): r for r in recommendations}
+    stats = nested(stats)  # a typed statistics document as dicts: the templates index it
     return {
         "stats": stats,
         "recs": recs,
@@ -98,8 +100,8 @@ def _context(
 
 
 def render_html(
-    stats: dict,
-    recommendations: list[dict],
+    stats: Mapping[str, Any],
+    recommendations: Sequence[dict],
     cases: dict | None = None,
     judge_runs: list[dict] | None = None,
     audits: list[dict] | None = None,
@@ -109,6 +111,8 @@ def render_html(
 ) -> str:
     """The report as one HTML string (plots inline as SVG: :mod:`calibrate.report.plots`)."""
     from calibrate.report.plots import report_plots
+
+    stats, recommendations = dict(nested(stats)), list(recommendations)
 
     context = _context(
         stats,
@@ -170,8 +174,8 @@ def _markdown_environment() -> jinja2.Environment:
 
 
 def render_markdown(
-    stats: dict,
-    recommendations: list[dict],
+    stats: Mapping[str, Any],
+    recommendations: Sequence[dict],
     cases: dict | None = None,
     judge_runs: list[dict] | None = None,
     audits: list[dict] | None = None,
@@ -187,8 +191,8 @@ def render_markdown(
 
 
 def write_report(
-    stats: dict,
-    recommendations: list[dict],
+    stats: Mapping[str, Any],
+    recommendations: Sequence[dict],
     out_dir: str | Path,
     *,
     cases: dict | None = None,
@@ -202,7 +206,7 @@ def write_report(
 
     Parameters
     ----------
-    stats : dict
+    stats : mapping
         The document of :func:`calibrate.compute_stats`.
     recommendations : list of dict
         Recommendations of :func:`calibrate.recommend_thresholds` (any metrics, any judges).
@@ -236,8 +240,8 @@ def write_report(
     --------
     >>> import calibrate, tempfile
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
-    >>> stats, recommendations = calibrate.stats_and_recommendations(c, judges=["Olz-gpt4o"], n_boot=0)
-    >>> sorted(calibrate.write_report(stats, recommendations, tempfile.mkdtemp()))
+    >>> stats = calibrate.compute_stats(c, judges=["Olz-gpt4o"], n_boot=0)
+    >>> sorted(calibrate.write_report(stats, stats.recommendations, tempfile.mkdtemp()))
     ['html', 'json', 'md']
     """
     out = Path(out_dir)
@@ -250,6 +254,7 @@ def write_report(
             ParameterText("choose a writable place with {out_dir}", out_dir=NO_VALUE),
         ) from None
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
+    stats = dict(nested(stats))  # a typed statistics document as dicts: the templates index it
     document: dict[str, Any] = {
         "stats": stats,
         "recommendations": recommendations,

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from calibrate.analysis.agreement import stats_and_recommendations
+from calibrate.analysis.agreement import compute_stats
 from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.metric_comparisons import ProgressCallback
 from calibrate.analysis.versus import judge_matrix
@@ -77,9 +77,7 @@ def report_documents(
     >>> len(docs["recommendations"]), len(docs["stats"]["metrics"][0]["judges"])
     (9, 9)
     """
-    stats, recommendations = stats_and_recommendations(
-        campaign, by=by, seed=seed, n_boot=n_boot, progress=progress, current=current
-    )
+    stats = compute_stats(campaign, by=by, seed=seed, n_boot=n_boot, progress=progress, current=current)
     audit_docs = []
     for old, new in audits:  # every metric both judges rated
         metrics = [m for m in sorted(campaign.metrics) if _rated(campaign, m, old) and _rated(campaign, m, new)]
@@ -104,7 +102,7 @@ def report_documents(
     ]
     return {
         "stats": stats,
-        "recommendations": recommendations,
+        "recommendations": list(stats.recommendations),
         "audits": audit_docs,
         "versus": versus,
         "calibrations": calibration_maps(campaign, seed=seed),

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from calibrate.analysis.agreement import compute_stats
 from calibrate.analysis.metric_comparisons import ProgressCallback
 from calibrate.analysis.recommendations import recommend_thresholds
+from calibrate.analysis.results import JudgeAgreement
 from calibrate.analysis.rules import Rule
 from calibrate.analysis.verdicts import chance_level, zero_ceiling_text
 from calibrate.base.errors import NO_VALUE, ParameterText
@@ -156,11 +157,11 @@ class GateRules:
         return rules
 
 
-def _kappa(judge: dict) -> tuple[str, Estimate]:
+def _kappa(judge: JudgeAgreement) -> tuple[str, Estimate]:
     """The kappa the gate reads: on the metric's scale where defined, else of the pass/fail verdicts."""
-    if judge.get("kappa", {}).get("estimate") is not None:
-        return "kappa", Estimate.from_dict(judge["kappa"])
-    return "pass kappa", Estimate.from_dict(judge["pass_kappa"])
+    if judge.kappa.value is not None:
+        return "kappa", judge.kappa
+    return "pass kappa", judge.pass_kappa
 
 
 def _chance(auc: Estimate, confidence: float) -> str | None:
@@ -389,7 +390,7 @@ def run_gate(
             progress=progress,
         )
         if chosen
-        else {"metrics": []}
+        else None
     )
     defaults = []
     if rules.min_labels == DEFAULT_MIN_LABELS:
@@ -404,8 +405,8 @@ def run_gate(
         defaults.append(
             f"only the metric(s) the judges named score: {', '.join(chosen) or 'none'}; not checked: {', '.join(left)}"
         )
-    for metric in stats["metrics"]:
-        name = metric["metric"]
+    for metric in stats.metrics if stats is not None else ():
+        name = metric.metric
         ceiling = rules.max_false_pass if rules.max_false_pass is not None else campaign.metrics[name].max_false_pass
         if ceiling == 0:  # declared in campaign.toml (GateRules refuses it): no judge could pass it
             raise ValueError(
@@ -428,7 +429,7 @@ def run_gate(
                     "recommendations"
                 ]
             }
-        if not metric["judges"]:
+        if not metric.judges:
             checks.append(
                 GateCheck(
                     name,
@@ -440,16 +441,12 @@ def run_gate(
                     ),
                 )
             )
-        for judge in metric["judges"]:  # the statistics document's judges: dicts (compute_stats)
+        for judge in metric.judges:
             reasons = []
-            n = judge["n"]
+            n = judge.n
             if n < rules.min_labels:
                 reasons.append(f"{n} human-labelled cases, fewer than the minimum {rules.min_labels}")
-            auc, spearman, (kappa_label, kappa) = (
-                Estimate.from_dict(judge["auc"]),
-                Estimate.from_dict(judge["spearman"]),
-                _kappa(judge),
-            )
+            auc, spearman, (kappa_label, kappa) = judge.auc, judge.spearman, _kappa(judge)
             chance = _chance(auc, confidence)
             if chance:
                 reasons.append(chance)
@@ -460,21 +457,21 @@ def run_gate(
                 why = _floor(label, figure, floor) if floor is not None else None
                 if why:
                     reasons.append(why)
-            rec, false_pass = recs.get(judge["judge"], {}), None
+            rec, false_pass = recs.get(judge.judge, {}), None
             if ceiling is not None:
-                why, false_pass = _false_pass(rec, ceiling, level, judge.get("n_human_fail"))
+                why, false_pass = _false_pass(rec, ceiling, level, judge.n_human_fail)
                 if why:
                     reasons.append(why)
             if rules.forbid_self_eval:
-                same = len(cases_by_generator_family(campaign, judge.get("family")))
+                same = len(cases_by_generator_family(campaign, judge.family))
                 if same:
                     reasons.append(
-                        f"the judge is of the {judge['family']} family, as the generator of {same} "
+                        f"the judge is of the {judge.family} family, as the generator of {same} "
                         "case(s): self-evaluation is forbidden"
                     )
             if rules.require_fingerprint:  # the latest trusted one by its recorded time; refused files named
-                reasons += fingerprint_reasons(campaign, judge["judge"], name)
-            decile = BottomDecile.from_dict(judge["bottom_decile"]) if judge.get("bottom_decile") else None
+                reasons += fingerprint_reasons(campaign, judge.judge, name)
+            decile = BottomDecile.from_dict(judge.bottom_decile) if judge.bottom_decile else None
             if decile is None or decile.human_pass_rate.value is None:
                 reasons.append(
                     "no bottom-decile figures (the human pass rate among the lowest-scored tenth): "
@@ -483,7 +480,7 @@ def run_gate(
             checks.append(
                 GateCheck(
                     metric=name,
-                    judge=judge["judge"],
+                    judge=judge.judge,
                     n=n,
                     passed=not reasons,
                     reasons=tuple(reasons),

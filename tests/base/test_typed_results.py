@@ -67,10 +67,11 @@ def documents(demo):
     return {
         "gate": run_gate(demo, GateRules(min_kappa=0.3), judges=["Olz-gpt4o", "TREMA-all"], n_boot=50),
         "audit": audit_judges(demo, metric="relevance", old="Olz-gpt4o", new="RMITIR-GPT4o", n_boot=50),
+        "stats": calibrate.compute_stats(demo, judges=["Olz-gpt4o", "TREMA-all"], n_boot=50, by="question_type"),
     }
 
 
-@pytest.mark.parametrize("name", ["gate", "audit"])
+@pytest.mark.parametrize("name", ["gate", "audit", "stats"])
 def test_a_typed_document_carries_its_schema_version_first(documents, name):
     doc = documents[name]
     assert next(iter(doc.to_dict())) == "schema_version" and doc["schema_version"] == type(doc).SCHEMA_VERSION == 1
@@ -79,13 +80,13 @@ def test_a_typed_document_carries_its_schema_version_first(documents, name):
     assert list(versioned(Result({"campaign": "c"}))) == ["schema_version", "campaign"]
 
 
-@pytest.mark.parametrize("name", ["gate", "audit"])
+@pytest.mark.parametrize("name", ["gate", "audit", "stats"])
 def test_a_typed_documents_table_is_the_old_key_name_walks(documents, name):
     doc = documents[name]
     new, old = doc.to_frame(), Result(doc.to_dict(schema_version=False)).to_frame()
     assert list(new.columns) == list(FRAME_COLUMNS) and len(new) > 3
     assert new.dtypes.to_dict() == old.dtypes.to_dict()
-    key = ["metric", "judge", "statistic"]
+    key = ["metric", "judge", "slice", "statistic"]
     pd.testing.assert_frame_equal(
         new.sort_values(key).reset_index(drop=True), old.sort_values(key).reset_index(drop=True)
     )
@@ -96,3 +97,29 @@ def test_the_gate_reads_attributes(documents):
     assert gate.passed == gate["passed"] == all(c.passed for c in gate.checks)
     check = gate.checks[0]
     assert check.spearman.lower_bound == gate["checks"][0]["spearman"]["lower_bound"]
+
+
+def test_the_statistics_read_attributes(documents):
+    stats = documents["stats"]
+    metric, judge = stats.metrics[0], stats.metrics[0].judges[0]
+    as_dict = stats["metrics"][0]["judges"][0]
+    assert (
+        judge.auc.value == as_dict["auc"]["estimate"]
+        and judge.spearman.lower_bound == as_dict["spearman"]["lower_bound"]
+    )
+    assert metric.judge(judge.judge) is judge and stats.metric(metric.metric) is metric
+    assert metric.slices and {j.judge for j in metric.slices[0].judges} <= {"Olz-gpt4o", "TREMA-all"}
+    assert {r["judge"] for r in stats.recommendations} == {"Olz-gpt4o", "TREMA-all"}
+    assert "recommendations" not in stats.to_dict()
+    with pytest.raises(KeyError, match="no judge 'nobody'"):
+        metric.judge("nobody")
+
+
+def test_the_gate_decides_on_the_statistics_figures(demo, documents):
+    gate = documents["gate"]
+    stats = calibrate.compute_stats(
+        demo, metrics=["relevance"], judges=["Olz-gpt4o", "TREMA-all"], n_boot=50, n_listed=0, curves=False
+    )
+    for check in gate.checks:
+        judge = stats.metric(check.metric).judge(check.judge)
+        assert (check.auc, check.spearman, check.n) == (judge.auc, judge.spearman, judge.n)

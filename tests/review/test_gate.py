@@ -1,5 +1,6 @@
 """calibrate gate: every reason, named, and the exit code."""
 
+import dataclasses
 import json
 import re
 
@@ -99,12 +100,13 @@ def test_a_report_of_averages_only_is_refused(campaign, monkeypatch):
 
     real = gate.compute_stats
 
-    def averages_only(*args, **kwargs):
+    def averages_only(*args, **kwargs):  # the statistics without any judge's bottom decile
         doc = real(*args, **kwargs)
-        for metric in doc["metrics"]:
-            for judge in metric["judges"]:
-                judge.pop("bottom_decile", None)
-        return doc
+        metrics = tuple(
+            dataclasses.replace(m, judges=tuple(dataclasses.replace(j, bottom_decile=None) for j in m.judges))
+            for m in doc.metrics
+        )
+        return dataclasses.replace(doc, metrics=metrics)
 
     monkeypatch.setattr(gate, "compute_stats", averages_only)
     passed, why = reasons(campaign, "good")
