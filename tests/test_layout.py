@@ -53,7 +53,6 @@ IN_FLIGHT = {
     "calibrate/analysis/rules.py",
     "calibrate/analysis/verdict_statuses.py",
     "calibrate/analysis/verdict_text.py",
-    "calibrate/base/estimates.py",
     "calibrate/campaign/checks.py",
     "calibrate/campaign/config.py",
     "calibrate/campaign/declared.py",

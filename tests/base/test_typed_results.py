@@ -1,60 +1,15 @@
-"""Typed results: an Estimate writes the figure dict it was read from, byte for byte; the typed documents
-carry their schema_version first; their tables equal the ones the old key-name walk gave."""
+"""Typed results: the typed documents carry their schema_version first; their tables equal the ones the
+old key-name walk gave (the Estimate of each figure: tests/base/test_estimates.py)."""
 
 from __future__ import annotations
 
-import json
-import math
-
 import pandas as pd
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import calibrate
-from calibrate.base.estimates import Estimate
 from calibrate.base.results import FRAME_COLUMNS, Result, versioned
 from calibrate.review.audit import audit_judges
 from calibrate.review.gate import GateRules, run_gate
-
-finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
-maybe = st.one_of(st.none(), finite)
-text = st.one_of(st.none(), st.text(max_size=8))
-extra_keys = st.sampled_from(["chance_p", "k", "threshold", "rule", "upper_bound", "weighted", "old", "new"])
-
-
-@st.composite
-def figures(draw) -> dict:
-    """A figure dict as calibrate writes them: undefined, or a value with its interval, then other keys."""
-    if draw(st.booleans()):
-        figure = {"estimate": None, "reason": draw(st.text(min_size=1, max_size=8))}
-    else:
-        low, high = draw(maybe), draw(maybe)
-        figure = Estimate.interval(draw(finite), low, high, draw(st.text(max_size=8)), draw(text)).to_dict()
-    for key in draw(st.lists(st.sampled_from(["n", "lower_bound", "lower_bound_method"]), unique=True)):
-        figure[key] = draw(st.integers(0, 10**6)) if key == "n" else draw(maybe if key == "lower_bound" else text)
-    for key in draw(st.lists(extra_keys, unique=True)):
-        figure[key] = draw(st.one_of(maybe, st.integers(), text, st.booleans()))
-    return figure
-
-
-@given(figures())
-def test_an_estimate_writes_the_figure_it_read_byte_for_byte(figure):
-    estimate = Estimate.from_dict(figure)
-    assert json.dumps(estimate.to_dict()) == json.dumps(figure)
-    assert Estimate.from_dict(estimate.to_dict()) == estimate
-
-
-@given(finite, maybe, maybe, st.text(max_size=8), text)
-def test_an_estimate_made_reads_back_the_same(value, low, high, method, reason):
-    made = Estimate.interval(value, low, high, method, reason)
-    assert Estimate.from_dict(made.to_dict()) == made
-    assert made.value == value and (made.ci_low is None) == (low is None or not math.isfinite(low))
-
-
-def test_extra_keys_must_be_written():
-    with pytest.raises(ValueError, match="chance_p"):
-        Estimate(0.5, keys=("estimate",), extra={"chance_p": 0.1})
 
 
 @pytest.fixture(scope="module")
