@@ -50,7 +50,6 @@ IN_FLIGHT = {
     "calibrate/analysis/metric_comparisons.py",
     "calibrate/analysis/metric_verdicts.py",
     "calibrate/analysis/metric_warnings.py",
-    "calibrate/analysis/rules.py",
     "calibrate/analysis/verdict_statuses.py",
     "calibrate/analysis/verdict_text.py",
     "calibrate/campaign/checks.py",
