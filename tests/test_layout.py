@@ -43,14 +43,12 @@ EXEMPT = {
 #: campaign/folder.py, campaign/judge_settings.py, the typed results) whose own test files are being
 #: written; the entries go as their files land, and the list with them.
 IN_FLIGHT = {
-    "calibrate/analysis/chance.py",
     "calibrate/analysis/judge_cases.py",
     "calibrate/analysis/judge_figures.py",
     "calibrate/analysis/judge_recommendation.py",
     "calibrate/analysis/metric_comparisons.py",
     "calibrate/analysis/metric_verdicts.py",
     "calibrate/analysis/metric_warnings.py",
-    "calibrate/analysis/verdict_statuses.py",
     "calibrate/analysis/verdict_text.py",
     "calibrate/campaign/checks.py",
     "calibrate/campaign/config.py",
