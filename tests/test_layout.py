@@ -56,7 +56,6 @@ IN_FLIGHT = {
     "calibrate/campaign/judge_models.py",
     "calibrate/campaign/judge_specs.py",
     "calibrate/campaign/load.py",
-    "calibrate/campaign/metadata.py",
     "calibrate/campaign/model.py",
     "calibrate/campaign/readers.py",
     "calibrate/review/results.py",
