@@ -52,7 +52,6 @@ IN_FLIGHT = {
     "calibrate/campaign/config.py",
     "calibrate/campaign/declared.py",
     "calibrate/campaign/judge_dags.py",
-    "calibrate/campaign/judge_models.py",
     "calibrate/campaign/judge_specs.py",
     "calibrate/campaign/load.py",
     "calibrate/campaign/model.py",
