@@ -53,7 +53,6 @@ IN_FLIGHT = {
     "calibrate/campaign/declared.py",
     "calibrate/campaign/load.py",
     "calibrate/campaign/model.py",
-    "calibrate/campaign/readers.py",
     "calibrate/review/results.py",
 }
 
