@@ -51,7 +51,6 @@ IN_FLIGHT = {
     "calibrate/analysis/metric_warnings.py",
     "calibrate/campaign/config.py",
     "calibrate/campaign/declared.py",
-    "calibrate/campaign/load.py",
     "calibrate/campaign/model.py",
     "calibrate/review/results.py",
 }
