@@ -49,7 +49,6 @@ IN_FLIGHT = {
     "calibrate/analysis/metric_comparisons.py",
     "calibrate/analysis/metric_verdicts.py",
     "calibrate/analysis/metric_warnings.py",
-    "calibrate/review/results.py",
 }
 
 
