@@ -46,7 +46,6 @@ IN_FLIGHT = {
     "calibrate/analysis/judge_cases.py",
     "calibrate/analysis/judge_figures.py",
     "calibrate/analysis/judge_recommendation.py",
-    "calibrate/analysis/metric_comparisons.py",
     "calibrate/analysis/metric_verdicts.py",
     "calibrate/analysis/metric_warnings.py",
 }
