@@ -1,5 +1,6 @@
 """recommend_thresholds and the thresholds command: the rule each metric declares, the scale a judge is
-read on, and the bound the rule used (the rules themselves: tests/stats/test_thresholds.py)."""
+read on, and the bound the rule used (the rules themselves: tests/stats/test_thresholds.py; a Rule made and
+checked: tests/analysis/test_rules.py)."""
 
 import json
 import subprocess
@@ -106,34 +107,3 @@ def test_thresholds_with_no_option_follows_every_metrics_declared_rule(tmp_path)
     assert lines[0] == "a: most lenient threshold with false-pass rate <= 0.2" and lines[1].startswith("  j: ")
     assert "b: minimise 3 x false passes + 1 x false fails" in lines and "rules from campaign.toml" in lines
     assert "50 resamples of cases" in table.stdout
-
-
-@pytest.mark.parametrize(
-    "args, kwargs, message",
-    [
-        (
-            ("constrain",),
-            {"max_false_pass": 0.1},
-            "Rule kind 'constrain' is not one of constraint, cost, fixed, default",
-        ),
-        (("constraint",), {}, "a constraint Rule needs max_false_pass"),
-        (("constraint",), {"max_false_pass": float("nan")}, "Rule max_false_pass must be a finite number from 0 to 1"),
-        (("constraint",), {"max_false_pass": 0.1, "confidence": 1.0}, "Rule confidence must be from 0.5 to below 1"),
-        # below 0.5 the one-sided "upper" bound lies under the estimate: a rule on it passes a ceiling it breaks
-        (("constraint",), {"max_false_pass": 0.1, "confidence": 0.3}, "Rule confidence must be from 0.5 to below 1"),
-        (("constraint",), {"max_false_pass": 0.1, "prevalence": 0.3}, "a constraint Rule takes no prevalence"),
-        (("cost",), {"cost_false_pass": 1}, "a cost Rule needs cost_false_fail"),
-        (
-            ("cost",),
-            {"cost_false_pass": 0, "cost_false_fail": 1},
-            "Rule cost_false_pass must be a finite number above 0",
-        ),
-        (("fixed",), {"threshold": "0.5"}, "Rule threshold must be a finite number, not '0.5'"),
-    ],
-)
-def test_a_rule_is_checked_where_it_is_made(args, kwargs, message):
-    from calibrate import Rule
-
-    with pytest.raises(ValueError) as raised:
-        Rule(*args, **kwargs)
-    assert message in str(raised.value)

@@ -3,7 +3,6 @@
 import pytest
 
 from calibrate import CampaignError, load_campaign
-from calibrate.campaign.judge_specs import infer_family
 from tests.conftest import write_campaign
 
 BASE = """
@@ -81,11 +80,6 @@ def test_judge_configuration_errors(tmp_path, judge, field, words):
         load(tmp_path, "[judges.x]\n" + judge)
     found = [p for p in info.value.problems if p.field == field]
     assert found and words in str(found[0]), info.value
-
-
-def test_family_inference():
-    assert infer_family("claude-3-5-sonnet") == "claude" and infer_family("qwen2.5-72b") == "qwen"
-    assert infer_family("o3-mini") == "gpt" and infer_family("mixtral-8x7b") == "mistral"
 
 
 def test_the_readme_judge_examples_are_valid(tmp_path):

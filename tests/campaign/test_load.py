@@ -1,4 +1,5 @@
-"""Every validation error names the file, the line, the field and what was expected."""
+"""load_campaign and campaign_from_frames: a campaign read from its folder or from frames, and every
+validation error naming the file, the line, the field and what was expected."""
 
 import numpy as np
 import pandas as pd
@@ -304,3 +305,22 @@ def test_from_frames_takes_a_frame_of_cases_and_true_false_labels():
     assert campaign.cases["a"]["retrieval_context"] == ["p"]
     with pytest.raises(TypeError, match="ratings must be a pandas DataFrame, not list"):
         campaign_from_frames(config, [{"case_id": "a"}])
+
+
+@pytest.mark.parametrize(
+    ("value", "missing"),
+    [
+        (None, True),
+        (np.nan, True),
+        (pd.NA, True),
+        ("", False),
+        (0, False),
+        ([], False),
+        ({}, False),
+        (np.array([np.nan]), False),
+    ],
+)
+def test_a_missing_cell_holds_nothing(value, missing):
+    from calibrate.campaign.load import missing_cell
+
+    assert missing_cell(value) is missing

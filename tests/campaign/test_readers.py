@@ -1,0 +1,145 @@
+"""The readers of a campaign's files: ratings (CSV with the line each row starts on, Parquet, JSON Lines),
+values and ids as written, cases.jsonl's cases, and the problems each gives on a malformed file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calibrate.base.errors import CampaignError, Problem
+from calibrate.campaign.readers import (
+    id_problem,
+    parse_values,
+    read_cases,
+    read_csv,
+    read_jsonl,
+    read_ratings,
+    text_column,
+    typed_ratings,
+)
+
+
+def test_a_csv_row_keeps_the_line_it_starts_on(tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text('case_id,metric,rater,rater_kind,value\na,f,ann,human,1\n\nb,"f\nx",ann,human,0\nc,f,ann,human,1\n')
+    frame = read_csv(path)
+    assert frame["case_id"].tolist() == ["a", "b", "c"] and frame["line"].tolist() == [2, 4, 6]
+    assert frame["metric"].tolist()[1] == "f\nx" and frame["value"].tolist() == ["1", "0", "1"]
+
+
+def test_jsonl_ratings_keep_their_ids_as_written(tmp_path):
+    path = tmp_path / "ratings.jsonl"
+    path.write_text('{"case_id": 7, "metric": "f", "rater": "a", "rater_kind": "human", "value": 1}\n\n')
+    frame = read_ratings(path)
+    assert frame["case_id"].tolist() == [7] and frame["line"].tolist() == [1]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[1, 2]\n", "each line must be a JSON object"),
+        ("", "the file holds no rating"),
+        ('{"case_id": "a"\n', "line 1"),
+    ],
+)
+def test_malformed_jsonl_ratings_are_refused_with_their_line(tmp_path, content, message):
+    path = tmp_path / "ratings.jsonl"
+    path.write_text(content)
+    with pytest.raises(CampaignError) as raised:
+        read_ratings(path)
+    assert message in str(raised.value) and str(path) in str(raised.value)
+
+
+def test_a_file_that_is_no_parquet_is_refused(tmp_path):
+    path = tmp_path / "ratings.parquet"
+    path.write_bytes(b"not parquet at all")
+    with pytest.raises(CampaignError) as raised:
+        read_ratings(path)
+    assert "not a readable Parquet file" in str(raised.value) and "expected a Parquet file of ratings" in str(
+        raised.value
+    )
+
+
+def test_parquet_ratings_are_numbered_from_one(tmp_path):
+    path = tmp_path / "ratings.parquet"
+    pd.DataFrame({"case_id": ["a", "b"], "value": [1.0, 0.0]}).to_parquet(path)
+    assert read_ratings(path)["line"].tolist() == [1, 2]
+
+
+def test_read_jsonl_numbers_each_line(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"case_id": "a"}\n\n{"case_id": "b"}\n')
+    assert read_jsonl(path) == [(1, {"case_id": "a"}), (3, {"case_id": "b"})]
+
+
+def test_text_columns_are_text_with_whole_numbers_as_written():
+    frame = pd.DataFrame({"a": [12.0, None, "x", 1.5], "n": pd.array([1, 2, 3, 4])})
+    assert text_column(frame, "a").tolist() == ["12", "", "x", "1.5"]
+    assert text_column(frame, "n").tolist() == ["1", "2", "3", "4"]
+    assert text_column(frame, "absent").tolist() == ["", "", "", ""]
+
+
+def test_values_parsed_from_text_numbers_and_booleans():
+    values, blank, invalid = parse_values(pd.Series(["1", "", "high", "inf", None, "0.5"], dtype=object))
+    assert np.isnan(values[[1, 2, 3, 4]]).all() and values[[0, 5]].tolist() == [1.0, 0.5]
+    assert blank.tolist() == [False, True, False, False, True, False]
+    assert invalid.tolist() == [False, False, True, True, False, False]
+    _, _, invalid = parse_values(pd.Series([True, False]))
+    assert invalid.all()  # a true/false value is no number here
+    values, blank, invalid = parse_values(pd.Series([1.0, np.nan, np.inf]))
+    assert blank.tolist() == [False, True, False] and invalid.tolist() == [False, False, True]
+
+
+def test_typed_ratings_give_text_ids_float_values_and_where_each_came_from():
+    raw = pd.DataFrame(
+        {"case_id": [1, "b"], "metric": "f", "rater": "a", "rater_kind": "human", "value": ["1", ""], "line": [2, 3]}
+    )
+    ratings, values, blank, _ = typed_ratings(raw, np.array(["/x/ratings.csv"] * 2), in_folder=True)
+    assert ratings["case_id"].tolist() == ["1", "b"] and ratings["file"].tolist() == ["ratings.csv"] * 2
+    assert ratings["line"].tolist() == [2, 3] and blank.tolist() == [False, True] and values[0] == 1.0
+    assert ratings["error"].tolist() == ["", ""] and ratings["source"].tolist() == ["", ""]
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("c1", None),
+        (7, None),
+        (float("nan"), None),
+        ("c\x1b[2J", "holds a control character ('\\x1b'): ids that differ only by one would be shown as one"),
+        (b"\xff", "bytes that are not UTF-8 text"),
+        (True, "a true/false value"),
+        (2.0**60, "a number too large to be kept exactly (write ids as text)"),
+        (float("inf"), "not a finite number"),
+        ([1], "a list, not text"),
+    ],
+)
+def test_id_problem(value, why):
+    assert id_problem(value) == why
+
+
+def test_cases_are_read_and_each_bad_line_is_a_problem():
+    rows = [
+        (1, {"case_id": "a", "input": "q", "retrieval_context": ["x"]}),
+        (2, {"case_id": 5, "input": "q"}),
+        (3, ["not", "a", "case"]),
+        (4, {"input": "q"}),
+        (5, {"case_id": "a", "input": "again"}),
+        (6, {"case_id": "c\x07", "input": "q"}),
+        (7, {"case_id": "d", "input": 3, "context": ["ok", 2]}),
+    ]
+    problems: list[Problem] = []
+    cases = read_cases(rows, "cases.jsonl", problems)
+    assert list(cases) == ["a", "5", "d"] and cases["5"]["case_id"] == "5" and cases["a"]["input"] == "q"
+    text = [str(p) for p in problems]
+    assert text == [
+        "cases.jsonl, line 3: each case must be a JSON object (found 'list'); expected an object with case_id and "
+        "DeepEval's field names",
+        "cases.jsonl, line 4, field 'case_id': missing or empty case_id; expected a non-empty string",
+        "cases.jsonl, line 5, field 'case_id': duplicate case_id (first at line 1) (found 'a'); expected each case once",
+        text[3],
+        "cases.jsonl, line 7, field 'input': wrong type for case 'd' (found 'int'); expected str",
+        "cases.jsonl, line 7, field 'context': case 'd' has a non-string chunk; expected a list of strings",
+    ]
+    assert text[3].startswith("cases.jsonl, line 6, field 'case_id': case_id holds a control character")
