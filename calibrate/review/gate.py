@@ -54,7 +54,7 @@ from calibrate.review.fingerprint import fingerprint_reasons
 from calibrate.review.results import BottomDecile, GateCheck, GateResult
 from calibrate.stats import N_BOOT
 from calibrate.stats.intervals import clopper_pearson_upper
-from calibrate.stats.thresholds import MOST_FAILS_SEARCHED, fails_for_ceiling
+from calibrate.stats.thresholds import MOST_FAILS_SEARCHED, fails_for_ceiling, within_ceiling
 
 __all__ = ["DEFAULT_MIN_LABELS", "GateRules", "gate_scope", "run_gate"]
 
@@ -242,7 +242,7 @@ def _false_pass(
     shown = Estimate.from_dict(detail).with_keys(
         upper_bound=upper, upper_bound_method=f"one-sided {level_text(level)} Clopper-Pearson"
     )
-    if upper > ceiling:  # the rule chose the threshold by this bound: only rounding could get here
+    if not within_ceiling(upper, ceiling):  # the rule chose the threshold by this same test
         return (
             f"false-pass rate {detail['estimate']:.3f} at threshold {rec['threshold']:g}: its upper bound "
             f"{upper:.3f} is above the ceiling {ceiling:g}",

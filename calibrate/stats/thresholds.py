@@ -20,12 +20,30 @@ __all__ = [
     "cost_rule",
     "fails_for_ceiling",
     "max_admissible_false_passes",
+    "within_ceiling",
 ]
 
 #: DeepEval's pass threshold when a metric is given none
 DEEPEVAL_DEFAULT_THRESHOLD = 0.5
 #: Returned where no threshold satisfies the rule (or the rule is undefined on that sample).
 NO_THRESHOLD = -1
+
+
+def within_ceiling(bound: np.ndarray | float, ceiling: float) -> np.ndarray:
+    """Whether an upper bound on a false-pass rate is at most ``ceiling``, allowing 1e-12 for rounding
+    (a bound computed as 0.1000000000000001 for a ceiling of 0.1), except for a bound of exactly 1 (every
+    fail passing), which is within a ceiling only at 1. The rule that picks a threshold and the gate that
+    checks it both ask this, so they cannot disagree.
+
+    Examples
+    --------
+    >>> within_ceiling(np.array([0.1 + 1e-15, 0.2, 1.0]), 0.1).tolist()
+    [True, False, False]
+    >>> bool(within_ceiling(1.0, 0.9999999999999999)), bool(within_ceiling(1.0, 1.0))
+    (False, True)
+    """
+    bound = np.asarray(bound, dtype=float)
+    return (bound <= ceiling) | ((bound < 1) & (bound <= ceiling + 1e-12))
 
 
 def max_admissible_false_passes(
@@ -48,13 +66,19 @@ def max_admissible_false_passes(
     """
     n = np.asarray(n_fail, dtype=float)
     if confidence is None:
-        return np.floor(max_false_pass * n + 1e-9) if whole else max_false_pass * n
+        if not whole:
+            return max_false_pass * n
+        # the slack keeps 0.3 x 10 (2.9999999999999996) at 3; a count whose rate is above the ceiling
+        # (80 of 80 for a ceiling one unit below 1.0 in the last place) is never admitted
+        admitted = np.floor(max_false_pass * n + 1e-9)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where((n > 0) & (admitted / n > max_false_pass), admitted - 1, admitted)
     if not whole:
         low, high = np.zeros(n.shape), n.copy()
-        nothing = ~(clopper_pearson_upper(low, n, confidence=confidence) <= max_false_pass + 1e-12)
+        nothing = ~within_ceiling(clopper_pearson_upper(low, n, confidence=confidence), max_false_pass)
         for _ in range(60):  # bisection on a real k: 2**-60 of n is far below any count's resolution
             mid = (low + high) / 2
-            ok = clopper_pearson_upper(mid, n, confidence=confidence) <= max_false_pass + 1e-12
+            ok = within_ceiling(clopper_pearson_upper(mid, n, confidence=confidence), max_false_pass)
             low, high = np.where(ok, mid, low), np.where(ok, high, mid)
         return np.where(nothing, -1.0, low)
     low = np.full(n.shape, -1.0)  # admissible (or -1: nothing is)
@@ -62,7 +86,7 @@ def max_admissible_false_passes(
     while np.any(high - low > 1):
         mid = np.floor((low + high) / 2)
         # a sample already settled (high = low + 1 = 0) would ask about -1 false passes: its answer is unused
-        ok = clopper_pearson_upper(np.maximum(mid, 0), n, confidence=confidence) <= max_false_pass + 1e-12
+        ok = within_ceiling(clopper_pearson_upper(np.maximum(mid, 0), n, confidence=confidence), max_false_pass)
         low = np.where(ok & (high - low > 1), mid, low)
         high = np.where(~ok & (high - low > 1), mid, high)
     return low
@@ -184,7 +208,7 @@ def fails_for_ceiling(
             if one_sided
             else wilson_interval(k, n, confidence=confidence)[1]
         )
-        return bound <= ceiling + 1e-12
+        return within_ceiling(bound, ceiling)
 
     # the bound falls with n at a fixed rate: find the first n where it is under, by doubling then bisection
     high = 1

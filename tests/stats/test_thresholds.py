@@ -1,11 +1,12 @@
 """The threshold rules of calibrate/stats/thresholds.py against exhaustive search."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule
+from calibrate.stats.thresholds import NO_THRESHOLD, constraint_rule, max_admissible_false_passes
 
 
 def exhaustive(fails_at_score, ceiling, confidence):
@@ -30,3 +31,16 @@ def test_constraint_rule_is_the_exhaustive_search(fails_at_score, ceiling, confi
     cum_fails = np.cumsum(fails_at_score, dtype=float)[None, :]
     got = constraint_rule(cum_fails, cum_fails[:, -1], max_false_pass=ceiling, confidence=confidence)[0]
     assert got == exhaustive(fails_at_score, ceiling, confidence)
+
+
+@pytest.mark.parametrize("confidence", [None, 0.5, 0.95])
+def test_a_ceiling_below_one_never_admits_every_fail_passing(confidence):
+    # hypothesis found it: a ceiling one unit in the last place below 1 admitted 80 false passes of 80
+    # (a rate of 1), the rule picked that threshold and the gate then refused it
+    ceiling = np.nextafter(1.0, 0.0)
+    admitted = max_admissible_false_passes(np.array([80.0]), max_false_pass=ceiling, confidence=confidence)
+    assert admitted.tolist() == [79.0]
+    assert max_admissible_false_passes(np.array([80.0]), max_false_pass=1.0, confidence=confidence).tolist() == [80.0]
+    assert max_admissible_false_passes(np.array([10.0]), max_false_pass=0.3).tolist() == [
+        3.0
+    ]  # 0.3 x 10 rounds below 3
