@@ -466,7 +466,7 @@ def _error_rate_watch(
 
 
 def _human_pass_watches(
-    base_scores: np.ndarray, base_passes: np.ndarray, rate: float, sign: int, stream: _Stream, tolerance: float
+    base_scores: np.ndarray, base_passes: np.ndarray, rate: float, sign: float, stream: _Stream, tolerance: float
 ) -> tuple[list[_Watch], list[dict[str, str]]]:
     """The watches of the human pass rate (from above and below, prediction-powered), and those skipped."""
     watches: list[_Watch] = []
