@@ -520,6 +520,55 @@ def _human_pass_watches(
     return watches, skipped
 
 
+def _watches(
+    max_false_pass: float | None,
+    rates: dict[str, float | None],
+    base_scores: np.ndarray,
+    base_passes: np.ndarray,
+    sign: float,
+    stream: _Stream,
+    tolerance: float,
+) -> tuple[list[_Watch], list[dict[str, str]]]:
+    """Every rate's watches, in order (false-pass, false-fail, human pass rate), and the rates not watched."""
+    watches: list[_Watch] = []
+    skipped: list[dict[str, str]] = []
+    for found in (
+        _error_rate_watch(
+            "false_pass_rate",
+            ~stream.human,
+            stream.judge_passes,
+            max_false_pass,
+            rates["false_pass_rate"],
+            "false-pass rate",
+            stream,
+            tolerance,
+        ),
+        _error_rate_watch(
+            "false_fail_rate",
+            stream.human,
+            ~stream.judge_passes,
+            None,
+            rates["false_fail_rate"],
+            "false-fail rate",
+            stream,
+            tolerance,
+        ),
+    ):
+        if isinstance(found, _Watch):
+            watches.append(found)
+        else:
+            skipped.append(found)
+    if rates["human_pass_rate"] is not None and base_scores.size:
+        more, passed_over = _human_pass_watches(
+            base_scores, base_passes, rates["human_pass_rate"], sign, stream, tolerance
+        )
+        watches += more
+        skipped += passed_over
+    else:
+        skipped.append({"rate": "human_pass_rate", "reason": "no baseline labels to measure it on"})
+    return watches, skipped
+
+
 def _stream_summary(stream: _Stream, scores: JudgeScores, times: dict[str, pd.Timestamp]) -> dict[str, Any]:
     return {
         "n_cases": int(stream.ids.size),
@@ -607,50 +656,11 @@ def monitor_judge(
     base_ids, base_scores = scores.case_ids[base].tolist(), scores.values[base]
     base_passes = np.array([label_of[c] for c in base_ids], dtype=bool)
     threshold, source = _choose_threshold(campaign, metric, scores, base_ids, threshold)
-    rates = (
-        _baseline_rates(base_passes, sign * base_scores >= sign * threshold)
-        if base_ids
-        else _baseline_rates(np.zeros(0, bool), np.zeros(0, bool))
-    )
+    rates = _baseline_rates(base_passes, sign * base_scores >= sign * threshold)  # all None on no baseline
     fitness = _better_than_chance(sign * base_scores, base_passes)
     stream = _read_stream(campaign, scores, in_stream, times, label_of, threshold)
 
-    watches: list[_Watch] = []
-    skipped: list[dict[str, str]] = []
-    for found in (
-        _error_rate_watch(
-            "false_pass_rate",
-            ~stream.human,
-            stream.judge_passes,
-            spec.max_false_pass,
-            rates["false_pass_rate"],
-            "false-pass rate",
-            stream,
-            tolerance,
-        ),
-        _error_rate_watch(
-            "false_fail_rate",
-            stream.human,
-            ~stream.judge_passes,
-            None,
-            rates["false_fail_rate"],
-            "false-fail rate",
-            stream,
-            tolerance,
-        ),
-    ):
-        if isinstance(found, _Watch):
-            watches.append(found)
-        else:
-            skipped.append(found)
-    if rates["human_pass_rate"] is not None and base_ids:
-        more, passed_over = _human_pass_watches(
-            base_scores, base_passes, rates["human_pass_rate"], sign, stream, tolerance
-        )
-        watches += more
-        skipped += passed_over
-    else:
-        skipped.append({"rate": "human_pass_rate", "reason": "no baseline labels to measure it on"})
+    watches, skipped = _watches(spec.max_false_pass, rates, base_scores, base_passes, sign, stream, tolerance)
     if not watches:
         why = "no rate can be watched: " + "; ".join(s["reason"] for s in skipped)
         raise NotWatchable(f"judge {scores.name}: {why}", reason=why)
