@@ -310,6 +310,113 @@ def _move_store(scratch: Path, target: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
+def _checked_mapping(campaign: Any, metric_map: Mapping[str, str] | None, metrics: list[str]) -> dict[str, str]:
+    """``metric_map`` as a dict, every metric it maps to declared by the campaign."""
+    mapping = dict(metric_map or {})
+    for name, metric in mapping.items():
+        if metric not in campaign.metrics:
+            raise ValueError(
+                f"metric_map: {name!r} maps to {metric!r}, which the campaign does not declare ({', '.join(metrics)})"
+            )
+    return mapping
+
+
+def _removed_metrics(folder: Path, metrics: list[str]) -> list[str]:
+    """The metrics this origin's store holds that campaign.toml no longer declares."""
+    if not (folder / STORE_NAME).is_file():
+        return []
+    held = ImportStore(folder)
+    try:
+        return sorted({r["metric"] for r in held.current()} - set(metrics))
+    finally:
+        held.close()
+
+
+def _of_known_cases(
+    ratings: list[tuple[str, ImportedRating]], known: set[str], skipped: list[Skip]
+) -> list[tuple[str, ImportedRating]]:
+    """The ratings of a case the source or cases.jsonl holds; the others skipped."""
+    kept = []
+    for metric, rating in ratings:
+        if rating.case_id in known:
+            kept.append((metric, rating))
+        else:
+            skipped.append(
+                Skip(
+                    rating.source_id, f"its case {rating.case_id!r} is neither in the source's cases nor in cases.jsonl"
+                )
+            )
+    return kept
+
+
+def _store_and_write(
+    folder: Path,
+    campaign: Any,
+    batch: SourceBatch,
+    kept: list[tuple[str, ImportedRating]],
+    *,
+    import_id: str,
+    metrics: list[str],
+    skip_records: list[dict[str, str]],
+    cases_text: str | None,
+    dry_run: bool,
+    allow_withdraw: bool,
+) -> tuple[dict[str, int], list[dict[str, Any]], int, dict[str, str]]:
+    """Store the ratings, check the campaign they leave, and write its files (a dry run keeps nothing):
+    the counts, the ratings withdrawn, the withdraw limit and the files' texts."""
+    created = not (folder / STORE_NAME).is_file()
+    # a dry run makes no store, and a refused import leaves none behind
+    scratch = tempfile.TemporaryDirectory(prefix="calibrate-import-store-") if created else None
+    store = ImportStore(folder, path=Path(scratch.name) / STORE_NAME if scratch else None)
+    try:
+        problems = _taken(campaign, store, batch.origin, kept)
+        if problems:
+            raise CampaignError(problems)
+        with store.transaction(keep=not dry_run):
+            counts = store.add(
+                import_id, batch, kept, metrics=metrics, skipped=skip_records, allow_withdraw=allow_withdraw
+            )
+            withdrawn = store.withdrawn_by(import_id)
+            limit = withdraw_limit(sum(1 for r in store.current(batch.origin) if r["metric"] in metrics))
+            texts = store.export_texts()
+            if cases_text is not None:
+                texts[CASES_FILE] = cases_text
+            _check_in_scratch(folder, texts)
+            if not dry_run and scratch is None:  # written before the store commits: a failed write keeps neither
+                write_all({folder / name: text for name, text in texts.items()})
+        if not dry_run and scratch is not None:  # the first import: the store moves in, then the files it explains
+            store.close()
+            _move_store(Path(scratch.name) / STORE_NAME, folder / STORE_NAME)
+            write_all({folder / name: text for name, text in texts.items()})
+    finally:
+        store.close()
+        if scratch is not None:
+            scratch.cleanup()
+    return counts, withdrawn, limit, texts
+
+
+def _by_metric(kept: list[tuple[str, ImportedRating]]) -> dict[str, dict[str, int]]:
+    """The human and judge ratings imported, per metric."""
+    by_metric: dict[str, dict[str, int]] = {}
+    for metric, rating in kept:
+        entry = by_metric.setdefault(metric, {"human": 0, "judge": 0})
+        entry[rating.rater_kind] += 1
+    return by_metric
+
+
+def _raters(kept: list[tuple[str, ImportedRating]]) -> dict[str, dict[str, Any]]:
+    """Each rater imported: its kind, ratings, metrics and model, by name."""
+    raters: dict[str, dict[str, Any]] = {}
+    for metric, rating in kept:
+        entry = raters.setdefault(
+            rating.rater,
+            {"kind": rating.rater_kind, "ratings": 0, "metrics": set(), "model": rating.facts.get("model")},
+        )
+        entry["ratings"] += 1
+        entry["metrics"].add(metric)
+    return {name: {**e, "metrics": sorted(e["metrics"])} for name, e in sorted(raters.items())}
+
+
 @writes_campaign("calibrate import")
 def import_batch(
     campaign_folder: str | Path,
@@ -376,85 +483,36 @@ def import_batch(
     _campaign_folder(folder)
     campaign = load_campaign(folder)
     metrics = campaign.metric_names()
-    mapping = dict(metric_map or {})
-    for name, metric in mapping.items():
-        if metric not in campaign.metrics:
-            raise ValueError(
-                f"metric_map: {name!r} maps to {metric!r}, which the campaign does not declare ({', '.join(metrics)})"
-            )
+    mapping = _checked_mapping(campaign, metric_map, metrics)
     named = _names(batch, rater)
     if named:
         raise CampaignError(
             [Problem(str(folder), "the import was not applied: the source's names below cannot be kept")] + named
         )
     skipped = list(batch.skipped)
-    removed = []
-    if (folder / STORE_NAME).is_file():  # the metrics this origin's store holds that campaign.toml no longer declares
-        held = ImportStore(folder)
-        try:
-            removed = sorted({r["metric"] for r in held.current()} - set(metrics))
-        finally:
-            held.close()
+    removed = _removed_metrics(folder, metrics)
     ratings = _latest(_matched(_named(batch, rater, skipped), metrics, mapping, skipped, removed), skipped)
-    known = {c["case_id"] for c in batch.cases} | set(campaign.cases or {})
-    kept = []
-    for metric, rating in ratings:
-        if rating.case_id in known:
-            kept.append((metric, rating))
-        else:
-            skipped.append(
-                Skip(
-                    rating.source_id, f"its case {rating.case_id!r} is neither in the source's cases nor in cases.jsonl"
-                )
-            )
+    kept = _of_known_cases(ratings, {c["case_id"] for c in batch.cases} | set(campaign.cases or {}), skipped)
     unique: dict[str, dict] = {}
     for case in batch.cases:  # the same case twice in a source (a test run's two test functions): once
         unique.setdefault(case["case_id"], case)
     cases_text, case_counts = plan_merge(folder, list(unique.values()), complete=True)
     import_id = f"{batch.kind}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
-    created = not (folder / STORE_NAME).is_file()
-    # a dry run makes no store, and a refused import leaves none behind
-    scratch = tempfile.TemporaryDirectory(prefix="calibrate-import-store-") if created else None
-    store = ImportStore(folder, path=Path(scratch.name) / STORE_NAME if scratch else None)
     skip_records = [{"what": s.what, "reason": s.reason} for s in skipped]
-    try:
-        problems = _taken(campaign, store, batch.origin, kept)
-        if problems:
-            raise CampaignError(problems)
-        with store.transaction(keep=not dry_run):
-            counts = store.add(
-                import_id, batch, kept, metrics=metrics, skipped=skip_records, allow_withdraw=allow_withdraw
-            )
-            withdrawn = store.withdrawn_by(import_id)
-            limit = withdraw_limit(sum(1 for r in store.current(batch.origin) if r["metric"] in metrics))
-            texts = store.export_texts()
-            if cases_text is not None:
-                texts[CASES_FILE] = cases_text
-            _check_in_scratch(folder, texts)
-            if not dry_run and scratch is None:  # written before the store commits: a failed write keeps neither
-                write_all({folder / name: text for name, text in texts.items()})
-        if not dry_run and scratch is not None:  # the first import: the store moves in, then the files it explains
-            store.close()
-            _move_store(Path(scratch.name) / STORE_NAME, folder / STORE_NAME)
-            write_all({folder / name: text for name, text in texts.items()})
-    finally:
-        store.close()
-        if scratch is not None:
-            scratch.cleanup()
+    counts, withdrawn, limit, texts = _store_and_write(
+        folder,
+        campaign,
+        batch,
+        kept,
+        import_id=import_id,
+        metrics=metrics,
+        skip_records=skip_records,
+        cases_text=cases_text,
+        dry_run=dry_run,
+        allow_withdraw=allow_withdraw,
+    )
     aside = [(metric, rating) for metric, rating in kept if metric not in campaign.metrics]
     kept = [(metric, rating) for metric, rating in kept if metric in campaign.metrics]
-    by_metric: dict[str, dict[str, int]] = {}
-    for metric, rating in kept:
-        entry = by_metric.setdefault(metric, {"human": 0, "judge": 0})
-        entry[rating.rater_kind] += 1
-    raters: dict[str, dict[str, Any]] = {}
-    for metric, rating in kept:
-        entry = raters.setdefault(
-            rating.rater,
-            {"kind": rating.rater_kind, "ratings": 0, "metrics": set(), "model": rating.facts.get("model")},
-        )
-        entry["ratings"] += 1
-        entry["metrics"].add(metric)
     doc = {
         "kind": batch.kind,
         "origin": batch.origin,
@@ -466,8 +524,8 @@ def import_batch(
         "withdrawn": withdrawn,
         "withdraw_limit": limit,
         "set_aside": {"ratings": len(aside), "metrics": sorted({m for m, _ in aside})},
-        "by_metric": by_metric,
-        "raters": {name: {**e, "metrics": sorted(e["metrics"])} for name, e in sorted(raters.items())},
+        "by_metric": _by_metric(kept),
+        "raters": _raters(kept),
         "skipped": skip_records,
         "skipped_by_reason": grouped_skips(skipped),
         "files": [] if dry_run else sorted(texts),

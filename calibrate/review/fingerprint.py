@@ -56,7 +56,9 @@ from calibrate.review.fingerprint_files import (
     ANCHORS_FILE,
     FINGERPRINTS_FOLDER,
     MIN_ANCHORS,
+    AnchorCase,
     AnchorSet,
+    FingerprintIndex,
     Fingerprints,
     case_hash,
     content_hash,
@@ -336,6 +338,229 @@ def _scratch(campaign: Campaign, judge: str, anchors: list[str], where: Path) ->
     return load_campaign(where)
 
 
+def _check_request(campaign: Campaign, judge: str, anchors: int, repeats: int) -> None:
+    if campaign.path is None:
+        raise ValueError("a fingerprint needs a campaign folder (load_campaign): it keeps its anchors there")
+    if judge not in campaign.judges:
+        raise ValueError(
+            ParameterText(
+                "{judge}: not a judge of [judges] in campaign.toml (its judges: {_known})",
+                judge=judge,
+                _known=", ".join(sorted(campaign.judges)) or "none",
+            )
+        )
+    if anchors < 4 or repeats < 2:
+        raise ValueError(
+            ParameterText("{anchors} and {repeats}: at least 4 anchors and 2 repeats", anchors=anchors, repeats=repeats)
+        )
+
+
+def _first_threshold(campaign: Campaign, metric: str, judge: str, threshold: float | None) -> tuple[float, str]:
+    """The threshold the first anchors are chosen at, and where it came from: given, or the metric's rule's."""
+    source = "given"
+    if threshold is not None and not math.isfinite(threshold):
+        raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
+    if threshold is None:
+        from calibrate.analysis.recommendations import recommended_threshold
+        from calibrate.analysis.rules import default_rule
+
+        threshold = recommended_threshold(campaign, metric, judge)
+        source = "recommended under the metric's rule"
+        if threshold is None:
+            # named without a value: "(threshold)" to a library caller, "(--threshold)" on the command line
+            raise ValueError(
+                ParameterText(
+                    "judge {_judge} has no threshold under the metric's rule ({_rule}): give the one it runs at "
+                    "({threshold})",
+                    _judge=judge,
+                    _rule=default_rule(campaign.metrics[metric]).describe(),
+                    threshold=NO_VALUE,
+                )
+            )
+    return threshold, source
+
+
+def _choose_and_store_anchors(
+    campaign: Campaign,
+    judge: str,
+    folder: Path,
+    index: FingerprintIndex | None,
+    anchors: int,
+    threshold: float | None,
+    sign: float,
+) -> tuple[AnchorSet, str, FingerprintIndex]:
+    """The first fingerprint: choose the anchors among the judge's stored scores, and write them."""
+    spec = campaign.judges[judge]
+    metric = spec.into
+    scores = _stored_scores(campaign, judge, metric)
+    scores = {c: s for c, s in scores.items() if c in (campaign.cases or {})}
+    if len(scores) < anchors:
+        raise ValueError(
+            f"judge {judge} has {len(scores)} stored score(s) of cases in cases.jsonl: score the "
+            f"campaign first (calibrate judge), or ask for fewer anchors"
+        )
+    threshold, source = _first_threshold(campaign, metric, judge, threshold)
+    ids = np.array(sorted(scores))
+    chosen = choose_anchors(ids, sign * np.array([scores[c] for c in ids]), sign * threshold, anchors)
+    return store_anchors(
+        folder,
+        judge,
+        index,
+        {
+            "judge": judge,
+            "metric": metric,
+            "threshold": float(threshold),
+            "threshold_source": source,
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "settings": spec.public(),
+            "case_fields": list(spec.fields),
+            "anchors": [
+                {"case_id": c, "score": scores[c], "case_sha256": case_hash(campaign.cases[c], spec.fields)}
+                for c in chosen
+            ],
+        },
+    )
+
+
+def _comparable_anchors(
+    stored: AnchorSet, campaign: Campaign, judge: str, stored_file: Path
+) -> tuple[list[str], list[AnchorCase]]:
+    """The anchors whose case changed since they were chosen (left out), and the rest; too few left raises."""
+    edited = changed_anchors(stored, campaign)  # their stored score is of another text: left out, not paid for
+    comparable = [a for a in stored.anchors if a.case_id not in edited]
+    if len(comparable) < max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2):
+        raise CampaignError(
+            [
+                Problem(
+                    str(stored_file),
+                    f"{len(edited)} of {len(stored.anchors)} anchor cases changed in cases.jsonl since the "
+                    f"anchors were chosen ({', '.join(edited[:5])}{', ...' if len(edited) > 5 else ''}): their stored "
+                    f"scores are of another text, and the {len(comparable)} left cannot show a change",
+                    field="anchors",
+                    expected=f"at least {max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2)} anchors whose "
+                    f"case is unchanged: remove {stored_file} to choose anchors anew (calibrate fingerprint)",
+                )
+            ],
+            heading=f"the anchor set of judge {judge} (nothing was scored)",
+        )
+    return edited, comparable
+
+
+def _rescore(
+    campaign: Campaign, judge: str, anchor_ids: list[str], where: Path, repeats: int, policy: Any, progress: Any
+) -> dict[str, Any]:
+    """Score the anchors again, in a scratch campaign at ``where``."""
+    from calibrate.judges.runner import run_judges
+
+    try:
+        scratch = _scratch(campaign, judge, anchor_ids, where)
+        return run_judges(scratch, judges=[judge], repeats=repeats, use_cache=False, policy=policy, progress=progress)
+    except BaseException:  # the scratch folder goes, unless it keeps paid attempts (its store)
+        if not (where / STORE_NAME).is_file():
+            shutil.rmtree(where, ignore_errors=True)
+        raise
+
+
+def _anchor_rows(
+    run: dict[str, Any], comparable: list[AnchorCase], repeats: int, sign: float, threshold: float
+) -> tuple[list[dict[str, Any]], list[list[bool]], list[str]]:
+    """One row per anchor (its score then and now, its verdicts), each anchor's verdicts now, and the errors."""
+    now: dict[str, list[float | None]] = {a.case_id: [None] * repeats for a in comparable}
+    errors = []
+    for r in run["ratings"]:
+        now[r["case_id"]][r["repeat"]] = r["value"]
+        if r["error"]:
+            errors.append(f"{r['case_id']} (repeat {r['repeat']}): {r['error']}")
+    rows, verdicts = [], []
+    for anchor in comparable:
+        values = [v for v in now[anchor.case_id] if v is not None]
+        passes = [bool(sign * v >= sign * threshold) for v in values]
+        stored_pass = bool(sign * anchor.score >= sign * threshold)
+        majority = (sum(passes) * 2 > len(passes)) if passes else None
+        rows.append(
+            {
+                "case_id": anchor.case_id,
+                "stored": anchor.score,
+                "now": now[anchor.case_id],
+                "stored_pass": stored_pass,
+                "now_pass": majority,
+                "straddles": len(set(passes)) > 1,
+            }
+        )
+        if passes:
+            verdicts.append(passes)
+    return rows, verdicts, errors
+
+
+def _evidence(
+    campaign: Campaign, metric: str, judge: str, scored: list[dict[str, Any]], verdicts: list[list[bool]]
+) -> dict[str, Any]:
+    """The straddling and flipped anchors, the judge's noise floor, and the tests of a flip and a shift."""
+    straddles = [r["case_id"] for r in scored if r["straddles"]]
+    flips = [r["case_id"] for r in scored if r["now_pass"] != r["stored_pass"]]
+    floor, floor_source = _noise_floor(campaign, metric, judge, verdicts)
+    from scipy.stats import binomtest, wilcoxon
+
+    flip_p = float(binomtest(len(flips), len(scored), max(floor, 1e-9), alternative="greater").pvalue) if flips else 1.0
+    values_now = [[x for x in r["now"] if x is not None] for r in scored]
+    diffs = np.array([np.mean(v) - r["stored"] for v, r in zip(values_now, scored)])
+    repeat_mad = float(np.mean([abs(a - b) for v in values_now for i, a in enumerate(v) for b in v[i + 1 :]] or [0.0]))
+    shift_p = float(wilcoxon(diffs).pvalue) if np.any(diffs != 0) else 1.0
+    shift = float(np.median(diffs))
+    return {
+        "straddles": straddles,
+        "flips": flips,
+        "noise_floor": {"flip_share": floor, "source": floor_source, "repeat_mean_absolute_difference": repeat_mad},
+        "flip_test": {
+            "flips": len(flips),
+            "anchors": len(scored),
+            "p_value": flip_p,
+            "method": "one-sided binomial test at the noise floor's flip share",
+        },
+        "shift_test": {
+            "median_shift": shift,
+            "p_value": shift_p,
+            "method": "Wilcoxon signed-rank test of the mean new score minus the stored one",
+        },
+    }
+
+
+def _verdict(evidence: dict[str, Any], n_scored: int, repeats: int, stored: AnchorSet) -> tuple[str, list[str]]:
+    """FLAKY, CHANGED or SAME from the evidence, and the reasons."""
+    straddles, flips = evidence["straddles"], evidence["flips"]
+    floor, repeat_mad = (
+        evidence["noise_floor"]["flip_share"],
+        evidence["noise_floor"]["repeat_mean_absolute_difference"],
+    )
+    flip_p = evidence["flip_test"]["p_value"]
+    shift, shift_p = evidence["shift_test"]["median_shift"], evidence["shift_test"]["p_value"]
+    reasons = []
+    if straddles:
+        reasons.append(
+            f"{len(straddles)} of {n_scored} anchors got both verdicts in {repeats} repeats "
+            f"({', '.join(straddles[:5])}): the judge does not give one case one verdict"
+        )
+        return "FLAKY", reasons
+    if flip_p < LEVEL:
+        reasons.append(
+            f"{len(flips)} of {n_scored} anchors changed verdict since "
+            f"{stored.created.date().isoformat()} ({', '.join(flips[:5])}); its own noise flips "
+            f"{floor:.1%} (binomial p = {flip_p:.2g})"
+        )
+    if shift_p < LEVEL and abs(shift) > repeat_mad:
+        reasons.append(
+            f"its scores moved by a median {shift:+.3g} (Wilcoxon p = {shift_p:.2g}), more than "
+            f"repeats differ ({repeat_mad:.3g})"
+        )
+    verdict = "CHANGED" if reasons else "SAME"
+    if not reasons:
+        reasons.append(
+            f"{len(flips)} of {n_scored} anchors changed verdict and the scores moved by a "
+            f"median {shift:+.3g}: within the judge's own noise"
+        )
+    return verdict, reasons
+
+
 @writes_campaign("calibrate fingerprint")
 def fingerprint_judge(
     campaign: Campaign,
@@ -383,22 +608,7 @@ def fingerprint_judge(
     >>> calibrate.fingerprint_judge(c, judge="faithfulness-gpt")["verdict"]       # doctest: +SKIP
     'SAME'
     """
-    from calibrate.judges.runner import run_judges
-
-    if campaign.path is None:
-        raise ValueError("a fingerprint needs a campaign folder (load_campaign): it keeps its anchors there")
-    if judge not in campaign.judges:
-        raise ValueError(
-            ParameterText(
-                "{judge}: not a judge of [judges] in campaign.toml (its judges: {_known})",
-                judge=judge,
-                _known=", ".join(sorted(campaign.judges)) or "none",
-            )
-        )
-    if anchors < 4 or repeats < 2:
-        raise ValueError(
-            ParameterText("{anchors} and {repeats}: at least 4 anchors and 2 repeats", anchors=anchors, repeats=repeats)
-        )
+    _check_request(campaign, judge, anchors, repeats)
     spec = campaign.judges[judge]
     metric = spec.into
     folder = _folder(campaign, judge)
@@ -412,105 +622,15 @@ def fingerprint_judge(
     if found.anchors is not None:
         stored, anchors_sha256 = found.anchors, found.anchors_sha256
     else:
-        scores = _stored_scores(campaign, judge, metric)
-        scores = {c: s for c, s in scores.items() if c in (campaign.cases or {})}
-        if len(scores) < anchors:
-            raise ValueError(
-                f"judge {judge} has {len(scores)} stored score(s) of cases in cases.jsonl: score the "
-                f"campaign first (calibrate judge), or ask for fewer anchors"
-            )
-        source = "given"
-        if threshold is not None and not math.isfinite(threshold):
-            raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
-        if threshold is None:
-            from calibrate.analysis.recommendations import recommended_threshold
-            from calibrate.analysis.rules import default_rule
-
-            threshold = recommended_threshold(campaign, metric, judge)
-            source = "recommended under the metric's rule"
-            if threshold is None:
-                # named without a value: "(threshold)" to a library caller, "(--threshold)" on the command line
-                raise ValueError(
-                    ParameterText(
-                        "judge {_judge} has no threshold under the metric's rule ({_rule}): give the one it runs at "
-                        "({threshold})",
-                        _judge=judge,
-                        _rule=default_rule(campaign.metrics[metric]).describe(),
-                        threshold=NO_VALUE,
-                    )
-                )
-        ids = np.array(sorted(scores))
-        chosen = choose_anchors(ids, sign * np.array([scores[c] for c in ids]), sign * threshold, anchors)
-        stored, anchors_sha256, index = store_anchors(
-            folder,
-            judge,
-            index,
-            {
-                "judge": judge,
-                "metric": metric,
-                "threshold": float(threshold),
-                "threshold_source": source,
-                "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                "settings": spec.public(),
-                "case_fields": list(spec.fields),
-                "anchors": [
-                    {"case_id": c, "score": scores[c], "case_sha256": case_hash(campaign.cases[c], spec.fields)}
-                    for c in chosen
-                ],
-            },
+        stored, anchors_sha256, index = _choose_and_store_anchors(
+            campaign, judge, folder, index, anchors, threshold, sign
         )
     _check_anchors(stored, campaign, judge, metric, stored_file)
     threshold = stored.threshold
-    edited = changed_anchors(stored, campaign)  # their stored score is of another text: left out, not paid for
-    comparable = [a for a in stored.anchors if a.case_id not in edited]
-    if len(comparable) < max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2):
-        raise CampaignError(
-            [
-                Problem(
-                    str(stored_file),
-                    f"{len(edited)} of {len(stored.anchors)} anchor cases changed in cases.jsonl since the "
-                    f"anchors were chosen ({', '.join(edited[:5])}{', ...' if len(edited) > 5 else ''}): their stored "
-                    f"scores are of another text, and the {len(comparable)} left cannot show a change",
-                    field="anchors",
-                    expected=f"at least {max(MIN_ANCHORS, (len(stored.anchors) + 1) // 2)} anchors whose "
-                    f"case is unchanged: remove {stored_file} to choose anchors anew (calibrate fingerprint)",
-                )
-            ],
-            heading=f"the anchor set of judge {judge} (nothing was scored)",
-        )
-    anchor_ids = [a.case_id for a in comparable]
+    edited, comparable = _comparable_anchors(stored, campaign, judge, stored_file)
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    try:
-        scratch = _scratch(campaign, judge, anchor_ids, folder / stamp)
-        run = run_judges(scratch, judges=[judge], repeats=repeats, use_cache=False, policy=policy, progress=progress)
-    except BaseException:  # the scratch folder goes, unless it keeps paid attempts (its store)
-        if not (folder / stamp / STORE_NAME).is_file():
-            shutil.rmtree(folder / stamp, ignore_errors=True)
-        raise
-    now: dict[str, list[float | None]] = {c: [None] * repeats for c in anchor_ids}
-    errors = []
-    for r in run["ratings"]:
-        now[r["case_id"]][r["repeat"]] = r["value"]
-        if r["error"]:
-            errors.append(f"{r['case_id']} (repeat {r['repeat']}): {r['error']}")
-    rows, verdicts = [], []
-    for anchor in comparable:
-        values = [v for v in now[anchor.case_id] if v is not None]
-        passes = [bool(sign * v >= sign * threshold) for v in values]
-        stored_pass = bool(sign * anchor.score >= sign * threshold)
-        majority = (sum(passes) * 2 > len(passes)) if passes else None
-        rows.append(
-            {
-                "case_id": anchor.case_id,
-                "stored": anchor.score,
-                "now": now[anchor.case_id],
-                "stored_pass": stored_pass,
-                "now_pass": majority,
-                "straddles": len(set(passes)) > 1,
-            }
-        )
-        if passes:
-            verdicts.append(passes)
+    run = _rescore(campaign, judge, [a.case_id for a in comparable], folder / stamp, repeats, policy, progress)
+    rows, verdicts, errors = _anchor_rows(run, comparable, repeats, sign, threshold)
     scored = [r for r in rows if r["now_pass"] is not None]
     doc: dict[str, Any] = {
         "judge": judge,
@@ -532,69 +652,14 @@ def fingerprint_judge(
         "errors": errors,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds"),
     }
-    reasons = []
     if len(scored) < max(4, len(rows) // 2):
         doc |= {
             "verdict": "FAILED",
             "reasons": [f"only {len(scored)} of {len(rows)} anchors could be scored: " + "; ".join(errors[:5])],
         }
     else:
-        straddles = [r["case_id"] for r in scored if r["straddles"]]
-        flips = [r["case_id"] for r in scored if r["now_pass"] != r["stored_pass"]]
-        floor, floor_source = _noise_floor(campaign, metric, judge, verdicts)
-        from scipy.stats import binomtest, wilcoxon
-
-        flip_p = (
-            float(binomtest(len(flips), len(scored), max(floor, 1e-9), alternative="greater").pvalue) if flips else 1.0
-        )
-        values_now = [[x for x in r["now"] if x is not None] for r in scored]
-        diffs = np.array([np.mean(v) - r["stored"] for v, r in zip(values_now, scored)])
-        repeat_mad = float(
-            np.mean([abs(a - b) for v in values_now for i, a in enumerate(v) for b in v[i + 1 :]] or [0.0])
-        )
-        shift_p = float(wilcoxon(diffs).pvalue) if np.any(diffs != 0) else 1.0
-        shift = float(np.median(diffs))
-        doc |= {
-            "straddles": straddles,
-            "flips": flips,
-            "noise_floor": {"flip_share": floor, "source": floor_source, "repeat_mean_absolute_difference": repeat_mad},
-            "flip_test": {
-                "flips": len(flips),
-                "anchors": len(scored),
-                "p_value": flip_p,
-                "method": "one-sided binomial test at the noise floor's flip share",
-            },
-            "shift_test": {
-                "median_shift": shift,
-                "p_value": shift_p,
-                "method": "Wilcoxon signed-rank test of the mean new score minus the stored one",
-            },
-        }
-        if straddles:
-            reasons.append(
-                f"{len(straddles)} of {len(scored)} anchors got both verdicts in {repeats} repeats "
-                f"({', '.join(straddles[:5])}): the judge does not give one case one verdict"
-            )
-            doc["verdict"] = "FLAKY"
-        else:
-            if flip_p < LEVEL:
-                reasons.append(
-                    f"{len(flips)} of {len(scored)} anchors changed verdict since "
-                    f"{stored.created.date().isoformat()} ({', '.join(flips[:5])}); its own noise flips "
-                    f"{floor:.1%} (binomial p = {flip_p:.2g})"
-                )
-            if shift_p < LEVEL and abs(shift) > repeat_mad:
-                reasons.append(
-                    f"its scores moved by a median {shift:+.3g} (Wilcoxon p = {shift_p:.2g}), more than "
-                    f"repeats differ ({repeat_mad:.3g})"
-                )
-            doc["verdict"] = "CHANGED" if reasons else "SAME"
-            if not reasons:
-                reasons.append(
-                    f"{len(flips)} of {len(scored)} anchors changed verdict and the scores moved by a "
-                    f"median {shift:+.3g}: within the judge's own noise"
-                )
-        doc["reasons"] = reasons
+        doc |= _evidence(campaign, metric, judge, scored, verdicts)
+        doc["verdict"], doc["reasons"] = _verdict(doc, len(scored), repeats, stored)
     if edited:
         doc["reasons"] = doc["reasons"] + [
             f"{len(edited)} of {len(stored.anchors)} anchors left out of the comparison: their case changed in "

@@ -52,7 +52,7 @@ from calibrate.base.errors import NO_VALUE, CampaignError, ParameterText, Proble
 from calibrate.base.manifest import build_manifest
 from calibrate.base.results import Result
 from calibrate.campaign import CASES_FILE, Campaign
-from calibrate.campaign.reference import computed_once, find_judge, human_reference
+from calibrate.campaign.reference import JudgeScores, computed_once, find_judge, human_reference
 from calibrate.stats.library import separation
 from calibrate.stats.sequential import confidence_sequence, e_detector, rate_increments
 
@@ -301,6 +301,286 @@ def _watch(
     }
 
 
+def _check_parameters(alpha: float, tolerance: float) -> None:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not MIN_ALPHA <= alpha < 1:
+        # below MIN_ALPHA, 1 / alpha (the detector's threshold) is past the largest floating-point number
+        raise ValueError(
+            ParameterText(
+                "{alpha}: expected a probability from {_least} to below 1", alpha=alpha, _least=f"{MIN_ALPHA:g}"
+            )
+        )
+    if not 0 <= tolerance < 1:
+        raise ValueError(ParameterText("{tolerance}: expected a number from 0 to 1", tolerance=tolerance))
+
+
+def _stream_start(since: str | None) -> Any:
+    """When the stream starts (``since`` read as a UTC time), or None: every timed case."""
+    start = pd.to_datetime(since, utc=True, errors="coerce") if since is not None else None
+    if since is not None and pd.isna(start):
+        raise ValueError(
+            ParameterText("{since}: not a date and time (ISO 8601, such as 2026-11-01T00:00:00Z)", since=since)
+        )
+    return start
+
+
+def _in_stream(scores: JudgeScores, times: dict[str, pd.Timestamp], start: Any, metric: str) -> np.ndarray:
+    """Which of the judge's cases are in the stream (timed, from ``start`` on); none raises NotWatchable."""
+    in_stream = np.array(
+        [c in times and (start is None or times[c] >= start) for c in scores.case_ids.tolist()], dtype=bool
+    )
+    if not in_stream.any():
+        when = f" from {start.isoformat()} on" if start is not None else ""
+        raise NotWatchable(
+            f"judge {scores.name} scored no case of {metric} with a metadata.time{when}: the monitor "
+            "reads the cases in time order",
+            reason=f"no case it scored has a metadata.time{when}",
+        )
+    return in_stream
+
+
+def _choose_threshold(
+    campaign: Campaign, metric: str, scores: JudgeScores, base_ids: list[str], threshold: float | None
+) -> tuple[float, str]:
+    """The threshold watched and where it came from: given, or recommended on the baseline's labels."""
+    if threshold is None:
+        from calibrate.analysis.recommendations import recommended_threshold
+
+        if not base_ids:
+            raise NotWatchable(
+                ParameterText(
+                    "judge {_judge}: no labelled case outside the stream to choose the threshold on: "
+                    "give the threshold used in production ({threshold}), or when it was chosen ({since})",
+                    _judge=scores.name,
+                    threshold=NO_VALUE,
+                    since=NO_VALUE,
+                ),
+                reason="every labelled case it scored is in the stream (has a "
+                "metadata.time): no baseline to choose its threshold on (give calibrate monitor the threshold used "
+                "in production, or when it was chosen)",
+            )
+        threshold = recommended_threshold(campaign, metric, scores.name, cases=set(base_ids))
+        if threshold is None:
+            raise NotWatchable(
+                ParameterText(
+                    "the metric's rule gives judge {_judge} no threshold on the baseline: give the threshold used in "
+                    "production ({threshold})",
+                    _judge=scores.name,
+                    threshold=NO_VALUE,
+                ),
+                reason="the metric's rule gives it no threshold on the baseline (give calibrate monitor the "
+                "threshold used in production)",
+            )
+        return threshold, f"recommended under the metric's rule on the {len(base_ids)} baseline labels"
+    if not math.isfinite(threshold):
+        raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
+    return threshold, "given"
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """The stream in time order: its cases, the judge's scores and decisions, the audit and its weights."""
+
+    ids: np.ndarray
+    values: np.ndarray
+    stamps: pd.Series
+    audited: np.ndarray
+    human: np.ndarray  # the human label (False where none)
+    judge_passes: np.ndarray
+    pi: np.ndarray
+    how: str
+    floor: float
+    ipw: np.ndarray
+
+
+def _read_stream(
+    campaign: Campaign,
+    scores: JudgeScores,
+    in_stream: np.ndarray,
+    times: dict[str, pd.Timestamp],
+    label_of: dict[str, bool],
+    threshold: float,
+) -> _Stream:
+    """The stream's cases in time order, with their audit; a stream with no audited case raises NotWatchable."""
+    sign = scores.sign
+    order = np.argsort([times[c].value for c in scores.case_ids[in_stream].tolist()], kind="stable")
+    ids = scores.case_ids[in_stream][order]
+    values = scores.values[in_stream][order]
+    stamps = pd.Series([times[c] for c in ids.tolist()])
+    audited = np.array([c in label_of for c in ids.tolist()], dtype=bool)
+    human = np.array([bool(label_of.get(c, False)) for c in ids.tolist()], dtype=bool)
+    judge_passes = sign * values >= sign * threshold
+    pi, how, floor = _audit(ids, audited, campaign)
+    if floor <= 0:
+        raise NotWatchable(
+            f"judge {scores.name}: no case of the stream is audited: the monitor needs human labels "
+            f"on some of the {ids.size} stream cases",
+            reason="no case of its stream is audited (has a human label)",
+        )
+    ipw = np.where(audited, 1 / pi, 0.0)
+    return _Stream(ids, values, stamps, audited, human, judge_passes, pi, how, floor, ipw)
+
+
+def _error_rate_watch(
+    rate: str,
+    counted: np.ndarray,
+    outcome: np.ndarray,
+    declared: float | None,
+    measured: float | None,
+    what: str,
+    stream: _Stream,
+    tolerance: float,
+) -> _Watch | dict[str, str]:
+    """The watch of an error rate (the share of ``counted`` cases with ``outcome``), or why it is not watched."""
+    in_range = None
+    if declared is not None:
+        bound, basis = float(declared), f"the metric's max_false_pass ({declared:g})"
+        if measured is not None:  # a ceiling the baseline already exceeds was never met: no change to find
+            in_range = measured <= bound + 1e-12
+            if not in_range:
+                basis += f"; the baseline's rate, {measured:.3f}, is already above it"
+    elif measured is not None:
+        bound = min(1.0, measured + tolerance)
+        basis = f"the baseline's {what} ({measured:.3f}) plus the tolerance {tolerance:g}"
+    else:
+        return {
+            "rate": rate,
+            "reason": f"no baseline {what} to compare with (no labelled case of that "
+            "kind outside the stream) and no declared ceiling",
+        }
+    if bound >= 1:
+        return {"rate": rate, "reason": f"its accepted range reaches 1 ({basis}): nothing can leave it"}
+    z, lower = rate_increments(outcome, counted, stream.audited, stream.pi, bound, smallest=stream.floor)
+    return _Watch(
+        rate,
+        "above",
+        bound,
+        basis,
+        z,
+        lower,
+        outcome.astype(float),
+        np.where(counted, stream.ipw, 0.0),
+        1 / stream.floor,
+        (0.0, 1.0),
+        baseline_in_range=in_range if declared is not None else True,
+    )
+
+
+def _human_pass_watches(
+    base_scores: np.ndarray, base_passes: np.ndarray, rate: float, sign: float, stream: _Stream, tolerance: float
+) -> tuple[list[_Watch], list[dict[str, str]]]:
+    """The watches of the human pass rate (from above and below, prediction-powered), and those skipped."""
+    watches: list[_Watch] = []
+    skipped: list[dict[str, str]] = []
+    floor = stream.floor
+    low_score, high_score = float(np.min(base_scores)), float(np.max(base_scores))
+    spread = high_score - low_score
+
+    def scaled(x: np.ndarray) -> np.ndarray:
+        f = (x - low_score) / spread if spread > 0 else np.zeros_like(x)
+        return np.clip(f if sign > 0 else 1 - f, 0, 1)
+
+    f_base, f = scaled(base_scores), scaled(stream.values)
+    var = float(np.var(f_base))
+    lam = (
+        float(np.clip(np.cov(f_base, base_passes.astype(float))[0, 1] / var, 0, 1))
+        if var > 0 and base_passes.size > 1
+        else 0.0
+    )
+    estimate = lam * f + stream.ipw * (stream.human.astype(float) - lam * f)
+    widest = (lam * (1 - 1 / floor), 1 / floor)
+    for direction, bound in (("above", rate + tolerance), ("below", rate - tolerance)):
+        if (bound >= 1) if direction == "above" else (bound <= 0):  # a range no rate can leave
+            skipped.append(
+                {
+                    "rate": "human_pass_rate",
+                    "reason": f"its range reaches {bound:.3f}: nothing can go {direction} it",
+                }
+            )
+            continue
+        sign_z = 1.0 if direction == "above" else -1.0
+        z = sign_z * (estimate - bound)
+        lower = -(bound - widest[0]) if direction == "above" else -(widest[1] - bound)
+        watches.append(
+            _Watch(
+                "human_pass_rate",
+                direction,
+                bound,
+                f"the baseline's human pass rate ({rate:.3f}) {'plus' if sign_z > 0 else 'minus'} "
+                f"the tolerance {tolerance:g}; prediction-powered (lam {lam:.2f}, the judge's "
+                "score on every case)",
+                z,
+                np.full(z.size, lower),
+                estimate,
+                np.ones(z.size),
+                1.0,
+                (min(0.0, widest[0]), max(1.0, widest[1])),
+                baseline_in_range=True,
+            )
+        )
+    return watches, skipped
+
+
+def _watches(
+    max_false_pass: float | None,
+    rates: dict[str, float | None],
+    base_scores: np.ndarray,
+    base_passes: np.ndarray,
+    sign: float,
+    stream: _Stream,
+    tolerance: float,
+) -> tuple[list[_Watch], list[dict[str, str]]]:
+    """Every rate's watches, in order (false-pass, false-fail, human pass rate), and the rates not watched."""
+    watches: list[_Watch] = []
+    skipped: list[dict[str, str]] = []
+    for found in (
+        _error_rate_watch(
+            "false_pass_rate",
+            ~stream.human,
+            stream.judge_passes,
+            max_false_pass,
+            rates["false_pass_rate"],
+            "false-pass rate",
+            stream,
+            tolerance,
+        ),
+        _error_rate_watch(
+            "false_fail_rate",
+            stream.human,
+            ~stream.judge_passes,
+            None,
+            rates["false_fail_rate"],
+            "false-fail rate",
+            stream,
+            tolerance,
+        ),
+    ):
+        if isinstance(found, _Watch):
+            watches.append(found)
+        else:
+            skipped.append(found)
+    if rates["human_pass_rate"] is not None and base_scores.size:
+        more, passed_over = _human_pass_watches(
+            base_scores, base_passes, rates["human_pass_rate"], sign, stream, tolerance
+        )
+        watches += more
+        skipped += passed_over
+    else:
+        skipped.append({"rate": "human_pass_rate", "reason": "no baseline labels to measure it on"})
+    return watches, skipped
+
+
+def _stream_summary(stream: _Stream, scores: JudgeScores, times: dict[str, pd.Timestamp]) -> dict[str, Any]:
+    return {
+        "n_cases": int(stream.ids.size),
+        "first": stream.stamps.iloc[0].isoformat(),
+        "last": stream.stamps.iloc[-1].isoformat(),
+        "n_audited": int(stream.audited.sum()),
+        "audit": stream.how,
+        "smallest_inclusion": stream.floor,
+        "n_without_time": int(sum(c not in times for c in scores.case_ids.tolist())),
+    }
+
+
 @computed_once()
 def monitor_judge(
     campaign: Campaign,
@@ -361,34 +641,13 @@ def monitor_judge(
     >>> alarm["change_time"][:10], alarm["time"][:10], alarm["audited_since_change"]
     ('2026-11-02', '2026-11-13', 54)
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not MIN_ALPHA <= alpha < 1:
-        # below MIN_ALPHA, 1 / alpha (the detector's threshold) is past the largest floating-point number
-        raise ValueError(
-            ParameterText(
-                "{alpha}: expected a probability from {_least} to below 1", alpha=alpha, _least=f"{MIN_ALPHA:g}"
-            )
-        )
-    if not 0 <= tolerance < 1:
-        raise ValueError(ParameterText("{tolerance}: expected a number from 0 to 1", tolerance=tolerance))
+    _check_parameters(alpha, tolerance)
     campaign.metric_names([metric])
     spec = campaign.metrics[metric]
     scores = find_judge(campaign, metric, judge)
     times = case_times(campaign)
-    start = pd.to_datetime(since, utc=True, errors="coerce") if since is not None else None
-    if since is not None and pd.isna(start):
-        raise ValueError(
-            ParameterText("{since}: not a date and time (ISO 8601, such as 2026-11-01T00:00:00Z)", since=since)
-        )
-    in_stream = np.array(
-        [c in times and (start is None or times[c] >= start) for c in scores.case_ids.tolist()], dtype=bool
-    )
-    if not in_stream.any():
-        when = f" from {start.isoformat()} on" if start is not None else ""
-        raise NotWatchable(
-            f"judge {scores.name} scored no case of {metric} with a metadata.time{when}: the monitor "
-            "reads the cases in time order",
-            reason=f"no case it scored has a metadata.time{when}",
-        )
+    start = _stream_start(since)
+    in_stream = _in_stream(scores, times, start, metric)
     ref = human_reference(campaign, metric)
     label_of = dict(zip(ref.case_ids.tolist(), (ref.values >= spec.human_pass).tolist()))
     sign = scores.sign
@@ -396,163 +655,20 @@ def monitor_judge(
     base = ~in_stream & np.isin(scores.case_ids, ref.case_ids)
     base_ids, base_scores = scores.case_ids[base].tolist(), scores.values[base]
     base_passes = np.array([label_of[c] for c in base_ids], dtype=bool)
-    source = "given"
-    if threshold is None:
-        from calibrate.analysis.recommendations import recommended_threshold
-
-        if not base_ids:
-            raise NotWatchable(
-                ParameterText(
-                    "judge {_judge}: no labelled case outside the stream to choose the threshold on: "
-                    "give the threshold used in production ({threshold}), or when it was chosen ({since})",
-                    _judge=scores.name,
-                    threshold=NO_VALUE,
-                    since=NO_VALUE,
-                ),
-                reason="every labelled case it scored is in the stream (has a "
-                "metadata.time): no baseline to choose its threshold on (give calibrate monitor the threshold used "
-                "in production, or when it was chosen)",
-            )
-        threshold = recommended_threshold(campaign, metric, scores.name, cases=set(base_ids))
-        if threshold is None:
-            raise NotWatchable(
-                ParameterText(
-                    "the metric's rule gives judge {_judge} no threshold on the baseline: give the threshold used in "
-                    "production ({threshold})",
-                    _judge=scores.name,
-                    threshold=NO_VALUE,
-                ),
-                reason="the metric's rule gives it no threshold on the baseline (give calibrate monitor the "
-                "threshold used in production)",
-            )
-        source = f"recommended under the metric's rule on the {len(base_ids)} baseline labels"
-    elif not math.isfinite(threshold):
-        raise ValueError(ParameterText("{threshold}: expected a finite number", threshold=threshold))
-    base = (
-        _baseline_rates(base_passes, sign * base_scores >= sign * threshold)
-        if base_ids
-        else _baseline_rates(np.zeros(0, bool), np.zeros(0, bool))
-    )
+    threshold, source = _choose_threshold(campaign, metric, scores, base_ids, threshold)
+    rates = _baseline_rates(base_passes, sign * base_scores >= sign * threshold)  # all None on no baseline
     fitness = _better_than_chance(sign * base_scores, base_passes)
+    stream = _read_stream(campaign, scores, in_stream, times, label_of, threshold)
 
-    order = np.argsort([times[c].value for c in scores.case_ids[in_stream].tolist()], kind="stable")
-    ids = scores.case_ids[in_stream][order]
-    values = scores.values[in_stream][order]
-    stamps = pd.Series([times[c] for c in ids.tolist()])
-    audited = np.array([c in label_of for c in ids.tolist()], dtype=bool)
-    human = np.array([bool(label_of.get(c, False)) for c in ids.tolist()], dtype=bool)
-    judge_passes = sign * values >= sign * threshold
-    pi, how, floor = _audit(ids, audited, campaign)
-    if floor <= 0:
-        raise NotWatchable(
-            f"judge {scores.name}: no case of the stream is audited: the monitor needs human labels "
-            f"on some of the {ids.size} stream cases",
-            reason="no case of its stream is audited (has a human label)",
-        )
-    ipw = np.where(audited, 1 / pi, 0.0)
-
-    watches: list[_Watch] = []
-    skipped: list[dict[str, str]] = []
-
-    def rate_watch(
-        rate: str, counted: np.ndarray, outcome: np.ndarray, declared: float | None, measured: float | None, what: str
-    ) -> None:
-        in_range = None
-        if declared is not None:
-            bound, basis = float(declared), f"the metric's max_false_pass ({declared:g})"
-            if measured is not None:  # a ceiling the baseline already exceeds was never met: no change to find
-                in_range = measured <= bound + 1e-12
-                if not in_range:
-                    basis += f"; the baseline's rate, {measured:.3f}, is already above it"
-        elif measured is not None:
-            bound = min(1.0, measured + tolerance)
-            basis = f"the baseline's {what} ({measured:.3f}) plus the tolerance {tolerance:g}"
-        else:
-            skipped.append(
-                {
-                    "rate": rate,
-                    "reason": f"no baseline {what} to compare with (no labelled case of that "
-                    "kind outside the stream) and no declared ceiling",
-                }
-            )
-            return
-        if bound >= 1:
-            skipped.append({"rate": rate, "reason": f"its accepted range reaches 1 ({basis}): nothing can leave it"})
-            return
-        z, lower = rate_increments(outcome, counted, audited, pi, bound, smallest=floor)
-        watches.append(
-            _Watch(
-                rate,
-                "above",
-                bound,
-                basis,
-                z,
-                lower,
-                outcome.astype(float),
-                np.where(counted, ipw, 0.0),
-                1 / floor,
-                (0.0, 1.0),
-                baseline_in_range=in_range if declared is not None else True,
-            )
-        )
-
-    rate_watch("false_pass_rate", ~human, judge_passes, spec.max_false_pass, base["false_pass_rate"], "false-pass rate")
-    rate_watch("false_fail_rate", human, ~judge_passes, None, base["false_fail_rate"], "false-fail rate")
-    if base["human_pass_rate"] is not None and base_ids:
-        low_score, high_score = float(np.min(base_scores)), float(np.max(base_scores))
-        spread = high_score - low_score
-
-        def scaled(x: np.ndarray) -> np.ndarray:
-            f = (x - low_score) / spread if spread > 0 else np.zeros_like(x)
-            return np.clip(f if sign > 0 else 1 - f, 0, 1)
-
-        f_base, f = scaled(base_scores), scaled(values)
-        var = float(np.var(f_base))
-        lam = (
-            float(np.clip(np.cov(f_base, base_passes.astype(float))[0, 1] / var, 0, 1))
-            if var > 0 and base_passes.size > 1
-            else 0.0
-        )
-        estimate = lam * f + ipw * (human.astype(float) - lam * f)
-        rate = base["human_pass_rate"]
-        widest = (lam * (1 - 1 / floor), 1 / floor)
-        for direction, bound in (("above", rate + tolerance), ("below", rate - tolerance)):
-            if (bound >= 1) if direction == "above" else (bound <= 0):  # a range no rate can leave
-                skipped.append(
-                    {
-                        "rate": "human_pass_rate",
-                        "reason": f"its range reaches {bound:.3f}: nothing can go {direction} it",
-                    }
-                )
-                continue
-            sign_z = 1.0 if direction == "above" else -1.0
-            z = sign_z * (estimate - bound)
-            lower = -(bound - widest[0]) if direction == "above" else -(widest[1] - bound)
-            watches.append(
-                _Watch(
-                    "human_pass_rate",
-                    direction,
-                    bound,
-                    f"the baseline's human pass rate ({rate:.3f}) {'plus' if sign_z > 0 else 'minus'} "
-                    f"the tolerance {tolerance:g}; prediction-powered (lam {lam:.2f}, the judge's "
-                    "score on every case)",
-                    z,
-                    np.full(z.size, lower),
-                    estimate,
-                    np.ones(z.size),
-                    1.0,
-                    (min(0.0, widest[0]), max(1.0, widest[1])),
-                    baseline_in_range=True,
-                )
-            )
-    else:
-        skipped.append({"rate": "human_pass_rate", "reason": "no baseline labels to measure it on"})
+    watches, skipped = _watches(spec.max_false_pass, rates, base_scores, base_passes, sign, stream, tolerance)
     if not watches:
         why = "no rate can be watched: " + "; ".join(s["reason"] for s in skipped)
         raise NotWatchable(f"judge {scores.name}: {why}", reason=why)
 
     each = alpha / len(watches)
-    results = [_watch(w, each, stamps, ids, audited, max(ids.size, 1), alpha) for w in watches]
+    results = [
+        _watch(w, each, stream.stamps, stream.ids, stream.audited, max(stream.ids.size, 1), alpha) for w in watches
+    ]
     doc = {
         "campaign": campaign.name,
         "metric": metric,
@@ -562,16 +678,8 @@ def monitor_judge(
         "alpha_each": each,
         "tolerance": tolerance,
         "since": start.isoformat() if start is not None else None,
-        "stream": {
-            "n_cases": int(ids.size),
-            "first": stamps.iloc[0].isoformat(),
-            "last": stamps.iloc[-1].isoformat(),
-            "n_audited": int(audited.sum()),
-            "audit": how,
-            "smallest_inclusion": floor,
-            "n_without_time": int(sum(c not in times for c in scores.case_ids.tolist())),
-        },
-        "baseline": {"n_labelled": len(base_ids), **base},
+        "stream": _stream_summary(stream, scores, times),
+        "baseline": {"n_labelled": len(base_ids), **rates},
         "rates": results,
         "not_watched": skipped,
         "alarmed": any(r["alarms"] for r in results),

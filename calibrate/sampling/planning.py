@@ -28,6 +28,7 @@ such counts is no longer exact).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,14 @@ from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.base.params import checked
 from calibrate.base.results import Result, records_frame
 from calibrate.campaign import Campaign
-from calibrate.campaign.reference import computed_once, human_reference, judge_scores, pair
+from calibrate.campaign.reference import (
+    HumanReference,
+    JudgeScores,
+    computed_once,
+    human_reference,
+    judge_scores,
+    pair,
+)
 from calibrate.sampling.designs import chosen_judge, chosen_metric, recommended_threshold
 from calibrate.stats.intervals import normal_quantile
 from calibrate.stats.strata import score_edges, score_strata
@@ -247,6 +255,190 @@ def _weighted_var(values: np.ndarray, weights: np.ndarray) -> float:
     return float(np.average((values - mean) ** 2, weights=weights))
 
 
+def _check_numbers(
+    width: float, confidence: float, pass_rate: float | None, false_pass_rate: float | None, kappa: float | None
+) -> None:
+    if not 0 < width < 2:
+        raise ValueError(
+            ParameterText("{width}: expected the full width of the interval, between 0 and 2", width=width)
+        )
+    if not 0 < confidence < 1:
+        raise ValueError(ParameterText("{confidence}: expected a level between 0 and 1", confidence=confidence))
+    for name, value in (("pass_rate", pass_rate), ("false_pass_rate", false_pass_rate)):
+        if value is not None and not 0 < value < 1:
+            raise ValueError(ParameterText(f"{{{name}}}: expected a rate between 0 and 1", **{name: value}))
+    if kappa is not None and not -1 < kappa < 1:
+        raise ValueError(ParameterText("{kappa}: expected a value between -1 and 1", kappa=kappa))
+
+
+@dataclass(frozen=True)
+class _Labelled:
+    """The labelled cases the judge scored, their design weights, and the judge's score strata."""
+
+    passes: np.ndarray  # the human verdicts, as 0.0 and 1.0
+    oriented: np.ndarray
+    stratum: np.ndarray
+    shares: np.ndarray  # each stratum's share of every case the judge scored
+    weights: np.ndarray
+    n: int
+
+
+def _labelled(campaign: Campaign, metric: str, scores: JudgeScores, ref: HumanReference, n_strata: int) -> _Labelled:
+    oriented = scores.sign * scores.values
+    edges = score_edges(oriented, n_strata)
+    stratum_all = score_strata(oriented, edges)
+    shares = np.bincount(stratum_all, minlength=len(edges) + 1) / oriented.size
+    joined = pair(campaign, metric, scores, reference=ref)
+    weights = joined.weights
+    return _Labelled(
+        passes=joined.passes.astype(float),
+        oriented=joined.oriented,
+        stratum=stratum_all[np.searchsorted(scores.case_ids, joined.case_ids)],
+        shares=shares,
+        weights=np.ones(joined.n) if weights is None else weights,
+        n=joined.n,
+    )
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What every row of the plan shares: the interval wanted, the labels in hand and their strata."""
+
+    width: float
+    confidence: float
+    labelled: int
+    data: _Labelled | None
+
+    def row(
+        self, statistic: str, value: float | None, source: str, labels: dict[str, int | None], note: str = ""
+    ) -> dict[str, Any]:
+        best = min((v for v in labels.values() if v is not None), default=None)
+        designs = [v for k, v in labels.items() if k != "random" and v is not None]
+        return {
+            "statistic": statistic,
+            "value": value,
+            "source": source,
+            "labels": labels,
+            "labels_saved": labels["random"] - min(designs) if designs else None,
+            "labelled": self.labelled,
+            "more_needed": None if best is None else max(0, best - self.labelled),
+            **({"note": note} if note else {}),
+        }
+
+    def spreads(self, u: np.ndarray) -> np.ndarray | None:
+        """The weighted standard deviation of ``u`` in each score stratum (None: a stratum lacks labels)."""
+        data = self.data
+        assert data is not None  # only labelled data gives a ``u``
+        found = []
+        for h in range(data.shares.size):
+            at = data.stratum == h
+            if data.shares[h] > 0 and at.sum() < 2:
+                return None
+            found.append(np.sqrt(_weighted_var(u[at], data.weights[at])) if at.any() else 0.0)
+        return np.array(found)
+
+    def by_design(self, rate_labels: int, u: np.ndarray | None, scale: float) -> dict[str, int | None]:
+        labels: dict[str, int | None] = {"random": rate_labels, "stratified": None, "neyman": None}
+        s = self.spreads(u) if u is not None else None
+        if s is not None:
+            assert self.data is not None
+            labels.update(stratified_labels(self.data.shares, s / scale, self.width, self.confidence))
+        return labels
+
+
+def _pass_rate(ref: HumanReference, data: _Labelled | None, pass_rate: float | None, metric: str) -> float:
+    """The human pass rate planned for: stated, else the campaign's."""
+    p_data = (
+        float(np.average(data.passes, weights=data.weights))
+        if data
+        else (float(ref.passes.mean()) if ref.case_ids.size else None)
+    )
+    p = pass_rate if pass_rate is not None else p_data
+    if p is None:
+        raise ValueError(
+            ParameterText(
+                "metric {_metric}: no human labels yet; state the expected pass rate ({pass_rate})",
+                _metric=metric,
+                pass_rate=NO_VALUE,
+            )
+        )
+    return p
+
+
+def _false_pass_row(
+    plan: _Target,
+    judged: np.ndarray | None,
+    p: float,
+    threshold: float | None,
+    false_pass_rate: float | None,
+    pass_rate: float | None,
+) -> dict[str, Any] | None:
+    """The judge's false-pass rate at its threshold (None: nothing to read it from, and none stated)."""
+    data = plan.data
+    fails = 1.0 - data.passes if data else None
+    r_data = (
+        float(np.average(judged[fails > 0], weights=data.weights[fails > 0]))
+        if judged is not None and data is not None and fails is not None and fails.any()
+        else None
+    )
+    r = false_pass_rate if false_pass_rate is not None else r_data
+    if r is None:
+        return None
+    u = None
+    if judged is not None and fails is not None and false_pass_rate is None and pass_rate is None:
+        u = fails * (judged - r)  # the linearised false-pass rate, times the share of fails
+    fails_needed = trials_for_rate(r, plan.width, plan.confidence)
+    fails_now = int(round(float(fails.sum()))) if fails is not None else 0
+    row = plan.row(
+        "false-pass rate",
+        r,
+        "assumed" if false_pass_rate is not None else "campaign",
+        plan.by_design(labels_for_false_pass_rate(r, p, plan.width, plan.confidence), u, 1 - p),
+        (f"at threshold {threshold:g}; " if threshold is not None else "")
+        + f"computed on the human fails: {fails_needed} needed, {fails_now} labelled",
+    )
+    row.update(
+        human_fails_needed=fails_needed,
+        human_fails=fails_now,
+        more_human_fails_needed=max(0, fails_needed - fails_now),
+    )
+    return row
+
+
+def _kappa_row(
+    plan: _Target, judged: np.ndarray | None, p: float, threshold: float | None, kappa: float | None
+) -> dict[str, Any] | None:
+    """The judge's pass/fail kappa, stated or the campaign's (None: neither)."""
+    if kappa is not None:  # a judge passing as often as the humans do: kappa moves p(1 - p) onto the diagonal
+        agree = kappa * p * (1 - p)
+        table = np.array([[(1 - p) ** 2 + agree, p * (1 - p) - agree], [p * (1 - p) - agree, p * p + agree]])
+        return plan.row(
+            "pass/fail kappa",
+            kappa,
+            "assumed",
+            {"random": labels_for_kappa(table, plan.width, plan.confidence), "stratified": None, "neyman": None},
+            "a judge passing as often as the humans",
+        )
+    if judged is None or plan.data is None:
+        return None
+    w, fails = plan.data.weights, 1.0 - plan.data.passes
+    table = np.array(
+        [
+            [np.sum(w * fails * (1 - judged)), np.sum(w * fails * judged)],
+            [np.sum(w * (1 - fails) * (1 - judged)), np.sum(w * (1 - fails) * judged)],
+        ]
+    )
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    return plan.row(
+        "pass/fail kappa",
+        float(cohens_kappa(table).kappa),
+        "campaign",
+        {"random": labels_for_kappa(table, plan.width, plan.confidence), "stratified": None, "neyman": None},
+        f"at threshold {threshold:g}; kappa measures the judge itself: its scores do not stratify it",
+    )
+
+
 @computed_once()
 @checked("confidence")
 def plan_labels(
@@ -294,18 +486,7 @@ def plan_labels(
     >>> {d: doc["statistics"][0]["labels"][d] for d in ("random", "stratified", "neyman")}
     {'random': 835, 'stratified': 665, 'neyman': 625}
     """
-
-    if not 0 < width < 2:
-        raise ValueError(
-            ParameterText("{width}: expected the full width of the interval, between 0 and 2", width=width)
-        )
-    if not 0 < confidence < 1:
-        raise ValueError(ParameterText("{confidence}: expected a level between 0 and 1", confidence=confidence))
-    for name, value in (("pass_rate", pass_rate), ("false_pass_rate", false_pass_rate)):
-        if value is not None and not 0 < value < 1:
-            raise ValueError(ParameterText(f"{{{name}}}: expected a rate between 0 and 1", **{name: value}))
-    if kappa is not None and not -1 < kappa < 1:
-        raise ValueError(ParameterText("{kappa}: expected a value between -1 and 1", kappa=kappa))
+    _check_numbers(width, confidence, pass_rate, false_pass_rate, kappa)
     needed = missing_options(campaign, metric=metric, judge=judge, pass_rate=pass_rate)
     if needed is not None:  # every missing choice at once, not one a run
         raise ValueError(needed)
@@ -321,141 +502,40 @@ def plan_labels(
         "statistics": [],
         "notes": [],
     }
-    # the labelled cases the judge scored, their design weights, and the judge's score strata on every case
     data = None
     if scores is not None and ref.case_ids.size >= 2:
-        oriented = scores.sign * scores.values
-        edges = score_edges(oriented, n_strata)
-        stratum_all = score_strata(oriented, edges)
-        shares = np.bincount(stratum_all, minlength=len(edges) + 1) / oriented.size
-        joined = pair(campaign, metric, scores, reference=ref)
-        weights = joined.weights
-        data = {
-            "passes": joined.passes.astype(float),
-            "oriented": joined.oriented,
-            "stratum": stratum_all[np.searchsorted(scores.case_ids, joined.case_ids)],
-            "shares": shares,
-            "weights": np.ones(joined.n) if weights is None else weights,
-            "n": joined.n,
-        }
-        if threshold is None and scores is not None:
+        data = _labelled(campaign, metric, scores, ref, n_strata)
+        if threshold is None:
             try:
                 threshold = recommended_threshold(campaign, metric, scores.name)
             except ValueError as exc:
                 out["notes"].append(str(exc))
         out["threshold"] = threshold
-        out["strata"] = len(shares)
-    labelled = data["n"] if data else int(ref.case_ids.size)
-
-    def row(statistic: str, value: float | None, source: str, labels: dict[str, int | None], note: str = "") -> None:
-        best = min((v for v in labels.values() if v is not None), default=None)
-        designs = [v for k, v in labels.items() if k != "random" and v is not None]
-        out["statistics"].append(
-            {
-                "statistic": statistic,
-                "value": value,
-                "source": source,
-                "labels": labels,
-                "labels_saved": labels["random"] - min(designs) if designs else None,
-                "labelled": labelled,
-                "more_needed": None if best is None else max(0, best - labelled),
-                **({"note": note} if note else {}),
-            }
+        out["strata"] = data.shares.size
+    plan = _Target(width, confidence, data.n if data else int(ref.case_ids.size), data)
+    p = _pass_rate(ref, data, pass_rate, metric)
+    out["statistics"].append(
+        plan.row(
+            "human pass rate",
+            p,
+            "assumed" if pass_rate is not None else "campaign",
+            plan.by_design(
+                labels_for_rate(p, width, confidence), data.passes if data and pass_rate is None else None, 1.0
+            ),
         )
-
-    def spreads(u: np.ndarray) -> np.ndarray | None:
-        """The weighted standard deviation of ``u`` in each score stratum (None: a stratum lacks labels)."""
-        found = []
-        for h in range(data["shares"].size):
-            at = data["stratum"] == h
-            if data["shares"][h] > 0 and at.sum() < 2:
-                return None
-            found.append(np.sqrt(_weighted_var(u[at], data["weights"][at])) if at.any() else 0.0)
-        return np.array(found)
-
-    def by_design(rate_labels: int, u: np.ndarray | None, scale: float) -> dict[str, int | None]:
-        labels: dict[str, int | None] = {"random": rate_labels, "stratified": None, "neyman": None}
-        s = spreads(u) if u is not None else None
-        if s is not None:
-            labels.update(stratified_labels(data["shares"], s / scale, width, confidence))
-        return labels
-
-    # the human pass rate
-    w = data["weights"] if data else None
-    p_data = (
-        float(np.average(data["passes"], weights=w))
-        if data
-        else (float(ref.passes.mean()) if ref.case_ids.size else None)
-    )
-    p = pass_rate if pass_rate is not None else p_data
-    if p is None:
-        raise ValueError(
-            ParameterText(
-                "metric {_metric}: no human labels yet; state the expected pass rate ({pass_rate})",
-                _metric=metric,
-                pass_rate=NO_VALUE,
-            )
-        )
-    row(
-        "human pass rate",
-        p,
-        "assumed" if pass_rate is not None else "campaign",
-        by_design(labels_for_rate(p, width, confidence), data["passes"] if data and pass_rate is None else None, 1.0),
     )
     # the judge's false-pass rate at its threshold, and its pass/fail kappa
-    judged = (data["oriented"] >= scores.sign * threshold) if data and threshold is not None else None
-    fails = 1.0 - data["passes"] if data else None
-    r_data = float(np.average(judged[fails > 0], weights=w[fails > 0])) if judged is not None and fails.any() else None
-    r = false_pass_rate if false_pass_rate is not None else r_data
-    if r is None:
+    judged = (data.oriented >= scores.sign * threshold) if data and scores and threshold is not None else None
+    false_pass = _false_pass_row(plan, judged, p, threshold, false_pass_rate, pass_rate)
+    if false_pass is None:
         out["notes"].append(
             "false-pass rate: no judge threshold and human fails to read it from; state it with --false-pass-rate"
         )
     else:
-        u = None
-        if judged is not None and false_pass_rate is None and pass_rate is None:
-            u = fails * (judged - r)  # the linearised false-pass rate, times the share of fails
-        fails_needed = trials_for_rate(r, width, confidence)
-        fails_now = int(round(float(fails.sum()))) if fails is not None else 0
-        row(
-            "false-pass rate",
-            r,
-            "assumed" if false_pass_rate is not None else "campaign",
-            by_design(labels_for_false_pass_rate(r, p, width, confidence), u, 1 - p),
-            (f"at threshold {threshold:g}; " if threshold is not None else "")
-            + f"computed on the human fails: {fails_needed} needed, {fails_now} labelled",
-        )
-        out["statistics"][-1].update(
-            human_fails_needed=fails_needed,
-            human_fails=fails_now,
-            more_human_fails_needed=max(0, fails_needed - fails_now),
-        )
-    if kappa is not None:  # a judge passing as often as the humans do: kappa moves p(1 - p) onto the diagonal
-        agree = kappa * p * (1 - p)
-        table = np.array([[(1 - p) ** 2 + agree, p * (1 - p) - agree], [p * (1 - p) - agree, p * p + agree]])
-        row(
-            "pass/fail kappa",
-            kappa,
-            "assumed",
-            {"random": labels_for_kappa(table, width, confidence), "stratified": None, "neyman": None},
-            "a judge passing as often as the humans",
-        )
-    elif judged is not None:
-        table = np.array(
-            [
-                [np.sum(w * fails * (1 - judged)), np.sum(w * fails * judged)],
-                [np.sum(w * (1 - fails) * (1 - judged)), np.sum(w * (1 - fails) * judged)],
-            ]
-        )
-        from statsmodels.stats.inter_rater import cohens_kappa
-
-        row(
-            "pass/fail kappa",
-            float(cohens_kappa(table).kappa),
-            "campaign",
-            {"random": labels_for_kappa(table, width, confidence), "stratified": None, "neyman": None},
-            f"at threshold {threshold:g}; kappa measures the judge itself: its scores do not stratify it",
-        )
-    else:
+        out["statistics"].append(false_pass)
+    agreement = _kappa_row(plan, judged, p, threshold, kappa)
+    if agreement is None:
         out["notes"].append("kappa: no judge verdicts to read it from; state it with --kappa (and --pass-rate)")
+    else:
+        out["statistics"].append(agreement)
     return Result(out, records_frame("statistics"))
