@@ -673,7 +673,7 @@ def test_every_library_function_that_writes_is_a_declared_writer_or_called_only_
 
     writers = {name for name, f in functions.items() if f["writes"]}
     assert {
-        "calibrate.imports.apply.import_batch",
+        "calibrate.imports.apply._store_and_write",  # import_batch's writing step
         "calibrate.sampling.designs.write_sample",
         "calibrate.cases.datasets.merge_cases",
     } <= writers  # the scan sees writes

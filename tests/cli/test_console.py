@@ -102,6 +102,8 @@ def test_a_library_value_error_is_a_usage_error(capsys):
 
 def test_json_is_one_line_and_never_nan(capsys):
     print_json({"a": [1, "é"]})
-    assert json.loads(capsys.readouterr().out) == {"a": [1, "é"]}
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.endswith("\n")
+    assert list(json.loads(out).items()) == [("schema_version", 1), ("a", [1, "é"])]  # the version first
     with pytest.raises(ValueError):
         print_json({"a": float("nan")})
