@@ -68,11 +68,11 @@ def max_admissible_false_passes(
     if confidence is None:
         if not whole:
             return max_false_pass * n
-        # the slack keeps 0.3 x 10 (2.9999999999999996) at 3; a count whose rate is above the ceiling
+        # the slack keeps 0.3 x 10 (2.9999999999999996) at 3; a count whose rate is not within the ceiling
         # (80 of 80 for a ceiling one unit below 1.0 in the last place) is never admitted
         admitted = np.floor(max_false_pass * n + 1e-9)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where((n > 0) & (admitted / n > max_false_pass), admitted - 1, admitted)
+            return np.where((n > 0) & ~within_ceiling(admitted / n, max_false_pass), admitted - 1, admitted)
     if not whole:
         low, high = np.zeros(n.shape), n.copy()
         nothing = ~within_ceiling(clopper_pearson_upper(low, n, confidence=confidence), max_false_pass)
