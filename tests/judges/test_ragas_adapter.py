@@ -15,32 +15,10 @@ from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import need, write_campaign
+from tests.judges.rag_cases import RAG_CASES as CASES
 from tests.servers.judge_server import embed
 
 METRICS = ["faithfulness", "answer_relevancy", "context_precision", "context_recall"]
-CASES = [
-    {
-        "case_id": "paris",
-        "input": "Where is Paris located?",
-        "actual_output": "Paris is located in France. Bananas are yellow.",
-        "expected_output": "Paris is located in France.",
-        "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."],
-    },
-    {
-        "case_id": "rome",
-        "input": "Where is Rome located?",
-        "actual_output": "Rome is located in Italy.",
-        "expected_output": "Rome is located in Italy. Rome has the Colosseum.",
-        "retrieval_context": ["Cheese is made from milk.", "Rome is located in Italy."],
-    },
-    {
-        "case_id": "dodge",
-        "input": "Where is Oslo located?",
-        "actual_output": "I don't know where Oslo is.",
-        "expected_output": "Oslo is located in Norway. Oslo is cold.",
-        "retrieval_context": ["Oslo is located in Norway."],
-    },
-]
 
 
 def config(url: str, embeddings: str | None = None, metrics=METRICS, provider="openai") -> str:

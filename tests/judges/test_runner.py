@@ -17,6 +17,7 @@ from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from calibrate.judges.store import STORE_NAME
 from tests.conftest import write_campaign
+from tests.judges.rag_cases import RAG_CASES
 from tests.servers.judge_server import COST_PER_CALL, JudgeServer
 
 CALLS_PER_CASE = 4  # DeepEval faithfulness: truths, claims, verdicts, reason
@@ -257,22 +258,7 @@ def test_every_deepeval_rag_metric_scores_through_the_runner(tmp_path, server):
         f'model = {{ provider = "openai", name = "scripted", base_url = "{server.url}" }}\n'
         for m in metrics
     )
-    cases = [
-        {
-            "case_id": "paris",
-            "input": "Where is Paris located?",
-            "actual_output": "Paris is located in France. Bananas are yellow.",
-            "expected_output": "Paris is located in France.",
-            "retrieval_context": ["Paris is located in France.", "Bananas grow in warm places."],
-        },
-        {
-            "case_id": "rome",
-            "input": "Where is Rome located?",
-            "actual_output": "Rome is located in Italy.",
-            "expected_output": "Rome is located in Italy. Rome has the Colosseum.",
-            "retrieval_context": ["Cheese is made from milk.", "Rome is located in Italy."],
-        },
-    ]
+    cases = RAG_CASES[:2]
     humans = pd.DataFrame(
         [(c["case_id"], m, "ann", "human", 1) for c in cases for m in metrics],
         columns=["case_id", "metric", "rater", "rater_kind", "value"],

@@ -8,64 +8,23 @@ from __future__ import annotations
 import json
 import shutil
 
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from calibrate import load_campaign
 from calibrate.base.errors import CampaignError
 from calibrate.cli import main
-from calibrate.judges.runner import run_judges
 from calibrate.review.fingerprint import choose_anchors, fingerprint_judge, latest_fingerprint
 from calibrate.review.gate import GateRules, run_gate
-from tests.conftest import write_campaign
+from tests.review.fingerprint_campaign import judged_campaign
 from tests.servers.judge_server import JudgeServer
-
-N = 40
-
-
-def cases() -> list[dict]:
-    out = []
-    for i in range(N):
-        fact = f"Fact {i} is true."
-        answer = fact if i % 2 == 0 else f"{fact} Invented claim {i} is false."
-        out.append(
-            {
-                "case_id": f"c{i:03d}",
-                "input": f"question {i}?",
-                "actual_output": answer,
-                "retrieval_context": [fact, f"Other fact {i} holds."],
-            }
-        )
-    return out
 
 
 @pytest.fixture
 def setup(tmp_path):
     """A campaign whose judge calls the alias "gpt-alias", scored while the alias answers carefully."""
     with JudgeServer(models={"gpt-alias"}, aliases={"gpt-alias": "careful"}) as server:
-        toml = f'''
-name = "fp"
-[metrics.faithfulness]
-scale = "binary"
-max_false_pass = 0.2
-[judges.faith-gpt]
-library = "deepeval"
-metric = "faithfulness"
-model = {{ provider = "openai", name = "gpt-alias", base_url = "{server.url}" }}
-'''
-        humans = pd.DataFrame(
-            {
-                "case_id": [c["case_id"] for c in cases()],
-                "metric": "faithfulness",
-                "rater": "ann",
-                "rater_kind": "human",
-                "value": [1 - i % 2 for i in range(N)],
-            }
-        )
-        folder = write_campaign(tmp_path / "campaign", toml, humans, cases())
-        run_judges(load_campaign(folder))
-        yield folder, server
+        yield judged_campaign(tmp_path / "campaign", server.url, "gpt-alias"), server
 
 
 def test_same_while_the_alias_answers_as_before_then_changed_then_flaky(setup):
@@ -171,28 +130,7 @@ def test_a_judge_that_cannot_be_reached_fails_its_fingerprint_saying_why(setup):
 def history(tmp_path_factory):
     """A campaign whose judge was fingerprinted SAME, then CHANGED (the alias moved); copied per test."""
     with JudgeServer(models={"gpt-alias"}, aliases={"gpt-alias": "careful"}) as server:
-        base = tmp_path_factory.mktemp("history")
-        toml = f'''
-name = "fp"
-[metrics.faithfulness]
-scale = "binary"
-max_false_pass = 0.2
-[judges.faith-gpt]
-library = "deepeval"
-metric = "faithfulness"
-model = {{ provider = "openai", name = "gpt-alias", base_url = "{server.url}" }}
-'''
-        humans = pd.DataFrame(
-            {
-                "case_id": [c["case_id"] for c in cases()],
-                "metric": "faithfulness",
-                "rater": "ann",
-                "rater_kind": "human",
-                "value": [1 - i % 2 for i in range(N)],
-            }
-        )
-        folder = write_campaign(base / "campaign", toml, humans, cases())
-        run_judges(load_campaign(folder))
+        folder = judged_campaign(tmp_path_factory.mktemp("history") / "campaign", server.url, "gpt-alias")
         assert fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)["verdict"] == "SAME"
         server.aliases["gpt-alias"] = "lenient"
         assert fingerprint_judge(load_campaign(folder), judge="faith-gpt", repeats=2)["verdict"] == "CHANGED"

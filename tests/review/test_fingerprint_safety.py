@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shutil
 
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -24,61 +23,18 @@ from calibrate import load_campaign
 from calibrate.base.errors import CampaignError
 from calibrate.campaign.judge_specs import JudgeSpec, ModelSpec
 from calibrate.cli import main
-from calibrate.judges.runner import run_judges
 from calibrate.review.fingerprint import fingerprint_judge, fingerprint_reasons
 from calibrate.review.fingerprint_files import content_hash
 from calibrate.review.gate import GateRules, run_gate
-from tests.conftest import write_campaign
+from tests.review.fingerprint_campaign import judged_campaign
 from tests.servers.judge_server import JudgeServer
-
-N = 40
-
-
-def cases() -> list[dict]:
-    out = []
-    for i in range(N):
-        fact = f"Fact {i} is true."
-        answer = fact if i % 2 == 0 else f"{fact} Invented claim {i} is false."
-        out.append(
-            {
-                "case_id": f"c{i:03d}",
-                "input": f"question {i}?",
-                "actual_output": answer,
-                "retrieval_context": [fact, f"Other fact {i} holds."],
-            }
-        )
-    return out
-
-
-def toml(url: str, model: str = "careful", library: str = "deepeval") -> str:
-    return f'''
-name = "fp"
-[metrics.faithfulness]
-scale = "binary"
-max_false_pass = 0.2
-[judges.faith-gpt]
-library = "{library}"
-metric = "faithfulness"
-model = {{ provider = "openai", name = "{model}", base_url = "{url}" }}
-'''
 
 
 @pytest.fixture(scope="module")
 def fingerprinted(tmp_path_factory):
     """A campaign whose judge was fingerprinted SAME (8 anchors); copied per test."""
     with JudgeServer() as server:
-        base = tmp_path_factory.mktemp("fingerprinted")
-        humans = pd.DataFrame(
-            {
-                "case_id": [c["case_id"] for c in cases()],
-                "metric": "faithfulness",
-                "rater": "ann",
-                "rater_kind": "human",
-                "value": [1 - i % 2 for i in range(N)],
-            }
-        )
-        folder = write_campaign(base / "campaign", toml(server.url), humans, cases())
-        run_judges(load_campaign(folder))
+        folder = judged_campaign(tmp_path_factory.mktemp("fingerprinted") / "campaign", server.url)
         assert fingerprint_judge(load_campaign(folder), judge="faith-gpt", anchors=8, repeats=2)["verdict"] == "SAME"
         yield folder, server
 
