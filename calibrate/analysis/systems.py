@@ -23,6 +23,7 @@ each.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -204,6 +205,161 @@ def _holm(p_values: list[float | None]) -> list[float | None]:
     return adjusted
 
 
+def _check_arguments(
+    campaign: Campaign,
+    *,
+    metric: str,
+    by: str,
+    a: str,
+    b: str,
+    slice_by: str | None,
+    width: float,
+    confidence: float,
+) -> None:
+    """Refuse what :func:`compare_systems` cannot compare, naming the parameter."""
+    if not 0 < confidence < 1:
+        raise ValueError(ParameterText("{confidence}: expected a level between 0 and 1", confidence=confidence))
+    if not 0 < width < 1:
+        raise ValueError(ParameterText("{width}: expected a width between 0 and 1", width=width))
+    if a == b:
+        raise ValueError(ParameterText("{b}: the same version as {a}: compare two versions", a=a, b=b))
+    if slice_by is not None and slice_by == by:
+        raise ValueError(
+            ParameterText(
+                "{slice_by}: the key of the versions itself: each slice would hold one version", slice_by=slice_by
+            )
+        )
+    campaign.metric_names([metric])
+    if not campaign.cases:
+        raise ValueError(
+            ParameterText("{by}: the versions are read from cases.jsonl, which this campaign lacks", by=by)
+        )
+
+
+@dataclass(frozen=True)
+class _Versions:
+    """The labelled (``_l``) and unlabelled (``_u``) cases of a comparison: version, scores, verdicts."""
+
+    a: str
+    b: str
+    version_l: np.ndarray
+    version_u: np.ndarray
+    passes: np.ndarray
+    oriented_l: np.ndarray
+    oriented_u: np.ndarray
+    weights: np.ndarray | None
+    judge_passes: np.ndarray | None
+    version_all: np.ndarray
+
+
+def _version_of(
+    campaign: Campaign, ids_l: list[str], ids_u: list[str], *, by: str, a: str, b: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each case's version (``metadata[by]``), labelled and unlabelled; a version no case has is a ``ValueError``."""
+    version_l = np.array([metadata_value(campaign, c, by) for c in ids_l])
+    version_u = np.array([metadata_value(campaign, c, by) for c in ids_u])
+    found = sorted(set(version_l.tolist()) | set(version_u.tolist()))
+    for name, value in (("a", a), ("b", b)):
+        if value not in found:
+            raise ValueError(
+                ParameterText(
+                    "{" + name + "}: no case the judge scored has metadata.{_by} = {_value} (its values: {_found})",
+                    **{name: value},
+                    _by=by,
+                    _value=repr(value),
+                    _found=", ".join(found[:20]) or "none",
+                )
+            )
+    return version_l, version_u
+
+
+def _versions(
+    joined: Any, version_l: np.ndarray, version_u: np.ndarray, *, a: str, b: str, threshold: float | None
+) -> _Versions:
+    """The cases of a comparison: their versions, oriented scores, and the judge's verdicts at ``threshold``."""
+    scores = joined.judge
+    unl = joined.unlabelled
+    oriented_l = scores.sign * joined.score
+    oriented_u = scores.sign * scores.values[unl]
+    judge_passes = np.r_[oriented_l, oriented_u] >= scores.sign * threshold if threshold is not None else None
+    return _Versions(
+        a=a,
+        b=b,
+        version_l=version_l,
+        version_u=version_u,
+        passes=joined.passes,
+        oriented_l=oriented_l,
+        oriented_u=oriented_u,
+        weights=joined.weights,
+        judge_passes=judge_passes,
+        version_all=np.r_[version_l, version_u],
+    )
+
+
+def _compare(
+    v: _Versions, mask_l: np.ndarray, mask_u: np.ndarray, *, width: float, confidence: float
+) -> dict[str, Any]:
+    """Version b against version a on the cases the masks keep: each rate, the differences, the labels."""
+    sides = {}
+    for name, value in (("a", v.a), ("b", v.b)):
+        in_l, in_u = mask_l & (v.version_l == value), mask_u & (v.version_u == value)
+        w = None if v.weights is None else v.weights[in_l]
+        sides[name] = version_rate(v.passes[in_l], v.oriented_l[in_l], v.oriented_u[in_u], w, confidence)
+    result = {
+        "a": sides["a"],
+        "b": sides["b"],
+        "difference": rate_difference(sides["a"], sides["b"], "ppi", confidence),
+        "humans_only_difference": rate_difference(sides["a"], sides["b"], "humans_only", confidence),
+        "labels": labels_for_width(width, [sides["a"], sides["b"]], confidence),
+    }
+    if v.judge_passes is not None:
+        every = np.r_[mask_l, mask_u]
+        result["judge_only_difference"] = _judge_only(
+            v.judge_passes[every & (v.version_all == v.a)], v.judge_passes[every & (v.version_all == v.b)]
+        )
+    else:
+        result["judge_only_difference"] = undefined("the judge has no threshold under the metric's rule")
+    return result
+
+
+def _slices(
+    campaign: Campaign,
+    v: _Versions,
+    ids_l: list[str],
+    ids_u: list[str],
+    *,
+    slice_by: str,
+    width: float,
+    confidence: float,
+) -> tuple[list[dict[str, Any]], str]:
+    """The comparison per value of ``metadata[slice_by]``, Holm-adjusted; and the sentence saying how."""
+    slice_l = np.array([metadata_value(campaign, c, slice_by) for c in ids_l])
+    slice_u = np.array([metadata_value(campaign, c, slice_by) for c in ids_u])
+    values = sorted(set(slice_l.tolist()) | set(slice_u.tolist()))
+    slices = [
+        {
+            "key": slice_by,
+            "value": value,
+            **_compare(v, slice_l == value, slice_u == value, width=width, confidence=confidence),
+        }
+        for value in values
+    ]
+    adjusted = _holm([s["difference"].get("p_value") for s in slices])
+    k = sum(p is not None for p in adjusted)
+    z_all = normal_quantile(1 - (1 - confidence) / max(k, 1))
+    for s, p in zip(slices, adjusted):
+        d = s["difference"]
+        if p is not None:
+            d["p_value_holm"] = p
+            d["differs_after_holm"] = p < 1 - confidence
+            d["simultaneous_ci"] = [d["estimate"] - z_all * d["se"], d["estimate"] + z_all * d["se"]]
+    multiplicity = (
+        f"Holm's step-down adjustment over the {k} slices with a difference; simultaneous "
+        f"intervals by Bonferroni at {1 - (1 - confidence) / max(k, 1):.4f}"
+    )
+    return slices, multiplicity
+
+
 @computed_once()
 @checked("confidence")
 def compare_systems(
@@ -250,74 +406,16 @@ def compare_systems(
     >>> round(d["estimate"], 3), d["ci_low"] < d["estimate"] < d["ci_high"]
     (-0.029, True)
     """
-    if not 0 < confidence < 1:
-        raise ValueError(ParameterText("{confidence}: expected a level between 0 and 1", confidence=confidence))
-    if not 0 < width < 1:
-        raise ValueError(ParameterText("{width}: expected a width between 0 and 1", width=width))
-    if a == b:
-        raise ValueError(ParameterText("{b}: the same version as {a}: compare two versions", a=a, b=b))
-    if slice_by is not None and slice_by == by:
-        raise ValueError(
-            ParameterText(
-                "{slice_by}: the key of the versions itself: each slice would hold one version", slice_by=slice_by
-            )
-        )
-    campaign.metric_names([metric])
-    if not campaign.cases:
-        raise ValueError(
-            ParameterText("{by}: the versions are read from cases.jsonl, which this campaign lacks", by=by)
-        )
+    _check_arguments(campaign, metric=metric, by=by, a=a, b=b, slice_by=slice_by, width=width, confidence=confidence)
     joined = pair(campaign, metric, judge)
     scores = joined.judge
-
     ids_l = joined.case_ids.tolist()
-    unl = joined.unlabelled
-    ids_u = scores.case_ids[unl].tolist()
-    version_l = np.array([metadata_value(campaign, c, by) for c in ids_l])
-    version_u = np.array([metadata_value(campaign, c, by) for c in ids_u])
-    found = sorted(set(version_l.tolist()) | set(version_u.tolist()))
-    for name, value in (("a", a), ("b", b)):
-        if value not in found:
-            raise ValueError(
-                ParameterText(
-                    "{" + name + "}: no case the judge scored has metadata.{_by} = {_value} (its values: {_found})",
-                    **{name: value},
-                    _by=by,
-                    _value=repr(value),
-                    _found=", ".join(found[:20]) or "none",
-                )
-            )
-    passes = joined.passes
-    oriented_l = scores.sign * joined.score
-    oriented_u = scores.sign * scores.values[unl]
+    ids_u = scores.case_ids[joined.unlabelled].tolist()
+    version_l, version_u = _version_of(campaign, ids_l, ids_u, by=by, a=a, b=b)
     from calibrate.analysis.recommendations import recommended_threshold
 
     threshold = recommended_threshold(campaign, metric, scores.name)
-    judge_passes = np.r_[oriented_l, oriented_u] >= scores.sign * threshold if threshold is not None else None
-    version_all = np.r_[version_l, version_u]
-
-    def compare(mask_l: np.ndarray, mask_u: np.ndarray) -> dict[str, Any]:
-        sides = {}
-        for name, value in (("a", a), ("b", b)):
-            in_l, in_u = mask_l & (version_l == value), mask_u & (version_u == value)
-            w = None if joined.weights is None else joined.weights[in_l]
-            sides[name] = version_rate(passes[in_l], oriented_l[in_l], oriented_u[in_u], w, confidence)
-        result = {
-            "a": sides["a"],
-            "b": sides["b"],
-            "difference": rate_difference(sides["a"], sides["b"], "ppi", confidence),
-            "humans_only_difference": rate_difference(sides["a"], sides["b"], "humans_only", confidence),
-            "labels": labels_for_width(width, [sides["a"], sides["b"]], confidence),
-        }
-        if judge_passes is not None:
-            every = np.r_[mask_l, mask_u]
-            result["judge_only_difference"] = _judge_only(
-                judge_passes[every & (version_all == a)], judge_passes[every & (version_all == b)]
-            )
-        else:
-            result["judge_only_difference"] = undefined("the judge has no threshold under the metric's rule")
-        return result
-
+    versions = _versions(joined, version_l, version_u, a=a, b=b, threshold=threshold)
     doc: dict[str, Any] = {
         "campaign": campaign.name,
         "metric": metric,
@@ -328,26 +426,13 @@ def compare_systems(
         "threshold": threshold,
         "weighted": joined.weights is not None,
         "confidence": confidence,
-        "overall": compare(np.ones(len(ids_l), bool), np.ones(len(ids_u), bool)),
+        "overall": _compare(
+            versions, np.ones(len(ids_l), bool), np.ones(len(ids_u), bool), width=width, confidence=confidence
+        ),
     }
     if slice_by is not None:
-        slice_l = np.array([metadata_value(campaign, c, slice_by) for c in ids_l])
-        slice_u = np.array([metadata_value(campaign, c, slice_by) for c in ids_u])
-        values = sorted(set(slice_l.tolist()) | set(slice_u.tolist()))
-        slices = [{"key": slice_by, "value": v, **compare(slice_l == v, slice_u == v)} for v in values]
-        adjusted = _holm([s["difference"].get("p_value") for s in slices])
-        k = sum(p is not None for p in adjusted)
-        z_all = normal_quantile(1 - (1 - confidence) / max(k, 1))
-        for s, p in zip(slices, adjusted):
-            d = s["difference"]
-            if p is not None:
-                d["p_value_holm"] = p
-                d["differs_after_holm"] = p < 1 - confidence
-                d["simultaneous_ci"] = [d["estimate"] - z_all * d["se"], d["estimate"] + z_all * d["se"]]
-        doc["slices"] = slices
-        doc["multiplicity"] = (
-            f"Holm's step-down adjustment over the {k} slices with a difference; simultaneous "
-            f"intervals by Bonferroni at {1 - (1 - confidence) / max(k, 1):.4f}"
+        doc["slices"], doc["multiplicity"] = _slices(
+            campaign, versions, ids_l, ids_u, slice_by=slice_by, width=width, confidence=confidence
         )
     doc["manifest"] = build_manifest(
         campaign,

@@ -873,7 +873,14 @@ def _httpx_transport() -> type:
     if _TRANSPORT:
         return _TRANSPORT[0]
     import httpx
-    from yarl import URL
+
+    transport = _policy_transport(httpx, _capped_stream(httpx))
+    _TRANSPORT.append(transport)
+    return transport
+
+
+def _capped_stream(httpx: Any) -> type:
+    """The class of a reply's stream that keeps the size cap and the deadline (``httpx``: the module)."""
 
     class CappedStream(httpx.SyncByteStream):
         """A reply's bytes, counted against the cap and the request's deadline as they arrive."""
@@ -913,6 +920,28 @@ def _httpx_transport() -> type:
         def close(self) -> None:
             self.stream.close()
 
+    return CappedStream
+
+
+def _redirected(httpx: Any, request: Any, status: int, target: Any) -> Any:
+    """The request to send to ``target`` after a redirect of ``status``: a 303 (and a 301 or 302 after a
+    POST) becomes a GET without a body, as browsers do."""
+    request.read()
+    method, content = request.method, request.content
+    if status == 303 or (status in (301, 302) and method == "POST"):
+        method, content = ("HEAD" if method == "HEAD" else "GET"), b""
+    headers = [
+        (k, v)
+        for k, v in request.headers.multi_items()
+        if not (content == b"" and k.lower() in ("content-length", "content-type"))
+    ]
+    return httpx.Request(method, str(target), headers=headers, content=content, extensions=request.extensions)
+
+
+def _policy_transport(httpx: Any, capped_stream: type) -> type:
+    """The transport class: httpx's own, with calibrate's rules around it (``httpx``: the module)."""
+    from yarl import URL
+
     class PolicyTransport(httpx.BaseTransport):
         """httpx's own transport, with calibrate's rules around it."""
 
@@ -928,21 +957,7 @@ def _httpx_transport() -> type:
             server = f"{self.name} at {current.scheme}://{current.host_port_subcomponent}"
             for hops in range(self.policy.max_redirects + 2):
                 what = f"{request.method} {current.raw_path}"
-                try:
-                    response = self.inner.handle_request(request)
-                except httpx.ConnectError as exc:
-                    reason = f"{type(exc).__name__}: {exc}"
-                    raise HttpError(
-                        f"cannot reach {server} ({reason}): {what}", kind="connect", reason=reason
-                    ) from None
-                except httpx.TimeoutException:
-                    raise HttpError(
-                        f"{server}: {what}: no complete reply within {self.policy.timeout_s:g} s", kind="timeout"
-                    ) from None
-                except httpx.TransportError as exc:
-                    raise HttpError(
-                        f"{server}: {what}: the connection failed ({type(exc).__name__}: {exc})", kind="connection"
-                    ) from None
+                response = self._send(request, server, what)
                 location = response.headers.get("location")
                 if response.status_code in REDIRECTS and location:
                     response.close()
@@ -956,18 +971,7 @@ def _httpx_transport() -> type:
                         policy=self.policy,
                         credentials=credentials,
                     )
-                    request.read()
-                    method, content = request.method, request.content
-                    if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
-                        method, content = ("HEAD" if method == "HEAD" else "GET"), b""
-                    headers = [
-                        (k, v)
-                        for k, v in request.headers.multi_items()
-                        if not (content == b"" and k.lower() in ("content-length", "content-type"))
-                    ]
-                    request = httpx.Request(
-                        method, str(current), headers=headers, content=content, extensions=request.extensions
-                    )
+                    request = _redirected(httpx, request, response.status_code, current)
                     continue
                 announced = response.headers.get("content-length", "")
                 if announced.isdigit() and int(announced) > self.policy.max_reply_bytes:
@@ -977,7 +981,7 @@ def _httpx_transport() -> type:
                     response.status_code,
                     headers=response.headers,
                     extensions=response.extensions,
-                    stream=CappedStream(
+                    stream=capped_stream(
                         response.stream,
                         limit=self.policy.max_reply_bytes,
                         deadline=started + self.policy.timeout_s,
@@ -988,8 +992,23 @@ def _httpx_transport() -> type:
                 )
             raise AssertionError("unreachable: redirect_target refuses more hops")  # pragma: no cover
 
+        def _send(self, request: httpx.Request, server: str, what: str) -> httpx.Response:
+            """One request through httpx's transport, its failures said as an ``HttpError`` naming the server."""
+            try:
+                return self.inner.handle_request(request)
+            except httpx.ConnectError as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                raise HttpError(f"cannot reach {server} ({reason}): {what}", kind="connect", reason=reason) from None
+            except httpx.TimeoutException:
+                raise HttpError(
+                    f"{server}: {what}: no complete reply within {self.policy.timeout_s:g} s", kind="timeout"
+                ) from None
+            except httpx.TransportError as exc:
+                raise HttpError(
+                    f"{server}: {what}: the connection failed ({type(exc).__name__}: {exc})", kind="connection"
+                ) from None
+
         def close(self) -> None:
             self.inner.close()
 
-    _TRANSPORT.append(PolicyTransport)
     return PolicyTransport

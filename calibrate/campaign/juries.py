@@ -95,6 +95,99 @@ def _combine(values: np.ndarray, how: str, on_scale: bool) -> np.ndarray:
     return out
 
 
+def _refusal(
+    name: str,
+    jury: dict,
+    members: list[tuple[str, str, str]],
+    orientation: set[bool],
+    on_scale: bool,
+    taken: set,
+    judge_rows: pd.DataFrame,
+    file: str,
+) -> Problem | None:
+    """Why a jury cannot be formed at all (its name taken, its members at odds or without ratings), or None."""
+    where = f"juries.{name}"
+    if name in taken:
+        return Problem(
+            file,
+            f"jury '{name}' has the name of a rater in the ratings",
+            field=where,
+            expected="a name no rater uses",
+        )
+    if len(orientation) > 1:
+        return Problem(
+            file, "its judges' scores run in opposite directions (higher_is_better)", field=f"{where}.judges"
+        )
+    if jury["combine"] == "majority" and not on_scale:
+        return Problem(
+            file,
+            "a majority needs judges that rate on the metric's scale (declare "
+            "on_metric_scale = true for each, or combine by mean or median)",
+            field=f"{where}.combine",
+            value="majority",
+        )
+    missing = [r for r, _, _ in members if not (judge_rows["rater"] == r).any()]
+    if missing:
+        return Problem(
+            file,
+            f"judge '{missing[0]}' has no ratings in the campaign",
+            field=f"{where}.judges",
+            value=missing[0],
+            expected="judges with ratings (the ratings of a judge removed from [judges] are "
+            "set aside: take it out of the jury too, or declare it again)",
+        )
+    return None
+
+
+def _member_scores(
+    judge_rows: pd.DataFrame, members: list[tuple[str, str, str]], metric: str, where: str, file: str
+) -> list[pd.Series] | Problem:
+    """Each member's scores of ``metric`` by case (from its one run, or the run named), or why not."""
+    columns = []
+    for rater, _, run in members:
+        part = judge_rows[(judge_rows["rater"] == rater) & (judge_rows["metric"] == metric)]
+        runs = sorted(part["run_id"].unique())
+        if not len(part):
+            return Problem(
+                file,
+                f"judge '{rater}' has no ratings of metric '{metric}'",
+                field=f"{where}.judges",
+                value=rater,
+            )
+        if run:
+            part = part[part["run_id"] == run]
+            if not len(part):
+                return Problem(
+                    file,
+                    f"judge '{rater}' has no run '{run}' on metric '{metric}' (its runs: {', '.join(runs)})",
+                    field=f"{where}.judges",
+                )
+        elif len(runs) > 1:
+            return Problem(
+                file,
+                f"judge '{rater}' has several runs on metric '{metric}': name one "
+                f"as {rater}@RUN_ID ({', '.join(runs)})",
+                field=f"{where}.judges",
+            )
+        columns.append(part.set_index("case_id")["value"])
+    return columns
+
+
+def _jury_frame(columns: list[pd.Series], name: str, metric: str, how: str, on_scale: bool) -> pd.DataFrame:
+    """The jury's ratings of ``metric``: on each case every member rated, the members' scores combined."""
+    table = pd.concat(columns, axis=1, join="inner").sort_index()
+    values = _combine(table.to_numpy(float), how, on_scale)
+    return pd.DataFrame(
+        {
+            "case_id": table.index.astype(str),
+            "metric": metric,
+            "rater": name,
+            "rater_kind": "judge",
+            "value": values,
+        }
+    )
+
+
 def jury_ratings(
     ratings: pd.DataFrame, juries: dict[str, dict], raters: dict, metrics: dict, file: str, problems: list[Problem]
 ) -> tuple[pd.DataFrame, dict[str, dict]]:
@@ -105,49 +198,12 @@ def jury_ratings(
     rows, facts = [], {}
     for name, jury in juries.items():
         where = f"juries.{name}"
-        if name in taken:
-            problems.append(
-                Problem(
-                    file,
-                    f"jury '{name}' has the name of a rater in the ratings",
-                    field=where,
-                    expected="a name no rater uses",
-                )
-            )
-            continue
         members = [m.partition("@") for m in jury["judges"]]
         orientation = {raters[r].higher_is_better if r in raters else True for r, _, _ in members}
         on_scale = all(raters[r].on_metric_scale if r in raters else False for r, _, _ in members)
-        if len(orientation) > 1:
-            problems.append(
-                Problem(
-                    file, "its judges' scores run in opposite directions (higher_is_better)", field=f"{where}.judges"
-                )
-            )
-            continue
-        if jury["combine"] == "majority" and not on_scale:
-            problems.append(
-                Problem(
-                    file,
-                    "a majority needs judges that rate on the metric's scale (declare "
-                    "on_metric_scale = true for each, or combine by mean or median)",
-                    field=f"{where}.combine",
-                    value="majority",
-                )
-            )
-            continue
-        missing = [r for r, _, _ in members if not (judge_rows["rater"] == r).any()]
-        if missing:
-            problems.append(
-                Problem(
-                    file,
-                    f"judge '{missing[0]}' has no ratings in the campaign",
-                    field=f"{where}.judges",
-                    value=missing[0],
-                    expected="judges with ratings (the ratings of a judge removed from [judges] are "
-                    "set aside: take it out of the jury too, or declare it again)",
-                )
-            )
+        refusal = _refusal(name, jury, members, orientation, on_scale, taken, judge_rows, file)
+        if refusal is not None:
+            problems.append(refusal)
             continue
         rated = set(metrics)
         for rater, _, _ in members:
@@ -160,57 +216,11 @@ def jury_ratings(
             if metric not in metrics:
                 problems.append(Problem(file, f"unknown metric '{metric}'", field=f"{where}.metrics"))
                 continue
-            columns = []
-            for rater, _, run in members:
-                part = judge_rows[(judge_rows["rater"] == rater) & (judge_rows["metric"] == metric)]
-                runs = sorted(part["run_id"].unique())
-                if not len(part):
-                    problems.append(
-                        Problem(
-                            file,
-                            f"judge '{rater}' has no ratings of metric '{metric}'",
-                            field=f"{where}.judges",
-                            value=rater,
-                        )
-                    )
-                    break
-                if run:
-                    part = part[part["run_id"] == run]
-                    if not len(part):
-                        problems.append(
-                            Problem(
-                                file,
-                                f"judge '{rater}' has no run '{run}' on metric '{metric}' "
-                                f"(its runs: {', '.join(runs)})",
-                                field=f"{where}.judges",
-                            )
-                        )
-                        break
-                elif len(runs) > 1:
-                    problems.append(
-                        Problem(
-                            file,
-                            f"judge '{rater}' has several runs on metric '{metric}': name one "
-                            f"as {rater}@RUN_ID ({', '.join(runs)})",
-                            field=f"{where}.judges",
-                        )
-                    )
-                    break
-                columns.append(part.set_index("case_id")["value"])
+            found = _member_scores(judge_rows, members, metric, where, file)
+            if isinstance(found, Problem):
+                problems.append(found)
             else:
-                table = pd.concat(columns, axis=1, join="inner").sort_index()
-                values = _combine(table.to_numpy(float), jury["combine"], on_scale)
-                rows.append(
-                    pd.DataFrame(
-                        {
-                            "case_id": table.index.astype(str),
-                            "metric": metric,
-                            "rater": name,
-                            "rater_kind": "judge",
-                            "value": values,
-                        }
-                    )
-                )
+                rows.append(_jury_frame(found, name, metric, jury["combine"], on_scale))
         facts[name] = {
             "higher_is_better": orientation.pop(),
             "on_metric_scale": on_scale,

@@ -220,6 +220,36 @@ def _table(
     return rows, problems
 
 
+def _stratum_problems(
+    design: SampleDesign, row: SampleRow, line: int, table_path: Path, design_path: Path
+) -> list[Problem]:
+    """A row of a sample's table against its design: a stratum it lacks, or another inclusion probability."""
+    stratum = design.strata.get(row.stratum)
+    if stratum is None:
+        return [
+            Problem(
+                str(table_path),
+                "a stratum the design does not have",
+                row=line,
+                field="stratum",
+                value=row.stratum,
+                expected=f"one of the strata of {design_path.name}",
+            )
+        ]
+    if abs(row.inclusion_probability - stratum.inclusion_probability) > TOLERANCE:
+        return [
+            Problem(
+                str(table_path),
+                "not the stratum's inclusion probability in the design",
+                row=line,
+                field="inclusion_probability",
+                value=row.inclusion_probability,
+                expected=f"{stratum.inclusion_probability!r}, as {design_path.name} records",
+            )
+        ]
+    return []
+
+
 def read_sample(design_path: Path, *, cases: Collection[str] | None, samples: Collection[str]) -> dict[str, Any]:
     """A sample ``calibrate sample`` wrote: ``samples/NAME.json`` and ``samples/NAME.csv``, each checked,
     and checked against each other and against the campaign's cases.
@@ -273,29 +303,7 @@ def read_sample(design_path: Path, *, cases: Collection[str] | None, samples: Co
                 )
             )
         if design is not None:
-            stratum = design.strata.get(row.stratum)
-            if stratum is None:
-                problems.append(
-                    Problem(
-                        str(table_path),
-                        "a stratum the design does not have",
-                        row=line,
-                        field="stratum",
-                        value=row.stratum,
-                        expected=f"one of the strata of {design_path.name}",
-                    )
-                )
-            elif abs(row.inclusion_probability - stratum.inclusion_probability) > TOLERANCE:
-                problems.append(
-                    Problem(
-                        str(table_path),
-                        "not the stratum's inclusion probability in the design",
-                        row=line,
-                        field="inclusion_probability",
-                        value=row.inclusion_probability,
-                        expected=f"{stratum.inclusion_probability!r}, as {design_path.name} records",
-                    )
-                )
+            problems += _stratum_problems(design, row, line, table_path, design_path)
     if design is not None and not [p for p in problems if p.file == str(table_path)]:
         drawn = Counter(row.stratum for _, row in rows)
         problems += [

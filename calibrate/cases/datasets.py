@@ -217,6 +217,64 @@ def _metadata(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _both_names(record: dict, where: str, row: int | None) -> list[Problem]:
+    """A problem per field a RAGAS record holds under both its RAGAS and its DeepEval name, with two values."""
+    both = [(k, v) for k, v in RAGAS_TO_DEEPEVAL.items() if k in record and v in record and record[k] != record[v]]
+    return [
+        Problem(
+            where,
+            f"both {k!r} (RAGAS's name) and {v!r} (DeepEval's), with different values: "
+            "which one the case holds is unclear",
+            row=row,
+            field=k,
+            expected="one of the two names",
+        )
+        for k, v in both
+    ]
+
+
+def _add_lists(
+    case: dict[str, Any], fields: CaseRecord, kind: str, list_separator: str, where: str, row: int | None
+) -> list[Problem]:
+    """Add the record's context lists to ``case``; a problem per field that is no list of chunks."""
+    problems = []
+    for field in LIST_FIELDS:
+        try:
+            values = _as_list(getattr(fields, field), kind, list_separator)
+        except ValueError:
+            problems.append(
+                Problem(
+                    where,
+                    "not a list of chunks",
+                    row=row,
+                    field=field,
+                    value=short(getattr(fields, field)),
+                    expected="a list, or chunks joined by " + repr(list_separator),
+                )
+            )
+            continue
+        if values is not None:
+            case[field] = values
+    return problems
+
+
+def _id_problems(fields: CaseRecord, identifier: str | None, where: str, row: int | None) -> list[Problem]:
+    """The problem of a record's own id that breaks the rule every loader applies to cases.jsonl, if any."""
+    if identifier and (why := id_problem(identifier)):
+        named = "case_id" if fields.case_id else "id" if fields.id else "name"
+        return [
+            Problem(
+                where,
+                f"the case id {why}",
+                row=row,
+                field=named,
+                value=identifier,
+                expected="text without control characters, or a whole number",
+            )
+        ]
+    return []
+
+
 def external_case(
     record: Any,
     *,
@@ -248,19 +306,9 @@ def external_case(
     if kind == "auto":
         kind = "ragas" if any(k in record for k in ("user_input", "response", "retrieved_contexts")) else "deepeval"
     if kind == "ragas":
-        both = [(k, v) for k, v in RAGAS_TO_DEEPEVAL.items() if k in record and v in record and record[k] != record[v]]
+        both = _both_names(record, where, row)
         if both:  # one name would silently replace the other
-            return None, [
-                Problem(
-                    where,
-                    f"both {k!r} (RAGAS's name) and {v!r} (DeepEval's), with different values: "
-                    "which one the case holds is unclear",
-                    row=row,
-                    field=k,
-                    expected="one of the two names",
-                )
-                for k, v in both
-            ]
+            return None, both
         record = {RAGAS_TO_DEEPEVAL.get(k, k): v for k, v in record.items()}
     fields, problems = check(
         record, CaseRecord, source=where, line=row, expected="a case: text fields, lists of chunks, a metadata object"
@@ -278,23 +326,7 @@ def external_case(
     if fields is None:
         return None, problems
     case: dict[str, Any] = {f: getattr(fields, f) for f in TEXT_FIELDS if getattr(fields, f) not in (None, "")}
-    for field in LIST_FIELDS:
-        try:
-            values = _as_list(getattr(fields, field), kind, list_separator)
-        except ValueError:
-            problems.append(
-                Problem(
-                    where,
-                    "not a list of chunks",
-                    row=row,
-                    field=field,
-                    value=short(getattr(fields, field)),
-                    expected="a list, or chunks joined by " + repr(list_separator),
-                )
-            )
-            continue
-        if values is not None:
-            case[field] = values
+    problems += _add_lists(case, fields, kind, list_separator, where, row)
     case["metadata"] = {**_metadata(fields.additional_metadata or fields.metadata or {}), "source": kind}
     if id_from is not None:  # RAGAS's names were mapped to DeepEval's above: the path is mapped alike
         head, dot, rest = id_from.partition(".")
@@ -314,18 +346,7 @@ def external_case(
         case["case_id"] = named
         return (None, problems) if problems else (case, [])
     identifier = fields.case_id or fields.id or fields.name
-    if identifier and (why := id_problem(identifier)):  # the rule every loader applies to cases.jsonl
-        named = "case_id" if fields.case_id else "id" if fields.id else "name"
-        problems.append(
-            Problem(
-                where,
-                f"the case id {why}",
-                row=row,
-                field=named,
-                value=identifier,
-                expected="text without control characters, or a whole number",
-            )
-        )
+    problems += _id_problems(fields, identifier, where, row)
     case["case_id"] = identifier if identifier else content_id(case)
     return (None, problems) if problems else (case, [])
 

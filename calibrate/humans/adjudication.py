@@ -238,6 +238,58 @@ def write_template(campaign: Campaign, path: str | Path, metric: str | None = No
     return len(found)
 
 
+def _decision(campaign: Campaign, path: Path, row: dict[str, Any], line: int, text: str) -> dict[str, Any] | Problem:
+    """The decision of a filled row (``text``: its decision cell), or the problem that refuses it."""
+    where = {"row": line}
+    metric = campaign.metrics.get(row["metric"])
+    if metric is None:
+        return Problem(
+            str(path),
+            "unknown metric",
+            field="metric",
+            value=row["metric"],
+            expected="one of " + ", ".join(sorted(campaign.metrics)),
+            **where,
+        )
+    if campaign.cases is not None and row["case_id"] not in campaign.cases:
+        return Problem(
+            str(path),
+            "a case that is not in cases.jsonl",
+            field="case_id",
+            value=row["case_id"],
+            **where,
+        )
+    try:
+        value = float(text)
+    except ValueError:
+        value = {"pass": 1.0, "fail": 0.0}.get(text.lower()) if metric.scale == "binary" else None
+    if value is None or not bool(metric.in_scale(np.array([value]))[0]):
+        return Problem(
+            str(path),
+            "the decision is not on the metric's scale",
+            field="decision",
+            value=text,
+            expected=metric.scale_text(),
+            **where,
+        )
+    if not (row.get("adjudicator") or "").strip():
+        return Problem(
+            str(path),
+            "who decided?",
+            field="adjudicator",
+            value="",
+            expected="the adjudicator's name or e-mail",
+            **where,
+        )
+    return {
+        "case_id": row["case_id"],
+        "metric": row["metric"],
+        "value": value,
+        "adjudicator": row["adjudicator"].strip(),
+        "note": (row.get("note") or "").strip(),
+    }
+
+
 def _read_decisions(campaign: Campaign, path: Path) -> tuple[list[dict[str, Any]], int]:
     problems: list[Problem] = []
     decisions, blank = [], 0
@@ -261,68 +313,11 @@ def _read_decisions(campaign: Campaign, path: Path) -> tuple[list[dict[str, Any]
                 if not text:
                     blank += 1
                     continue
-                where = {"row": line}
-                metric = campaign.metrics.get(row["metric"])
-                if metric is None:
-                    problems.append(
-                        Problem(
-                            str(path),
-                            "unknown metric",
-                            field="metric",
-                            value=row["metric"],
-                            expected="one of " + ", ".join(sorted(campaign.metrics)),
-                            **where,
-                        )
-                    )
-                    continue
-                if campaign.cases is not None and row["case_id"] not in campaign.cases:
-                    problems.append(
-                        Problem(
-                            str(path),
-                            "a case that is not in cases.jsonl",
-                            field="case_id",
-                            value=row["case_id"],
-                            **where,
-                        )
-                    )
-                    continue
-                try:
-                    value = float(text)
-                except ValueError:
-                    value = {"pass": 1.0, "fail": 0.0}.get(text.lower()) if metric.scale == "binary" else None
-                if value is None or not bool(metric.in_scale(np.array([value]))[0]):
-                    problems.append(
-                        Problem(
-                            str(path),
-                            "the decision is not on the metric's scale",
-                            field="decision",
-                            value=text,
-                            expected=metric.scale_text(),
-                            **where,
-                        )
-                    )
-                    continue
-                if not (row.get("adjudicator") or "").strip():
-                    problems.append(
-                        Problem(
-                            str(path),
-                            "who decided?",
-                            field="adjudicator",
-                            value="",
-                            expected="the adjudicator's name or e-mail",
-                            **where,
-                        )
-                    )
-                    continue
-                decisions.append(
-                    {
-                        "case_id": row["case_id"],
-                        "metric": row["metric"],
-                        "value": value,
-                        "adjudicator": row["adjudicator"].strip(),
-                        "note": (row.get("note") or "").strip(),
-                    }
-                )
+                found = _decision(campaign, path, row, line, text)
+                if isinstance(found, Problem):
+                    problems.append(found)
+                else:
+                    decisions.append(found)
     except OSError as exc:
         raise CampaignError([Problem(str(path), f"cannot read the decisions: {exc.strerror}")]) from None
     if problems:

@@ -113,6 +113,66 @@ def _load(path: Path) -> TestRun:
     return run
 
 
+def _test_cases(run: TestRun, path: Path) -> tuple[list[tuple[str, DeepEvalTestCase]], list[Problem]]:
+    """The test cases that fit DeepEval's format, each with its place; and the problems of every one."""
+    problems: list[Problem] = []
+    test_cases: list[tuple[str, DeepEvalTestCase]] = []
+    for i, item in enumerate(run.test_cases or []):
+        where = f"testCases[{i}]"
+        test_case, found = check(
+            item,
+            DeepEvalTestCase,
+            source=str(path),
+            field=where,
+            expected="DeepEval's test case: input, actualOutput, ... and metricsData (name, "
+            "score, threshold, evaluationModel, ...)",
+        )
+        problems += found
+        for j, metric in enumerate(test_case.metrics_data or [] if test_case is not None else []):
+            if metric.score is not None and not math.isfinite(metric.score):
+                problems.append(
+                    Problem(
+                        str(path),
+                        f"{where}: the score of {metric.name!r} is not a number",
+                        field=f"{where}.metricsData[{j}].score",
+                        value=metric.score,
+                        expected="a finite number, or an error",
+                    )
+                )
+        if test_case is not None:
+            test_cases.append((where, test_case))
+    return test_cases, problems
+
+
+def _add_ratings(batch: SourceBatch, tc: DeepEvalTestCase, case_id: str, where: str, path: Path) -> None:
+    """Add to ``batch`` a rating per metric of the test case (a failed one with its error); skip those not scored."""
+    for metric in tc.metrics_data or []:
+        source_id = f"{path.name}#{tc.name or where}/{metric.name}"
+        if metric.score is None and not metric.error:
+            batch.skipped.append(Skip(source_id, "not scored (DeepEval skipped the metric)"))
+            continue
+        facts = {
+            "library": "deepeval",
+            "model": metric.evaluation_model,
+            "threshold": metric.threshold,
+            "strict_mode": metric.strict_mode,
+            "success": metric.success,
+        }
+        batch.ratings.append(
+            ImportedRating(
+                case_id=case_id,
+                metric=metric.name,
+                rater=metric.evaluation_model or "",
+                rater_kind="judge",
+                value=None if metric.error else metric.score,
+                error=metric.error or None,
+                reason=metric.reason,
+                source_id=source_id,
+                facts={k: v for k, v in facts.items() if v is not None},
+            )
+        )
+
+
 def read_deepeval_run(path: str | Path) -> SourceBatch:
     """The cases and judge ratings of a DeepEval test run file.
 
@@ -162,32 +222,7 @@ def read_deepeval_run(path: str | Path) -> SourceBatch:
         batch.skipped.append(
             Skip(f"{path.name}#{name}", "a conversational test case: calibrate rates single-turn cases")
         )
-    problems: list[Problem] = []
-    test_cases: list[tuple[str, DeepEvalTestCase]] = []
-    for i, item in enumerate(run.test_cases or []):
-        where = f"testCases[{i}]"
-        test_case, found = check(
-            item,
-            DeepEvalTestCase,
-            source=str(path),
-            field=where,
-            expected="DeepEval's test case: input, actualOutput, ... and metricsData (name, "
-            "score, threshold, evaluationModel, ...)",
-        )
-        problems += found
-        for j, metric in enumerate(test_case.metrics_data or [] if test_case is not None else []):
-            if metric.score is not None and not math.isfinite(metric.score):
-                problems.append(
-                    Problem(
-                        str(path),
-                        f"{where}: the score of {metric.name!r} is not a number",
-                        field=f"{where}.metricsData[{j}].score",
-                        value=metric.score,
-                        expected="a finite number, or an error",
-                    )
-                )
-        if test_case is not None:
-            test_cases.append((where, test_case))
+    test_cases, problems = _test_cases(run, path)
     names = Counter(tc.name for _, tc in test_cases if tc.name is not None)
     for where, tc in test_cases:
         record = {
@@ -211,31 +246,7 @@ def read_deepeval_run(path: str | Path) -> SourceBatch:
         case["case_id"] = own or content_id(case)
         case["metadata"]["source"] = f"deepeval:{path.name}"
         batch.cases.append(case)
-        for metric in tc.metrics_data or []:
-            source_id = f"{path.name}#{tc.name or where}/{metric.name}"
-            if metric.score is None and not metric.error:
-                batch.skipped.append(Skip(source_id, "not scored (DeepEval skipped the metric)"))
-                continue
-            facts = {
-                "library": "deepeval",
-                "model": metric.evaluation_model,
-                "threshold": metric.threshold,
-                "strict_mode": metric.strict_mode,
-                "success": metric.success,
-            }
-            batch.ratings.append(
-                ImportedRating(
-                    case_id=case["case_id"],
-                    metric=metric.name,
-                    rater=metric.evaluation_model or "",
-                    rater_kind="judge",
-                    value=None if metric.error else metric.score,
-                    error=metric.error or None,
-                    reason=metric.reason,
-                    source_id=source_id,
-                    facts={k: v for k, v in facts.items() if v is not None},
-                )
-            )
+        _add_ratings(batch, tc, case["case_id"], where, path)
     if problems:
         raise DocumentError(problems, source=str(path))
     return batch

@@ -312,6 +312,46 @@ def _edits(history: list[Any], source_id: str, path: str, skipped: list[Skip]) -
     return edits
 
 
+def _edit_ratings(
+    history: list[tuple[int, ScoreEdit]], base: str, case_id: str, source_id: str, path: str
+) -> tuple[list[ImportedRating], list[Skip]]:
+    """The human ratings of a score's edits (each by its author), and the edits skipped with why."""
+    ratings: list[ImportedRating] = []
+    skipped: list[Skip] = []
+    for i, edit in history:
+        if edit.provenance is None:
+            continue
+        author = edit.provenance.author
+        what = f"{source_id}/edit{i}"
+        if not author or not author.strip():
+            skipped.append(Skip(what, "a score edit without an author"))
+            continue
+        if edit.value == UNCHANGED:
+            skipped.append(Skip(what, "a score edit that changed no value (an explanation or metadata)"))
+            continue
+        edited = edit.value if isinstance(edit.value, dict) else {None: edit.value}
+        for key, item in edited.items():
+            number = inspect_value(item, where=f"{path}, score edit {what}, field 'value'")
+            metric = base if key is None else str(key)
+            if number is None:
+                skipped.append(Skip(what, f"its value {item!r:.200} reads as no number"))
+                continue
+            ratings.append(
+                ImportedRating(
+                    case_id=case_id,
+                    metric=metric,
+                    rater=author.strip(),
+                    rater_kind="human",
+                    value=number,
+                    source_id=f"{what}" + ("" if key is None else f"/{key}"),
+                    reason=edit.provenance.reason,
+                    facts={"library": "inspect_ai", "scorer": base, "source_type": "HUMAN"},
+                    updated=edit.provenance.timestamp,
+                )
+            )
+    return ratings, skipped
+
+
 def _ratings(
     name: str, score: Score, case_id: str, source_id: str, graders: dict[str, tuple[str, str | None]], path: str
 ) -> tuple[list[ImportedRating], list[Skip]]:
@@ -369,38 +409,8 @@ def _ratings(
                     facts=facts,
                 )
             )
-    for i, edit in history:
-        if edit.provenance is None:
-            continue
-        author = edit.provenance.author
-        what = f"{source_id}/edit{i}"
-        if not author or not author.strip():
-            skipped.append(Skip(what, "a score edit without an author"))
-            continue
-        if edit.value == UNCHANGED:
-            skipped.append(Skip(what, "a score edit that changed no value (an explanation or metadata)"))
-            continue
-        edited = edit.value if isinstance(edit.value, dict) else {None: edit.value}
-        for key, item in edited.items():
-            number = inspect_value(item, where=f"{path}, score edit {what}, field 'value'")
-            metric = base if key is None else str(key)
-            if number is None:
-                skipped.append(Skip(what, f"its value {item!r:.200} reads as no number"))
-                continue
-            ratings.append(
-                ImportedRating(
-                    case_id=case_id,
-                    metric=metric,
-                    rater=author.strip(),
-                    rater_kind="human",
-                    value=number,
-                    source_id=f"{what}" + ("" if key is None else f"/{key}"),
-                    reason=edit.provenance.reason,
-                    facts={"library": "inspect_ai", "scorer": base, "source_type": "HUMAN"},
-                    updated=edit.provenance.timestamp,
-                )
-            )
-    return ratings, skipped
+    edited_ratings, edited_skipped = _edit_ratings(history, base, case_id, source_id, path)
+    return ratings + edited_ratings, skipped + edited_skipped
 
 
 def read_inspect_log(path: str | Path, *, context_key: str | None = None) -> SourceBatch:

@@ -105,6 +105,85 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def _metric_columns(path: Path, table: pd.DataFrame) -> list:
+    """The metric columns of a RAGAS table (every column not of the sample); none, or no ``user_input``, refused."""
+    if "user_input" not in table.columns:
+        raise CampaignError(
+            [
+                Problem(
+                    str(path),
+                    "no user_input column",
+                    value=", ".join(map(str, table.columns[:10])),
+                    expected="the table of EvaluationResult.to_pandas(): user_input, response, "
+                    "retrieved_contexts, ... and a column per metric",
+                )
+            ]
+        )
+    metrics = [c for c in table.columns if c not in SAMPLE_COLUMNS]
+    if not metrics:
+        raise CampaignError(
+            [
+                Problem(
+                    str(path),
+                    "no metric column",
+                    expected="a column per metric RAGAS scored, "
+                    "beside " + ", ".join(sorted(c for c in SAMPLE_COLUMNS if c in table.columns)),
+                )
+            ]
+        )
+    return metrics
+
+
+def _row_ratings(
+    row: dict, metrics: list, case_id: str, *, path: Path, line: int, rater: str, facts: dict[str, str]
+) -> tuple[list[ImportedRating], list[Problem]]:
+    """A row's rating per metric column (a failed score kept as a rating with its error), and the scores refused."""
+    ratings: list[ImportedRating] = []
+    problems: list[Problem] = []
+    for metric in metrics:
+        value = _cell(row[metric])
+        score, found = check(
+            float(value) if isinstance(value, bool) else value,
+            float | None,
+            source=str(path),
+            line=line,
+            field=str(metric),
+            expected="a number, or empty where the metric failed",
+        )
+        if found:
+            problems += [
+                Problem(
+                    p.file,
+                    f"the score of {metric!r} is not a number",
+                    row=p.row,
+                    field=p.field,
+                    value=p.value,
+                    expected=p.expected,
+                )
+                for p in found
+            ]
+            continue
+        failed = score is None or not math.isfinite(score)
+        value = score
+        ratings.append(
+            ImportedRating(
+                case_id=case_id,
+                metric=str(metric),
+                rater=str(rater),
+                rater_kind="judge",
+                value=None if failed else float(value),
+                error=None
+                if not failed
+                else NAN_ERROR
+                if score is None or math.isnan(score)
+                else INF_ERROR.format(score=score),
+                source_id=f"{path.name}#row{line}/{metric}",
+                facts=facts,
+            )
+        )
+    return ratings, problems
+
+
 def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None) -> SourceBatch:
     """The cases and judge ratings of a saved RAGAS result.
 
@@ -145,30 +224,7 @@ def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None)
         )
     table = _table(path)
     table = table.drop(columns=[c for c in table.columns if str(c).startswith("Unnamed: ")])  # a saved index
-    if "user_input" not in table.columns:
-        raise CampaignError(
-            [
-                Problem(
-                    str(path),
-                    "no user_input column",
-                    value=", ".join(map(str, table.columns[:10])),
-                    expected="the table of EvaluationResult.to_pandas(): user_input, response, "
-                    "retrieved_contexts, ... and a column per metric",
-                )
-            ]
-        )
-    metrics = [c for c in table.columns if c not in SAMPLE_COLUMNS]
-    if not metrics:
-        raise CampaignError(
-            [
-                Problem(
-                    str(path),
-                    "no metric column",
-                    expected="a column per metric RAGAS scored, "
-                    "beside " + ", ".join(sorted(c for c in SAMPLE_COLUMNS if c in table.columns)),
-                )
-            ]
-        )
+    metrics = _metric_columns(path, table)
     batch = SourceBatch(kind="ragas", origin="ragas", source=str(path))
     problems: list[Problem] = []
     facts = {k: v for k, v in {"library": "ragas", "model": model}.items() if v is not None}
@@ -192,47 +248,9 @@ def read_ragas_result(path: str | Path, *, rater: str, model: str | None = None)
             continue
         case["metadata"]["source"] = f"ragas:{path.name}"
         batch.cases.append(case)
-        for metric in metrics:
-            value = _cell(row[metric])
-            score, found = check(
-                float(value) if isinstance(value, bool) else value,
-                float | None,
-                source=str(path),
-                line=line,
-                field=str(metric),
-                expected="a number, or empty where the metric failed",
-            )
-            if found:
-                problems += [
-                    Problem(
-                        p.file,
-                        f"the score of {metric!r} is not a number",
-                        row=p.row,
-                        field=p.field,
-                        value=p.value,
-                        expected=p.expected,
-                    )
-                    for p in found
-                ]
-                continue
-            failed = score is None or not math.isfinite(score)
-            value = score
-            batch.ratings.append(
-                ImportedRating(
-                    case_id=case["case_id"],
-                    metric=str(metric),
-                    rater=str(rater),
-                    rater_kind="judge",
-                    value=None if failed else float(value),
-                    error=None
-                    if not failed
-                    else NAN_ERROR
-                    if score is None or math.isnan(score)
-                    else INF_ERROR.format(score=score),
-                    source_id=f"{path.name}#row{line}/{metric}",
-                    facts=facts,
-                )
-            )
+        ratings, found = _row_ratings(row, metrics, case["case_id"], path=path, line=line, rater=rater, facts=facts)
+        batch.ratings += ratings
+        problems += found
     if problems:
         raise CampaignError(problems)
     return batch

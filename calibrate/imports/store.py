@@ -174,25 +174,7 @@ class ImportStore:
                 counts["unchanged"] += 1
                 continue
             counts["new" if before is None else "restored" if same else "changed"] += 1
-            self._db.execute(
-                "INSERT INTO ratings (import_id, origin, case_id, metric, rater, rater_kind, value, error, reason, "
-                "source_id, facts, source_updated, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    import_id,
-                    batch.origin,
-                    rating.case_id,
-                    metric,
-                    rating.rater,
-                    rating.rater_kind,
-                    rating.value,
-                    rating.error,
-                    rating.reason,
-                    rating.source_id,
-                    facts,
-                    rating.updated,
-                    stamp,
-                ),
-            )
+            self._insert_rating(import_id, batch.origin, metric, rating, facts, stamp)
         absent = [
             r["id"] for key, r in current.items() if key not in seen and not r["withdrawn"] and r["metric"] in metrics
         ]
@@ -220,6 +202,30 @@ class ImportStore:
             ),
         )
         return dict(counts)
+
+    def _insert_rating(
+        self, import_id: str, origin: str, metric: str, rating: ImportedRating, facts: str, stamp: str
+    ) -> None:
+        """Store a new revision of ``rating`` (on the campaign's ``metric``; ``facts`` as JSON text)."""
+        self._db.execute(
+            "INSERT INTO ratings (import_id, origin, case_id, metric, rater, rater_kind, value, error, reason, "
+            "source_id, facts, source_updated, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                import_id,
+                origin,
+                rating.case_id,
+                metric,
+                rating.rater,
+                rating.rater_kind,
+                rating.value,
+                rating.error,
+                rating.reason,
+                rating.source_id,
+                facts,
+                rating.updated,
+                stamp,
+            ),
+        )
 
     def withdrawn_by(self, import_id: str) -> list[dict[str, Any]]:
         """The ratings an import withdrew: (origin, case_id, metric, rater, value, source_id), in order."""

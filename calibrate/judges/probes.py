@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,112 @@ def _verdict(expected: str | None, change: dict[str, Any], n_changed: int) -> st
     return "as expected: the score dropped" if change["ci_high"] < 0 else "unexpected: no clear drop"
 
 
+def _specs(campaign: Campaign, judges: list[str] | None) -> dict[str, Any]:
+    """The judges to probe: those of ``[judges]`` that ``judges`` names (every one when None)."""
+    specs = {name: s for name, s in campaign.judges.items() if judges is None or name in judges}
+    if not specs:
+        raise ValueError(
+            "no judge to probe: declare [judges.NAME] in campaign.toml"
+            + (f" (asked for {', '.join(judges)})" if judges else "")
+        )
+    return specs
+
+
+def _sample(
+    campaign_cases: dict[str, dict[str, Any]], probe: str, n: int, seed: int
+) -> tuple[list[str], dict[str, dict]]:
+    """The ``n`` cases sampled among those the probe changes, and the cases to score: each and its copy."""
+    eligible = sorted(c for c, case in campaign_cases.items() if perturb(case, probe, np.random.default_rng(0)))
+    if not eligible:
+        raise ValueError(
+            f"the {probe} probe changes {NEEDS[probe]}, and no case has "
+            + ("two or more of them" if probe == "order" else "one")
+        )
+    rng = np.random.default_rng(seed)
+    chosen = sorted(rng.choice(eligible, size=min(n, len(eligible)), replace=False).tolist())
+    cases = {}
+    for case_id in chosen:
+        copy = perturb(campaign_cases[case_id], probe, rng)
+        cases[case_id] = campaign_cases[case_id]
+        cases[copy["case_id"]] = copy
+    return chosen, cases
+
+
+def _probe_campaign(campaign: Campaign, path: Path, probe: str, cases: dict[str, dict]) -> tuple[Campaign, Path]:
+    """The campaign the probe runs (its cases, no ratings), and its own folder ``probes/PROBE`` in ``path``."""
+    folder = inside(path, PROBES_FOLDER, path_component(probe, what="probe"))
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(json.dumps(cases, sort_keys=True, default=str).encode()).hexdigest()
+    probe_campaign = dataclasses.replace(
+        campaign,
+        name=f"{campaign.name} ({probe} probe)",
+        ratings=campaign.ratings.iloc[0:0],
+        cases=cases,
+        path=folder,
+        samples={},
+        juries={},
+        data_hash="sha256:" + digest,
+        adjudications=campaign.adjudications.iloc[0:0],
+    )
+    return probe_campaign, folder
+
+
+def _mean_change(diff: np.ndarray) -> dict[str, Any]:
+    """The mean change (copy minus original) with its paired t interval."""
+    if np.ptp(diff) == 0:
+        return {
+            "estimate": float(diff.mean()),
+            "ci_low": float(diff.mean()),
+            "ci_high": float(diff.mean()),
+            "ci_method": "every difference equal",
+        }
+    test = stats.ttest_1samp(diff, 0.0)
+    ci = test.confidence_interval(0.95)
+    return {
+        "estimate": float(diff.mean()),
+        "ci_low": float(ci.low),
+        "ci_high": float(ci.high),
+        "ci_method": "paired t",
+    }
+
+
+def _judge_entry(
+    name: str, spec: Any, values: dict[tuple[str, str], float], chosen: list[str], probe: str
+) -> dict[str, Any]:
+    """One judge's finding: how its score and its verdicts moved from each original to its copy."""
+    pairs = [
+        (values[(name, c)], values[(name, f"{c}{SEPARATOR}{probe}")])
+        for c in chosen
+        if (name, c) in values and (name, f"{c}{SEPARATOR}{probe}") in values
+    ]
+    expected = EXPECTED.get((probe, spec.metric))
+    entry: dict[str, Any] = {
+        "judge": name,
+        "metric": spec.into,
+        "library_metric": f"{spec.library} {spec.metric}",
+        "n_pairs": len(pairs),
+        "expected": expected,
+    }
+    if len(pairs) < 2:
+        entry["reason"] = f"{len(pairs)} case(s) scored both ways (failed ratings are in the probe's store)"
+        return entry
+    original, perturbed = np.array(pairs).T
+    diff = perturbed - original
+    changed = int(np.sum(np.abs(diff) > 1e-12))
+    change = _mean_change(diff)
+    threshold = DEEPEVAL_DEFAULT_THRESHOLD
+    flips = int(np.sum((original >= threshold) != (perturbed >= threshold)))
+    entry |= {
+        "mean_change": change,
+        "mean_absolute_change": float(np.abs(diff).mean()),
+        "share_changed": changed / len(pairs),
+        "wilcoxon_p": float(stats.wilcoxon(diff).pvalue) if changed else 1.0,
+        "verdict_flips": {"threshold": threshold, "k": flips, "share": flips / len(pairs)},
+        "finding": _verdict(expected, change, changed),
+    }
+    return entry
+
+
 @writes_campaign("calibrate probe")
 @checked("seed")
 def run_probe(
@@ -146,94 +253,16 @@ def run_probe(
         raise ValueError(f"unknown probe {probe!r}: one of {', '.join(PROBES)}")
     if campaign.path is None or not campaign.cases:
         raise ValueError("a probe needs a campaign folder with cases.jsonl")
-    specs = {name: s for name, s in campaign.judges.items() if judges is None or name in judges}
-    if not specs:
-        raise ValueError(
-            "no judge to probe: declare [judges.NAME] in campaign.toml"
-            + (f" (asked for {', '.join(judges)})" if judges else "")
-        )
-    eligible = sorted(c for c, case in campaign.cases.items() if perturb(case, probe, np.random.default_rng(0)))
-    if not eligible:
-        raise ValueError(
-            f"the {probe} probe changes {NEEDS[probe]}, and no case has "
-            + ("two or more of them" if probe == "order" else "one")
-        )
-    rng = np.random.default_rng(seed)
-    chosen = sorted(rng.choice(eligible, size=min(n, len(eligible)), replace=False).tolist())
-    cases = {}
-    for case_id in chosen:
-        copy = perturb(campaign.cases[case_id], probe, rng)
-        cases[case_id] = campaign.cases[case_id]
-        cases[copy["case_id"]] = copy
-    folder = inside(campaign.path, PROBES_FOLDER, path_component(probe, what="probe"))
-    folder.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(json.dumps(cases, sort_keys=True, default=str).encode()).hexdigest()
-    probe_campaign = dataclasses.replace(
-        campaign,
-        name=f"{campaign.name} ({probe} probe)",
-        ratings=campaign.ratings.iloc[0:0],
-        cases=cases,
-        path=folder,
-        samples={},
-        juries={},
-        data_hash="sha256:" + digest,
-        adjudications=campaign.adjudications.iloc[0:0],
-    )
+    specs = _specs(campaign, judges)
+    chosen, cases = _sample(campaign.cases, probe, n, seed)
+    probe_campaign, folder = _probe_campaign(campaign, campaign.path, probe, cases)
     run = run_judges(probe_campaign, judges=sorted(specs), policy=policy, progress=progress)
     # the rating of every (judge, case), as the run exported it (an original and its copy may share a
     # cache entry when the judge does not read what the probe changed)
     exported = pd.read_csv(folder / JUDGE_RATINGS_FILE, dtype={"case_id": str, "rater": str}, keep_default_na=False)
     exported = exported[pd.to_numeric(exported["value"], errors="coerce").notna()]
     values = {(r, c): float(v) for r, c, v in zip(exported["rater"], exported["case_id"], exported["value"])}
-    out = []
-    for name, spec in sorted(specs.items()):
-        pairs = [
-            (values[(name, c)], values[(name, f"{c}{SEPARATOR}{probe}")])
-            for c in chosen
-            if (name, c) in values and (name, f"{c}{SEPARATOR}{probe}") in values
-        ]
-        expected = EXPECTED.get((probe, spec.metric))
-        entry: dict[str, Any] = {
-            "judge": name,
-            "metric": spec.into,
-            "library_metric": f"{spec.library} {spec.metric}",
-            "n_pairs": len(pairs),
-            "expected": expected,
-        }
-        if len(pairs) < 2:
-            entry["reason"] = f"{len(pairs)} case(s) scored both ways (failed ratings are in the probe's store)"
-            out.append(entry)
-            continue
-        original, perturbed = np.array(pairs).T
-        diff = perturbed - original
-        changed = int(np.sum(np.abs(diff) > 1e-12))
-        if np.ptp(diff) == 0:
-            change = {
-                "estimate": float(diff.mean()),
-                "ci_low": float(diff.mean()),
-                "ci_high": float(diff.mean()),
-                "ci_method": "every difference equal",
-            }
-        else:
-            test = stats.ttest_1samp(diff, 0.0)
-            ci = test.confidence_interval(0.95)
-            change = {
-                "estimate": float(diff.mean()),
-                "ci_low": float(ci.low),
-                "ci_high": float(ci.high),
-                "ci_method": "paired t",
-            }
-        threshold = DEEPEVAL_DEFAULT_THRESHOLD
-        flips = int(np.sum((original >= threshold) != (perturbed >= threshold)))
-        entry |= {
-            "mean_change": change,
-            "mean_absolute_change": float(np.abs(diff).mean()),
-            "share_changed": changed / len(pairs),
-            "wilcoxon_p": float(stats.wilcoxon(diff).pvalue) if changed else 1.0,
-            "verdict_flips": {"threshold": threshold, "k": flips, "share": flips / len(pairs)},
-            "finding": _verdict(expected, change, changed),
-        }
-        out.append(entry)
+    out = [_judge_entry(name, spec, values, chosen, probe) for name, spec in sorted(specs.items())]
     return Result(
         {
             "campaign": campaign.name,

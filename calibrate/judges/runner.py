@@ -310,6 +310,56 @@ class _Learnt:
     sent: dict[str, Counter]
 
 
+def _models(tasks: list[_Task], pool: ClientPool, policy: CallPolicy) -> dict[str, Any]:
+    """One model per judge of the tasks, its calls made through ``pool``."""
+    models = {}
+    for task in tasks:
+        if task.spec.name not in models:
+            models[task.spec.name] = _adapter(task.spec).make_model(task.spec, pool, policy)
+    return models
+
+
+def _count_unreachable(
+    outcome: _Outcome, mine: set[str], unreachable: Counter, stopped: dict[str, _Stop], stop_after: int
+) -> bool:
+    """Count a rating that could not reach its endpoint (or reset its endpoints' counts when it could);
+    whether the endpoint is stopped now, after ``stop_after`` in a row."""
+    reached = _cause(outcome.failure, JudgeCallError) if outcome.failure is not None else None
+    if reached is None or not reached.connection:
+        for endpoint in mine:
+            unreachable[endpoint] = 0
+        return False
+    endpoint = reached.endpoint if reached.endpoint in mine else sorted(mine)[0]
+    unreachable[endpoint] += 1
+    if stop_after and unreachable[endpoint] >= stop_after and endpoint not in stopped:
+        stopped[endpoint] = _Stop(endpoint, unreachable[endpoint], outcome.attempt.error_summary or "", Counter())
+        return True
+    return False
+
+
+def _strict_failure(attempt: Attempt) -> JudgeSetupError:
+    """The error that ends a ``strict`` run at its first failed rating."""
+    return JudgeSetupError(
+        ParameterText(
+            "{strict}: judge {_judge} failed on case {_case}: {_error}",
+            strict=True,
+            _judge=attempt.judge,
+            _case=attempt.case_id,
+            _error=attempt.error,
+        )
+    )
+
+
+def _learn_modes(pool: ClientPool, tasks: list[_Task], learnt: _Learnt) -> None:
+    """Record in ``learnt`` the structured-output mode each judge's endpoint settled on, and those it refused."""
+    for task in tasks:
+        found = pool.modes(task.spec.model)
+        if found is not None:
+            if found.settled:
+                learnt.modes[task.spec.name] = found.settled
+            learnt.refused[task.spec.name] = dict(found.refused)
+
+
 async def _run(
     campaign: Campaign,
     tasks: list[_Task],
@@ -322,10 +372,7 @@ async def _run(
     learnt: _Learnt,
 ) -> tuple[list[Attempt], dict[str, _Stop]]:
     pool = ClientPool()
-    models = {}
-    for task in tasks:
-        if task.spec.name not in models:
-            models[task.spec.name] = _adapter(task.spec).make_model(task.spec, pool, policy)
+    models = _models(tasks, pool, policy)
     endpoints = {task.spec.name: _endpoints(task.spec) for task in tasks}
     done: list[Attempt] = []
     per_judge, judged = Counter(t.spec.name for t in tasks), Counter()  # each judge's bar: its total, its done
@@ -358,16 +405,7 @@ async def _run(
 
     def note(outcome: _Outcome) -> None:
         """Count the ratings that could not reach their endpoint; stop calling one after ``stop_after``."""
-        reached = _cause(outcome.failure, JudgeCallError) if outcome.failure is not None else None
-        mine = endpoints[outcome.attempt.judge]
-        if reached is None or not reached.connection:
-            for endpoint in mine:
-                unreachable[endpoint] = 0
-            return
-        endpoint = reached.endpoint if reached.endpoint in mine else sorted(mine)[0]
-        unreachable[endpoint] += 1
-        if stop_after and unreachable[endpoint] >= stop_after and endpoint not in stopped:
-            stopped[endpoint] = _Stop(endpoint, unreachable[endpoint], outcome.attempt.error_summary or "", Counter())
+        if _count_unreachable(outcome, endpoints[outcome.attempt.judge], unreachable, stopped, stop_after):
             for future, task in list(running.items()):
                 if blocked(task) is not None:
                     future.cancel()
@@ -392,27 +430,14 @@ async def _run(
                     judged[name] += 1
                     progress(judged[name], per_judge[name], f"judging {name}")
                 if strict and outcome.attempt.error:
-                    raise JudgeSetupError(
-                        ParameterText(
-                            "{strict}: judge {_judge} failed on case {_case}: {_error}",
-                            strict=True,
-                            _judge=outcome.attempt.judge,
-                            _case=outcome.attempt.case_id,
-                            _error=outcome.attempt.error,
-                        )
-                    )
+                    raise _strict_failure(outcome.attempt)
             start_next(len(finished))
     finally:
         for future in running:  # the ratings in flight when the run ends early stay unscored
             future.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         await pool.close()
-        for task in tasks:
-            found = pool.modes(task.spec.model)
-            if found is not None:
-                if found.settled:
-                    learnt.modes[task.spec.name] = found.settled
-                learnt.refused[task.spec.name] = dict(found.refused)
+        _learn_modes(pool, tasks, learnt)
     return done, stopped
 
 
@@ -725,28 +750,22 @@ def _rekey(
     return [next(redone[t.spec.name]) if t.spec.name in again else t for t in tasks]
 
 
-def _judge(
-    store: JudgeStore,
+def _run_manifest(
     campaign: Campaign,
     specs: list[JudgeSpec],
-    tasks: list[_Task],
-    skipped: dict[str, list[str]],
+    run_id: str,
+    modes: dict[str, str],
     *,
     policy: CallPolicy,
     repeats: int,
     use_cache: bool,
-    strict: bool,
-    stop_after: int,
-    progress: ProgressCallback | None,
 ) -> dict[str, Any]:
-    run_id = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
+    """The manifest a run starts with: its judges, the library versions, its settings."""
     versions = {"calibrate-judges": package_version("calibrate-judges"), "aiohttp": package_version("aiohttp")}
     for spec in specs:
         versions |= {spec.library: _adapter(spec).library_version(), **_adapter(spec).model_versions(spec)}
     # each judge's key template and the fields it reads: what names its version (calibrate.judges.versions)
-    planned = {t.spec.name: t.mode for t in tasks}
-    modes = {s.name: planned.get(s.name) or chain(s.model)[0] for s in specs}
-    manifest: dict[str, Any] = {
+    return {
         "run_id": run_id,
         "campaign": campaign.name,
         "data_hash": campaign.data_hash,
@@ -756,63 +775,64 @@ def _judge(
         "use_cache": use_cache,
         "policy": {k: v for k, v in policy.__dict__.items() if not k.startswith("_")},
     }
-    store.start_run(run_id, manifest)
-    start = time.perf_counter()
-    # the cache: a key whose latest attempt is a success (the attempt the file exports; a failure since is
-    # tried again, as every failed rating is)
-    cached = {key: a for key, a in store.latest([t.key for t in tasks]).items() if a.error is None} if use_cache else {}
-    pending = [t for t in tasks if t.key not in cached]
+
+
+def _one_per_key(pending: list[_Task]) -> list[_Task]:
+    """The first task of each key among ``pending``."""
     # cases that share their content share a key: one call rates them all (the file gives them all the
     # key's latest attempt, so a second call would be paid for and never shown)
     first: dict[str, _Task] = {}
     for task in pending:
         first.setdefault(task.key, task)
-    to_score = list(first.values())
-    suspect = store.suspect_keys([t.key for t in to_score]) if use_cache else set()
-    attempts, stopped = [], {}
-    learnt = _Learnt({}, {}, {}, {})
-    try:
-        if to_score:
-            attempts, stopped = asyncio.run(
-                _run(campaign, to_score, store, run_id, policy, strict, progress, stop_after, learnt)
-            )
-    finally:
-        modes |= learnt.modes
-        exported = export_ratings(campaign, store, {spec.name: repeats for spec in specs}, modes)
-    seconds = time.perf_counter() - start
-    ratings = _ratings(tasks, attempts, cached, learnt.rekeyed)
-    _count_unscored(tasks, {r.task.key for r in ratings}, stopped)
-    summary = []
-    for spec in specs:
-        mine = [r.attempt for r in ratings if r.task.spec.name == spec.name and not r.from_cache]
-        spent = [a for a in attempts if a.judge == spec.name]  # the calls its model made (once per key)
-        summary.append(
-            {
-                "judge": spec.name,
-                "model": spec.model.name,
-                "scored": sum(a.error is None for a in mine),
-                "failed": sum(a.error is not None for a in mine),
-                "from_cache": sum(r.from_cache for r in ratings if r.task.spec.name == spec.name),
-                "skipped": len(skipped[spec.name]),
-                "unscored": sum(stop.unscored[spec.name] for stop in stopped.values()),
-                "rescored_suspect": sum(t.key in suspect for t in pending if t.spec.name == spec.name),
-                "self_eval": sum(t.self_eval for t in tasks if t.spec.name == spec.name),
-                "errors": _errors(mine),
-                "calls": sum(a.calls for a in spent),
-                "tokens": sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in spent),
-                "cost": (
-                    sum(a.cost for a in spent if a.cost is not None) if any(a.cost is not None for a in spent) else None
-                ),
-                "seconds": round(sum(a.latency_s or 0 for a in spent), 3),
-            }
-        )
-        if spec.metric == "g_eval":  # weighting by logprobs changes the number: say how many were
-            summary[-1]["logprob_weighted"] = sum(bool((a.details or {}).get("logprob_weighted")) for a in mine)
-    _versions(campaign, store, run_id, summary)
-    stops = [
-        {"endpoint": s.endpoint, "after": s.after, "error": s.error, "unscored": dict(s.unscored)}
-        for s in stopped.values()
-    ]
+    return list(first.values())
+
+
+def _judge_summary(
+    spec: JudgeSpec,
+    tasks: list[_Task],
+    pending: list[_Task],
+    ratings: list[_Rated],
+    attempts: list[Attempt],
+    *,
+    skipped: dict[str, list[str]],
+    stopped: dict[str, _Stop],
+    suspect: set[str],
+) -> dict[str, Any]:
+    """What a run did for one judge: ratings scored, failed, from the cache, skipped; calls and their cost."""
+    mine = [r.attempt for r in ratings if r.task.spec.name == spec.name and not r.from_cache]
+    spent = [a for a in attempts if a.judge == spec.name]  # the calls its model made (once per key)
+    summary = {
+        "judge": spec.name,
+        "model": spec.model.name,
+        "scored": sum(a.error is None for a in mine),
+        "failed": sum(a.error is not None for a in mine),
+        "from_cache": sum(r.from_cache for r in ratings if r.task.spec.name == spec.name),
+        "skipped": len(skipped[spec.name]),
+        "unscored": sum(stop.unscored[spec.name] for stop in stopped.values()),
+        "rescored_suspect": sum(t.key in suspect for t in pending if t.spec.name == spec.name),
+        "self_eval": sum(t.self_eval for t in tasks if t.spec.name == spec.name),
+        "errors": _errors(mine),
+        "calls": sum(a.calls for a in spent),
+        "tokens": sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in spent),
+        "cost": (sum(a.cost for a in spent if a.cost is not None) if any(a.cost is not None for a in spent) else None),
+        "seconds": round(sum(a.latency_s or 0 for a in spent), 3),
+    }
+    if spec.metric == "g_eval":  # weighting by logprobs changes the number: say how many were
+        summary["logprob_weighted"] = sum(bool((a.details or {}).get("logprob_weighted")) for a in mine)
+    return summary
+
+
+def _finish_manifest(
+    manifest: dict[str, Any],
+    specs: list[JudgeSpec],
+    modes: dict[str, str],
+    learnt: _Learnt,
+    *,
+    seconds: float,
+    summary: list[dict[str, Any]],
+    stops: list[dict[str, Any]],
+) -> None:
+    """Add to a run's manifest what the run did: the modes its ratings were made under, its summary, its counts."""
     for entry in manifest["judges"]:  # the mode each judge's ratings were made under: what keys them
         entry["key_template"] = {**entry["key_template"], "structured_output": modes[entry["name"]]}
     manifest |= {
@@ -834,9 +854,11 @@ def _judge(
             "cache_hits": sum(j["from_cache"] for j in summary),
         },
     }
-    store.finish_run(run_id, manifest)
-    write_manifest(campaign.path, store.run(run_id))
-    listed = [
+
+
+def _listed(ratings: list[_Rated]) -> list[dict[str, Any]]:
+    """Every rating of the run, from the cache or scored, as the result lists it."""
+    return [
         {
             "case_id": r.task.case_id,
             "metric": r.task.spec.into,
@@ -850,6 +872,59 @@ def _judge(
         }
         for r in ratings
     ]
+
+
+def _judge(
+    store: JudgeStore,
+    campaign: Campaign,
+    specs: list[JudgeSpec],
+    tasks: list[_Task],
+    skipped: dict[str, list[str]],
+    *,
+    policy: CallPolicy,
+    repeats: int,
+    use_cache: bool,
+    strict: bool,
+    stop_after: int,
+    progress: ProgressCallback | None,
+) -> dict[str, Any]:
+    run_id = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
+    planned = {t.spec.name: t.mode for t in tasks}
+    modes = {s.name: planned.get(s.name) or chain(s.model)[0] for s in specs}
+    manifest = _run_manifest(campaign, specs, run_id, modes, policy=policy, repeats=repeats, use_cache=use_cache)
+    store.start_run(run_id, manifest)
+    start = time.perf_counter()
+    # the cache: a key whose latest attempt is a success (the attempt the file exports; a failure since is
+    # tried again, as every failed rating is)
+    cached = {key: a for key, a in store.latest([t.key for t in tasks]).items() if a.error is None} if use_cache else {}
+    pending = [t for t in tasks if t.key not in cached]
+    to_score = _one_per_key(pending)
+    suspect = store.suspect_keys([t.key for t in to_score]) if use_cache else set()
+    attempts, stopped = [], {}
+    learnt = _Learnt({}, {}, {}, {})
+    try:
+        if to_score:
+            attempts, stopped = asyncio.run(
+                _run(campaign, to_score, store, run_id, policy, strict, progress, stop_after, learnt)
+            )
+    finally:
+        modes |= learnt.modes
+        exported = export_ratings(campaign, store, {spec.name: repeats for spec in specs}, modes)
+    seconds = time.perf_counter() - start
+    ratings = _ratings(tasks, attempts, cached, learnt.rekeyed)
+    _count_unscored(tasks, {r.task.key for r in ratings}, stopped)
+    summary = [
+        _judge_summary(spec, tasks, pending, ratings, attempts, skipped=skipped, stopped=stopped, suspect=suspect)
+        for spec in specs
+    ]
+    _versions(campaign, store, run_id, summary)
+    stops = [
+        {"endpoint": s.endpoint, "after": s.after, "error": s.error, "unscored": dict(s.unscored)}
+        for s in stopped.values()
+    ]
+    _finish_manifest(manifest, specs, modes, learnt, seconds=seconds, summary=summary, stops=stops)
+    store.finish_run(run_id, manifest)
+    write_manifest(campaign.path, store.run(run_id))
     return Result(
         {
             "run_id": run_id,
@@ -857,7 +932,7 @@ def _judge(
             "judges": summary,
             "stopped": stops,
             "exported": exported,
-            "ratings": listed,
+            "ratings": _listed(ratings),
         },
         ratings_frame,
     )

@@ -108,6 +108,66 @@ def _text(case: dict | None) -> dict[str, str]:
     }
 
 
+def _check_settings(statistic: str, margin: float, confidence: float) -> None:
+    """Refuse a statistic the audit does not compare, a margin no change could lie beyond, a level out of range."""
+    if statistic not in AUDIT_STATISTICS:
+        raise ValueError(
+            ParameterText("{statistic}: one of {_known}", statistic=statistic, _known=", ".join(AUDIT_STATISTICS))
+        )
+    span = STATISTIC_SPANS[statistic]
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < span:
+        raise ValueError(
+            ParameterText(
+                "{margin}: expected a number from 0 to below {_span} (at {_span} or more no "
+                "change in {_statistic} lies beyond the margin, so the audit could never say "
+                "inferior)",
+                margin=margin,
+                _span=f"{span:g}",
+                _statistic=statistic,
+            )
+        )
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ValueError(
+            ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)", confidence=confidence)
+        )
+
+
+def _two_judges(campaign: Campaign, metric: str, old: str, new: str) -> list[Found]:
+    """The ratings ``old`` and ``new`` name; both naming the same ratings is a ``ValueError``."""
+    campaign.metric_names([metric])
+    found = [find_version(campaign, metric, name) for name in (old, new)]
+    if found[0].source == found[1].source:
+        raise ValueError(
+            ParameterText(
+                "{old} and {new} both name {_name}: an audit compares two judges, or two versions of one{_earlier}",
+                old=NO_VALUE,
+                new=NO_VALUE,
+                _name=_ratings_named(found[0]),
+                _earlier=_earlier_text(campaign, metric, found[0]),
+            )
+        )
+    return found
+
+
+def _decision(
+    changes: dict[str, Any],
+    others: dict[str, Any],
+    new_run: JudgeComparison,
+    statistic: str,
+    margin: float,
+    n: int,
+    seed: int,
+    confidence: float,
+) -> dict[str, Any]:
+    """Non-inferior on ``statistic``, then no other statistic worse beyond its margin, then better than chance."""
+    decision = _decide(changes.get(statistic), statistic, margin, n)
+    if decision["exit_code"] == 0:
+        decision = _elsewhere(decision, others)
+    if decision["exit_code"] == 0:
+        decision = _worth(decision, new_run, seed, confidence)
+    return decision
+
+
 @checked("confidence", "n_boot", "seed")
 def audit_judges(
     campaign: Campaign,
@@ -160,38 +220,8 @@ def audit_judges(
     >>> doc.decision["decision"], round(doc.changes["spearman"].extra["change"], 3), doc.new.judge
     ('non-inferior', 0.106, 'Olz-gpt4o')
     """
-    if statistic not in AUDIT_STATISTICS:
-        raise ValueError(
-            ParameterText("{statistic}: one of {_known}", statistic=statistic, _known=", ".join(AUDIT_STATISTICS))
-        )
-    span = STATISTIC_SPANS[statistic]
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < span:
-        raise ValueError(
-            ParameterText(
-                "{margin}: expected a number from 0 to below {_span} (at {_span} or more no "
-                "change in {_statistic} lies beyond the margin, so the audit could never say "
-                "inferior)",
-                margin=margin,
-                _span=f"{span:g}",
-                _statistic=statistic,
-            )
-        )
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ValueError(
-            ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)", confidence=confidence)
-        )
-    campaign.metric_names([metric])
-    found = [find_version(campaign, metric, name) for name in (old, new)]
-    if found[0].source == found[1].source:
-        raise ValueError(
-            ParameterText(
-                "{old} and {new} both name {_name}: an audit compares two judges, or two versions of one{_earlier}",
-                old=NO_VALUE,
-                new=NO_VALUE,
-                _name=_ratings_named(found[0]),
-                _earlier=_earlier_text(campaign, metric, found[0]),
-            )
-        )
+    _check_settings(statistic, margin, confidence)
+    found = _two_judges(campaign, metric, old, new)
     old_scores, new_scores = found[0].scores, found[1].scores
     spec = campaign.metrics[metric]
     rule = default_rule(spec)
@@ -227,11 +257,7 @@ def audit_judges(
     mcnemar, flips = _flips(runs, ref, campaign, n_listed)
     drift = _drift(runs, old_scores, new_scores)
     others = _others(changes, material, statistic, margin, confidence)  # adds each change's "adjusted"
-    decision = _decide(changes.get(statistic), statistic, margin, int(universe.size))
-    if decision["exit_code"] == 0:
-        decision = _elsewhere(decision, others)
-    if decision["exit_code"] == 0:
-        decision = _worth(decision, runs[1], seed, confidence)
+    decision = _decision(changes, others, runs[1], statistic, margin, int(universe.size), seed, confidence)
     return AuditResult(
         **head,
         old=sides[0],

@@ -284,6 +284,92 @@ def _checked(path: Path, sha256: str | None, schema: Any, expected: str, todo: s
         return None, digest, _todo(exc.problems, todo)
 
 
+def _files(folder: Path) -> list[Path]:
+    """The files of a fingerprint folder besides its index (no hidden or temporary file, no folder)."""
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if not p.name.startswith(".")
+        and not p.name.endswith(".tmp")
+        and p.name != INDEX_FILE
+        and (p.is_symlink() or not p.is_dir())
+    )
+
+
+def _anchors(path: Path, index: FingerprintIndex, judge: str) -> tuple[AnchorSet | None, str | None, list[Problem]]:
+    """The anchor set at ``path``, with its hash, if the index vouches for it and it is ``judge``'s; else the problems."""
+    if index.anchors is None:
+        return (
+            None,
+            None,
+            [
+                Problem(
+                    str(path),
+                    "not written by calibrate fingerprint: index.json lists no anchor set",
+                    expected="an anchor set index.json lists: remove it to choose anchors anew (calibrate fingerprint)",
+                )
+            ],
+        )
+    anchors, anchors_sha256, problems = _checked(
+        path,
+        index.anchors.sha256,
+        AnchorSet,
+        f"the anchor set of judge {judge}",
+        "restore it from version control, or remove it to choose anchors anew (calibrate fingerprint)",
+    )
+    if anchors is not None and anchors.judge != judge:
+        problems = [
+            *problems,
+            Problem(
+                str(path),
+                "the anchor set of another judge",
+                field="judge",
+                value=anchors.judge,
+                expected=f"{judge}'s: remove it to choose anchors anew (calibrate fingerprint)",
+            ),
+        ]
+        anchors = None
+    return anchors, anchors_sha256, problems
+
+
+def _document(path: Path, sha256: str, judge: str, folder: Path) -> tuple[FingerprintDocument | None, list[Problem]]:
+    """The fingerprint at ``path`` if its hash is the one the index lists and it is ``judge``'s; else the problems."""
+    document, _, problems = _checked(
+        path,
+        sha256,
+        FingerprintDocument,
+        f"a fingerprint of judge {judge}",
+        "restore it from version control, or " + _start_again(folder),
+    )
+    if document is not None and document.judge != judge:
+        return None, [
+            *problems,
+            Problem(
+                str(path),
+                "a fingerprint of another judge",
+                field="judge",
+                value=document.judge,
+                expected=f"{judge}'s: remove it",
+            ),
+        ]
+    return document, problems
+
+
+def _gone(folder: Path, listed: dict[str, str], files: list[Path]) -> list[Problem]:
+    """A problem per file the index lists that the folder no longer holds."""
+    present = {p.name for p in files}
+    return [
+        Problem(
+            str(folder / name),
+            "listed in index.json but gone: without it, an older fingerprint would pass for the latest",
+            expected="the file calibrate fingerprint wrote: restore it from version "
+            "control, or " + _start_again(folder),
+        )
+        for name in listed
+        if name not in present
+    ]
+
+
 def read_folder(folder: str | Path, judge: str) -> Fingerprints:
     """A judge's fingerprint folder: the trusted anchor set and latest fingerprint, and every file refused.
 
@@ -318,14 +404,7 @@ def read_folder(folder: str | Path, judge: str) -> Fingerprints:
     refused: list[Problem] = []
     index = None
     index_path = folder / INDEX_FILE
-    files = sorted(
-        p
-        for p in folder.iterdir()
-        if not p.name.startswith(".")
-        and not p.name.endswith(".tmp")
-        and p.name != INDEX_FILE
-        and (p.is_symlink() or not p.is_dir())
-    )
+    files = _files(folder)
     if index_path.exists() or index_path.is_symlink():
         index, refused = _read_index(folder, judge)
         if index is None:  # nothing in the folder can be checked
@@ -344,55 +423,12 @@ def read_folder(folder: str | Path, judge: str) -> Fingerprints:
                 )
             )
         elif path.name == ANCHORS_FILE:
-            if index.anchors is None:
-                refused.append(
-                    Problem(
-                        str(path),
-                        "not written by calibrate fingerprint: index.json lists no anchor set",
-                        expected="an anchor set index.json lists: remove it to choose anchors anew "
-                        "(calibrate fingerprint)",
-                    )
-                )
-                continue
-            anchors, anchors_sha256, problems = _checked(
-                path,
-                index.anchors.sha256,
-                AnchorSet,
-                f"the anchor set of judge {judge}",
-                "restore it from version control, or remove it to choose anchors anew (calibrate fingerprint)",
-            )
+            anchors, anchors_sha256, problems = _anchors(path, index, judge)
             refused += problems
-            if anchors is not None and anchors.judge != judge:
-                refused.append(
-                    Problem(
-                        str(path),
-                        "the anchor set of another judge",
-                        field="judge",
-                        value=anchors.judge,
-                        expected=f"{judge}'s: remove it to choose anchors anew (calibrate fingerprint)",
-                    )
-                )
-                anchors = None
         elif path.name in listed:
-            document, _, problems = _checked(
-                path,
-                listed[path.name],
-                FingerprintDocument,
-                f"a fingerprint of judge {judge}",
-                "restore it from version control, or " + _start_again(folder),
-            )
+            document, problems = _document(path, listed[path.name], judge, folder)
             refused += problems
-            if document is not None and document.judge != judge:
-                refused.append(
-                    Problem(
-                        str(path),
-                        "a fingerprint of another judge",
-                        field="judge",
-                        value=document.judge,
-                        expected=f"{judge}'s: remove it",
-                    )
-                )
-            elif document is not None:
+            if document is not None:
                 documents.append((document, path))
         else:
             refused.append(
@@ -402,17 +438,7 @@ def read_folder(folder: str | Path, judge: str) -> Fingerprints:
                     expected=f"only the files calibrate fingerprint wrote in {folder}: remove it or move it elsewhere",
                 )
             )
-    present = {p.name for p in files}
-    refused += [
-        Problem(
-            str(folder / name),
-            "listed in index.json but gone: without it, an older fingerprint would pass for the latest",
-            expected="the file calibrate fingerprint wrote: restore it from version "
-            "control, or " + _start_again(folder),
-        )
-        for name in listed
-        if name not in present
-    ]
+    refused += _gone(folder, listed, files)
     if refused:  # a folder with a file refused has no latest: the one refused might have been it
         return Fingerprints(folder, index, None, None, None, None, len(documents), tuple(refused))
     latest, latest_file = max(documents, key=lambda d: (d[0].created, d[0].verdict != "SAME"), default=(None, None))

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from calibrate.analysis.agreement import compute_stats
 from calibrate.analysis.metric_comparisons import ProgressCallback
 from calibrate.analysis.recommendations import recommend_thresholds
-from calibrate.analysis.results import JudgeAgreement
+from calibrate.analysis.results import JudgeAgreement, MetricAgreement
 from calibrate.analysis.rules import Rule
 from calibrate.analysis.verdicts import chance_level, zero_ceiling_text
 from calibrate.base.errors import NO_VALUE, ParameterText
@@ -326,6 +326,154 @@ def gate_scope(
     return chosen, failing
 
 
+def _defaults(
+    campaign: Campaign, rules: GateRules, chosen: list[str], *, metrics: list[str] | None, judges: list[str] | None
+) -> list[str]:
+    """What the gate applies without being told: the label minimum, no floor, the metrics left out."""
+    defaults = []
+    if rules.min_labels == DEFAULT_MIN_LABELS:
+        defaults.append(f"at least {DEFAULT_MIN_LABELS} human labels (the default)")
+    if rules.min_spearman is None and rules.min_kappa is None:
+        defaults.append(
+            "no agreement floor was given: beyond the chance check, agreement is not bounded "
+            "(set min_spearman or min_kappa)"
+        )
+    left = [m for m in campaign.metric_names(None) if m not in chosen] if judges and not metrics else []
+    if left:
+        defaults.append(
+            f"only the metric(s) the judges named score: {', '.join(chosen) or 'none'}; not checked: {', '.join(left)}"
+        )
+    return defaults
+
+
+def _ceiling(campaign: Campaign, rules: GateRules, name: str) -> float | None:
+    """The false-pass ceiling of metric ``name``: the rules', else the one campaign.toml declares."""
+    ceiling = rules.max_false_pass if rules.max_false_pass is not None else campaign.metrics[name].max_false_pass
+    if ceiling == 0:  # declared in campaign.toml (GateRules refuses it): no judge could pass it
+        raise ValueError(
+            ParameterText(
+                "metric {_metric} declares max_false_pass = 0 in campaign.toml, and {_zero}; "
+                "give the gate one ({max_false_pass}), or declare one above 0",
+                _metric=name,
+                _zero=zero_ceiling_text(),
+                max_false_pass=NO_VALUE,
+            )
+        )
+    return ceiling
+
+
+def _recommendations(
+    campaign: Campaign, name: str, ceiling: float, level: float, *, judges: list[str] | None, seed: int
+) -> dict:
+    """Each judge's threshold under the ceiling at the one-sided ``level``, by judge name."""
+    rule = Rule("constraint", max_false_pass=ceiling, confidence=level)
+    return {
+        r["judge"]: r
+        for r in recommend_thresholds(campaign, metric=name, rule=rule, judges=judges, seed=seed, n_boot=0)[
+            "recommendations"
+        ]
+    }
+
+
+def _no_judge_check(name: str, judges: list[str] | None) -> GateCheck:
+    """The failing check of a metric no judge (among those named) scores."""
+    return GateCheck(
+        name,
+        None,
+        False,
+        (f"no judge scores on {name}" + (f" among the judges named ({', '.join(judges)})" if judges else ""),),
+    )
+
+
+def _judge_check(
+    campaign: Campaign,
+    rules: GateRules,
+    name: str,
+    judge: JudgeAgreement,
+    ceiling: float | None,
+    recs: dict,
+    *,
+    confidence: float,
+) -> GateCheck:
+    """One judge on metric ``name`` against every rule: its reasons to fail, and the figures read."""
+    level = (1 + confidence) / 2
+    reasons = []
+    n = judge.n
+    if n < rules.min_labels:
+        reasons.append(f"{n} human-labelled cases, fewer than the minimum {rules.min_labels}")
+    auc, spearman, (kappa_label, kappa) = judge.auc, judge.spearman, _kappa(judge)
+    chance = _chance(auc, confidence)
+    if chance:
+        reasons.append(chance)
+    for label, figure, floor in (
+        ("Spearman rho", spearman, rules.min_spearman),
+        (kappa_label, kappa, rules.min_kappa),
+    ):
+        why = _floor(label, figure, floor) if floor is not None else None
+        if why:
+            reasons.append(why)
+    rec, false_pass = recs.get(judge.judge, {}), None
+    if ceiling is not None:
+        why, false_pass = _false_pass(rec, ceiling, level, judge.n_human_fail)
+        if why:
+            reasons.append(why)
+    if rules.forbid_self_eval:
+        same = len(cases_by_generator_family(campaign, judge.family))
+        if same:
+            reasons.append(
+                f"the judge is of the {judge.family} family, as the generator of {same} "
+                "case(s): self-evaluation is forbidden"
+            )
+    if rules.require_fingerprint:  # the latest trusted one by its recorded time; refused files named
+        reasons += fingerprint_reasons(campaign, judge.judge, name)
+    decile = BottomDecile.from_dict(judge.bottom_decile) if judge.bottom_decile else None
+    if decile is None or decile.human_pass_rate.value is None:
+        reasons.append(
+            "no bottom-decile figures (the human pass rate among the lowest-scored tenth): "
+            "the gate does not pass a judge on averages alone"
+        )
+    return GateCheck(
+        metric=name,
+        judge=judge.judge,
+        n=n,
+        passed=not reasons,
+        reasons=tuple(reasons),
+        auc=auc,
+        spearman=spearman,
+        kappa=kappa,
+        false_pass_ceiling=ceiling,
+        threshold=rec.get("threshold"),
+        false_pass_rate=false_pass,
+        bottom_decile=decile,
+    )
+
+
+def _metric_checks(
+    campaign: Campaign,
+    rules: GateRules,
+    metric: MetricAgreement,
+    defaults: list[str],
+    *,
+    judges: list[str] | None,
+    seed: int,
+    confidence: float,
+) -> list[GateCheck]:
+    """The checks of one metric, a check per judge; a ceiling the campaign declares is added to ``defaults``."""
+    name = metric.metric
+    ceiling = _ceiling(campaign, rules, name)
+    recs = {}
+    if ceiling is not None:
+        if rules.max_false_pass is None:
+            defaults.append(f"{name}: false-pass ceiling {ceiling:g}, the max_false_pass campaign.toml declares")
+        recs = _recommendations(campaign, name, ceiling, (1 + confidence) / 2, judges=judges, seed=seed)
+    checks = []
+    if not metric.judges:
+        checks.append(_no_judge_check(name, judges))
+    for judge in metric.judges:
+        checks.append(_judge_check(campaign, rules, name, judge, ceiling, recs, confidence=confidence))
+    return checks
+
+
 @computed_once()
 @checked("confidence", "n_boot", "seed")
 def run_gate(
@@ -375,7 +523,6 @@ def run_gate(
         raise ValueError(
             ParameterText("{confidence}: expected a number between 0 and 1 (both excluded)", confidence=confidence)
         )
-    level = (1 + confidence) / 2
     chosen, checks = gate_scope(campaign, metrics=metrics, judges=judges)
     stats = (
         compute_stats(
@@ -392,107 +539,9 @@ def run_gate(
         if chosen
         else None
     )
-    defaults = []
-    if rules.min_labels == DEFAULT_MIN_LABELS:
-        defaults.append(f"at least {DEFAULT_MIN_LABELS} human labels (the default)")
-    if rules.min_spearman is None and rules.min_kappa is None:
-        defaults.append(
-            "no agreement floor was given: beyond the chance check, agreement is not bounded "
-            "(set min_spearman or min_kappa)"
-        )
-    left = [m for m in campaign.metric_names(None) if m not in chosen] if judges and not metrics else []
-    if left:
-        defaults.append(
-            f"only the metric(s) the judges named score: {', '.join(chosen) or 'none'}; not checked: {', '.join(left)}"
-        )
+    defaults = _defaults(campaign, rules, chosen, metrics=metrics, judges=judges)
     for metric in stats.metrics if stats is not None else ():
-        name = metric.metric
-        ceiling = rules.max_false_pass if rules.max_false_pass is not None else campaign.metrics[name].max_false_pass
-        if ceiling == 0:  # declared in campaign.toml (GateRules refuses it): no judge could pass it
-            raise ValueError(
-                ParameterText(
-                    "metric {_metric} declares max_false_pass = 0 in campaign.toml, and {_zero}; "
-                    "give the gate one ({max_false_pass}), or declare one above 0",
-                    _metric=name,
-                    _zero=zero_ceiling_text(),
-                    max_false_pass=NO_VALUE,
-                )
-            )
-        recs = {}
-        if ceiling is not None:
-            if rules.max_false_pass is None:
-                defaults.append(f"{name}: false-pass ceiling {ceiling:g}, the max_false_pass campaign.toml declares")
-            rule = Rule("constraint", max_false_pass=ceiling, confidence=level)
-            recs = {
-                r["judge"]: r
-                for r in recommend_thresholds(campaign, metric=name, rule=rule, judges=judges, seed=seed, n_boot=0)[
-                    "recommendations"
-                ]
-            }
-        if not metric.judges:
-            checks.append(
-                GateCheck(
-                    name,
-                    None,
-                    False,
-                    (
-                        f"no judge scores on {name}"
-                        + (f" among the judges named ({', '.join(judges)})" if judges else ""),
-                    ),
-                )
-            )
-        for judge in metric.judges:
-            reasons = []
-            n = judge.n
-            if n < rules.min_labels:
-                reasons.append(f"{n} human-labelled cases, fewer than the minimum {rules.min_labels}")
-            auc, spearman, (kappa_label, kappa) = judge.auc, judge.spearman, _kappa(judge)
-            chance = _chance(auc, confidence)
-            if chance:
-                reasons.append(chance)
-            for label, figure, floor in (
-                ("Spearman rho", spearman, rules.min_spearman),
-                (kappa_label, kappa, rules.min_kappa),
-            ):
-                why = _floor(label, figure, floor) if floor is not None else None
-                if why:
-                    reasons.append(why)
-            rec, false_pass = recs.get(judge.judge, {}), None
-            if ceiling is not None:
-                why, false_pass = _false_pass(rec, ceiling, level, judge.n_human_fail)
-                if why:
-                    reasons.append(why)
-            if rules.forbid_self_eval:
-                same = len(cases_by_generator_family(campaign, judge.family))
-                if same:
-                    reasons.append(
-                        f"the judge is of the {judge.family} family, as the generator of {same} "
-                        "case(s): self-evaluation is forbidden"
-                    )
-            if rules.require_fingerprint:  # the latest trusted one by its recorded time; refused files named
-                reasons += fingerprint_reasons(campaign, judge.judge, name)
-            decile = BottomDecile.from_dict(judge.bottom_decile) if judge.bottom_decile else None
-            if decile is None or decile.human_pass_rate.value is None:
-                reasons.append(
-                    "no bottom-decile figures (the human pass rate among the lowest-scored tenth): "
-                    "the gate does not pass a judge on averages alone"
-                )
-            checks.append(
-                GateCheck(
-                    metric=name,
-                    judge=judge.judge,
-                    n=n,
-                    passed=not reasons,
-                    reasons=tuple(reasons),
-                    auc=auc,
-                    spearman=spearman,
-                    kappa=kappa,
-                    false_pass_ceiling=ceiling,
-                    threshold=rec.get("threshold"),
-                    false_pass_rate=false_pass,
-                    bottom_decile=decile,
-                )
-            )
+        checks += _metric_checks(campaign, rules, metric, defaults, judges=judges, seed=seed, confidence=confidence)
     return GateResult(
         campaign=campaign.name,
         passed=bool(checks) and all(c.passed for c in checks),

@@ -29,6 +29,7 @@ import datetime as _dt
 import functools
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -246,6 +247,119 @@ def _closest_share(distance: np.ndarray, share: float) -> np.ndarray:
     return distance <= np.sort(distance)[k - 1]
 
 
+# A design's cases: the pool, each one's stratum, the design's own settings, and how n spreads over the strata
+_Design = tuple[list[str], list[str], dict[str, Any], Callable[[np.ndarray, np.ndarray], np.ndarray]]
+
+
+def _metadata_design(
+    campaign: Campaign,
+    cases: dict[str, dict],
+    n: int,
+    labelled: set,
+    *,
+    strategy: Strategy,
+    by: str | None,
+    include_labelled: bool,
+    allocation: Literal["proportional", "equal"],
+) -> _Design:
+    """``random`` (one stratum) and ``stratified`` (a stratum per value of ``metadata[by]``)."""
+    extra: dict[str, Any] = {}
+    pool = sorted(c for c in cases if include_labelled or c not in labelled)
+    if strategy == "stratified":
+        if not by:
+            raise ValueError(ParameterText("the stratified strategy needs {by} METADATA_KEY", by=NO_VALUE))
+        strata = [metadata_value(campaign, c, by) for c in pool]
+        missing = [c for c, value in zip(pool, strata) if value == MISSING]
+        if missing:
+            raise ValueError(
+                ParameterText(
+                    "{by}: {_n} case(s) have no metadata.{_by}, e.g. {_cases}",
+                    by=by,
+                    _n=len(missing),
+                    _by=by,
+                    _cases=", ".join(missing[:5]),
+                )
+            )
+        extra["allocation"] = allocation
+    else:
+        strata = ["all"] * len(pool)
+    allocate = (
+        (lambda names, sizes: _apportion(np.ones(sizes.size), n, sizes))
+        if allocation == "equal" and strategy == "stratified"
+        else (lambda names, sizes: _allocate(sizes, n))
+    )
+    return pool, strata, extra, allocate
+
+
+def _threshold_design(
+    campaign: Campaign,
+    n: int,
+    labelled: set,
+    *,
+    metric: str | None,
+    judge: str | None,
+    threshold: float | None,
+    include_labelled: bool,
+    focus: float,
+    band: float,
+) -> _Design:
+    """``threshold``: the ``band`` share of the cases nearest the judge's threshold, and either side of it."""
+    metric, scores = chosen_judge(campaign, metric, judge)
+    if threshold is None:
+        threshold = recommended_threshold(campaign, metric, scores.name)
+    pool = [c for c in scores.case_ids.tolist() if include_labelled or c not in labelled]
+    value = dict(zip(scores.case_ids.tolist(), scores.values.tolist()))
+    score = np.array([value[c] for c in pool])
+    near = _closest_share(np.abs(score - threshold), band) if pool else np.zeros(0, bool)
+    passes = score >= threshold if scores.rater.higher_is_better else score <= threshold
+    strata = np.where(near, "near", np.where(passes, "pass side", "fail side")).tolist()
+    extra = {"metric": metric, "judge": scores.name, "threshold": threshold, "focus": focus, "band": band}
+    return pool, strata, extra, lambda names, sizes: _focus_allocation(names, sizes, n, "near", focus)
+
+
+def _disagreement_design(
+    campaign: Campaign,
+    n: int,
+    labelled: set,
+    *,
+    metric: str | None,
+    judges: list[str] | None,
+    include_labelled: bool,
+    focus: float,
+    band: float,
+) -> _Design:
+    """``disagreement``: the ``band`` share of the cases the judges rank furthest apart, and the rest."""
+    metric = chosen_metric(campaign, metric)
+    chosen = [chosen_judge(campaign, metric, name)[1] for name in judges] if judges else None
+    if chosen is None:
+        chosen = judge_scores(campaign, metric)
+    if len(chosen) < 2:
+        raise ValueError(f"metric {metric}: the disagreement design needs two or more judges ({len(chosen)} found)")
+    ranks: dict[str, list[float]] = {}
+    for scores in chosen:
+        for c, r in zip(scores.case_ids.tolist(), percentile_ranks(scores.sign * scores.values).tolist()):
+            ranks.setdefault(c, []).append(r)
+    pool = sorted(c for c, r in ranks.items() if len(r) >= 2 and (include_labelled or c not in labelled))
+    spread = np.array([max(ranks[c]) - min(ranks[c]) for c in pool])
+    top = _closest_share(-spread, band) if pool else np.zeros(0, bool)
+    strata = np.where(top, "disagree", "rest").tolist()
+    extra = {"metric": metric, "judges": [j.name for j in chosen], "focus": focus, "band": band}
+    return pool, strata, extra, lambda names, sizes: _focus_allocation(names, sizes, n, "disagree", focus)
+
+
+def _draw_design(
+    pool: list[str],
+    strata: list[str],
+    allocate: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    design: dict[str, Any],
+) -> Sample:
+    """Draw a design's cases: ``pool``'s strata given ``allocate``'s counts, with the design's seed."""
+    names, inverse = np.unique(np.array(strata), return_inverse=True)
+    sizes = np.bincount(inverse, minlength=names.size)
+    counts = allocate(names, sizes)
+    return _draw(pool, names, inverse, counts, np.random.default_rng(design["seed"]), design)
+
+
 @computed_once()
 @checked("seed")
 def draw_sample(
@@ -319,61 +433,40 @@ def draw_sample(
         if not 0 < value < 1:
             raise ValueError(f"--{name} {value}: expected a share between 0 and 1")
     labelled = set(campaign.ratings.loc[campaign.ratings["rater_kind"] == "human", "case_id"])
-    extra: dict[str, Any] = {}
     if strategy in ("random", "stratified"):
-        pool = sorted(c for c in campaign.cases if include_labelled or c not in labelled)
-        if strategy == "stratified":
-            if not by:
-                raise ValueError(ParameterText("the stratified strategy needs {by} METADATA_KEY", by=NO_VALUE))
-            strata = [metadata_value(campaign, c, by) for c in pool]
-            missing = [c for c, value in zip(pool, strata) if value == MISSING]
-            if missing:
-                raise ValueError(
-                    ParameterText(
-                        "{by}: {_n} case(s) have no metadata.{_by}, e.g. {_cases}",
-                        by=by,
-                        _n=len(missing),
-                        _by=by,
-                        _cases=", ".join(missing[:5]),
-                    )
-                )
-            extra["allocation"] = allocation
-        else:
-            strata = ["all"] * len(pool)
-        allocate = (
-            (lambda names, sizes: _apportion(np.ones(sizes.size), n, sizes))
-            if allocation == "equal" and strategy == "stratified"
-            else (lambda names, sizes: _allocate(sizes, n))
+        pool, strata, extra, allocate = _metadata_design(
+            campaign,
+            campaign.cases,
+            n,
+            labelled,
+            strategy=strategy,
+            by=by,
+            include_labelled=include_labelled,
+            allocation=allocation,
         )
     elif strategy == "threshold":
-        metric, scores = chosen_judge(campaign, metric, judge)
-        if threshold is None:
-            threshold = recommended_threshold(campaign, metric, scores.name)
-        pool = [c for c in scores.case_ids.tolist() if include_labelled or c not in labelled]
-        value = dict(zip(scores.case_ids.tolist(), scores.values.tolist()))
-        score = np.array([value[c] for c in pool])
-        near = _closest_share(np.abs(score - threshold), band) if pool else np.zeros(0, bool)
-        passes = score >= threshold if scores.rater.higher_is_better else score <= threshold
-        strata = np.where(near, "near", np.where(passes, "pass side", "fail side")).tolist()
-        extra.update(metric=metric, judge=scores.name, threshold=threshold, focus=focus, band=band)
-        allocate = lambda names, sizes: _focus_allocation(names, sizes, n, "near", focus)  # noqa: E731
+        pool, strata, extra, allocate = _threshold_design(
+            campaign,
+            n,
+            labelled,
+            metric=metric,
+            judge=judge,
+            threshold=threshold,
+            include_labelled=include_labelled,
+            focus=focus,
+            band=band,
+        )
     elif strategy == "disagreement":
-        metric = chosen_metric(campaign, metric)
-        chosen = [chosen_judge(campaign, metric, name)[1] for name in judges] if judges else None
-        if chosen is None:
-            chosen = judge_scores(campaign, metric)
-        if len(chosen) < 2:
-            raise ValueError(f"metric {metric}: the disagreement design needs two or more judges ({len(chosen)} found)")
-        ranks: dict[str, list[float]] = {}
-        for scores in chosen:
-            for c, r in zip(scores.case_ids.tolist(), percentile_ranks(scores.sign * scores.values).tolist()):
-                ranks.setdefault(c, []).append(r)
-        pool = sorted(c for c, r in ranks.items() if len(r) >= 2 and (include_labelled or c not in labelled))
-        spread = np.array([max(ranks[c]) - min(ranks[c]) for c in pool])
-        top = _closest_share(-spread, band) if pool else np.zeros(0, bool)
-        strata = np.where(top, "disagree", "rest").tolist()
-        extra.update(metric=metric, judges=[j.name for j in chosen], focus=focus, band=band)
-        allocate = lambda names, sizes: _focus_allocation(names, sizes, n, "disagree", focus)  # noqa: E731
+        pool, strata, extra, allocate = _disagreement_design(
+            campaign,
+            n,
+            labelled,
+            metric=metric,
+            judges=judges,
+            include_labelled=include_labelled,
+            focus=focus,
+            band=band,
+        )
     else:
         return _neyman(campaign, n, metric=metric, judge=judge, seed=seed, n_strata=n_strata)
     if n < 1 or n > len(pool):
@@ -385,19 +478,8 @@ def draw_sample(
                 _note="" if include_labelled else f" ({len(labelled)} already labelled, left out)",
             )
         )
-    names, inverse = np.unique(np.array(strata), return_inverse=True)
-    sizes = np.bincount(inverse, minlength=names.size)
-    counts = allocate(names, sizes)
-    design = {
-        "strategy": strategy,
-        "by": by,
-        "n": n,
-        "seed": seed,
-        "population": len(pool),
-        "include_labelled": include_labelled,
-        **extra,
-    }
-    return _draw(pool, names, inverse, counts, np.random.default_rng(seed), design)
+    design = {"strategy": strategy, "by": by, "n": n, "seed": seed, "population": len(pool)}
+    return _draw_design(pool, strata, allocate, design | {"include_labelled": include_labelled, **extra})
 
 
 def _draw(

@@ -182,6 +182,63 @@ def cell_tables(
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
+def _table_cell_count(
+    values, r, gather, starts, cell, not_last, g_end, scale, one_case_per_cell
+):  # pragma: no cover - compiled
+    """The count of one cell on resample ``r``: its one column, or the sum of its columns (the last cell's
+    up to the end of the table's gather, ``g_end``)."""
+    if one_case_per_cell:
+        q = starts[cell]
+        count = np.float64(values[r, gather[q]])
+        if scale is not None:
+            count *= scale[q]
+        return count
+    end = starts[cell + 1] if not_last else g_end
+    return _summed(values, r, gather, starts[cell], end, scale)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _below_level(tree, lower, level, small):  # pragma: no cover - compiled
+    """The running sum over the levels below ``level``: read directly, or from the Fenwick tree."""
+    if small:
+        return lower[level]
+    prefix = 0.0
+    i = level
+    while i > 0:
+        prefix += tree[i]
+        i -= i & (-i)
+    return prefix
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _add_above_level(tree, lower, level, n_levels, amount, small):  # pragma: no cover - compiled
+    """Add ``amount`` to the running sums of the levels above ``level``."""
+    if small:  # a fixed-length loop without branches: predictable
+        for above in range(n_levels):
+            lower[above] += amount * (above > level)
+    else:
+        i = level + 1
+        while i <= n_levels:
+            tree[i] += amount
+            i += i & (-i)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _by_level(by_human, r, h0, n_levels, score_rank_by_level, concordance):  # pragma: no cover - compiled
+    """The cross sum of human and judge midranks, and the concordance less each level's cases times the
+    cases of the levels below it (the "all" part of the Kendall sum)."""
+    cross = 0.0
+    below = 0.0
+    for level in range(n_levels):
+        human = by_human[r, h0 + level]
+        human_rank = below + (human + 1.0) / 2.0
+        cross += human_rank * score_rank_by_level[level]
+        concordance -= human * below
+        below += human
+    return cross, concordance
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
 def _one_table(
     values,
     r,
@@ -222,13 +279,7 @@ def _one_table(
     lower = np.zeros(n_levels)
     score_rank_by_level = np.zeros(n_levels)  # sum over cases of judge midrank, per human level
     run = np.zeros(n_levels)  # the counts of the cells of the current score
-    cum_score = 0.0
-    cum_pass = 0.0
-    cum_fail = 0.0
-    score_rank2 = 0.0
-    concordance = 0.0
-    ties = 0.0
-    auc = 0.0
+    cum_score = cum_pass = cum_fail = score_rank2 = concordance = ties = auc = 0.0  # running sums over the scores
     for j in range(n_scores):
         first = run_starts[j0 + j]
         last = run_starts[j0 + j + 1]
@@ -236,23 +287,9 @@ def _one_table(
         passes = 0.0
         for c in range(first, last):
             cell = c0 + c
-            if one_case_per_cell:
-                q = starts[cell]
-                count = np.float64(values[r, gather[q]])
-                if scale is not None:
-                    count *= scale[q]
-            else:
-                end = starts[cell + 1] if c + 1 < n_cells else g_end
-                count = _summed(values, r, gather, starts[cell], end, scale)
+            count = _table_cell_count(values, r, gather, starts, cell, c + 1 < n_cells, g_end, scale, one_case_per_cell)
             level = cell_h[cell]
-            if small:
-                prefix = lower[level]
-            else:
-                prefix = 0.0
-                i = level
-                while i > 0:
-                    prefix += tree[i]
-                    i -= i & (-i)
+            prefix = _below_level(tree, lower, level, small)
             concordance += count * (prefix + at_score)  # at_score: this score's lower levels so far
             at_score += count
             passes += count * cell_pass[cell]
@@ -267,27 +304,13 @@ def _one_table(
             count = run[c - first]
             score_rank_by_level[level] += count * score_rank
             by_human[r, h0 + level] += count
-            if small:  # a fixed-length loop without branches: predictable
-                for above in range(n_levels):
-                    lower[above] += 2.0 * count * (above > level)
-            else:
-                i = level + 1
-                while i <= n_levels:
-                    tree[i] += 2.0 * count
-                    i += i & (-i)
+            _add_above_level(tree, lower, level, n_levels, 2.0 * count, small)
         cum_score += at_score
         cum_pass += passes
         cum_fail += fails
         cum_passes[r, m0 + j] = cum_pass
         cum_fails[r, m0 + j] = cum_fail
-    cross = 0.0
-    below = 0.0
-    for level in range(n_levels):
-        human = by_human[r, h0 + level]
-        human_rank = below + (human + 1.0) / 2.0
-        cross += human_rank * score_rank_by_level[level]
-        concordance -= human * below
-        below += human
+    cross, concordance = _by_level(by_human, r, h0, n_levels, score_rank_by_level, concordance)
     sums[r, k, CROSS] = cross
     sums[r, k, SCORE_RANK2] = score_rank2
     sums[r, k, CONCORDANCE] = concordance

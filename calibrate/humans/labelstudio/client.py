@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import uuid
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from calibrate.campaign import Campaign
 from calibrate.humans.adjudication import append_decisions, decision_history
 from calibrate.humans.labelstudio.interface import PER_ITEM, Interface, build_interface, task_data
 from calibrate.humans.labelstudio.labels import (
+    Label,
     LabelError,
     Task,
     export_projects,
@@ -153,6 +155,97 @@ def _predictions(
     return by_case, skipped
 
 
+def _checked_push(
+    campaign: Campaign, metrics: list[str] | None, *, overlap: float, show_judge: str | None
+) -> Interface:
+    """The labeling interface to push, once ``overlap`` and ``show_judge`` are checked."""
+    if not 0 <= overlap <= 1:
+        raise LabelStudioError(
+            ParameterText(
+                "{overlap} is a share of tasks between 0 and 1, not {_value}", overlap=NO_VALUE, _value=overlap
+            )
+        )
+    interface = build_interface(campaign, metrics)
+    if show_judge is not None and show_judge not in set(
+        campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge", "rater"]
+    ):
+        raise LabelStudioError(
+            ParameterText("{show_judge}: no judge of that name has ratings in the campaign", show_judge=show_judge)
+        )
+    return interface
+
+
+def _known_project(client, known: Project | None):
+    """The project this campaign pushed to before, or None (none yet, or deleted on the server)."""
+    project = None
+    if known:
+        try:
+            project = client.projects.get(known.project_id)
+        except Exception as exc:  # noqa: BLE001 - the SDK's ApiError (imported with the SDK), httpx's errors
+            if getattr(exc, "status_code", None) != 404:  # not "deleted": said, not taken for a deletion
+                raise _refused(f"read project {known.project_id}", exc) from None
+            project = None  # deleted on the server: a new project is made
+    return project
+
+
+def _project_settings(overlap: float, annotators_per_overlap: int, show_judge: str | None) -> dict[str, Any]:
+    """The project's overlap settings, and the model version whose predictions pre-fill its tasks."""
+    settings: dict[str, Any] = {
+        "maximum_annotations": annotators_per_overlap if overlap > 0 else 1,
+        "overlap_cohort_percentage": round(overlap * 100),
+    }
+    if show_judge:  # Label Studio pre-fills a task with the predictions of the project's model version
+        settings |= {"model_version": show_judge, "show_collab_predictions": True}
+    return settings
+
+
+def _create_or_update(client, campaign: Campaign, interface: Interface, project, settings: dict[str, Any]):
+    """A new project (``project`` None) with the interface, or the existing one's interface updated."""
+    if project is None:
+        return _call(
+            "create the project",
+            client.projects.create,
+            title=campaign.name[:50],
+            description=f"calibrate campaign {campaign.name}",
+            label_config=interface.xml,
+            expert_instruction=interface.instructions,
+            show_instruction=True,
+            **settings,
+        )
+    _call(
+        "update the project's interface",
+        client.projects.update,
+        project.id,
+        label_config=interface.xml,
+        expert_instruction=interface.instructions,
+        **settings,
+    )
+    return project
+
+
+def _new_tasks(
+    cases: dict[str, dict],
+    existing: set,
+    predictions: dict[str, list[dict]],
+    show_judge: str | None,
+    case_ids: list[str] | None,
+) -> list[dict]:
+    """The tasks of the cases not in the project yet (among ``case_ids``), pre-filled where predicted."""
+    chosen = set(case_ids or ())
+    return [
+        {
+            "data": task_data(case_id, case),
+            **(
+                {"predictions": [{"model_version": show_judge, "result": predictions[case_id]}]}
+                if case_id in predictions
+                else {}
+            ),
+        }
+        for case_id, case in sorted(cases.items())
+        if case_id not in existing and (case_ids is None or case_id in chosen)
+    ]
+
+
 @writes_campaign("calibrate labelstudio push")
 def push(
     campaign: Campaign,
@@ -206,60 +299,16 @@ def push(
     """
     if campaign.path is None or not campaign.cases:
         raise LabelStudioError("pushing needs a campaign folder with cases.jsonl")
-    if not 0 <= overlap <= 1:
-        raise LabelStudioError(
-            ParameterText(
-                "{overlap} is a share of tasks between 0 and 1, not {_value}", overlap=NO_VALUE, _value=overlap
-            )
-        )
-    interface = build_interface(campaign, metrics)
-    if show_judge is not None and show_judge not in set(
-        campaign.ratings.loc[campaign.ratings["rater_kind"] == "judge", "rater"]
-    ):
-        raise LabelStudioError(
-            ParameterText("{show_judge}: no judge of that name has ratings in the campaign", show_judge=show_judge)
-        )
-    chosen = set(case_ids or ())
+    interface = _checked_push(campaign, metrics, overlap=overlap, show_judge=show_judge)
     predictions, not_shown = _predictions(campaign, interface, show_judge, show_threshold) if show_judge else ({}, [])
     client = connect(url, api_key)
     store = LabelStore(campaign.path)
     try:
         known = store.project(url)
-        project = None
-        if known:
-            try:
-                project = client.projects.get(known.project_id)
-            except Exception as exc:  # noqa: BLE001 - the SDK's ApiError (imported with the SDK), httpx's errors
-                if getattr(exc, "status_code", None) != 404:  # not "deleted": said, not taken for a deletion
-                    raise _refused(f"read project {known.project_id}", exc) from None
-                project = None  # deleted on the server: a new project is made
+        project = _known_project(client, known)
         created = project is None
-        settings = {
-            "maximum_annotations": annotators_per_overlap if overlap > 0 else 1,
-            "overlap_cohort_percentage": round(overlap * 100),
-        }
-        if show_judge:  # Label Studio pre-fills a task with the predictions of the project's model version
-            settings |= {"model_version": show_judge, "show_collab_predictions": True}
-        if created:
-            project = _call(
-                "create the project",
-                client.projects.create,
-                title=campaign.name[:50],
-                description=f"calibrate campaign {campaign.name}",
-                label_config=interface.xml,
-                expert_instruction=interface.instructions,
-                show_instruction=True,
-                **settings,
-            )
-        else:
-            _call(
-                "update the project's interface",
-                client.projects.update,
-                project.id,
-                label_config=interface.xml,
-                expert_instruction=interface.instructions,
-                **settings,
-            )
+        settings = _project_settings(overlap, annotators_per_overlap, show_judge)
+        project = _create_or_update(client, campaign, interface, project, settings)
         shown = show_judge if created else (show_judge or known.shown_judge)
         # the interface pushed, with the metrics the project had that campaign.toml no longer declares
         recorded, _ = _with_removed_metrics(
@@ -267,18 +316,7 @@ def push(
         )
         store.set_project(url, project.id, sorted(interface.metrics), shown, recorded)
         existing = {task_case_id(task) for task in _call("export the project", _export, client, project.id)}
-        new = [
-            {
-                "data": task_data(case_id, case),
-                **(
-                    {"predictions": [{"model_version": show_judge, "result": predictions[case_id]}]}
-                    if case_id in predictions
-                    else {}
-                ),
-            }
-            for case_id, case in sorted(campaign.cases.items())
-            if case_id not in existing and (case_ids is None or case_id in chosen)
-        ]
+        new = _new_tasks(campaign.cases, existing, predictions, show_judge, case_ids)
         for start in range(0, len(new), IMPORT_BATCH):
             _call(
                 "import tasks", client.projects.import_tasks, id=project.id, request=new[start : start + IMPORT_BATCH]
@@ -305,6 +343,30 @@ def push(
 def _source(url: str, project_id: int) -> str:
     """How the label store names a project of a Label Studio server."""
     return f"{url.rstrip('/')}#project-{project_id}"
+
+
+def _decisions(labels: list[Label], deciders: set[str]) -> list[dict[str, Any]]:
+    """The labels of the adjudicators as decisions; an adjudicator with no label is a ``LabelStudioError``."""
+    annotators = {label.annotator for label in labels}
+    if deciders - annotators:
+        raise LabelStudioError(
+            ParameterText(
+                "{adjudicators}: no label of theirs in the project (annotators: {_known})",
+                adjudicators=", ".join(sorted(deciders - annotators)),
+                _known=", ".join(sorted(annotators)),
+            )
+        )
+    return [
+        {
+            "case_id": label.case_id,
+            "metric": label.metric,
+            "value": label.value,
+            "adjudicator": label.annotator,
+            "note": "decided in Label Studio",
+        }
+        for label in labels
+        if label.annotator in deciders
+    ]
 
 
 @writes_campaign("calibrate labelstudio pull")
@@ -334,26 +396,7 @@ def _pull(
     reading = read_export(tasks, campaign, interface, users=users, source=source)
     aside = [label for label in reading.labels if label.metric in removed]
     deciders = set(adjudicators or ())
-    annotators = {label.annotator for label in reading.labels}
-    if deciders - annotators:
-        raise LabelStudioError(
-            ParameterText(
-                "{adjudicators}: no label of theirs in the project (annotators: {_known})",
-                adjudicators=", ".join(sorted(deciders - annotators)),
-                _known=", ".join(sorted(annotators)),
-            )
-        )
-    decisions = [
-        {
-            "case_id": label.case_id,
-            "metric": label.metric,
-            "value": label.value,
-            "adjudicator": label.annotator,
-            "note": "decided in Label Studio",
-        }
-        for label in reading.labels
-        if label.annotator in deciders
-    ]
+    decisions = _decisions(reading.labels, deciders)
     # an adjudicator's labels are decisions (the reference label of their cases), not annotations; one
     # who decided in an earlier pull of this source still is one
     if (campaign.path / "adjudications.sqlite").is_file():

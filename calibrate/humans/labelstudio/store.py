@@ -105,6 +105,17 @@ class Project(NamedTuple):
     interface: str | None = None
 
 
+def _outcome(label: Label, before: tuple | None, details: str | None, whole: bool) -> str:
+    """What a pulled label is against the revision stored (``before``): the count it adds to."""
+    if before is not None and before[9] and not whole and not _later(label.updated_at, before[9]):
+        return "deleted_since"  # an older file: the project has deleted it since
+    if before is not None and (before[6], before[7]) == (label.value, details) and not before[9]:
+        return "unchanged"
+    if before is not None and not before[9] and _later(before[8], label.updated_at):
+        return "older_kept"  # an older file: Label Studio updated the annotation since
+    return "new" if before is None else "restored" if before[9] else "changed"
+
+
 class LabelStore:
     """The campaign's label store (``STORE_NAME`` in the campaign folder)."""
 
@@ -233,35 +244,10 @@ class LabelStore:
             key = (label.task_id, label.annotation_id, label.metric)
             before = current.get(key)
             seen.add(key)
-            if before is not None and before[9] and not whole and not _later(label.updated_at, before[9]):
-                counts["deleted_since"] += 1  # an older file: the project has deleted it since
-                continue
-            if before is not None and (before[6], before[7]) == (label.value, details) and not before[9]:
-                counts["unchanged"] += 1
-                continue
-            if before is not None and not before[9] and _later(before[8], label.updated_at):
-                counts["older_kept"] += 1  # an older file: Label Studio updated the annotation since
-                continue
-            counts["new" if before is None else "restored" if before[9] else "changed"] += 1
-            # an export file names annotators by id only: keep the name an API pull gave the annotation
-            annotator = before[5] if before is not None and label.annotator.startswith("ls-user-") else label.annotator
-            self._db.execute(
-                "INSERT INTO labels (pull_id, source, task_id, annotation_id, case_id, metric, annotator, value, "
-                "details, annotation_updated, pulled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    pull_id,
-                    source,
-                    label.task_id,
-                    label.annotation_id,
-                    label.case_id,
-                    label.metric,
-                    annotator,
-                    label.value,
-                    details,
-                    label.updated_at,
-                    stamp,
-                ),
-            )
+            outcome = _outcome(label, before, details, whole)
+            counts[outcome] += 1
+            if outcome in ("new", "restored", "changed"):
+                self._insert_label(pull_id, source, label, before, details, stamp)
         absent = [row[0] for key, row in current.items() if key not in seen and not row[9] and row[3] in metrics]
         if whole:
             for label_id in absent:
@@ -270,6 +256,43 @@ class LabelStore:
                     (pull_id, label_id, stamp),
                 )
         counts["withdrawn" if whole else "absent_kept"] = len(absent)
+        self._record_source(source, shown_judge, adjudicators, interface, stamp)
+        self._db.execute("COMMIT")
+        return counts
+
+    def _insert_label(
+        self, pull_id: str, source: str, label: Label, before: tuple | None, details: str | None, stamp: str
+    ) -> None:
+        """Store a new revision of ``label`` (``before``: the current one, if any)."""
+        # an export file names annotators by id only: keep the name an API pull gave the annotation
+        annotator = before[5] if before is not None and label.annotator.startswith("ls-user-") else label.annotator
+        self._db.execute(
+            "INSERT INTO labels (pull_id, source, task_id, annotation_id, case_id, metric, annotator, value, "
+            "details, annotation_updated, pulled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                pull_id,
+                source,
+                label.task_id,
+                label.annotation_id,
+                label.case_id,
+                label.metric,
+                annotator,
+                label.value,
+                details,
+                label.updated_at,
+                stamp,
+            ),
+        )
+
+    def _record_source(
+        self,
+        source: str,
+        shown_judge: str | None,
+        adjudicators: set[str] | None,
+        interface: Interface | None,
+        stamp: str,
+    ) -> None:
+        """Record a pull of ``source``: the judge it showed, its adjudicators (with the earlier ones), its interface."""
         known = self._db.execute("SELECT adjudicators, interface FROM sources WHERE source = ?", (source,)).fetchone()
         deciders = sorted(
             set(self._json(known[0], list[str], "sources.adjudicators") if known else []) | set(adjudicators or ())
@@ -285,8 +308,6 @@ class LabelStore:
                 interface.record() if interface else known[1] if known else None,
             ),
         )
-        self._db.execute("COMMIT")
-        return counts
 
     def history(self, case_id: str | None = None) -> list[dict[str, Any]]:
         """Every stored revision, oldest first."""
