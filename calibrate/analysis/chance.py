@@ -6,6 +6,7 @@ seen so far would be shown (:func:`labels_to_beat_chance`), and what a verdict s
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from scipy.stats import norm
@@ -96,7 +97,7 @@ def labels_to_beat_chance(chance_p: float, n: int, *, level: float) -> int | Non
     return max(int(n) + 1, math.ceil(c * n - 1e-9))
 
 
-def _separation_text(sep: dict[str, Any], alpha: float) -> str:
+def _separation_text(sep: Mapping[str, Any], alpha: float) -> str:
     """``AUC 0.71, one-sided Mann-Whitney p = 0.031 on 40 passes and 10 fails; needs p < 0.025``."""
     return (
         f"AUC {sep['auc']:.2f}, one-sided Mann-Whitney p = {sep['chance_p']:.2g} on {sep['n_pass']} passes and "
@@ -104,7 +105,7 @@ def _separation_text(sep: dict[str, Any], alpha: float) -> str:
     )
 
 
-def chance_shortfall(rec: dict[str, Any], confidence: float, min_labels: int) -> dict[str, Any] | None:
+def chance_shortfall(rec: Mapping[str, Any], confidence: float, min_labels: int) -> dict[str, Any] | None:
     """Why the judge's scores are not shown to separate passes from fails, or None: ``{"status", "text"}``
     and, when labels would settle it (``NEEDS_LABELS``), ``labels`` (more labels), ``human_fails`` (of them)
     and ``total`` (:func:`labels_to_beat_chance`)."""

@@ -48,7 +48,7 @@ def recommendation(
         too_few_recommendation(rec, judge, current or [])
     else:
         recommended(rec, judge, rule, confidence, seed, current or [])
-    rec["verdict"] = judge_verdict(rec, confidence=confidence, min_labels=MIN_TRUSTED_LABELS)
+    rec["verdict"] = judge_verdict(rec, confidence=confidence, min_labels=MIN_TRUSTED_LABELS).to_dict()
     return rec
 
 

@@ -4,18 +4,27 @@ plain lines (:func:`verdict_lines`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from calibrate.analysis.verdict_results import BestJudge, HumanCeiling, JudgeVerdict, LabelsNeeded, MetricVerdict
 from calibrate.analysis.verdict_statuses import DEFENSIBLE, NEEDS_LABELS, STRICTER
 from calibrate.analysis.verdict_text import MOST, pass_rule_text, rate_text
+from calibrate.base.estimates import Estimate
 
 __all__ = ["metric_verdict", "verdict_lines"]
 
 
-def _defended(rec: dict[str, Any]) -> dict[str, Any]:
+def _verdict(rec: Mapping[str, Any]) -> JudgeVerdict:
+    """A recommendation's verdict, typed (a recommendation document holds it as a dict)."""
+    verdict = rec["verdict"]
+    return verdict if isinstance(verdict, JudgeVerdict) else JudgeVerdict.from_dict(verdict)
+
+
+def _defended(rec: Mapping[str, Any], verdict: JudgeVerdict) -> Mapping[str, Any]:
     """The recommendation at the threshold its verdict defends: the rule's, or the stricter alternative's."""
     alternative = rec.get("defensible_alternative")
-    if rec["verdict"]["status"] != STRICTER or not alternative:
+    if verdict.status != STRICTER or not alternative:
         return rec
     return {
         **rec,
@@ -26,7 +35,7 @@ def _defended(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _cost(rec: dict[str, Any]) -> float:
+def _cost(rec: Mapping[str, Any]) -> float:
     """Expected cost per case of a recommendation under its cost rule."""
     rule = rec["rule"]
     share = rule.get("prevalence")
@@ -38,12 +47,12 @@ def _cost(rec: dict[str, Any]) -> float:
     )
 
 
-def _ceiling(annotators: dict[str, Any] | None) -> dict[str, Any]:
+def _ceiling(annotators: Mapping[str, Any] | None) -> HumanCeiling:
     """The human ceiling: how far the annotators agree with each other, or why there is none."""
     if not annotators or annotators.get("n_annotators", 0) < 2:
-        return {"text": "no human ceiling: one annotator (label some cases twice to measure it)"}
+        return HumanCeiling("no human ceiling: one annotator (label some cases twice to measure it)")
     if "percent_agreement" not in annotators:
-        return {"text": f"no human ceiling: {annotators.get('reason', 'too few cases labelled twice')}"}
+        return HumanCeiling(f"no human ceiling: {annotators.get('reason', 'too few cases labelled twice')}")
     agree = annotators["percent_agreement"]
     kappa_key = "cohen_kappa" if "cohen_kappa" in annotators else "fleiss_kappa"
     kappa = annotators.get(kappa_key) or {}
@@ -53,76 +62,90 @@ def _ceiling(annotators: dict[str, Any] | None) -> dict[str, Any]:
     )
     if kappa.get("estimate") is not None:
         text += f"{'Cohen' if kappa_key == 'cohen_kappa' else 'Fleiss'} κ {rate_text(kappa)}; "
-    return {"text": text + f"on {annotators.get('basis', 'the labels')})", "agreement": agree, "kappa": kappa}
+    text += f"on {annotators.get('basis', 'the labels')})"
+    return HumanCeiling(text, Estimate.from_dict(agree), Estimate.from_dict(kappa) if kappa else None)
 
 
-def metric_verdict(metric: str, recs: list[dict[str, Any]], annotators: dict[str, Any] | None = None) -> dict[str, Any]:
+def metric_verdict(
+    metric: str, recs: Sequence[Mapping[str, Any]], annotators: Mapping[str, Any] | None = None
+) -> MetricVerdict:
     """The verdict block of one metric: every judge's verdict, the best judge by the rule, the human ceiling.
 
     Parameters
     ----------
     metric : str
-    recs : list of dict
-        The metric's recommendations, each with its ``verdict`` (:func:`judge_verdict`).
-    annotators : dict, optional
+    recs : sequence of mapping
+        The metric's recommendations, each with its ``verdict``
+        (:func:`~calibrate.analysis.verdicts.judge_verdict`: typed, or as its dict).
+    annotators : mapping, optional
         :func:`calibrate.analysis.annotators.annotator_agreement` of the metric.
 
     Returns
     -------
-    dict
-        ``{"metric", "rule", "judges": [verdicts], "best": {"judge", "text"}, "ceiling": {"text", ...}}``;
-        ``best["judge"]`` is None when no judge is defensible.
+    MetricVerdict
+        ``metric``, ``rule``, ``judges`` (their verdicts), ``best`` (``best.judge`` None when no judge is
+        defensible) and ``ceiling``; ``to_dict()`` is the block the documents hold.
 
     Examples
     --------
     >>> v = metric_verdict("m", [])
-    >>> v["best"]["text"]
+    >>> v.best.text
     'no judge rated this metric'
     """
-    verdicts = [r["verdict"] for r in recs]
+    verdicts = tuple(_verdict(r) for r in recs)
     rule = recs[0]["rule"] if recs else {}
-    ok = [_defended(r) for r in recs if r["verdict"]["status"] in (DEFENSIBLE, STRICTER)]
-    best: dict[str, Any] = {"judge": None}
+    return MetricVerdict(metric, rule, verdicts, _best(rule, recs, verdicts), _ceiling(annotators))
+
+
+def _best(rule: Mapping[str, Any], recs: Sequence[Mapping[str, Any]], verdicts: tuple[JudgeVerdict, ...]) -> BestJudge:
+    """The best judge by the rule, or why there is none."""
     if not recs:
-        best["text"] = "no judge rated this metric"
-    elif rule.get("kind") in ("fixed", "default"):
-        best["text"] = "no best judge: the metric declares no rule to rank the judges by"
-    elif not ok:
-        waiting = [r["verdict"] for r in recs if r["verdict"]["status"] == NEEDS_LABELS]
-        best["text"] = "no judge is defensible yet"
-        if waiting:
-            closest = min(
-                waiting, key=lambda v: (v["labels_needed"]["cases"], v["labels_needed"]["human_fails"], v["judge"])
-            )
-            best["closest"] = closest["judge"]
-            needed = closest["labels_needed"]
-            if needed["human_fails"] and not needed.get("fail_share"):  # no fail found: the cases are unknown
-                best["text"] += (
-                    f"; closest: {closest['judge']}, once at least {needed['human_fails']} human fails "
-                    "are labelled (none found yet: label cases the judges score low)"
-                    + (f", among at least {needed['cases']} more labelled cases" if needed["cases"] else "")
-                )
-            elif needed["cases"]:
-                best["text"] += f"; closest: {closest['judge']}, with about {needed['cases']} more labelled cases"
-            else:
-                best["text"] += f"; closest: {closest['judge']}"
+        return BestJudge(None, "no judge rated this metric")
+    if rule.get("kind") in ("fixed", "default"):
+        return BestJudge(None, "no best judge: the metric declares no rule to rank the judges by")
+    ok = [_defended(r, v) for r, v in zip(recs, verdicts) if v.status in (DEFENSIBLE, STRICTER)]
+    return _chosen(rule, ok) if ok else _closest(verdicts)
+
+
+def _closest(verdicts: tuple[JudgeVerdict, ...]) -> BestJudge:
+    """No judge defensible: the one closest to it, the one whose labels needed are fewest (if any)."""
+    text = "no judge is defensible yet"
+    waiting: list[tuple[JudgeVerdict, LabelsNeeded]] = [
+        (v, v.labels_needed) for v in verdicts if v.status == NEEDS_LABELS and v.labels_needed is not None
+    ]
+    if not waiting:
+        return BestJudge(None, text)
+    closest, needed = min(waiting, key=lambda w: (w[1].cases, w[1].human_fails, w[0].judge))
+    if needed.human_fails and not needed.fail_share:  # no fail found: the cases are unknown
+        text += (
+            f"; closest: {closest.judge}, once at least {needed.human_fails} human fails "
+            "are labelled (none found yet: label cases the judges score low)"
+            + (f", among at least {needed.cases} more labelled cases" if needed.cases else "")
+        )
+    elif needed.cases:
+        text += f"; closest: {closest.judge}, with about {needed.cases} more labelled cases"
     else:
-        if rule["kind"] == "cost":
-            chosen = min(ok, key=lambda r: (_cost(r), r["judge"]))
-            why = f"the least expected cost per case, {_cost(chosen):.3g}"
-        else:
-            chosen = min(ok, key=lambda r: (r["false_fail_rate"], r["false_pass_rate"], r["judge"]))
-            why = f"the fewest false fails under the {rule['max_false_pass']:g} ceiling"
-        best.update(judge=chosen["judge"], threshold=chosen["threshold"])
-        accuracy = chosen.get("accuracy")
-        agrees = f"; it agrees with the human verdict on {rate_text(accuracy)} of cases" if accuracy else ""
-        best["text"] = f"best by the rule: {chosen['judge']} at {pass_rule_text(chosen)} ({why}){agrees}"
-        if chosen["false_fail_rate"] is not None and chosen["false_fail_rate"] > MOST:
-            best["text"] += f"; even so, it fails {chosen['false_fail_rate']:.0%} of the answers the annotators passed"
-    return {"metric": metric, "rule": rule, "judges": verdicts, "best": best, "ceiling": _ceiling(annotators)}
+        text += f"; closest: {closest.judge}"
+    return BestJudge(None, text, closest=closest.judge)
 
 
-def verdict_lines(verdict: dict[str, Any]) -> list[str]:
+def _chosen(rule: Mapping[str, Any], ok: list[Mapping[str, Any]]) -> BestJudge:
+    """The best of the defensible judges: least expected cost, or fewest false fails under the ceiling."""
+    if rule["kind"] == "cost":
+        chosen = min(ok, key=lambda r: (_cost(r), r["judge"]))
+        why = f"the least expected cost per case, {_cost(chosen):.3g}"
+    else:
+        chosen = min(ok, key=lambda r: (r["false_fail_rate"], r["false_pass_rate"], r["judge"]))
+        why = f"the fewest false fails under the {rule['max_false_pass']:g} ceiling"
+    accuracy = chosen.get("accuracy")
+    agrees = f"; it agrees with the human verdict on {rate_text(accuracy)} of cases" if accuracy else ""
+    text = f"best by the rule: {chosen['judge']} at {pass_rule_text(chosen)} ({why}){agrees}"
+    if chosen["false_fail_rate"] is not None and chosen["false_fail_rate"] > MOST:
+        text += f"; even so, it fails {chosen['false_fail_rate']:.0%} of the answers the annotators passed"
+    return BestJudge(chosen["judge"], text, threshold=chosen["threshold"])
+
+
+def verdict_lines(verdict: MetricVerdict) -> list[str]:
     """The block as plain lines: the rule; one line per judge, each followed by a line per threshold the user
     runs today (indented under it); the best judge; the human ceiling.
 
@@ -131,10 +154,6 @@ def verdict_lines(verdict: dict[str, Any]) -> list[str]:
     >>> verdict_lines(metric_verdict("m", []))
     ['m: no rule', '  no judge rated this metric', '  no human ceiling: one annotator (label some cases twice to measure it)']
     """
-    head = f"{verdict['metric']}: " + (verdict["rule"].get("description") or "no rule")
-    judges = [
-        line
-        for v in verdict["judges"]
-        for line in (f"  {v['text']}", *(f"    {c['text']}" for c in v.get("current") or []))
-    ]
-    return [head, *judges, f"  {verdict['best']['text']}", f"  {verdict['ceiling']['text']}"]
+    head = f"{verdict.metric}: " + (verdict.rule.get("description") or "no rule")
+    judges = [line for v in verdict.judges for line in (f"  {v.text}", *(f"    {c.text}" for c in v.current))]
+    return [head, *judges, f"  {verdict.best.text}", f"  {verdict.ceiling.text}"]

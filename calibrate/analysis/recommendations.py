@@ -184,7 +184,7 @@ def thresholds(
             annotator_agreement(campaign, metric, n_boot=n_boot, seed=seed)
             if len(human_reference(campaign, metric).raters) > 1
             else None,
-        )
+        ).to_dict()
         for metric, doc in zip(chosen, docs)
     ]
     return Result(

@@ -4,9 +4,10 @@ agreement with the human reference, per metric and per slice.
 A :class:`StatsResult` is a :class:`~calibrate.base.results.Document`: its ``to_dict()`` is the
 ``calibrate stats --json`` document (``schema_version`` first, the rest byte for byte as before), its
 ``to_frame()`` one row per figure, named by where it sits. The judges' figures are
-:class:`~calibrate.base.estimates.Estimate` fields; the parts still written as dicts (a judge's curve,
-bottom decile and worst misses, a metric's verdict and annotator agreement) are named fields or, for a
-judge's irregular keys, its ``extra``.
+:class:`~calibrate.base.estimates.Estimate` fields, a metric's verdict a
+:class:`~calibrate.analysis.verdict_results.MetricVerdict`; the parts still written as dicts (a judge's
+curve, bottom decile and worst misses, a metric's annotator agreement) are named fields or, for a judge's
+irregular keys, its ``extra``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calibrate.analysis.judge_figures import STATISTICS
+from calibrate.analysis.verdict_results import MetricVerdict
 from calibrate.base.estimates import Estimate
 from calibrate.base.results import Document, FigureAt, statistics_rows
 
@@ -166,7 +168,7 @@ class MetricAgreement:
     sample_designs: tuple[dict[str, Any], ...]
     weighted: bool
     human_pass_rate: Estimate
-    verdict: dict[str, Any]
+    verdict: MetricVerdict
     annotators: dict[str, Any] | None = None
     slices: tuple[SliceAgreement, ...] | None = None
 
@@ -197,7 +199,7 @@ class MetricAgreement:
         }
         if self.annotators is not None:
             out["annotators"] = copy.deepcopy(self.annotators)
-        out["verdict"] = copy.deepcopy(self.verdict)
+        out["verdict"] = self.verdict.to_dict()
         if self.slices is not None:
             out["slices"] = [s.to_dict() for s in self.slices]
         return out

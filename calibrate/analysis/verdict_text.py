@@ -3,6 +3,7 @@ runs today (:func:`current_text`), and why a false-pass ceiling of 0 can never b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -51,7 +52,7 @@ def threshold_text(x: float) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".")
 
 
-def rate_text(detail: dict[str, Any] | None) -> str:
+def rate_text(detail: Mapping[str, Any] | None) -> str:
     """``0.06 [0.04, 0.09]``, or ``0.06`` without an interval, or ``-``."""
     if not detail or detail.get("estimate") is None:
         return "-"
@@ -61,12 +62,12 @@ def rate_text(detail: dict[str, Any] | None) -> str:
     return text
 
 
-def pass_rule_text(rec: dict[str, Any]) -> str:
+def pass_rule_text(rec: Mapping[str, Any]) -> str:
     """``score >= 0.7`` (``<=`` for a judge whose lower scores are better)."""
     return rec["pass_rule"].replace("threshold", threshold_text(rec["threshold"])).replace(">=", "≥").replace("<=", "≤")
 
 
-def rates_text(rec_or_fp: dict[str, Any], ff: dict[str, Any] | None = None) -> str:
+def rates_text(rec_or_fp: Mapping[str, Any], ff: Mapping[str, Any] | None = None) -> str:
     """``false passes 0.06 [0.04, 0.09], false fails ...`` of a recommendation, or of two rate figures."""
     fp = rec_or_fp if ff is not None else rec_or_fp.get("false_pass_rate_detail")
     ff = ff if ff is not None else rec_or_fp.get("false_fail_rate_detail")
@@ -124,7 +125,7 @@ def current_text(current: dict[str, Any], rule: dict[str, Any]) -> str:
     return text
 
 
-def fails_most_text(ff: dict[str, Any] | None) -> str:
+def fails_most_text(ff: Mapping[str, Any] | None) -> str:
     """``: a gate there blocks 78% of the answers the annotators passed``, or empty (it fails few)."""
     if not ff or ff.get("estimate") is None or ff["estimate"] <= MOST:
         return ""

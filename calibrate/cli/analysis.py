@@ -4,6 +4,7 @@ bias."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich import box
@@ -32,6 +33,9 @@ from calibrate.cli.console import (
 )
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
 
+if TYPE_CHECKING:
+    from calibrate.analysis.verdict_results import MetricVerdict
+
 #: the statistics of `stats` in the terminal: the main table, then a second one beside the family
 STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "auc": "AUC", "pass_kappa": "pass kappa"}
 SECONDARY_COLUMNS = {"kappa_quadratic": "kappa quadratic", "alpha": "alpha"}
@@ -56,7 +60,7 @@ VERDICT_STYLES = {
 }
 
 
-def print_verdict(verdict: dict) -> None:
+def print_verdict(verdict: MetricVerdict) -> None:
     """The verdict block of a metric (:func:`calibrate.analysis.verdicts.verdict_lines`): the rule, one
     line per judge (the judge's name in its status' colour) and under it a line per threshold the user runs
     today, the best judge and the human ceiling."""
@@ -71,11 +75,11 @@ def print_verdict(verdict: dict) -> None:
         out.print(Padding(text, (0, 0, 0, by)) if out.is_terminal else Text(" " * by) + text)
 
     out.print(styled("bold", head))
-    for v in verdict["judges"]:
-        name = f"{v['judge']}:"
-        indented(styled(VERDICT_STYLES.get(v["status"], ""), name, v["text"][len(name) :]))
-        for current in v.get("current") or []:  # the threshold the user runs today, under its judge
-            indented(styled("", current["text"]), 4)
+    for v in verdict.judges:
+        name = f"{v.judge}:"
+        indented(styled(VERDICT_STYLES.get(v.status, ""), name, v.text[len(name) :]))
+        for current in v.current:  # the threshold the user runs today, under its judge
+            indented(styled("", current.text), 4)
     indented(styled("bold", best.strip()))
     indented(styled("", ceiling.strip()))  # styled: shown, not rich's Text, which drops a \r silently
 
@@ -208,7 +212,7 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, current, out_
         print_json(doc)
         return
     for metric in doc["metrics"]:
-        print_verdict(metric["verdict"])
+        print_verdict(doc.metric(metric["metric"]).verdict)
         print_stats(metric, doc["manifest"])
         if metric.get("weighted"):
             designs = "; ".join(
@@ -308,6 +312,7 @@ def thresholds(
     """Recommend a pass threshold per metric and judge: under each metric's rule in campaign.toml, or
     under the rule given (a false-pass ceiling, or costs)."""
     from calibrate.analysis import recommendations, rules
+    from calibrate.analysis.verdict_results import MetricVerdict
 
     rule = None
     if max_false_pass is not None and (cost_false_pass is not None or cost_false_fail is not None):
@@ -346,7 +351,7 @@ def thresholds(
         print_json(doc)
         return
     for verdict in doc["verdicts"]:
-        print_verdict(verdict)
+        print_verdict(MetricVerdict.from_dict(verdict))
     out.print(f"rules from {'the command line' if rule else 'campaign.toml'}")
     print_recommendations(recs, doc["manifest"], c.cases)
 

@@ -30,7 +30,7 @@ def _print_report(docs: dict, paths: dict) -> None:
     and warnings, the recommendations, the audits, and the files."""
     cases, manifest = docs["cases"], docs["stats"]["manifest"]
     for metric in docs["stats"]["metrics"]:
-        print_verdict(metric["verdict"])
+        print_verdict(docs["stats"].metric(metric["metric"]).verdict)
         print_stats(metric, manifest)
         for w in metric["warnings"]:
             out.print(styled("yellow", "warning: ", with_snippets(w, cases)))

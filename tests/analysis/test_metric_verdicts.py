@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from calibrate.analysis.metric_verdicts import metric_verdict, verdict_lines
+from calibrate.analysis.verdict_results import BestJudge, CurrentLine, JudgeVerdict, LabelsNeeded
 from calibrate.analysis.verdict_statuses import DEFENSIBLE, NEEDS_LABELS, NOT_DEFENSIBLE, STRICTER
 
 CEILING = {
@@ -17,9 +18,15 @@ CEILING = {
 
 
 def rec(judge, status, fp=0.05, ff=0.2, threshold=0.5, rule=CEILING, needed=None, current=(), **more):
-    verdict = {"judge": judge, "status": status, "text": f"{judge}: {status}", "labels_needed": needed}
-    if current:
-        verdict["current"] = [{"text": t} for t in current]
+    verdict = JudgeVerdict(
+        judge,
+        status,
+        f"{judge}: {status}",
+        labels_needed=None
+        if needed is None
+        else LabelsNeeded(needed["human_fails"], needed["cases"], needed.get("fail_share")),
+        current=tuple(CurrentLine(0.5, "given", t) for t in current),
+    )
     return {
         "judge": judge,
         "rule": rule,
@@ -37,12 +44,10 @@ def rec(judge, status, fp=0.05, ff=0.2, threshold=0.5, rule=CEILING, needed=None
 def test_the_best_under_a_ceiling_has_the_fewest_false_fails():
     recs = [rec("a", DEFENSIBLE, ff=0.3), rec("b", DEFENSIBLE, ff=0.1, threshold=0.7), rec("c", NOT_DEFENSIBLE, ff=0.0)]
     v = metric_verdict("m", recs)
-    assert v["best"] == {
-        "judge": "b",
-        "threshold": 0.7,
-        "text": "best by the rule: b at score ≥ 0.7 (the fewest false fails under the 0.1 ceiling)",
-    }
-    assert [j["judge"] for j in v["judges"]] == ["a", "b", "c"] and v["rule"] == CEILING
+    assert v.best == BestJudge(
+        "b", "best by the rule: b at score ≥ 0.7 (the fewest false fails under the 0.1 ceiling)", threshold=0.7
+    )
+    assert [j.judge for j in v.judges] == ["a", "b", "c"] and v.rule == CEILING
 
 
 def test_the_best_by_cost_has_the_least_expected_cost_and_its_accuracy_is_said():
@@ -50,7 +55,7 @@ def test_the_best_by_cost_has_the_least_expected_cost_and_its_accuracy_is_said()
     accuracy = {"estimate": 0.9, "ci_low": 0.8, "ci_high": 0.95}
     # a: 3 * 0.4 * 0.1 + 1 * 0.6 * 0.2 = 0.24; b: 3 * 0.4 * 0.05 + 0.6 * 0.5 = 0.36
     recs = [rec("a", DEFENSIBLE, 0.1, 0.2, rule=rule, accuracy=accuracy), rec("b", DEFENSIBLE, 0.05, 0.5, rule=rule)]
-    assert metric_verdict("m", recs)["best"]["text"] == (
+    assert metric_verdict("m", recs).best.text == (
         "best by the rule: a at score ≥ 0.5 (the least expected cost per case, 0.24); "
         "it agrees with the human verdict on 0.90 [0.80, 0.95] of cases"
     )
@@ -58,7 +63,7 @@ def test_the_best_by_cost_has_the_least_expected_cost_and_its_accuracy_is_said()
     assert (
         metric_verdict(
             "m", [rec("a", DEFENSIBLE, 0.1, 0.2, rule=prevalence), rec("b", DEFENSIBLE, 0.05, 0.5, rule=prevalence)]
-        )["best"]["judge"]
+        ).best.judge
         == "a"
     )
 
@@ -71,8 +76,8 @@ def test_a_stricter_verdict_is_best_at_its_alternative_threshold_and_failing_mos
         "accuracy": None,
     }
     v = metric_verdict("m", [rec("a", STRICTER, defensible_alternative=alternative)])
-    assert v["best"]["threshold"] == 0.9
-    assert v["best"]["text"].endswith("; even so, it fails 70% of the answers the annotators passed")
+    assert v.best.threshold == 0.9
+    assert v.best.text.endswith("; even so, it fails 70% of the answers the annotators passed")
 
 
 @pytest.mark.parametrize(
@@ -97,18 +102,18 @@ def test_none_defensible_names_the_closest(needed, text):
         rec("a", NEEDS_LABELS, needed=needed),
         rec("c", NOT_DEFENSIBLE),
     ]
-    best = metric_verdict("m", recs)["best"]
-    assert best["text"] == text and best["closest"] == "a" and best["judge"] is None
+    best = metric_verdict("m", recs).best
+    assert best == BestJudge(None, text, closest="a")
 
 
 def test_no_rule_and_no_judge_give_no_best():
     fixed = {"kind": "fixed", "threshold": 0.5, "description": "fixed threshold 0.5"}
-    assert metric_verdict("m", [rec("a", "no criterion", rule=fixed)])["best"] == {
+    assert metric_verdict("m", [rec("a", "no criterion", rule=fixed)]).best.to_dict() == {
         "judge": None,
         "text": "no best judge: the metric declares no rule to rank the judges by",
     }
-    assert metric_verdict("m", [])["best"] == {"judge": None, "text": "no judge rated this metric"}
-    assert metric_verdict("m", [rec("a", NOT_DEFENSIBLE)])["best"]["text"] == "no judge is defensible yet"
+    assert metric_verdict("m", []).best.to_dict() == {"judge": None, "text": "no judge rated this metric"}
+    assert metric_verdict("m", [rec("a", NOT_DEFENSIBLE)]).best.text == "no judge is defensible yet"
 
 
 @pytest.mark.parametrize(
@@ -140,7 +145,7 @@ def test_no_rule_and_no_judge_give_no_best():
     ],
 )
 def test_the_human_ceiling(annotators, text):
-    assert metric_verdict("m", [], annotators)["ceiling"]["text"] == text
+    assert metric_verdict("m", [], annotators).ceiling.text == text
 
 
 def test_the_block_as_lines_puts_current_thresholds_under_their_judge():

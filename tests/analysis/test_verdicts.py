@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from calibrate.analysis.agreement import compute_stats
 from calibrate.analysis.recommendations import thresholds
+from calibrate.analysis.verdict_results import MetricVerdict
 from calibrate.analysis.verdicts import (
     DEFENSIBLE,
     NEEDS_LABELS,
@@ -131,7 +132,7 @@ def test_stats_carries_the_same_verdicts_and_the_human_ceiling():
     mine, theirs = stats_doc["metrics"][0]["verdict"], threshold_doc["verdicts"][0]
     assert [v["text"] for v in mine["judges"]] == [v["text"] for v in theirs["judges"]]
     assert mine["ceiling"]["text"].startswith("human ceiling: 2 annotators agree on 0.90 [")
-    lines = verdict_lines(mine)
+    lines = verdict_lines(stats_doc.metrics[0].verdict)
     assert lines[0] == "m: most lenient threshold with false-pass rate <= 0.1" and len(lines) == 3 + 3
 
 
@@ -195,7 +196,7 @@ def test_no_verdict_defends_what_the_rule_cannot_hold(n_fail, n_pass, data, p, c
 
         rec["false_pass_rate_detail"].update(ci_low=0.0, ci_high=float(clopper_pearson_upper(k_fp, n_fail)))
     verdict = judge_verdict(rec)
-    assert verdict["text"].startswith("j: ") and verdict["status"] in (
+    assert verdict.text.startswith("j: ") and verdict.status in (
         DEFENSIBLE,
         NEEDS_LABELS,
         NOT_SHOWN,
@@ -204,28 +205,28 @@ def test_no_verdict_defends_what_the_rule_cannot_hold(n_fail, n_pass, data, p, c
     )
     enough = p < 0.025 and n_fail + n_pass >= 50 and has_threshold
     if kind == "fixed":
-        assert verdict["status"] == NO_CRITERION
+        assert verdict.status == NO_CRITERION
     elif kind == "cost":
-        assert (verdict["status"] == DEFENSIBLE) == enough
+        assert (verdict.status == DEFENSIBLE) == enough
     else:  # the bound shown is the bound checked (a rule with a confidence shows its own one-sided bound)
-        assert (verdict["status"] == DEFENSIBLE) == (
+        assert (verdict.status == DEFENSIBLE) == (
             enough and rec["false_pass_rate_detail"]["ci_high"] <= ceiling + 1e-12
         )
-    if verdict["status"] == NEEDS_LABELS:
-        assert verdict["labels_needed"]["cases"] > 0
-    if verdict["status"] == NOT_SHOWN:  # no sign of separating, few labels: no count is projected
-        assert verdict["labels_needed"] is None and n_fail + n_pass < 50 and p >= 0.025
-    if p >= 0.025 and kind != "fixed" and verdict["status"] == NEEDS_LABELS and verdict["chance"]:
+    if verdict.status == NEEDS_LABELS:
+        assert verdict.labels_needed.cases > 0
+    if verdict.status == NOT_SHOWN:  # no sign of separating, few labels: no count is projected
+        assert verdict.labels_needed is None and n_fail + n_pass < 50 and p >= 0.025
+    if p >= 0.025 and kind != "fixed" and verdict.status == NEEDS_LABELS and verdict.chance:
         # the count given for the test against chance is what labels_to_beat_chance projects
         total = labels_to_beat_chance(p, n_fail + n_pass, level=0.025)
-        assert verdict["chance"]["total"] == total and verdict["labels_needed"]["cases"] >= total - n_fail - n_pass
+        assert verdict.chance.total == total and verdict.labels_needed.cases >= total - n_fail - n_pass
 
 
 @pytest.mark.parametrize("rule", [None, RULES["cost"]])
 def test_a_chance_p_value_at_the_level_itself_is_not_below_it(rule):
     """Found in CI: (1 - 0.95) / 2 is 0.025000000000000022 in floating point, and passed p = 0.025."""
     verdict = judge_verdict(_rec(0, 35, 0, 15, 0.025, 0.1, rule=rule))
-    assert verdict["status"] != DEFENSIBLE and "needs p < 0.025" in verdict["text"]
+    assert verdict.status != DEFENSIBLE and "needs p < 0.025" in verdict.text
 
 
 @pytest.mark.parametrize("status", [DEFENSIBLE, NEEDS_LABELS, NOT_DEFENSIBLE])
@@ -235,13 +236,13 @@ def test_verdict_examples(status):
         NEEDS_LABELS: _rec(0, 16, 6, 24, 0.001, 0.1),
         NOT_DEFENSIBLE: _rec(5, 100, 50, 100, 0.4, 0.1),
     }
-    assert judge_verdict(recs[status])["status"] == status
+    assert judge_verdict(recs[status]).status == status
 
 
 def test_enough_fails_for_no_false_pass_but_a_rate_near_the_ceiling_counts_the_labels_at_that_rate():
     verdict = judge_verdict(_rec(9, 100, 10, 100, 0.001, 0.1))
-    assert verdict["status"] == NEEDS_LABELS
-    assert verdict["labels_needed"]["human_fails"] == 3458 - 100 and verdict["labels_needed"]["cases"] == 6716
+    assert verdict.status == NEEDS_LABELS
+    assert verdict.labels_needed.human_fails == 3458 - 100 and verdict.labels_needed.cases == 6716
 
 
 @pytest.mark.parametrize(
@@ -506,7 +507,7 @@ def test_a_deepeval_judge_is_read_at_deepevals_default_in_its_verdict():
         "annotators failed (0.78 [0.59, 0.89]) and fails 3 of 33 answers they passed "
         "(0.09 [0.03, 0.24]); past the 0.1 ceiling"
     )
-    lines = verdict_lines(doc["verdicts"][0])
+    lines = verdict_lines(MetricVerdict.from_dict(doc["verdicts"][0]))
     assert lines[2] == "    " + current["text"] and lines[1].startswith("  faith-gpt: ")
     # the same in stats, with the rates and counts in the document
     rec = doc["recommendations"][0]["current"][0]
