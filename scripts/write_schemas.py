@@ -17,13 +17,19 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
+from calibrate.analysis.recommendation_results import ThresholdsResult
 from calibrate.analysis.results import StatsResult
 from calibrate.base.results import Document
 from calibrate.review.results import AuditResult, GateResult
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "reference" / "schemas"
 #: the command whose ``--json`` prints each typed document
-DOCUMENTS: dict[str, type[Document]] = {"stats": StatsResult, "gate": GateResult, "audit": AuditResult}
+DOCUMENTS: dict[str, type[Document]] = {
+    "stats": StatsResult,
+    "thresholds": ThresholdsResult,
+    "gate": GateResult,
+    "audit": AuditResult,
+}
 
 
 def schema(document: type[Document]) -> dict:

@@ -48,3 +48,25 @@ def test_the_statistics_document_meets_its_schema():
     del broken["metrics"][0]["judges"][0]["auc"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, schema)
+
+
+def test_the_thresholds_document_meets_its_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    import calibrate
+
+    campaign = calibrate.load_campaign(calibrate.demo_campaign_path())
+    doc = calibrate.thresholds(campaign, n_boot=50, current=0.5)
+    schema = json.loads((ROOT / "docs" / "reference" / "schemas" / "thresholds.json").read_text())
+    jsonschema.validate(json.loads(json.dumps(doc.to_dict())), schema)
+    one = calibrate.recommend_thresholds(
+        campaign, metric="relevance", rule=calibrate.Rule("constraint", max_false_pass=0.1), n_boot=0
+    )
+    assert "verdicts" not in one
+    jsonschema.validate(json.loads(json.dumps(one.to_dict())), schema)
+    broken = json.loads(json.dumps(doc.to_dict()))
+    del broken["recommendations"][0]["false_pass_rate_ci"]
+    with pytest.raises(jsonschema.ValidationError, match="'false_pass_rate_ci' is a required property"):
+        jsonschema.validate(broken, schema)
+    broken["recommendations"][0]["false_pass_rate_ci"] = [0.1]
+    with pytest.raises(jsonschema.ValidationError, match="is too short"):
+        jsonschema.validate(broken, schema)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from calibrate.analysis.metric_comparisons import (
     judge_comparisons,
 )
 from calibrate.analysis.metric_warnings import metric_warnings
+from calibrate.analysis.recommendation_results import Recommendation
 from calibrate.analysis.recommendations import given_current
 from calibrate.analysis.results import JudgeAgreement, MetricAgreement, SliceAgreement, StatsResult
 from calibrate.analysis.rules import Rule, default_rule
@@ -94,7 +94,8 @@ def compute_stats(
         ``{"estimate": None, "reason": ...}``, typed as :class:`~calibrate.base.estimates.Estimate`
         (``doc.metrics[0].judges[0].auc``). ``.to_frame()`` gives one row per metric x judge x
         (slice) x statistic. ``.recommendations`` (not in the document) holds every metric's
-        recommendations in metric order: each equal, figure for figure, to what
+        recommendations in metric order (each a
+        :class:`~calibrate.analysis.recommendation_results.Recommendation`): each equal, figure for figure, to what
         ``recommend_thresholds(campaign, metric=M, rule=default_rule(...))`` returns with the same
         seed, resamples and confidence.
 
@@ -110,7 +111,7 @@ def compute_stats(
     [[0.262, 0.239, 0.281]]
     >>> int(table["n"].iloc[0]), table["method"].iloc[0]
     (4423, 'BCa bootstrap (200 resamples of cases)')
-    >>> doc.recommendations[0]["threshold"], doc.recommendations[0]["rule"]["kind"]
+    >>> doc.recommendations[0].threshold, doc.recommendations[0].rule["kind"]
     (3.0, 'constraint')
     """
     return analyse(
@@ -195,7 +196,7 @@ def analyse(
     )
 
 
-def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[MetricAgreement, list[dict[str, Any]]]:
+def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[MetricAgreement, list[Recommendation]]:
     """One metric's entry in the statistics document, and its judges' recommendations under its rule."""
     spec = campaign.metrics[metric]
     rule = default_rule(spec)
@@ -239,7 +240,7 @@ def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[MetricAg
         weighted=design.weights is not None,
         human_pass_rate=Estimate.from_dict(pass_share(universe_passes(ref, universe), design.weights, s.confidence)),
         annotators=annotators,
-        verdict=metric_verdict(metric, recs, annotators),
+        verdict=metric_verdict(metric, [r.to_dict() for r in recs], annotators),
         slices=tuple(slice_entry(s.by, value, sliced, s) for value, sliced in slices) if s.by is not None else None,
     )
     return entry, recs

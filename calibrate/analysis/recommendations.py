@@ -11,11 +11,11 @@ from calibrate.analysis.annotators import annotator_agreement
 from calibrate.analysis.current import check_current, current_thresholds, unmatched
 from calibrate.analysis.judge_recommendation import recommendation
 from calibrate.analysis.metric_comparisons import ProgressCallback, bootstrap_runs, chosen_judges, judge_comparisons
+from calibrate.analysis.recommendation_results import ThresholdsResult
 from calibrate.analysis.rules import Rule, default_rule
 from calibrate.analysis.verdicts import metric_verdict
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
-from calibrate.base.results import Result
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import computed_once, human_reference
 from calibrate.stats import N_BOOT
@@ -36,7 +36,7 @@ def recommend_thresholds(
     progress: ProgressCallback | None = None,
     cases: set[str] | None = None,
     current: float | Mapping[str, float] | None = None,
-) -> Result:
+) -> ThresholdsResult:
     """Recommend a threshold per judge of ``metric`` under ``rule``, with its uncertainty.
 
     Every recommendation carries the false-pass and false-fail rates it yields with Wilson
@@ -62,9 +62,10 @@ def recommend_thresholds(
 
     Returns
     -------
-    Result
-        ``{"campaign", "recommendations": [one per judge], "manifest"}``; ``.to_frame()`` gives the
-        threshold and the false-pass and false-fail rates of each judge, with their intervals.
+    ThresholdsResult
+        ``{"campaign", "recommendations": [one per judge], "manifest"}``: ``.recommendations`` holds a
+        :class:`~calibrate.analysis.recommendation_results.Recommendation` per judge; ``.to_frame()``
+        gives the threshold and the false-pass and false-fail rates of each judge, with their intervals.
 
     Examples
     --------
@@ -72,8 +73,9 @@ def recommend_thresholds(
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> doc = calibrate.recommend_thresholds(c, metric="relevance", judges=["Olz-gpt4o"],
     ...     rule=calibrate.Rule("constraint", max_false_pass=0.1), n_boot=200)
-    >>> doc["recommendations"][0]["threshold"]
-    3.0
+    >>> rec = doc.recommendations[0]
+    >>> rec.threshold, rec.threshold_ci, round(rec.false_pass_rate.ci_high, 3)
+    (3.0, (2.0, 3.0), 0.047)
     """
     campaign.metric_names([metric])
     given = check_current(current)
@@ -95,7 +97,7 @@ def recommend_thresholds(
         metrics=[metric],
         **given_current(given),
     )
-    return Result({"campaign": campaign.name, "recommendations": recs, "manifest": manifest})
+    return ThresholdsResult(campaign=campaign.name, recommendations=tuple(recs), manifest=manifest)
 
 
 def recommended_threshold(
@@ -112,8 +114,8 @@ def recommended_threshold(
     """
     recs = recommend_thresholds(
         campaign, metric=metric, rule=default_rule(campaign.metrics[metric]), judges=[judge], n_boot=0, cases=cases
-    )["recommendations"]
-    return recs[0]["threshold"] if recs else None
+    ).recommendations
+    return recs[0].threshold if recs else None
 
 
 @computed_once()
@@ -128,7 +130,7 @@ def thresholds(
     n_boot: int = N_BOOT,
     progress: ProgressCallback | None = None,
     current: float | Mapping[str, float] | None = None,
-) -> Result:
+) -> ThresholdsResult:
     """The ``calibrate thresholds`` command: :func:`recommend_thresholds` for every metric, under the
     rule given or, with none, under each metric's own rule (:func:`~calibrate.analysis.rules.default_rule`).
 
@@ -144,9 +146,9 @@ def thresholds(
 
     Returns
     -------
-    Result
-        The ``calibrate thresholds --json`` document: ``{"campaign", "recommendations", "manifest"}``
-        (the manifest of the first metric's run).
+    ThresholdsResult
+        The ``calibrate thresholds --json`` document: ``{"campaign", "verdicts", "recommendations",
+        "manifest"}`` (a verdict per metric; the manifest of the first metric's run).
 
     Examples
     --------
@@ -155,6 +157,8 @@ def thresholds(
     >>> doc = calibrate.thresholds(c, judges=["Olz-gpt4o"], n_boot=0)
     >>> doc.to_frame().query("statistic == 'false_pass_rate'")[["judge", "estimate"]].round(3).values.tolist()
     [['Olz-gpt4o', 0.04]]
+    >>> doc.recommendation("relevance", "Olz-gpt4o").false_pass_rate.n, doc.verdicts[0]["best"]["judge"]
+    (3238, 'Olz-gpt4o')
     """
     chosen = campaign.metric_names(metrics)
     given = check_current(current)
@@ -180,20 +184,18 @@ def thresholds(
     verdicts = [
         metric_verdict(
             metric,
-            doc["recommendations"],
+            [r.to_dict() for r in doc.recommendations],
             annotator_agreement(campaign, metric, n_boot=n_boot, seed=seed)
             if len(human_reference(campaign, metric).raters) > 1
             else None,
         ).to_dict()
         for metric, doc in zip(chosen, docs)
     ]
-    return Result(
-        {
-            "campaign": campaign.name,
-            "verdicts": verdicts,
-            "recommendations": [r for doc in docs for r in doc["recommendations"]],
-            "manifest": docs[0]["manifest"] if docs else {},
-        }
+    return ThresholdsResult(
+        campaign=campaign.name,
+        recommendations=tuple(r for doc in docs for r in doc.recommendations),
+        manifest=docs[0].manifest if docs else {},
+        verdicts=tuple(verdicts),
     )
 
 

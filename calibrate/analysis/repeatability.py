@@ -81,8 +81,8 @@ def _one(campaign: Campaign, metric: str, rater: str, *, n_boot: int, seed: int,
     if rule.kind in ("fixed", "default"):  # no labels needed
         threshold = rule.fixed_threshold(on_scale=on_scale, zero_to_one=bool(values.min() >= 0 and values.max() <= 1))
     else:
-        recs = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[first], n_boot=0)["recommendations"]
-        threshold = recs[0]["threshold"] if recs else None
+        recs = recommend_thresholds(campaign, metric=metric, rule=rule, judges=[first], n_boot=0).recommendations
+        threshold = recs[0].threshold if recs else None
     out["threshold"] = threshold
     if threshold is None:
         out["flip_share"] = undefined(f"no threshold for {first} under the metric's rule ({rule.describe()})")

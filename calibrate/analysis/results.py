@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calibrate.analysis.judge_figures import STATISTICS
+from calibrate.analysis.recommendation_results import Recommendation
 from calibrate.analysis.verdict_results import MetricVerdict
 from calibrate.base.estimates import Estimate
 from calibrate.base.results import Document, FigureAt, statistics_rows
@@ -232,7 +233,8 @@ class MetricAgreement:
 class StatsResult(Document):
     """The ``calibrate stats --json`` document, and the threshold recommendations of every metric's
     judges under its declared rule from the same bootstrap (``recommendations``: not part of the
-    document; each as :func:`calibrate.analysis.recommendations.recommend_thresholds` gives it).
+    document; each a :class:`~calibrate.analysis.recommendation_results.Recommendation`, as
+    :func:`calibrate.analysis.recommendations.recommend_thresholds` gives it).
 
     Examples
     --------
@@ -242,7 +244,7 @@ class StatsResult(Document):
     >>> judge = doc.metrics[0].judges[0]
     >>> judge.auc.value == doc["metrics"][0]["judges"][0]["auc"]["estimate"], list(doc.to_dict())[:2]
     (True, ['schema_version', 'campaign'])
-    >>> doc.recommendations[0]["judge"], "recommendations" in doc
+    >>> doc.recommendations[0].judge, "recommendations" in doc
     ('Olz-gpt4o', False)
     """
 
@@ -251,7 +253,7 @@ class StatsResult(Document):
     manifest: dict[str, Any]
     provenance: tuple[dict[str, Any], ...]
     set_aside_note: str | None
-    recommendations: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    recommendations: tuple[Recommendation, ...] = field(default=(), compare=False)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@ bias."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,9 @@ from calibrate.cli.console import (
 from calibrate.report.format import fmt_estimate, fmt_interval, fmt_number, fmt_rate
 
 if TYPE_CHECKING:
+    from calibrate.analysis.recommendation_results import Recommendation
     from calibrate.analysis.verdict_results import MetricVerdict
+    from calibrate.base.estimates import Estimate
 
 #: the statistics of `stats` in the terminal: the main table, then a second one beside the family
 STAT_COLUMNS = {"spearman": "Spearman rho", "kappa": "kappa", "auc": "AUC", "pass_kappa": "pass kappa"}
@@ -231,39 +234,37 @@ def stats(campaign, metrics, judges, by, seed, n_boot, confidence, current, out_
     print_versions_overview(c)  # earlier judge versions the store keeps, by name (calibrate audit)
 
 
-def _rate_lines(stat: dict | None) -> str:
+def _rate_lines(rate: Estimate | None) -> str:
     """A rate on three lines (estimate, counts, interval), so that its column stays narrow."""
-    text = fmt_rate(stat)
-    if not stat or stat.get("estimate") is None:
+    if rate is None or rate.value is None:
         return "-"
+    text = fmt_rate(rate.to_dict())
     return text.replace(" (", "\n(", 1).replace(") [", ")\n[", 1)
 
 
-def print_recommendations(recs: list[dict], manifest: dict, cases: dict | None = None) -> None:
+def print_recommendations(recs: Sequence[Recommendation], manifest: dict, cases: dict | None = None) -> None:
     """One table of threshold recommendations per metric, the judge's name whole, each figure over
     its counts and interval; then every recommendation's warnings (a content-hash case id in them with
     the start of its input, from ``cases``)."""
-    for metric in dict.fromkeys(r["metric"] for r in recs):
-        rows = [r for r in recs if r["metric"] == metric]
+    for metric in dict.fromkeys(r.metric for r in recs):
+        rows = [r for r in recs if r.metric == metric]
         table = Table(
             title=f"{metric}: threshold recommendations", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False
         )
-        table.add_column("judge", no_wrap=True, min_width=max(len(r["judge"]) for r in rows))
+        table.add_column("judge", no_wrap=True, min_width=max(len(r.judge) for r in rows))
         table.add_column("threshold", overflow="fold", min_width=10)
         for col in ("false-pass rate", "false-fail rate", "at 0.5: false pass", "at 0.5: false fail"):
             table.add_column(col, overflow="fold", min_width=len("[0.000, 0.000]"))
         for r in rows:
-            default = r.get("deepeval_default", {})
-            threshold = (
-                "none" if r["threshold"] is None else r["pass_rule"].replace("threshold", fmt_number(r["threshold"]))
-            )
+            default = r.deepeval_default
+            threshold = "none" if r.threshold is None else r.pass_rule.replace("threshold", fmt_number(r.threshold))
             table.add_row(
-                r["judge"],
-                f"{threshold}\n{fmt_interval(r.get('threshold_ci'))}",
-                _rate_lines(r.get("false_pass_rate_detail")),
-                _rate_lines(r.get("false_fail_rate_detail")),
-                _rate_lines(default.get("false_pass_rate")),
-                _rate_lines(default.get("false_fail_rate")),
+                r.judge,
+                f"{threshold}\n{fmt_interval(r.threshold_ci)}",
+                _rate_lines(r.false_pass_rate),
+                _rate_lines(r.false_fail_rate),
+                _rate_lines(default.false_pass_rate),
+                _rate_lines(default.false_fail_rate),
             )
         out.print(table)
     out.print(
@@ -271,8 +272,8 @@ def print_recommendations(recs: list[dict], manifest: dict, cases: dict | None =
         "of cases; rates: Wilson score, or the one-sided bound a rule with --confidence used"
     )
     for r in recs:
-        for w in r["warnings"]:
-            out.print(styled("yellow", "warning: ", with_snippets(f"{r['judge']}: {w}", cases)))
+        for w in r.warnings:
+            out.print(styled("yellow", "warning: ", with_snippets(f"{r.judge}: {w}", cases)))
 
 
 @click.command()
@@ -346,14 +347,13 @@ def thresholds(
             )
     except ValueError as exc:
         fail(exc)
-    recs = doc["recommendations"]
     if as_json:
         print_json(doc)
         return
-    for verdict in doc["verdicts"]:
+    for verdict in doc.verdicts or ():
         print_verdict(MetricVerdict.from_dict(verdict))
     out.print(f"rules from {'the command line' if rule else 'campaign.toml'}")
-    print_recommendations(recs, doc["manifest"], c.cases)
+    print_recommendations(doc.recommendations, doc.manifest, c.cases)
 
 
 @click.command("repeatability")

@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from calibrate.analysis.recommendation_results import recommendation_dicts
 from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
 from calibrate.base.results import nested
@@ -63,7 +64,7 @@ def _environment() -> jinja2.Environment:
 
 def _context(
     stats: Mapping[str, Any],
-    recommendations: Sequence[dict],
+    recommendations: Sequence[Mapping[str, Any]],
     cases: dict | None,
     plots: dict | None,
     judge_runs: list[dict] | None = None,
@@ -72,8 +73,9 @@ def _context(
     versus: list[dict] | None = None,
     since: dict | None = None,
 ) -> dict:
-    recs = {(r["metric"], r["judge"]): r for r in recommendations}
-    stats = nested(stats)  # a typed statistics document as dicts: the templates index it
+    # typed recommendations and statistics as dicts: the templates index them
+    recs = {(r["metric"], r["judge"]): r for r in recommendation_dicts(recommendations)}
+    stats = nested(stats)
     return {
         "stats": stats,
         "recs": recs,
@@ -101,7 +103,7 @@ def _context(
 
 def render_html(
     stats: Mapping[str, Any],
-    recommendations: Sequence[dict],
+    recommendations: Sequence[Mapping[str, Any]],
     cases: dict | None = None,
     judge_runs: list[dict] | None = None,
     audits: list[dict] | None = None,
@@ -112,13 +114,13 @@ def render_html(
     """The report as one HTML string (plots inline as SVG: :mod:`calibrate.report.plots`)."""
     from calibrate.report.plots import report_plots
 
-    stats, recommendations = dict(nested(stats)), list(recommendations)
+    stats, recs = dict(nested(stats)), recommendation_dicts(recommendations)
 
     context = _context(
         stats,
-        recommendations,
+        recs,
         cases,
-        report_plots(stats, recommendations, calibrations, since),
+        report_plots(stats, recs, calibrations, since),
         judge_runs,
         audits,
         calibrations,
@@ -175,7 +177,7 @@ def _markdown_environment() -> jinja2.Environment:
 
 def render_markdown(
     stats: Mapping[str, Any],
-    recommendations: Sequence[dict],
+    recommendations: Sequence[Mapping[str, Any]],
     cases: dict | None = None,
     judge_runs: list[dict] | None = None,
     audits: list[dict] | None = None,
@@ -192,7 +194,7 @@ def render_markdown(
 
 def write_report(
     stats: Mapping[str, Any],
-    recommendations: Sequence[dict],
+    recommendations: Sequence[Mapping[str, Any]],
     out_dir: str | Path,
     *,
     cases: dict | None = None,
@@ -208,8 +210,9 @@ def write_report(
     ----------
     stats : mapping
         The document of :func:`calibrate.compute_stats`.
-    recommendations : list of dict
-        Recommendations of :func:`calibrate.recommend_thresholds` (any metrics, any judges).
+    recommendations : list of Recommendation or dict
+        Recommendations of :func:`calibrate.recommend_thresholds` (any metrics, any judges): its
+        ``.recommendations``, or its document's (``doc["recommendations"]``).
     out_dir : path
         Created if missing.
     cases : dict, optional
@@ -254,10 +257,11 @@ def write_report(
             ParameterText("choose a writable place with {out_dir}", out_dir=NO_VALUE),
         ) from None
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
-    stats = dict(nested(stats))  # a typed statistics document as dicts: the templates index it
+    # typed statistics and recommendations as dicts: the templates index them
+    stats, recs = dict(nested(stats)), recommendation_dicts(recommendations)
     document: dict[str, Any] = {
         "stats": stats,
-        "recommendations": recommendations,
+        "recommendations": recs,
         "manifest": stats["manifest"],
         "judge_runs": judge_runs or [],
         "audits": [nested(a) for a in audits or []],
@@ -270,10 +274,8 @@ def write_report(
     # everything is rendered before anything is written, and all three files are moved in together
     write_all(
         {
-            paths["html"]: render_html(stats, recommendations, cases, judge_runs, audits, calibrations, versus, since),
-            paths["md"]: render_markdown(
-                stats, recommendations, cases, judge_runs, audits, calibrations, versus, since
-            ),
+            paths["html"]: render_html(stats, recs, cases, judge_runs, audits, calibrations, versus, since),
+            paths["md"]: render_markdown(stats, recs, cases, judge_runs, audits, calibrations, versus, since),
             paths["json"]: json.dumps(document, allow_nan=False) + "\n",
         }
     )  # one line: the C encoder, 10x faster

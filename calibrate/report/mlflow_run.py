@@ -21,8 +21,9 @@ import tempfile
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
+from calibrate.analysis.recommendation_results import Recommendation
 from calibrate.base.documents import Schema
 from calibrate.base.http import path_segment
 from calibrate.base.params import checked
@@ -61,8 +62,16 @@ def mlflow_key(*parts: str) -> str:
     return "/".join(re.sub(r"[^0-9A-Za-z_\-. :]", "_", part) for part in parts)[:250]
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _recommended(rec: Recommendation) -> list[tuple[float | None, float | None, float | None]]:
+    """The threshold and the two rates at it (:data:`RECOMMENDED`), each as its estimate and interval."""
+    rates = [rec.false_pass_rate, rec.false_fail_rate]
+    return [(rec.threshold, *rec.threshold_ci)] + [
+        (None, None, None) if rate is None else (rate.value, rate.ci_low, rate.ci_high) for rate in rates
+    ]
 
 
 def _figures(documents: dict[str, Any]) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
@@ -83,16 +92,13 @@ def _figures(documents: dict[str, Any]) -> tuple[dict[str, float], dict[str, str
                     if _finite(figure.get(field)):
                         metrics[mlflow_key(metric["metric"], judge["judge"], stat + suffix)] = float(figure[field])
     for rec in documents["recommendations"]:
-        for field in RECOMMENDED:
-            if _finite(rec.get(field)):
-                metrics[mlflow_key(rec["metric"], rec["judge"], field)] = float(rec[field])
-            low, high = rec.get(f"{field}_ci") or (None, None)
-            for suffix, value in (("_ci_low", low), ("_ci_high", high)):
+        for field, values in zip(RECOMMENDED, _recommended(rec)):
+            for suffix, value in zip(("", "_ci_low", "_ci_high"), values):
                 if _finite(value):
-                    metrics[mlflow_key(rec["metric"], rec["judge"], field + suffix)] = float(value)
-        params[mlflow_key(rec["metric"], "rule")] = str(rec["rule"].get("description", rec["rule"].get("kind")))[:6000]
-        if rec.get("verdict"):
-            tags[mlflow_key(rec["metric"], rec["judge"], "verdict")] = rec["verdict"]["status"]
+                    metrics[mlflow_key(rec.metric, rec.judge, field + suffix)] = float(value)
+        params[mlflow_key(rec.metric, "rule")] = str(rec.rule.get("description", rec.rule.get("kind")))[:6000]
+        if rec.verdict:
+            tags[mlflow_key(rec.metric, rec.judge, "verdict")] = rec.verdict["status"]
     for metric in documents["stats"]["metrics"]:
         best = (metric.get("verdict") or {}).get("best") or {}
         if best.get("judge"):

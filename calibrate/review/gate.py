@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from calibrate.analysis.agreement import compute_stats
 from calibrate.analysis.metric_comparisons import ProgressCallback
+from calibrate.analysis.recommendation_results import Recommendation, rate_counts
 from calibrate.analysis.recommendations import recommend_thresholds
 from calibrate.analysis.results import JudgeAgreement, MetricAgreement
 from calibrate.analysis.rules import Rule
@@ -212,11 +213,11 @@ def level_text(level: float) -> str:
 
 
 def _false_pass(
-    rec: dict, ceiling: float, level: float, n_fail: int | None = None
+    rec: Recommendation | None, ceiling: float, level: float, n_fail: int | None = None
 ) -> tuple[str | None, Estimate | None]:
     """Why the false-pass rate is not shown at most ``ceiling``, or None; and the figure shown."""
-    detail = rec.get("false_pass_rate_detail")
-    if rec.get("threshold") is None or detail is None:
+    detail = None if rec is None else rec.false_pass_rate
+    if rec is None or rec.threshold is None or detail is None:
         needed = fails_for_ceiling(0.0, ceiling, confidence=level, one_sided=True)
         more = (
             ""
@@ -233,18 +234,11 @@ def _false_pass(
             f"at most {ceiling:g}{more}",
             None,
         )
-    k, n = (
-        (detail["k"], detail["n"])
-        if not detail.get("weighted")
-        else (detail["estimate"] * detail["effective_n"], detail["effective_n"])
-    )
-    upper = float(clopper_pearson_upper(k, n, confidence=level))
-    shown = Estimate.from_dict(detail).with_keys(
-        upper_bound=upper, upper_bound_method=f"one-sided {level_text(level)} Clopper-Pearson"
-    )
+    upper = float(clopper_pearson_upper(*rate_counts(detail), confidence=level))
+    shown = detail.with_keys(upper_bound=upper, upper_bound_method=f"one-sided {level_text(level)} Clopper-Pearson")
     if not within_ceiling(upper, ceiling):  # the rule chose the threshold by this same test
         return (
-            f"false-pass rate {detail['estimate']:.3f} at threshold {rec['threshold']:g}: its upper bound "
+            f"false-pass rate {detail.value:.3f} at threshold {rec.threshold:g}: its upper bound "
             f"{upper:.3f} is above the ceiling {ceiling:g}",
             shown,
         )
@@ -391,7 +385,7 @@ def _judge_check(
     name: str,
     judge: JudgeAgreement,
     ceiling: float | None,
-    recs: dict,
+    recs: dict[str, Recommendation],
     *,
     confidence: float,
 ) -> GateCheck:
@@ -412,7 +406,7 @@ def _judge_check(
         why = _floor(label, figure, floor) if floor is not None else None
         if why:
             reasons.append(why)
-    rec, false_pass = recs.get(judge.judge, {}), None
+    rec, false_pass = recs.get(judge.judge), None
     if ceiling is not None:
         why, false_pass = _false_pass(rec, ceiling, level, judge.n_human_fail)
         if why:
@@ -442,7 +436,7 @@ def _judge_check(
         spearman=spearman,
         kappa=kappa,
         false_pass_ceiling=ceiling,
-        threshold=rec.get("threshold"),
+        threshold=None if rec is None else rec.threshold,
         false_pass_rate=false_pass,
         bottom_decile=decile,
     )
@@ -461,7 +455,7 @@ def _metric_checks(
     """The checks of one metric, a check per judge; a ceiling the campaign declares is added to ``defaults``."""
     name = metric.metric
     ceiling = _ceiling(campaign, rules, name)
-    recs = {}
+    recs: dict[str, Recommendation] = {}
     if ceiling is not None:
         if rules.max_false_pass is None:
             defaults.append(f"{name}: false-pass ceiling {ceiling:g}, the max_false_pass campaign.toml declares")

@@ -12,6 +12,7 @@ from calibrate.analysis.judge_comparison import TooFewCases
 from calibrate.analysis.judge_recommendation import bound_kept, recommendation
 from calibrate.analysis.metric_comparisons import bootstrap_runs, judge_comparisons
 from calibrate.analysis.rules import Rule
+from calibrate.base.estimates import Estimate
 from calibrate.campaign import campaign_from_frames
 from calibrate.stats.intervals import clopper_pearson_upper
 
@@ -34,7 +35,9 @@ def judges(rule: Rule, scores=SCORES, n_boot: int = 0, human=HUMAN):
 
 def test_the_rates_at_a_fixed_threshold_are_those_counted_by_hand():
     rule = Rule("fixed", threshold=0.5)
-    rec = recommendation(judges(rule)["j"], "m", rule, 0.95, seed=0, current=[{"threshold": 0.3, "source_text": "x"}])
+    rec = recommendation(
+        judges(rule)["j"], "m", rule, 0.95, seed=0, current=[{"threshold": 0.3, "source": "given", "source_text": "x"}]
+    )
     assert rec["judge"] == "j" and rec["pass_rule"] == "score >= threshold" and rec["rule"] == rule.to_dict()
     assert rec["threshold"] == pytest.approx(0.6) and (rec["n_human_pass"], rec["n_human_fail"]) == (5, 5)
     assert rec["false_pass_rate"] == pytest.approx(2 / 5) and rec["false_fail_rate"] == pytest.approx(2 / 5)
@@ -65,10 +68,10 @@ def test_a_constraint_offers_the_lowest_false_pass_and_its_confidence_keeps_the_
 
 
 def test_bound_kept_leaves_an_undefined_rate_and_reads_a_weighted_one_at_its_effective_size():
-    assert bound_kept({"estimate": None, "reason": "r"}, 0.9) == {"estimate": None, "reason": "r"}
-    weighted = bound_kept({"estimate": 0.1, "weighted": True, "effective_n": 20.0}, 0.9)
-    assert weighted["ci_high"] == pytest.approx(float(clopper_pearson_upper(2.0, 20.0, confidence=0.9)))
-    assert weighted["ci_width"] == weighted["ci_high"]
+    assert bound_kept(Estimate.undefined("r"), 0.9) == Estimate.undefined("r")
+    weighted = bound_kept(Estimate.from_dict({"estimate": 0.1, "weighted": True, "effective_n": 20.0}), 0.9)
+    assert weighted.ci_high == pytest.approx(float(clopper_pearson_upper(2.0, 20.0, confidence=0.9)))
+    assert weighted.to_dict()["ci_width"] == weighted.ci_high and weighted.ci_low == 0.0
 
 
 def test_a_judge_that_cannot_meet_the_rule_says_so():
@@ -94,7 +97,9 @@ def test_a_judge_on_too_few_cases_gets_every_rate_undefined():
     rule = Rule("fixed", threshold=0.5)
     one = judges(rule)["one"]
     assert isinstance(one, TooFewCases)
-    rec = recommendation(one, "m", rule, 0.95, seed=0, current=[{"threshold": 0.4, "source_text": "x"}])
+    rec = recommendation(
+        one, "m", rule, 0.95, seed=0, current=[{"threshold": 0.4, "source": "given", "source_text": "x"}]
+    )
     reason = "only 1 case(s) rated by both the judge and the humans (need 2)"
     assert rec["threshold"] is None and rec["n"] == 1 and rec["warnings"] == [reason + ": no recommendation"]
     assert rec["false_pass_rate_detail"] == {"estimate": None, "reason": reason}

@@ -23,7 +23,8 @@ def test_the_report_bootstraps_each_metric_once_and_matches_the_separate_functio
     separate = recommendations.recommend_thresholds(
         campaign, metric="relevance", n_boot=200, seed=3, rule=rules.default_rule(campaign.metrics["relevance"])
     )
-    assert json.dumps(documents["recommendations"]) == json.dumps(separate["recommendations"])
+    assert json.dumps([r.to_dict() for r in documents["recommendations"]]) == json.dumps(separate["recommendations"])
+    assert documents["recommendations"] == list(separate.recommendations)
     stats = agreement.compute_stats(campaign, n_boot=200, seed=3)
     assert json.dumps(documents["stats"]["metrics"]) == json.dumps(stats["metrics"])
     written = json.loads(paths["json"].read_text())
