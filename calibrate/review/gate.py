@@ -358,15 +358,11 @@ def _ceiling(campaign: Campaign, rules: GateRules, name: str) -> float | None:
 
 def _recommendations(
     campaign: Campaign, name: str, ceiling: float, level: float, *, judges: list[str] | None, seed: int
-) -> dict:
+) -> dict[str, Recommendation]:
     """Each judge's threshold under the ceiling at the one-sided ``level``, by judge name."""
     rule = Rule("constraint", max_false_pass=ceiling, confidence=level)
-    return {
-        r["judge"]: r
-        for r in recommend_thresholds(campaign, metric=name, rule=rule, judges=judges, seed=seed, n_boot=0)[
-            "recommendations"
-        ]
-    }
+    doc = recommend_thresholds(campaign, metric=name, rule=rule, judges=judges, seed=seed, n_boot=0)
+    return {r.judge: r for r in doc.recommendations}
 
 
 def _no_judge_check(name: str, judges: list[str] | None) -> GateCheck:
