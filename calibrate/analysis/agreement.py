@@ -29,7 +29,7 @@ from calibrate.analysis.metric_comparisons import (
 from calibrate.analysis.metric_warnings import metric_warnings
 from calibrate.analysis.recommendation_results import Recommendation
 from calibrate.analysis.recommendations import given_current
-from calibrate.analysis.results import JudgeAgreement, MetricAgreement, SliceAgreement, StatsResult
+from calibrate.analysis.results import MetricAgreement, SliceAgreement, StatsResult
 from calibrate.analysis.rules import Rule, default_rule
 from calibrate.analysis.verdicts import metric_verdict
 from calibrate.base.estimates import Estimate
@@ -217,7 +217,7 @@ def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[MetricAg
         recommendation(j, metric, rule, s.confidence, s.seed, current_thresholds(campaign, metric, j.judge, s.given))
         for j in compared.judges
     ]
-    results = [judge_entry(j, s.confidence, s.seed, s.n_listed, curves=s.curves) for j in compared.judges]
+    judges = tuple(judge_entry(j, s.confidence, s.seed, s.n_listed, curves=s.curves) for j in compared.judges)
     annotators = (  # the human ceiling
         dict(annotator_agreement(campaign, metric, n_boot=s.n_boot, seed=s.seed, confidence=s.confidence))
         if len(ref.raters) > 1
@@ -234,8 +234,8 @@ def metric_entry(campaign: Campaign, metric: str, s: Settings) -> tuple[MetricAg
         n_adjudicated=ref.n_adjudicated,
         n_human_pass=int(ref.passes.sum()),
         default_rule=rule.to_dict(),
-        judges=tuple(JudgeAgreement.from_dict(r) for r in results),
-        warnings=tuple(metric_warnings(campaign, metric, compared, results)),
+        judges=judges,
+        warnings=tuple(metric_warnings(campaign, metric, compared)),
         sample_designs=tuple(design.designs),
         weighted=design.weights is not None,
         human_pass_rate=Estimate.from_dict(pass_share(universe_passes(ref, universe), design.weights, s.confidence)),
@@ -253,9 +253,7 @@ def slice_entry(by: str, value: str, sliced: MetricComparisons, s: Settings) -> 
         value=value,
         n_cases=int(sliced.universe.size),
         n_human_pass=int(universe_passes(sliced.reference, sliced.universe).sum()),
-        judges=tuple(
-            JudgeAgreement.from_dict(judge_entry(j, s.confidence, s.seed, 0, full=False)) for j in sliced.judges
-        ),
+        judges=tuple(judge_entry(j, s.confidence, s.seed, 0, full=False) for j in sliced.judges),
     )
 
 

@@ -1,6 +1,8 @@
 """A judge's entry in the statistics document, from its :class:`~calibrate.analysis.judge_comparison.JudgeComparison`:
-each statistic with its interval (or the reason it has none) and the one-sided bounds a gate decides on;
-its curve, bottom decile and worst misses come from :mod:`calibrate.analysis.judge_cases`.
+a :class:`~calibrate.analysis.results.JudgeAgreement` with each statistic an
+:class:`~calibrate.base.estimates.Estimate` (its interval, or the reason it has none) and the one-sided
+bounds a gate decides on; its curve, bottom decile and worst misses come from
+:mod:`calibrate.analysis.judge_cases`.
 
 Point estimates are computed by the reference libraries (scipy, scikit-learn, krippendorff) and
 checked against the engine's full-sample figures, whose bootstrap and jackknife give the intervals.
@@ -14,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from calibrate.analysis.figures import estimate, from_interval, undefined
+from calibrate.analysis.figures import interval_estimate
 from calibrate.analysis.judge_cases import bottom_decile, curve, worst_misses
 from calibrate.analysis.judge_comparison import JudgeComparison, TooFewCases
+from calibrate.analysis.results import STATISTICS, JudgeAgreement
+from calibrate.base.estimates import Estimate
 from calibrate.campaign.reference import Pairing
 from calibrate.campaign.weights import kish_effective_n
 from calibrate.stats import library
@@ -33,83 +37,91 @@ __all__ = ["SMALL_N", "STATISTICS", "judge_entry", "judge_result", "too_few_resu
 
 #: Below this many cases, rank correlations take Fisher's z interval instead of BCa (README table).
 SMALL_N = 50
-#: The statistics every judge entry has, defined or not.
-STATISTICS = (
-    "spearman",
-    "kendall",
-    "kappa",
-    "kappa_quadratic",
-    "alpha",
-    "pass_kappa",
-    "auc",
-    "accuracy",
-    "balanced_accuracy",
-)
 
 
 # ------------------------------------------------------------------------------ the judge entry
-def judge_header(pairing: Pairing) -> dict[str, Any]:
-    """What a judge's entry says of the judge and its cases, whether its figures are defined or not."""
+def judge_agreement(pairing: Pairing, statistics: dict[str, Estimate], parts: dict[str, Any]) -> JudgeAgreement:
+    """A judge's entry: who the judge is and its cases, its ``statistics`` (every one of
+    :data:`STATISTICS`, in the order the entry writes them), then its other ``parts`` (``pass_threshold``,
+    ``curve``, ``bottom_decile``, ``worst_misses``) in theirs."""
     judge, rater = pairing.judge, pairing.judge.rater
     n_human_pass = int(pairing.passes.sum())
-    out: dict[str, Any] = {
-        "judge": judge.name,
-        "rater": rater.name,
-        "run_id": judge.run_id or None,
-        "family": rater.family,
-        "model": rater.model,
-        "higher_is_better": rater.higher_is_better,
+    counts: dict[str, Any] = {
         "pass_rule": "score >= threshold" if rater.higher_is_better else "score <= threshold",
-        "n": pairing.n,
         "n_ratings": int(judge.case_ids.size + len(judge.errors)),
         "n_errors": len(judge.errors),
         "n_without_reference": pairing.n_unreferenced,
-        "n_human_pass": n_human_pass,
     }
-    if pairing.weights is not None:
-        out["weighted"] = True
-        out["effective_n"] = kish_effective_n(pairing.weights)
-    out["n_human_fail"] = pairing.n - n_human_pass
-    return out
+    weights = (
+        {"weighted": True, "effective_n": kish_effective_n(pairing.weights)} if pairing.weights is not None else {}
+    )
+    rest = {k: v for k, v in parts.items() if k != "bottom_decile"}
+    head = ("judge", "rater", "run_id", "family", "model", "higher_is_better", "pass_rule", "n", "n_ratings")
+    return JudgeAgreement(
+        judge=judge.name,
+        rater=rater.name,
+        run_id=judge.run_id or None,
+        family=rater.family,
+        model=rater.model,
+        higher_is_better=rater.higher_is_better,
+        n=pairing.n,
+        n_human_pass=n_human_pass,
+        n_human_fail=pairing.n - n_human_pass,
+        spearman=statistics["spearman"],
+        kendall=statistics["kendall"],
+        kappa=statistics["kappa"],
+        kappa_quadratic=statistics["kappa_quadratic"],
+        alpha=statistics["alpha"],
+        auc=statistics["auc"],
+        pass_kappa=statistics["pass_kappa"],
+        balanced_accuracy=statistics["balanced_accuracy"],
+        accuracy=statistics["accuracy"],
+        bottom_decile=parts.get("bottom_decile"),
+        extra=counts | weights | rest,
+        keys=(
+            *head,
+            "n_errors",
+            "n_without_reference",
+            "n_human_pass",
+            *weights,
+            "n_human_fail",
+            *statistics,
+            *parts,
+        ),
+    )
 
 
-def too_few_result(judge: TooFewCases) -> dict[str, Any]:
+def too_few_result(judge: TooFewCases) -> JudgeAgreement:
     """The entry of a judge rated with the humans on fewer than two cases: every statistic undefined."""
-    out = judge_header(judge.pairing)
-    for key in STATISTICS:
-        out[key] = undefined(judge.reason)
-    out["curve"] = []
-    return out
+    none = Estimate.undefined(judge.reason)
+    return judge_agreement(judge.pairing, dict.fromkeys(STATISTICS, none), {"curve": []})
 
 
 def judge_result(
     c: JudgeComparison, confidence: float, seed: int, n_listed: int, full: bool = True, curves: bool = True
-) -> dict[str, Any]:
+) -> JudgeAgreement:
     """A judge's entry: every statistic with its interval, the pass threshold, the gate's bounds, and
     (``full``) its curve (``curves``), its bottom decile and its worst misses (``n_listed`` cases each)."""
-    out = judge_header(c.pairing)
     figures = Resampled.of(c, seed, confidence)
+    stats: dict[str, Estimate] = {}
     for key, min_n, standard_error, name in (
         ("spearman", 4, lambda r: bonett_wright_se(r, c.effective_n), "Bonett-Wright"),
         ("kendall", 5, lambda r: fieller_kendall_se(c.effective_n), "Fieller"),
     ):
-        out[key] = rank_correlation(c, figures, key, min_n, standard_error, name)
+        stats[key] = rank_correlation(c, figures, key, min_n, standard_error, name)
     for key in ("kappa", "kappa_quadratic", "alpha", "auc"):
-        out[key] = figures.bca(key) if key in figures.full else undefined(undefined_reason(c, key))
-    out |= pass_figures(c, figures)
-    out["pass_threshold"] = {"threshold": c.threshold_value(c.rule_index), "rule": c.rule.to_dict()}
-    out["pass_kappa"] = {
-        **out["pass_kappa"],
-        "threshold": out["pass_threshold"]["threshold"],
-        "rule": c.rule.describe(),
-    }
-    add_gate_bounds(c, out, confidence, seed)
+        stats[key] = figures.bca(key) if key in figures.full else Estimate.undefined(undefined_reason(c, key))
+    stats |= pass_figures(c, figures)
+    threshold = c.threshold_value(c.rule_index)
+    stats["pass_kappa"] = stats["pass_kappa"].with_keys(threshold=threshold, rule=c.rule.describe())
+    stats |= gate_bounds(c, stats, confidence, seed)
+    parts: dict[str, Any] = {"pass_threshold": {"threshold": threshold, "rule": c.rule.to_dict()}}
     if full:
         if curves:
-            out["curve"] = curve(c, confidence)
-        out["bottom_decile"] = bottom_decile(c, confidence, n_listed)
-        out["worst_misses"] = worst_misses(c, n_listed)
-    return out
+            parts["curve"] = curve(c, confidence)
+        parts["bottom_decile"] = bottom_decile(c, confidence, n_listed)
+        parts["worst_misses"] = worst_misses(c, n_listed)
+    return judge_agreement(c.pairing, stats, parts)
 
 
 def judge_entry(
@@ -119,7 +131,7 @@ def judge_entry(
     n_listed: int,
     full: bool = True,
     curves: bool = True,
-) -> dict[str, Any]:
+) -> JudgeAgreement:
     """A judge's entry (:func:`judge_result`), or :func:`too_few_result` for a judge without figures."""
     if isinstance(judge, TooFewCases):
         return too_few_result(judge)
@@ -162,12 +174,12 @@ class Resampled:
         """The statistic's point estimate: the reference library's, else the engine's."""
         return self.reference.get(key, float(self.full[key][0]))
 
-    def bca(self, key: str) -> dict[str, Any]:
+    def bca(self, key: str) -> Estimate:
         """The statistic with its BCa interval, or the reason it is undefined or has no interval."""
         value = self.value(key)
         if not np.isfinite(value):
-            return undefined(undefined_reason(self.comparison, key))
-        figure = from_interval(
+            return Estimate.undefined(undefined_reason(self.comparison, key))
+        figure = interval_estimate(
             value,
             bca_interval(
                 float(self.full[key][0]),
@@ -177,13 +189,13 @@ class Resampled:
                 confidence=self.confidence,
             ),
         )
-        if figure["ci_low"] is not None and figure["ci_low"] == figure["ci_high"]:
+        if figure.ci_low is not None and figure.ci_low == figure.ci_high:
             # every resample gave the same value (agreement on every case, say): that is no interval
-            return estimate(
+            return Estimate.interval(
                 value,
                 None,
                 None,
-                figure["ci_method"],
+                figure.method or "",
                 f"every resample of the {self.comparison.n} cases gives {value:.3g}: the bootstrap cannot "
                 "estimate an interval here (the gate reads a bound that holds: lower_bound)",
             )
@@ -192,18 +204,18 @@ class Resampled:
 
 def rank_correlation(
     c: JudgeComparison, figures: Resampled, key: str, min_n: int, standard_error: Callable[[float], float], name: str
-) -> dict[str, Any]:
+) -> Estimate:
     """Spearman's rho or Kendall's tau-b: BCa from :data:`SMALL_N` cases, Fisher's z below (README, "How
     the intervals were chosen"), weighted cases counted at their Kish effective size there."""
     value, n_eff = figures.value(key), c.effective_n
     if not np.isfinite(value):
-        return undefined(undefined_reason(c, key))
+        return Estimate.undefined(undefined_reason(c, key))
     if c.n >= SMALL_N:
         return figures.bca(key)
     if n_eff < min_n:
-        return estimate(value, None, None, "Fisher z", f"too few cases ({n_eff:.3g}) for an interval")
+        return Estimate.interval(value, None, None, "Fisher z", f"too few cases ({n_eff:.3g}) for an interval")
     if abs(value) >= 1 - 1e-12:
-        return estimate(
+        return Estimate.interval(
             value,
             None,
             None,
@@ -211,12 +223,12 @@ def rank_correlation(
             f"a perfect rank agreement on {c.n} cases: Fisher's z is infinite, so no interval",
         )
     low, high = fisher_z_interval(value, standard_error(value), confidence=figures.confidence)
-    return estimate(
+    return Estimate.interval(
         value, low, high, f"Fisher z, {name} SE" + (", Kish effective size" if c.weights is not None else "")
     )
 
 
-def pass_figures(c: JudgeComparison, figures: Resampled) -> dict[str, Any]:
+def pass_figures(c: JudgeComparison, figures: Resampled) -> dict[str, Estimate]:
     """Pass/fail kappa, balanced accuracy and accuracy at the rule's threshold; undefined without one."""
     if not c.has_threshold:
         reason = (
@@ -224,12 +236,12 @@ def pass_figures(c: JudgeComparison, figures: Resampled) -> dict[str, Any]:
             if c.rule.kind == "default"
             else f"the metric's rule ({c.rule.describe()}) found no threshold short of failing every case"
         )
-        none = undefined(reason)
+        none = Estimate.undefined(reason)
         return {"pass_kappa": none, "balanced_accuracy": none, "accuracy": none}
     return {
         "pass_kappa": figures.bca("pass_kappa"),
         "balanced_accuracy": figures.bca("balanced_accuracy"),
-        "accuracy": c.accuracy_at(c.rule_index, figures.confidence),
+        "accuracy": Estimate.from_dict(c.accuracy_at(c.rule_index, figures.confidence)),
     }
 
 
@@ -258,53 +270,51 @@ def undefined_reason(c: JudgeComparison, key: str) -> str:
 
 
 # ------------------------------------------------------------------------------ the gate's bounds
-def add_gate_bounds(c: JudgeComparison, out: dict[str, Any], confidence: float, seed: int) -> None:
-    """Add the one-sided bounds a gate decides on, which keep their level at small n (README, "The
-    CI gate"): ``lower_bound`` of Spearman's rho (:func:`add_rho_bound`) and of kappa and pass/fail kappa
-    (:func:`add_kappa_bound`), and ``chance_p``, the one-sided Mann-Whitney p-value of the AUC against
-    0.5 (by permutation while the smaller class has fewer than 20 cases; unweighted)."""
+def gate_bounds(c: JudgeComparison, stats: dict[str, Estimate], confidence: float, seed: int) -> dict[str, Estimate]:
+    """The statistics a gate decides on, with the one-sided bounds that keep their level at small n
+    (README, "The CI gate"): ``lower_bound`` of Spearman's rho (:func:`rho_bound`) and of kappa and
+    pass/fail kappa (:func:`kappa_bound`), and ``chance_p`` of the AUC, the one-sided Mann-Whitney
+    p-value against 0.5 (by permutation while the smaller class has fewer than 20 cases; unweighted)."""
     level = (1 + confidence) / 2
-    add_rho_bound(c, out["spearman"], level)
+    out = {"spearman": rho_bound(c, stats["spearman"], level)}
     categories = {"kappa": (c.human, c.score)}
     if c.has_threshold:
         categories["pass_kappa"] = (c.passes, c.score >= c.paired.j_values[c.rule_index])
     for key, (human, judged) in categories.items():
-        stat = out.get(key) or {}
-        if stat.get("estimate") is not None:
-            add_kappa_bound(c, stat, human, judged, level)
-    if out["auc"].get("estimate") is not None:
-        out["auc"]["chance_p"] = c.separation(seed)["chance_p"]
+        if stats[key].value is not None:
+            out[key] = kappa_bound(c, stats[key], human, judged, level)
+    if stats["auc"].value is not None:
+        out["auc"] = stats["auc"].with_keys(chance_p=c.separation(seed)["chance_p"])
+    return out
 
 
-def add_rho_bound(c: JudgeComparison, rho: dict[str, Any], level: float) -> None:
-    """Spearman's ``lower_bound``: the lower of its interval's end and Fisher's z with the Bonett-Wright
-    SE, at the one-sided ``level``; none for a perfect rank agreement."""
-    if rho.get("estimate") is None:
-        return
-    if abs(rho["estimate"]) >= 1 - 1e-12:
-        rho.update(
+def rho_bound(c: JudgeComparison, rho: Estimate, level: float) -> Estimate:
+    """Spearman's rho with its ``lower_bound``: the lower of its interval's end and Fisher's z with the
+    Bonett-Wright SE, at the one-sided ``level``; none for a perfect rank agreement (and none added to
+    an undefined rho)."""
+    if rho.value is None:
+        return rho
+    if abs(rho.value) >= 1 - 1e-12:
+        return rho.with_keys(
             lower_bound=None,
             lower_bound_reason=f"a perfect rank agreement on {c.n} cases: no "
             "interval keeps its level there (a kappa floor reads the disagreements instead)",
         )
-        return
     n_eff = c.effective_n
     fisher = (
-        fisher_z_interval(rho["estimate"], bonett_wright_se(rho["estimate"], n_eff), confidence=2 * level - 1)[0]
+        fisher_z_interval(rho.value, bonett_wright_se(rho.value, n_eff), confidence=2 * level - 1)[0]
         if n_eff > 3
         else -1.0
     )
-    low = min(fisher, rho["ci_low"]) if rho.get("ci_low") is not None else fisher
-    rho.update(
+    low = min(fisher, rho.ci_low) if rho.ci_low is not None else fisher
+    return rho.with_keys(
         lower_bound=float(low),
         lower_bound_method="the lower of the interval's end and Fisher's z (Bonett-Wright SE)",
     )
 
 
-def add_kappa_bound(
-    c: JudgeComparison, stat: dict[str, Any], human: np.ndarray, judged: np.ndarray, level: float
-) -> None:
-    """A kappa's ``lower_bound``: the lower of its interval's end and ``1 - D / (1 - p_e)``, D the
+def kappa_bound(c: JudgeComparison, stat: Estimate, human: np.ndarray, judged: np.ndarray, level: float) -> Estimate:
+    """A kappa with its ``lower_bound``: the lower of its interval's end and ``1 - D / (1 - p_e)``, D the
     Clopper-Pearson upper bound of the disagreement rate at the one-sided ``level`` (which holds at zero
     disagreements), counted at the Kish effective size."""
     n_eff, w = c.effective_n, c.w
@@ -312,8 +322,8 @@ def add_kappa_bound(
     disagree = w[human != judged].sum() * n_eff / total
     chance = sum(w[human == cat].sum() * w[judged == cat].sum() for cat in np.unique(human)) / total**2
     exact = 1 - float(clopper_pearson_upper(disagree, n_eff, confidence=level)) / (1 - chance) if chance < 1 else -1.0
-    low = min(exact, stat["ci_low"]) if stat.get("ci_low") is not None else exact
-    stat.update(
+    low = min(exact, stat.ci_low) if stat.ci_low is not None else exact
+    return stat.with_keys(
         lower_bound=float(low),
         lower_bound_method=f"the lower of the interval's end and 1 - D / (1 - p_e), "
         f"D the Clopper-Pearson bound on {disagree:.3g} disagreement(s) in {n_eff:.3g}",

@@ -5,37 +5,34 @@ labelled cases from no recorded sample. Each warning about cases names them (the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from calibrate.analysis.metric_comparisons import MetricComparisons
 from calibrate.campaign import Campaign
 from calibrate.campaign.metadata import cases_by_generator_family
 from calibrate.campaign.reference import HumanReference
 
-__all__ = ["MIN_TRUSTED_LABELS", "listed", "metric_warnings", "same_family_cases"]
+__all__ = ["MIN_TRUSTED_LABELS", "listed", "metric_warnings"]
 
 #: Under this many human labels, no judge figure or threshold of a metric is trustworthy yet.
 MIN_TRUSTED_LABELS = 50
 
 
-def metric_warnings(
-    campaign: Campaign, metric: str, compared: MetricComparisons, results: list[dict[str, Any]]
-) -> list[str]:
-    """The warnings of a metric's entry: those of its human reference, of its judges (``results``: their
-    entries, in the order of ``compared.judges``), and of its sample design."""
+def metric_warnings(campaign: Campaign, metric: str, compared: MetricComparisons) -> list[str]:
+    """The warnings of a metric's entry: those of its human reference, of its judges (their failed
+    ratings, and the cases a generator of their own family wrote), and of its sample design."""
     notes = reference_warnings(campaign, metric, compared.reference)
-    for judge, r in zip(compared.judges, results):
-        if r["n_errors"]:
-            failed = sorted(set(judge.judge.errors["case_id"].astype(str)))
+    for judge in (j.judge for j in compared.judges):
+        if len(judge.errors):
+            failed = sorted(set(judge.errors["case_id"].astype(str)))
             notes.append(
-                f"judge {r['judge']}: {r['n_errors']} failed rating(s) (errors, excluded from the figures): "
+                f"judge {judge.name}: {len(judge.errors)} failed rating(s) (errors, excluded from the figures): "
                 + listed(failed)
             )
-        same = same_family_cases(campaign, r)
+        same = cases_by_generator_family(campaign, judge.rater.family)
         if same:
             every = len(same) == len(campaign.cases or {})
             notes.append(
-                f"judge {r['judge']} is of the {r['family']} family, as the generator of "
+                f"judge {judge.name} is of the {judge.rater.family} family, as the generator of "
                 + (
                     f"every case ({len(same)}): a judge may favour its own family's answers; rate them "
                     "with a judge of another family to compare"
@@ -101,8 +98,3 @@ def listed(case_ids: Iterable[str], shown: int = 10) -> str:
     """
     ids = list(case_ids)
     return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
-
-
-def same_family_cases(campaign: Campaign, result: dict[str, Any]) -> list[str]:
-    """The cases whose answer a generator of the judge's own family wrote."""
-    return cases_by_generator_family(campaign, result.get("family"))

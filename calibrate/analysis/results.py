@@ -17,13 +17,25 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from calibrate.analysis.judge_figures import STATISTICS
 from calibrate.analysis.recommendation_results import Recommendation
 from calibrate.analysis.verdict_results import MetricVerdict
 from calibrate.base.estimates import Estimate
 from calibrate.base.results import Document, FigureAt, statistics_rows
 
-__all__ = ["JudgeAgreement", "MetricAgreement", "SliceAgreement", "StatsResult"]
+__all__ = ["STATISTICS", "JudgeAgreement", "MetricAgreement", "SliceAgreement", "StatsResult"]
+
+#: The statistics every judge has, defined or not (:mod:`calibrate.analysis.judge_figures` computes them).
+STATISTICS = (
+    "spearman",
+    "kendall",
+    "kappa",
+    "kappa_quadratic",
+    "alpha",
+    "pass_kappa",
+    "auc",
+    "accuracy",
+    "balanced_accuracy",
+)
 
 #: A judge's typed keys beside its statistics.
 _JUDGE_HEAD = ("judge", "rater", "run_id", "family", "model", "higher_is_better", "n", "n_human_pass", "n_human_fail")
@@ -73,7 +85,8 @@ class JudgeAgreement:
 
     @classmethod
     def from_dict(cls, entry: Mapping[str, Any]) -> JudgeAgreement:
-        """The judge of a judge entry (:func:`calibrate.analysis.judge_figures.judge_entry`).
+        """The judge of a judge entry read back from a statistics document (the entry
+        ``JudgeAgreement.to_dict`` wrote; :func:`calibrate.analysis.judge_figures.judge_entry` builds it).
 
         Examples
         --------

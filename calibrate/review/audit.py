@@ -251,7 +251,7 @@ def audit_judges(
         for j in (old_scores, new_scores)
     ]
     bootstrap_runs(runs, design, n_boot=n_boot, seed=seed, progress=progress, label=f"{metric}: {old} vs {new}")
-    results = [judge_result(r, confidence, seed, 0, full=False) for r in runs]
+    results = [judge_result(r, confidence, seed, 0, full=False).to_dict() for r in runs]  # the entries, as written
     sides = [AuditSide.from_result(result, tuple(AUDIT_STATISTICS)) for result in results]
     changes, material = _changes(runs, results, seed, confidence)
     mcnemar, flips = _flips(runs, ref, campaign, n_listed)

@@ -13,7 +13,9 @@ from sklearn.metrics import roc_auc_score
 from calibrate.analysis.judge_comparison import TooFewCases
 from calibrate.analysis.judge_figures import SMALL_N, judge_entry, judge_result, too_few_result, undefined_reason
 from calibrate.analysis.metric_comparisons import bootstrap_runs, judge_comparisons
+from calibrate.analysis.results import STATISTICS, JudgeAgreement
 from calibrate.analysis.rules import Rule
+from calibrate.base.estimates import Estimate
 from calibrate.campaign import campaign_from_frames
 
 IDS = [f"c{i}" for i in range(12)]
@@ -43,7 +45,7 @@ def judges():
 
 
 def test_the_header_says_who_the_judge_is_and_its_cases(judges):
-    entry = judge_result(judges["j"], 0.95, seed=0, n_listed=3)
+    entry = judge_result(judges["j"], 0.95, seed=0, n_listed=3).to_dict()
     assert {
         k: entry[k]
         for k in ("judge", "family", "pass_rule", "n", "n_ratings", "n_errors", "n_human_pass", "n_human_fail")
@@ -61,17 +63,26 @@ def test_the_header_says_who_the_judge_is_and_its_cases(judges):
 
 
 def test_each_statistic_is_the_reference_librarys_with_a_small_sample_interval(judges):
-    entry = judge_result(judges["j"], 0.95, seed=0, n_listed=3)
-    assert entry["spearman"]["estimate"] == pytest.approx(spearmanr(HUMAN, SCORES).statistic)
-    assert entry["auc"]["estimate"] == pytest.approx(roc_auc_score(HUMAN, SCORES))
-    assert 12 < SMALL_N and entry["spearman"]["ci_method"] == "Fisher z, Bonett-Wright SE"
-    assert entry["kendall"]["ci_method"] == "Fisher z, Fieller SE"
-    low, high = entry["spearman"]["ci_low"], entry["spearman"]["ci_high"]
-    assert low < entry["spearman"]["estimate"] < high
+    judge = judge_result(judges["j"], 0.95, seed=0, n_listed=3)
+    assert judge.spearman.value == pytest.approx(spearmanr(HUMAN, SCORES).statistic)
+    assert judge.auc.value == pytest.approx(roc_auc_score(HUMAN, SCORES))
+    assert 12 < SMALL_N and judge.spearman.method == "Fisher z, Bonett-Wright SE"
+    assert judge.kendall.method == "Fisher z, Fieller SE"
+    assert judge.spearman.ci_low < judge.spearman.value < judge.spearman.ci_high
+
+
+def test_the_entry_is_built_typed_and_reads_back_from_its_document(judges):
+    """judge_figures builds the typed entry; JudgeAgreement.from_dict reads its document back to it."""
+    for brief in (False, True):
+        judge = judge_result(judges["j"], 0.95, seed=0, n_listed=3, full=not brief)
+        assert all(isinstance(judge.statistic(k), Estimate) for k in STATISTICS)
+        assert JudgeAgreement.from_dict(judge.to_dict()) == judge
+    few = too_few_result(judges["one"])
+    assert JudgeAgreement.from_dict(few.to_dict()) == few and few.extra["curve"] == []
 
 
 def test_the_threshold_and_the_gates_bounds(judges):
-    entry = judge_result(judges["j"], 0.95, seed=0, n_listed=3)
+    entry = judge_result(judges["j"], 0.95, seed=0, n_listed=3).to_dict()
     assert entry["pass_threshold"] == {"threshold": pytest.approx(0.6), "rule": FIXED.to_dict()}
     assert (
         entry["pass_kappa"]["threshold"] == pytest.approx(0.6) and entry["pass_kappa"]["rule"] == "fixed threshold 0.5"
@@ -94,16 +105,21 @@ def test_the_threshold_and_the_gates_bounds(judges):
 
 def test_full_and_curves_choose_the_parts(judges):
     brief = judge_result(judges["j"], 0.95, seed=0, n_listed=3, full=False)
-    assert not {"curve", "bottom_decile", "worst_misses"} & set(brief)
+    assert not {"curve", "bottom_decile", "worst_misses"} & set(brief.keys) and brief.bottom_decile is None
     no_curve = judge_result(judges["j"], 0.95, seed=0, n_listed=3, curves=False)
-    assert "curve" not in no_curve and "bottom_decile" in no_curve
+    assert "curve" not in no_curve.keys and no_curve.bottom_decile["n"] == 2
 
 
 def test_a_judge_on_too_few_cases_has_every_statistic_undefined(judges):
     one = judges["one"]
     assert isinstance(one, TooFewCases)
-    entry = judge_entry(one, 0.95, seed=0, n_listed=3)
-    assert entry == too_few_result(one) and entry["curve"] == [] and entry["n_errors"] == 1 and entry["n_ratings"] == 2
+    entry = judge_entry(one, 0.95, seed=0, n_listed=3).to_dict()
+    assert (
+        entry == too_few_result(one).to_dict()
+        and entry["curve"] == []
+        and entry["n_errors"] == 1
+        and entry["n_ratings"] == 2
+    )
     reason = "only 1 case(s) rated by both the judge and the humans (need 2)"
     for key in (
         "spearman",
@@ -120,12 +136,9 @@ def test_a_judge_on_too_few_cases_has_every_statistic_undefined(judges):
 
 
 def test_kappa_of_a_judge_off_the_scale_says_why(judges):
-    entry = judge_result(judges["j"], 0.95, seed=0, n_listed=3)
-    assert entry["kappa"] == {
-        "estimate": None,
-        "reason": "the judge's scores do not all lie on the metric's scale (one of 0, 1)",
-    }
-    assert entry["kappa_quadratic"]["reason"] == "quadratic weighting applies to ordinal scales only"
+    judge = judge_result(judges["j"], 0.95, seed=0, n_listed=3)
+    assert judge.kappa == Estimate.undefined("the judge's scores do not all lie on the metric's scale (one of 0, 1)")
+    assert judge.kappa_quadratic.reason == "quadratic weighting applies to ordinal scales only"
 
 
 def test_the_undefined_reasons():
@@ -144,7 +157,7 @@ def test_the_undefined_reasons():
 def test_without_a_threshold_the_pass_figures_say_why():
     rule = Rule("default", human_pass=1, binary=True)
     c = compared(rule, scores=SCORES * 10)["j"]  # scores from 0 to 10: no default threshold
-    entry = judge_result(c, 0.95, seed=0, n_listed=3)
+    entry = judge_result(c, 0.95, seed=0, n_listed=3).to_dict()
     reason = f"no pass threshold: the judge is not on the metric's scale and {rule.describe()}"
     assert entry["pass_kappa"]["estimate"] is None and entry["pass_kappa"]["reason"] == reason
     assert entry["accuracy"] == entry["balanced_accuracy"] == {"estimate": None, "reason": reason}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from calibrate.analysis.metric_comparisons import judge_comparisons
-from calibrate.analysis.metric_warnings import MIN_TRUSTED_LABELS, listed, metric_warnings, same_family_cases
+from calibrate.analysis.metric_warnings import MIN_TRUSTED_LABELS, listed, metric_warnings
 from calibrate.analysis.rules import Rule
 from calibrate.campaign import campaign_from_frames
 
@@ -26,9 +26,7 @@ def campaign(families: dict[str, str], *, extra: list[tuple] = (), raters: dict 
 
 
 def warnings_of(c) -> list[str]:
-    compared = judge_comparisons(c, "m", None, RULE)
-    results = [{"judge": "j", "n_errors": 1, "family": "gpt"}]
-    return metric_warnings(c, "m", compared, results)
+    return metric_warnings(c, "m", judge_comparisons(c, "m", None, RULE))
 
 
 def test_listed_names_the_first_ten():
@@ -65,7 +63,7 @@ def test_adjusted_values_and_an_anchored_panel_are_warned():
     assert notes[-1].startswith("judge j: 1 failed rating(s)")
 
 
-def test_same_family_cases():
-    c = campaign({"c1": "gpt", "c4": "Gpt", "c6": "claude"})
-    assert same_family_cases(c, {"family": "gpt"}) == ["c1", "c4"]
-    assert same_family_cases(c, {"family": None}) == same_family_cases(c, {}) == []
+def test_the_family_warning_names_the_judges_own_family_only():
+    families = {"c1": "gpt", "c4": "Gpt", "c6": "claude"}
+    assert warnings_of(campaign(families))[-1].endswith("a judge may favour its own family's answers: c1, c4")
+    assert not any("family" in note for note in warnings_of(campaign(families, raters={"j": {}})))
