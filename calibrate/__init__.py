@@ -82,6 +82,7 @@ _EXPORTS = {
     "report_documents": ("calibrate.report.build", "report_documents"),
     "demo_report": ("calibrate.report.build", "demo_report"),  # calibrate demo
     "write_report": ("calibrate.report", "write_report"),
+    "ReportDocuments": ("calibrate.report.documents", "ReportDocuments"),
     "export_to_mlflow": ("calibrate.report.mlflow_run", "export_to_mlflow"),  # calibrate export mlflow
 }
 __all__ = sorted(_EXPORTS)

@@ -58,6 +58,7 @@ from calibrate.report.build import build_report as build_report
 from calibrate.report.build import report_documents as report_documents
 from calibrate.report.build import demo_report as demo_report
 from calibrate.report import write_report as write_report
+from calibrate.report.documents import ReportDocuments as ReportDocuments
 from calibrate.report.mlflow_run import export_to_mlflow as export_to_mlflow
 
 DISTRIBUTION: str
@@ -72,6 +73,7 @@ __all__ = [
     "Metric",
     "Problem",
     "Rater",
+    "ReportDocuments",
     "Result",
     "Rule",
     "adjudicate",

@@ -124,7 +124,7 @@ from calibrate.analysis.rules import default_rule
 out = tempfile.mkdtemp()
 recs = calibrate.recommend_thresholds(campaign, metric="relevance",
                                       rule=default_rule(campaign.metrics["relevance"]), n_boot=500)["recommendations"]
-paths = calibrate.write_report(doc, recs, out, cases=campaign.cases)
+paths = calibrate.write_report(calibrate.ReportDocuments(doc, recs, cases=campaign.cases), out)
 print({kind: str(path) for kind, path in paths.items()})""",
     ),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,19 +25,22 @@ from calibrate.cli.console import (
 )
 from calibrate.cli.review import print_audit
 
+if TYPE_CHECKING:
+    from calibrate.report.documents import ReportDocuments
 
-def _print_report(docs: dict, paths: dict) -> None:
+
+def _print_report(docs: ReportDocuments, paths: dict) -> None:
     """What ``report`` and ``demo`` print of the documents they wrote: each metric's verdict, statistics
     and warnings, the recommendations, the audits, and the files."""
-    cases, manifest = docs["cases"], docs["stats"]["manifest"]
-    for metric in docs["stats"]["metrics"]:
-        print_verdict(docs["stats"].metric(metric["metric"]).verdict)
+    cases, manifest = docs.cases, docs.manifest
+    for metric in docs.stats_document["metrics"]:  # the statistics as the stats command prints them
+        print_verdict(docs.stats.metric(metric["metric"]).verdict)
         print_stats(metric, manifest)
         for w in metric["warnings"]:
             out.print(styled("yellow", "warning: ", with_snippets(w, cases)))
-    print_recommendations(docs["recommendations"], manifest, cases)
-    for a in docs["audits"]:
-        print_audit(a)
+    print_recommendations(docs.recommendations, manifest, cases)
+    for a in docs.audits:
+        print_audit(dict(a))
     for path in paths.values():
         out.print(f"wrote {path}")
 

@@ -6,10 +6,11 @@ and every network request; jinja2's autoescaping turns any case text into text.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import jinja2
 from markupsafe import Markup
@@ -18,6 +19,7 @@ from calibrate.analysis.recommendation_results import recommendation_dicts
 from calibrate.base.errors import NO_VALUE, FileError, ParameterText
 from calibrate.base.files import write_all
 from calibrate.base.results import nested
+from calibrate.report.documents import ReportDocuments
 from calibrate.report.format import (
     RATE_NAMES,
     STAT_LABELS,
@@ -31,14 +33,13 @@ from calibrate.report.format import (
     fmt_number,
     fmt_rate,
     fmt_rate_html,
-    listed_case_texts,
     not_watched,
     slice_notes,
     undefined_everywhere,
     undefined_notes,
 )
 
-__all__ = ["markdown_text", "render_html", "render_markdown", "write_report"]
+__all__ = ["ReportDocuments", "markdown_text", "render_html", "render_markdown", "write_report"]
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -62,26 +63,15 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _context(
-    stats: Mapping[str, Any],
-    recommendations: Sequence[Mapping[str, Any]],
-    cases: dict | None,
-    plots: dict | None,
-    judge_runs: list[dict] | None = None,
-    audits: list[dict] | None = None,
-    calibrations: list[dict] | None = None,
-    versus: list[dict] | None = None,
-    since: dict | None = None,
-) -> dict:
-    # typed recommendations and statistics as dicts: the templates index them
-    recs = {(r["metric"], r["judge"]): r for r in recommendation_dicts(recommendations)}
-    stats = nested(stats)
+def _context(documents: ReportDocuments, plots: dict | None) -> dict:
+    # the templates index plain dicts: the statistics', and any typed recommendation's or audit's
+    recs = {(r["metric"], r["judge"]): r for r in recommendation_dicts(documents.recommendations)}
     return {
-        "stats": stats,
+        "stats": documents.stats_document,
         "recs": recs,
-        "cases": cases or {},
+        "cases": documents.cases or {},
         "plots": plots or {},
-        "manifest": stats["manifest"],
+        "manifest": documents.manifest,
         "csp": CSP,
         "undefined_notes": undefined_notes,
         "curve_rows": curve_rows,
@@ -91,43 +81,63 @@ def _context(
         "slice_notes": slice_notes,
         "clipped": clipped,
         "case_fields": case_fields,
-        "judge_runs": judge_runs or [],
-        "audits": [nested(a) for a in audits or []],  # typed audits as dicts: the templates index them
-        "calibrations": calibrations or [],
-        "versus": versus or [],
-        "since": since or {},
+        "judge_runs": list(documents.judge_runs),
+        "audits": [nested(a) for a in documents.audits],
+        "calibrations": list(documents.calibrations),
+        "versus": list(documents.versus),
+        "since": documents.since or {},
         "rate_names": RATE_NAMES,
         "not_watched": not_watched,
     }
 
 
-def render_html(
-    stats: Mapping[str, Any],
-    recommendations: Sequence[Mapping[str, Any]],
-    cases: dict | None = None,
-    judge_runs: list[dict] | None = None,
-    audits: list[dict] | None = None,
-    calibrations: list[dict] | None = None,
-    versus: list[dict] | None = None,
-    since: dict | None = None,
-) -> str:
-    """The report as one HTML string (plots inline as SVG: :mod:`calibrate.report.plots`)."""
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _documents_first(usage: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Refuse a call of before :class:`ReportDocuments` (the statistics, the recommendations and each
+    section apart) with a TypeError that says how to call ``usage`` now."""
+
+    def decorate(function: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(function)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            documents = args[0] if args else kwargs.get("documents")
+            if not isinstance(documents, ReportDocuments):
+                raise TypeError(
+                    f"{function.__name__} takes the report's documents in one object now, not the statistics, "
+                    f"the recommendations and the sections apart: {usage}, with documents = "
+                    "calibrate.ReportDocuments(stats, recommendations, cases=..., audits=..., ...) "
+                    f"(got {type(documents).__name__} first); calibrate.build_report(campaign, out_dir) "
+                    "computes and writes them all"
+                )
+            return function(*args, **kwargs)
+
+        return call
+
+    return decorate
+
+
+@_documents_first("render_html(documents)")
+def render_html(documents: ReportDocuments) -> str:
+    """The report as one HTML string (plots inline as SVG: :mod:`calibrate.report.plots`).
+
+    Parameters
+    ----------
+    documents : ReportDocuments
+        What the report shows.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> stats = calibrate.compute_stats(c, judges=["Olz-gpt4o"], n_boot=0)
+    >>> render_html(ReportDocuments(stats, stats.recommendations)).startswith("<!DOCTYPE html>")
+    True
+    """
     from calibrate.report.plots import report_plots
 
-    stats, recs = dict(nested(stats)), recommendation_dicts(recommendations)
-
-    context = _context(
-        stats,
-        recs,
-        cases,
-        report_plots(stats, recs, calibrations, since),
-        judge_runs,
-        audits,
-        calibrations,
-        versus,
-        since,
-    )
-    return _environment().get_template("report.html.j2").render(**context)
+    return _environment().get_template("report.html.j2").render(**_context(documents, report_plots(documents)))
 
 
 _MARKDOWN_ESCAPES = {
@@ -175,59 +185,38 @@ def _markdown_environment() -> jinja2.Environment:
     return env
 
 
-def render_markdown(
-    stats: Mapping[str, Any],
-    recommendations: Sequence[Mapping[str, Any]],
-    cases: dict | None = None,
-    judge_runs: list[dict] | None = None,
-    audits: list[dict] | None = None,
-    calibrations: list[dict] | None = None,
-    versus: list[dict] | None = None,
-    since: dict | None = None,
-) -> str:
-    """The report as Markdown (tables, no plots); everything a user wrote is escaped, as in the HTML."""
+@_documents_first("render_markdown(documents)")
+def render_markdown(documents: ReportDocuments) -> str:
+    """The report as Markdown (tables, no plots); everything a user wrote is escaped, as in the HTML.
+
+    Parameters
+    ----------
+    documents : ReportDocuments
+        What the report shows.
+
+    Examples
+    --------
+    >>> import calibrate
+    >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
+    >>> stats = calibrate.compute_stats(c, judges=["Olz-gpt4o"], n_boot=0)
+    >>> render_markdown(ReportDocuments(stats, [])).splitlines()[0]
+    '# Judge calibration report: trec-dl-2023-llmjudge'
+    """
     env = _markdown_environment()
-    return env.get_template("report.md.j2").render(
-        **_context(stats, recommendations, cases, None, judge_runs, audits, calibrations, versus, since)
-    )
+    return env.get_template("report.md.j2").render(**_context(documents, None))
 
 
-def write_report(
-    stats: Mapping[str, Any],
-    recommendations: Sequence[Mapping[str, Any]],
-    out_dir: str | Path,
-    *,
-    cases: dict | None = None,
-    judge_runs: list[dict] | None = None,
-    audits: list[dict] | None = None,
-    calibrations: list[dict] | None = None,
-    versus: list[dict] | None = None,
-    since: dict | None = None,
-) -> dict[str, Path]:
+@_documents_first("write_report(documents, out_dir)")
+def write_report(documents: ReportDocuments, out_dir: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.md`` and ``report.json`` into ``out_dir``.
 
     Parameters
     ----------
-    stats : mapping
-        The document of :func:`calibrate.compute_stats`.
-    recommendations : list of Recommendation or dict
-        Recommendations of :func:`calibrate.recommend_thresholds` (any metrics, any judges): its
-        ``.recommendations``, or its document's (``doc["recommendations"]``).
+    documents : ReportDocuments
+        What the report shows: the statistics, the recommendations and the sections a campaign adds
+        (:func:`calibrate.report.build.report_documents` gathers them from a campaign).
     out_dir : path
         Created if missing.
-    cases : dict, optional
-        :attr:`Campaign.cases`, so that the worst misses show their text.
-    judge_runs : list of dict, optional
-        What each judge's runs cost (``JudgeStore.summary()``), shown in a section of its own.
-    audits : list of dict, optional
-        Judge-upgrade audits (:func:`calibrate.review.audit.audit_judges`), each in a section of its own.
-    calibrations : list of dict, optional
-        Calibration maps (:func:`calibrate.analysis.calibration.calibration_maps`), a section per metric.
-    versus : list of dict, optional
-        Judge-versus-judge matrices (:func:`calibrate.analysis.versus.judge_matrix`), a section per metric.
-    since : dict, optional
-        What happened since the threshold was chosen: ``monitors`` (:func:`calibrate.review.monitor.monitor_judge`
-        documents), ``not_monitored`` and ``fingerprints``, in a section of its own.
 
     Returns
     -------
@@ -238,13 +227,17 @@ def write_report(
     ------
     calibrate.base.errors.FileError
         A file cannot be written (a full disk, a read-only folder): every earlier report is kept whole.
+    TypeError
+        ``documents`` is not a :class:`ReportDocuments`: the call of before, with the statistics and the
+        recommendations apart (the message says how to call it now).
 
     Examples
     --------
     >>> import calibrate, tempfile
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> stats = calibrate.compute_stats(c, judges=["Olz-gpt4o"], n_boot=0)
-    >>> sorted(calibrate.write_report(stats, stats.recommendations, tempfile.mkdtemp()))
+    >>> documents = calibrate.ReportDocuments(stats, stats.recommendations, cases=c.cases)
+    >>> sorted(calibrate.write_report(documents, tempfile.mkdtemp()))
     ['html', 'json', 'md']
     """
     out = Path(out_dir)
@@ -257,26 +250,12 @@ def write_report(
             ParameterText("choose a writable place with {out_dir}", out_dir=NO_VALUE),
         ) from None
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json"}
-    # typed statistics and recommendations as dicts: the templates index them
-    stats, recs = dict(nested(stats)), recommendation_dicts(recommendations)
-    document: dict[str, Any] = {
-        "stats": stats,
-        "recommendations": recs,
-        "manifest": stats["manifest"],
-        "judge_runs": judge_runs or [],
-        "audits": [nested(a) for a in audits or []],
-        "calibrations": calibrations or [],
-        "versus": versus or [],
-        "since": since or {},
-        # the whole text of the cases the worst misses list (report.html clips it)
-        "worst_miss_cases": listed_case_texts(stats, cases),
-    }
     # everything is rendered before anything is written, and all three files are moved in together
     write_all(
         {
-            paths["html"]: render_html(stats, recs, cases, judge_runs, audits, calibrations, versus, since),
-            paths["md"]: render_markdown(stats, recs, cases, judge_runs, audits, calibrations, versus, since),
-            paths["json"]: json.dumps(document, allow_nan=False) + "\n",
+            paths["html"]: render_html(documents),
+            paths["md"]: render_markdown(documents),
+            paths["json"]: json.dumps(documents.to_dict(), allow_nan=False) + "\n",
         }
     )  # one line: the C encoder, 10x faster
     return paths

@@ -19,6 +19,7 @@ from calibrate.demo import DEMO_AUDIT, DEMO_OUT_OF_SCALE, DEMO_SLICE_KEY, demo_c
 from calibrate.judges.store import STORE_NAME, JudgeStore
 from calibrate.judges.versions import find_version
 from calibrate.report import write_report
+from calibrate.report.documents import ReportDocuments
 from calibrate.review.audit import audit_judges
 from calibrate.review.fingerprint import latest_fingerprint
 from calibrate.review.monitor import NotWatchable, case_times, monitor_judge
@@ -44,7 +45,7 @@ def report_documents(
     audits: Sequence[tuple[str, str]] = (),
     progress: ProgressCallback | None = None,
     current: float | Mapping[str, float] | None = None,
-) -> dict[str, Any]:
+) -> ReportDocuments:
     """The documents of the report, as :func:`~calibrate.report.write_report` takes them.
 
     Parameters
@@ -64,7 +65,7 @@ def report_documents(
 
     Returns
     -------
-    dict
+    ReportDocuments
         ``stats``, ``recommendations`` (under each metric's declared rule, from the statistics'
         own bootstrap), ``audits``, ``versus``, ``calibrations``, ``judge_runs``, ``cases`` and
         ``since`` (:func:`since_threshold`).
@@ -74,7 +75,7 @@ def report_documents(
     >>> import calibrate
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> docs = report_documents(c, n_boot=100)
-    >>> len(docs["recommendations"]), len(docs["stats"]["metrics"][0]["judges"])
+    >>> len(docs.recommendations), len(docs.stats.metrics[0].judges)
     (9, 9)
     """
     stats = compute_stats(campaign, by=by, seed=seed, n_boot=n_boot, progress=progress, current=current)
@@ -100,16 +101,16 @@ def report_documents(
         for m in sorted(campaign.metrics)
         if judged.loc[judged["metric"] == m, "rater"].nunique() >= 2
     ]
-    return {
-        "stats": stats,
-        "recommendations": list(stats.recommendations),
-        "audits": audit_docs,
-        "versus": versus,
-        "calibrations": calibration_maps(campaign, seed=seed),
-        "judge_runs": judge_runs,
-        "cases": campaign.cases,
-        "since": since_threshold(campaign),
-    }
+    return ReportDocuments(
+        stats,
+        stats.recommendations,
+        cases=campaign.cases,
+        judge_runs=judge_runs or (),
+        audits=audit_docs,
+        calibrations=calibration_maps(campaign, seed=seed),
+        versus=versus,
+        since=since_threshold(campaign),
+    )
 
 
 def since_threshold(campaign: Campaign) -> dict[str, Any] | None:
@@ -158,13 +159,13 @@ def since_threshold(campaign: Campaign) -> dict[str, Any] | None:
     }
 
 
-def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tuple[dict[str, Any], dict[str, Path]]:
+def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tuple[ReportDocuments, dict[str, Path]]:
     """Compute the report's documents (:func:`report_documents`, with its ``options``) and write
     ``report.html``, ``report.md`` and ``report.json`` into ``out_dir``.
 
     Returns
     -------
-    (dict, dict)
+    (ReportDocuments, dict)
         The documents, and ``{"html": path, "md": path, "json": path}``.
 
     Parameters
@@ -181,11 +182,11 @@ def build_report(campaign: Campaign, out_dir: str | Path, **options: Any) -> tup
     >>> import calibrate, tempfile
     >>> c = calibrate.load_campaign(calibrate.demo_campaign_path())
     >>> documents, paths = calibrate.build_report(c, tempfile.mkdtemp(), n_boot=0)
-    >>> sorted(paths), len(documents["recommendations"])
+    >>> sorted(paths), len(documents.recommendations)
     (['html', 'json', 'md'], 9)
     """
     documents = report_documents(campaign, **options)
-    return documents, write_documents(documents, out_dir)
+    return documents, write_report(documents, out_dir)
 
 
 @checked("n_boot", "seed")
@@ -195,7 +196,7 @@ def demo_report(
     seed: int = 0,
     n_boot: int = N_BOOT,
     progress: ProgressCallback | None = None,
-) -> tuple[dict[str, Any], dict[str, Path]]:
+) -> tuple[ReportDocuments, dict[str, Path]]:
     """The ``calibrate demo`` command: :func:`build_report` on the embedded demo campaign (TREC DL
     2023: NIST assessors and nine LLM judges), sliced by question type, with its judge-upgrade audit.
 
@@ -208,32 +209,17 @@ def demo_report(
 
     Returns
     -------
-    (dict, dict)
+    (ReportDocuments, dict)
         The documents, and ``{"html": path, "md": path, "json": path}``.
 
     Examples
     --------
     >>> import calibrate, tempfile
     >>> documents, paths = calibrate.demo_report(tempfile.mkdtemp(), n_boot=0)
-    >>> sorted(paths), [(a["old"]["judge"], a["new"]["judge"]) for a in documents["audits"]]
+    >>> sorted(paths), [(a["old"]["judge"], a["new"]["judge"]) for a in documents.audits]
     (['html', 'json', 'md'], [('RMITIR-llama70B', 'RMITIR-GPT4o')])
     """
     campaign = load_campaign(demo_campaign_path(), out_of_scale=DEMO_OUT_OF_SCALE)
     return build_report(
         campaign, out_dir, by=DEMO_SLICE_KEY, seed=seed, n_boot=n_boot, audits=(DEMO_AUDIT,), progress=progress
-    )
-
-
-def write_documents(documents: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
-    """Write the documents of :func:`report_documents` as the report."""
-    return write_report(
-        documents["stats"],
-        documents["recommendations"],
-        out_dir,
-        cases=documents["cases"],
-        judge_runs=documents["judge_runs"],
-        audits=documents["audits"],
-        calibrations=documents["calibrations"],
-        versus=documents["versus"],
-        since=documents.get("since"),
     )

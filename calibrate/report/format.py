@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from markupsafe import Markup
@@ -10,6 +11,7 @@ __all__ = [
     "FULL_AT",
     "STAT_LABELS",
     "case_fields",
+    "case_texts",
     "clipped",
     "defined_columns",
     "fmt_estimate",
@@ -18,7 +20,6 @@ __all__ = [
     "fmt_number",
     "fmt_rate",
     "fmt_rate_html",
-    "listed_case_texts",
     "not_watched",
     "slice_notes",
     "undefined_everywhere",
@@ -185,7 +186,7 @@ def fmt_rate_html(stat: dict | None) -> Markup:
 #: characters of a case's text shown before it is clipped (the rest is one click away)
 CLIP_AT = 280
 #: characters of a case's text report.html holds at most (long texts of many cases made it megabytes);
-#: report.json holds the whole text of every case a worst-miss table lists (:func:`listed_case_texts`)
+#: report.json holds the whole text of every case a worst-miss table lists (:func:`case_texts`)
 FULL_AT = 1000
 
 
@@ -252,27 +253,21 @@ def clipped(text: Any, uid: str, limit: int = CLIP_AT) -> Markup:
     ).format(id=uid, short=plain[:limit], whole=whole, n=len(plain))
 
 
-def listed_case_texts(stats: dict, cases: dict[str, dict] | None) -> dict[str, dict]:
-    """The whole text (the fields of :data:`CASE_FIELDS`) of every case a worst-miss table lists, by case
-    id: what report.json keeps of the texts report.html clips at :data:`FULL_AT` characters.
+def case_texts(case_ids: Iterable[str], cases: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict]:
+    """The whole text (the fields of :data:`CASE_FIELDS`) of each case of ``case_ids`` that ``cases``
+    holds, by case id in order: what report.json keeps of the texts of the cases a worst-miss table
+    lists, which report.html clips at :data:`FULL_AT` characters.
 
     Examples
     --------
-    >>> stats = {"metrics": [{"judges": [{"worst_misses": {"false_passes": [{"case_id": "a"}], "false_fails": []}}]}]}
-    >>> listed_case_texts(stats, {"a": {"input": "q", "metadata": {}}, "b": {"input": "r"}})
-    {'a': {'input': 'q'}}
+    >>> case_texts(["b", "a", "a", "z"], {"a": {"input": "q", "metadata": {}}, "b": {"input": "r"}})
+    {'a': {'input': 'q'}, 'b': {'input': 'r'}}
     """
-    listed = {
-        row["case_id"]
-        for m in stats.get("metrics", [])
-        for j in m.get("judges", [])
-        for key in ("false_passes", "false_fails")
-        for row in (j.get("worst_misses") or {}).get(key, [])
-    }
+    cases = cases or {}
     return {
-        cid: {key: (cases or {})[cid][key] for key, _ in CASE_FIELDS if key in (cases or {})[cid]}
-        for cid in sorted(listed)
-        if cid in (cases or {})
+        cid: {key: cases[cid][key] for key, _ in CASE_FIELDS if key in cases[cid]}
+        for cid in sorted(set(case_ids))
+        if cid in cases
     }
 
 

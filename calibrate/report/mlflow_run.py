@@ -31,7 +31,9 @@ from calibrate.base.results import Result, single_row
 from calibrate.campaign import Campaign
 from calibrate.imports.mlflow_traces import MlflowClient, MlflowError
 from calibrate.imports.texts import Id
-from calibrate.report.build import report_documents, write_documents
+from calibrate.report import write_report
+from calibrate.report.build import report_documents
+from calibrate.report.documents import ReportDocuments
 from calibrate.stats import N_BOOT
 
 __all__ = ["STATISTICS", "export_to_mlflow", "mlflow_key"]
@@ -74,24 +76,24 @@ def _recommended(rec: Recommendation) -> list[tuple[float | None, float | None, 
     ]
 
 
-def _figures(documents: dict[str, Any]) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+def _figures(documents: ReportDocuments) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
     """(metrics, params, tags) of the run, from the report's documents."""
     metrics: dict[str, float] = {}
     params: dict[str, str] = {}
     tags: dict[str, str] = {}
-    manifest = documents["stats"]["manifest"]
+    manifest = documents.manifest
     for key in ("campaign", "data_hash", "seed", "n_boot", "confidence", "by"):
         if manifest.get(key) is not None:
             params[f"calibrate/{key}"] = str(manifest[key])
     params["calibrate/version"] = str(manifest.get("versions", {}).get("calibrate-judges", ""))
-    for metric in documents["stats"]["metrics"]:
-        for judge in metric["judges"]:
+    for metric in documents.stats.metrics:
+        for judge in metric.judges:
             for stat in STATISTICS:
-                figure = judge.get(stat) or {}
-                for suffix, field in (("", "estimate"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high")):
-                    if _finite(figure.get(field)):
-                        metrics[mlflow_key(metric["metric"], judge["judge"], stat + suffix)] = float(figure[field])
-    for rec in documents["recommendations"]:
+                figure = judge.statistic(stat)
+                for suffix, value in (("", figure.value), ("_ci_low", figure.ci_low), ("_ci_high", figure.ci_high)):
+                    if _finite(value):
+                        metrics[mlflow_key(metric.metric, judge.judge, stat + suffix)] = float(value)
+    for rec in documents.recommendations:
         for field, values in zip(RECOMMENDED, _recommended(rec)):
             for suffix, value in zip(("", "_ci_low", "_ci_high"), values):
                 if _finite(value):
@@ -99,10 +101,10 @@ def _figures(documents: dict[str, Any]) -> tuple[dict[str, float], dict[str, str
         params[mlflow_key(rec.metric, "rule")] = str(rec.rule.get("description", rec.rule.get("kind")))[:6000]
         if rec.verdict:
             tags[mlflow_key(rec.metric, rec.judge, "verdict")] = rec.verdict["status"]
-    for metric in documents["stats"]["metrics"]:
-        best = (metric.get("verdict") or {}).get("best") or {}
-        if best.get("judge"):
-            tags[mlflow_key(metric["metric"], "best")] = best["judge"]
+    for metric in documents.stats.metrics:
+        best = metric.verdict.best.judge
+        if best:
+            tags[mlflow_key(metric.metric, "best")] = best
     return metrics, params, tags
 
 
@@ -226,7 +228,7 @@ def export_to_mlflow(
                     body={"run_id": run_id, kind: rows[start : start + BATCH[kind]]},
                 )
         with tempfile.TemporaryDirectory(prefix="calibrate-mlflow-") as scratch:
-            paths = write_documents(documents, scratch)
+            paths = write_report(documents, scratch)
             for path in sorted(paths.values()):
                 url = _artifact_url(run.artifact_uri, Path(path).name)
                 if url is None:

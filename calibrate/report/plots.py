@@ -6,8 +6,13 @@ text from users in them (judge names) is escaped."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from markupsafe import Markup, escape
+
+from calibrate.analysis.results import JudgeAgreement
+from calibrate.report.documents import ReportDocuments
 
 FALSE_PASS_COLOUR, FALSE_FAIL_COLOUR = "#c0392b", "#2471a3"
 
@@ -25,11 +30,11 @@ def _tick(value: float) -> str:
     return f"{value:.3g}"
 
 
-def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
-    """One judge's false-pass and false-fail rates over the threshold (step lines, 95% Wilson bands),
-    with the rule's false-pass ceiling, the recommended threshold and DeepEval's 0.5 marked: a small
-    inline SVG panel (at most :data:`MAX_POINTS` thresholds drawn, spread evenly; report.json has them all)."""
-    curve = judge["curve"]
+def curve_svg(curve: Sequence[Mapping[str, Any]], pass_rule: str, recommendation: Mapping[str, Any] | None) -> Markup:
+    """One judge's false-pass and false-fail rates over the threshold (its ``curve``: step lines, 95%
+    Wilson bands; ``pass_rule`` as its entry says it), with the rule's false-pass ceiling, the recommended
+    threshold and DeepEval's 0.5 marked: a small inline SVG panel (at most :data:`MAX_POINTS` thresholds
+    drawn, spread evenly; report.json has them all)."""
     index = (
         sorted({round(i * (len(curve) - 1) / (MAX_POINTS - 1)) for i in range(MAX_POINTS)})
         if len(curve) > MAX_POINTS
@@ -63,7 +68,7 @@ def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
         )
     parts.append(
         f'<text x="{MARGIN_L + width / 2}" y="{PANEL_H - 3}" font-size="9" text-anchor="middle" '
-        f'fill="#555">threshold ({"score >= t" if judge["pass_rule"] == "score >= threshold" else "score <= t"})'
+        f'fill="#555">threshold ({"score >= t" if pass_rule == "score >= threshold" else "score <= t"})'
         "</text>"
     )
     for key, colour in (("false_pass", FALSE_PASS_COLOUR), ("false_fail", FALSE_FAIL_COLOUR)):
@@ -117,11 +122,10 @@ def curve_svg(judge: dict, recommendation: dict | None) -> Markup:
 PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666", "#1f78b4", "#b2df8a")
 
 
-def agreement_svg(metric: dict) -> Markup:
+def agreement_svg(judges: Sequence[JudgeAgreement]) -> Markup:
     """Each judge's Spearman rho and kappa (or pass/fail kappa) with their intervals, one row per judge:
     an inline SVG (the judges' names escaped)."""
-    judges = metric["judges"]
-    row, left, right, top, width = 18, min(260, 12 + 6 * max([len(j["judge"]) for j in judges] + [5])), 16, 22, 700
+    row, left, right, top, width = 18, min(260, 12 + 6 * max([len(j.judge) for j in judges] + [5])), 16, 22, 700
     plot_w = width - left - right
     height = top + row * len(judges) + 24
 
@@ -146,29 +150,29 @@ def agreement_svg(metric: dict) -> Markup:
             f'y="13" font-size="10">{label}</text>'
         )
         for i, judge in enumerate(judges):
-            stat = judge.get(key) or {}
-            if key == "pass_kappa" and (judge.get("kappa") or {}).get("estimate") is not None:
+            stat = judge.statistic(key)
+            if key == "pass_kappa" and judge.kappa.value is not None:
                 continue
-            if stat.get("estimate") is None:
+            if stat.value is None:
                 continue
             y = top + row * i + row / 2 + offset
-            low = stat["ci_low"] if stat.get("ci_low") is not None else stat["estimate"]
-            high = stat["ci_high"] if stat.get("ci_high") is not None else stat["estimate"]
+            low = stat.ci_low if stat.ci_low is not None else stat.value
+            high = stat.ci_high if stat.ci_high is not None else stat.value
             parts.append(
                 f'<line x1="{_fmt(sx(low))}" x2="{_fmt(sx(high))}" y1="{y}" y2="{y}" stroke="{colour}" '
-                f'stroke-width="1.4"/><circle cx="{_fmt(sx(stat["estimate"]))}" cy="{y}" r="3.5" '
+                f'stroke-width="1.4"/><circle cx="{_fmt(sx(stat.value))}" cy="{y}" r="3.5" '
                 f'fill="{colour}"/>'
             )
     for i, judge in enumerate(judges):
         parts.append(
             f'<text x="{left - 6}" y="{top + row * i + row / 2 + 4}" font-size="10" text-anchor="end">'
-            f"{escape(judge['judge'])}</text>"
+            f"{escape(judge.judge)}</text>"
         )
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
-def reliability_svg(metric: str, fits: list[dict]) -> Markup:
+def reliability_svg(metric: str, fits: Sequence[Mapping[str, Any]]) -> Markup:
     """Reliability diagram: per judge, the observed human pass rate against the cross-validated
     calibrated probability, bin by bin, beside the diagonal of perfect calibration (inline SVG, the
     judges named in a legend beside it, escaped)."""
@@ -290,32 +294,30 @@ def monitor_svg(watches: list[dict], first: str, last: str) -> Markup:
     return Markup("".join(parts))  # numbers, dates and fixed words only
 
 
-def report_plots(
-    stats: dict, recommendations: list[dict], calibrations: list[dict] | None = None, since: dict | None = None
-) -> dict:
+def report_plots(documents: ReportDocuments) -> dict:
     """``{(metric, judge): uri, (metric, None): uri, (metric, "reliability"): uri, ("since", metric,
     judge, rate): uri}`` for every curve, every agreement plot, every metric's reliability diagram, and
     every rate a monitor watched."""
-    recs = {(r["metric"], r["judge"]): r for r in recommendations}
+    recs = {(r.metric, r.judge): r for r in documents.recommendations}
     plots: dict = {}
-    for monitor in (since or {}).get("monitors", []):
+    for monitor in (documents.since or {}).get("monitors", []):
         for name in dict.fromkeys(r["rate"] for r in monitor["rates"]):
             plots[("since", monitor["metric"], monitor["judge"], name)] = monitor_svg(
                 [r for r in monitor["rates"] if r["rate"] == name],
                 monitor["stream"]["first"],
                 monitor["stream"]["last"],
             )
-    by_metric: dict[str, list[dict]] = {}
-    for fit in calibrations or []:
+    by_metric: dict[str, list[Mapping[str, Any]]] = {}
+    for fit in documents.calibrations:
         by_metric.setdefault(fit["metric"], []).append(fit)
     for metric, fits in by_metric.items():
         plots[(metric, "reliability")] = reliability_svg(metric, fits)
-    for metric in stats["metrics"]:
-        if metric["judges"]:
-            plots[(metric["metric"], None)] = agreement_svg(metric)
-        for judge in metric["judges"]:
-            if judge.get("curve"):
-                plots[(metric["metric"], judge["judge"])] = curve_svg(
-                    judge, recs.get((metric["metric"], judge["judge"]))
+    for m in documents.stats.metrics:
+        if m.judges:
+            plots[(m.metric, None)] = agreement_svg(m.judges)
+        for judge in m.judges:
+            if judge.extra.get("curve"):
+                plots[(m.metric, judge.judge)] = curve_svg(
+                    judge.extra["curve"], judge.extra["pass_rule"], recs.get((m.metric, judge.judge))
                 )
     return plots

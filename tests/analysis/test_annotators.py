@@ -209,13 +209,13 @@ def test_too_few_shared_cases_say_so():
 
 
 def test_the_report_shows_the_human_ceiling_beside_the_judges(small_campaign, tmp_path):
-    from calibrate import compute_stats, load_campaign, write_report
+    from calibrate import ReportDocuments, compute_stats, load_campaign, write_report
 
     c = load_campaign(small_campaign)
     stats = compute_stats(c, n_boot=100)
     ceiling = stats["metrics"][0]["annotators"]
     assert ceiling["n_items_multiply_labelled"] == 12 and ceiling["cohen_kappa"]["estimate"] == 1.0
-    paths = write_report(stats, [], tmp_path / "report", cases=c.cases)
+    paths = write_report(ReportDocuments(stats, [], cases=c.cases), tmp_path / "report")
     html = paths["html"].read_text()
     assert "annotators with each other" in html and "<h3>Annotator agreement</h3>" in html
     assert "<td>ann2</td>" in html

@@ -23,10 +23,10 @@ def test_the_report_bootstraps_each_metric_once_and_matches_the_separate_functio
     separate = recommendations.recommend_thresholds(
         campaign, metric="relevance", n_boot=200, seed=3, rule=rules.default_rule(campaign.metrics["relevance"])
     )
-    assert json.dumps([r.to_dict() for r in documents["recommendations"]]) == json.dumps(separate["recommendations"])
-    assert documents["recommendations"] == list(separate.recommendations)
+    assert json.dumps([r.to_dict() for r in documents.recommendations]) == json.dumps(separate["recommendations"])
+    assert documents.recommendations == tuple(separate.recommendations)
     stats = agreement.compute_stats(campaign, n_boot=200, seed=3)
-    assert json.dumps(documents["stats"]["metrics"]) == json.dumps(stats["metrics"])
+    assert json.dumps(documents.stats["metrics"]) == json.dumps(stats["metrics"])
     written = json.loads(paths["json"].read_text())
     assert written["recommendations"] == json.loads(json.dumps(separate["recommendations"]))
 
@@ -103,7 +103,7 @@ def test_a_judge_with_no_threshold_lists_no_worst_misses(tmp_path):
         [{"case_id": c, "input": f"question {c}"} for c in ids],
     )
     documents, paths = calibrate.build_report(campaign, tmp_path / "r", n_boot=0)
-    misses = documents["stats"]["metrics"][0]["judges"][0]["worst_misses"]
+    misses = documents.stats.metrics[0].judges[0].extra["worst_misses"]
     assert misses["threshold"] is None and misses["false_passes"] == misses["false_fails"] == []
     assert misses["reason"].startswith("no pass threshold (no rule declared") and "every case fails" in misses["reason"]
     html, md = paths["html"].read_text(), paths["md"].read_text()

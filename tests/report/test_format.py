@@ -50,7 +50,7 @@ def long_campaign(n: int = 120, chars: int = 4 * FULL_AT) -> Campaign:
 def test_report_html_clips_long_texts_and_report_json_keeps_them_whole(tmp_path):
     campaign = long_campaign()
     documents, paths = calibrate.build_report(campaign, tmp_path / "r", n_boot=0)
-    misses = documents["stats"]["metrics"][0]["judges"][0]["worst_misses"]
+    misses = documents.stats.metrics[0].judges[0].extra["worst_misses"]
     listed = [row["case_id"] for row in misses["false_passes"] + misses["false_fails"]]
     assert len(listed) >= 10
     page = paths["html"].read_text(encoding="utf-8")

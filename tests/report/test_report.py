@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibrate import compute_stats, load_campaign, recommend_thresholds, write_report
+from calibrate import ReportDocuments, compute_stats, load_campaign, recommend_thresholds, write_report
 from calibrate.analysis.calibration import calibration_maps
 from calibrate.analysis.rules import default_rule
 from calibrate.analysis.versus import judge_matrix
@@ -56,15 +56,15 @@ def report_dir(tmp_path_factory):
         campaign, metric="faithfulness", rule=default_rule(campaign.metrics["faithfulness"]), n_boot=200
     )["recommendations"]
     audit = audit_judges(campaign, metric="faithfulness", old="judge-a", new="judge-b", n_boot=200)
-    write_report(
+    documents = ReportDocuments(
         stats,
         recs,
-        tmp / "out",
         cases=campaign.cases,
         audits=[audit],
         calibrations=calibration_maps(campaign),
         versus=[judge_matrix(campaign, metric="faithfulness")],
     )
+    write_report(documents, tmp / "out")
     return tmp / "out"
 
 
@@ -236,7 +236,7 @@ def test_the_stream_demo_report_says_what_happened_since_the_threshold_was_chose
 
     stream = calibrate.load_campaign(calibrate.demo_stream_path(), out_of_scale="drop")
     documents, paths = calibrate.build_report(stream, tmp_path / "stream", n_boot=0)
-    since = documents["since"]
+    since = documents.since
     monitored = {m["judge"]: m for m in since["monitors"]}
     assert DEMO_DRIFT[1] in monitored and monitored[DEMO_DRIFT[1]]["alarmed"]
     assert not monitored["Olz-gpt4o"]["alarmed"]
@@ -250,6 +250,4 @@ def test_the_stream_demo_report_says_what_happened_since_the_threshold_was_chose
     assert "## Since the threshold was chosen" in markdown and f"### relevance / {DEMO_DRIFT[1]}: alarm" in markdown
     assert json.loads(paths["json"].read_text())["since"]["monitors"][0]["rates"][0]["sequence"]
     # the embedded demo has no time: no such section
-    assert (
-        calibrate.report_documents(calibrate.load_campaign(calibrate.demo_campaign_path()), n_boot=0)["since"] is None
-    )
+    assert calibrate.report_documents(calibrate.load_campaign(calibrate.demo_campaign_path()), n_boot=0).since is None

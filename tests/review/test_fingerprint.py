@@ -60,7 +60,7 @@ def test_same_while_the_alias_answers_as_before_then_changed_then_flaky(setup):
     from calibrate import build_report
 
     documents, paths = build_report(load_campaign(folder), folder.parent / "report", n_boot=0)
-    assert [(f["judge"], f["verdict"]) for f in documents["since"]["fingerprints"]] == [("faith-gpt", "FLAKY")]
+    assert [(f["judge"], f["verdict"]) for f in documents.since["fingerprints"]] == [("faith-gpt", "FLAKY")]
     assert "<h3>Fingerprints</h3>" in paths["html"].read_text() and "**FLAKY**" in paths["md"].read_text()
 
 

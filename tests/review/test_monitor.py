@@ -221,7 +221,8 @@ def test_a_rate_never_in_range_on_the_baseline_alarms_without_a_change_point():
 
 
 def test_the_command_line_and_the_report_say_no_change_was_found(tmp_path):
-    from calibrate.report import render_markdown
+    from calibrate.analysis.results import StatsResult
+    from calibrate.report import ReportDocuments, render_markdown
     from calibrate.report.plots import report_plots
 
     rng = np.random.default_rng(3)
@@ -230,17 +231,14 @@ def test_the_command_line_and_the_report_say_no_change_was_found(tmp_path):
     since = {"monitors": [{k: v for k, v in doc.items() if k != "manifest"}], "not_monitored": [], "fingerprints": []}
     from calibrate.base.manifest import build_manifest
 
-    stats = {
-        "campaign": "s",
-        "metrics": [],
-        "manifest": build_manifest(c, seed=0, n_boot=0),
-        "provenance": [],
-        "set_aside_note": None,
-    }
-    text = render_markdown(stats, [], since=since)
+    stats = StatsResult(
+        campaign="s", metrics=(), manifest=build_manifest(c, seed=0, n_boot=0), provenance=(), set_aside_note=None
+    )
+    documents = ReportDocuments(stats, [], since=since)
+    text = render_markdown(documents)
     assert "the rate was already above 0.1 on the baseline, so no change is found" in text
     assert "changed around" not in text
-    plots = report_plots(stats, [], None, since)
+    plots = report_plots(documents)
     svg = str(plots[("since", "f", "j", "false_pass_rate")])
     assert 'class="alarm"' in svg and 'class="change"' not in svg
     from calibrate.cli.console import out

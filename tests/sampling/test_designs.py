@@ -82,7 +82,7 @@ def test_the_command_line_writes_the_sample_and_never_replaces_one(tmp_path):
 
 
 def test_the_report_says_which_design_the_labelled_cases_came_from(tmp_path):
-    from calibrate import compute_stats, write_report
+    from calibrate import ReportDocuments, compute_stats, write_report
     from calibrate.sampling.designs import write_sample
 
     folder = make(tmp_path)
@@ -107,7 +107,7 @@ def test_the_report_says_which_design_the_labelled_cases_came_from(tmp_path):
     }
     assert outside["strategy"] == "unrecorded" and outside["labelled"] == stats["metrics"][0]["n_cases"] - 5
     assert pilot["weight_share"] + outside["weight_share"] == pytest.approx(1)
-    html = write_report(stats, [], tmp_path / "report", cases=c.cases)["html"].read_text()
+    html = write_report(ReportDocuments(stats, [], cases=c.cases), tmp_path / "report")["html"].read_text()
     assert "5 from sample “pilot” (stratified by kind, n = 5, seed 2)" in html
 
 
