@@ -57,9 +57,7 @@ def recommendation(
         rec = too_few_recommendation(head, judge, current or [])
     else:
         rec = recommended(head, judge, rule, confidence, seed, current or [])
-    return replace(
-        rec, verdict=judge_verdict(rec.to_dict(), confidence=confidence, min_labels=MIN_TRUSTED_LABELS).to_dict()
-    )
+    return replace(rec, verdict=judge_verdict(rec.to_dict(), confidence=confidence, min_labels=MIN_TRUSTED_LABELS))
 
 
 def too_few_recommendation(head: dict[str, Any], judge: TooFewCases, current: list[dict[str, Any]]) -> Recommendation:

@@ -5,7 +5,7 @@
 
 A recommendation's rates are :class:`~calibrate.base.estimates.Estimate` fields; DeepEval's default, the
 defensible alternative, the thresholds run today, the lowest false-pass rate and the separation are small
-typed parts; the rule and the verdict are the dicts they are. ``to_dict()`` writes the document byte for
+typed parts; the verdict a :class:`~calibrate.analysis.verdict_results.JudgeVerdict`; the rule is its dict. ``to_dict()`` writes the document byte for
 byte as before (a recommendation writes each rate three times: its estimate, its interval as a pair, and
 the figure as ``<rate>_detail``); read as a mapping, a recommendation is that dict.
 """
@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from calibrate.analysis.verdict_results import JudgeVerdict, MetricVerdict
 from calibrate.base.estimates import Estimate
 from calibrate.base.results import Document, FigureAt, statistics_rows
 
@@ -243,7 +244,7 @@ class Recommendation(Mapping[str, Any]):
     lowest_false_pass: LowestFalsePass | None = None
     threshold_ci_resamples_without_threshold: int | None = None
     current: tuple[CurrentRates, ...] = ()
-    verdict: dict[str, Any] | None = None
+    verdict: JudgeVerdict | None = None
     order: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -259,7 +260,6 @@ class Recommendation(Mapping[str, Any]):
             props[rate] = {"type": ["number", "null"]}
             props[f"{rate}_ci"] = pair
         props["threshold_ci"] = pair
-        props["verdict"] = {"type": "object", "additionalProperties": True}
         # what every recommendation writes (a judge with too few cases writes no more)
         schema["required"] = [k for k in TOO_FEW_ORDER if not k.endswith("_detail")]
         return schema
@@ -303,7 +303,7 @@ class Recommendation(Mapping[str, Any]):
             lowest_false_pass=part("lowest_false_pass", LowestFalsePass.from_dict),
             threshold_ci_resamples_without_threshold=rec.get("threshold_ci_resamples_without_threshold"),
             current=tuple(CurrentRates.from_dict(c) for c in rec.get("current") or ()),
-            verdict=copy.deepcopy(rec.get("verdict")),
+            verdict=part("verdict", JudgeVerdict.from_dict),
             order=tuple(rec),
         )
 
@@ -340,9 +340,10 @@ class Recommendation(Mapping[str, Any]):
             return list(value)
         if key == "current":
             return [c.to_dict() for c in value]
-        if key in ("rule", "verdict"):
+        if key == "rule":
             return copy.deepcopy(value)
-        return value.to_dict() if isinstance(value, (Estimate, RatesAt, Separation, LowestFalsePass)) else value
+        typed = (Estimate, RatesAt, Separation, LowestFalsePass, JudgeVerdict)
+        return value.to_dict() if isinstance(value, typed) else value
 
     def to_dict(self) -> dict[str, Any]:
         """The recommendation as its documents write it (a fresh copy each call)."""
@@ -395,7 +396,7 @@ class ThresholdsResult(Document):
     """The threshold recommendations of a campaign's judges: of one metric
     (:func:`calibrate.analysis.recommendations.recommend_thresholds`: ``verdicts`` None, left out of the
     document), or of every metric with each metric's verdict (``calibrate thresholds --json``:
-    :func:`calibrate.analysis.recommendations.thresholds`). ``verdicts`` are the dicts of
+    :func:`calibrate.analysis.recommendations.thresholds`). ``verdicts`` are those of
     :func:`calibrate.analysis.metric_verdicts.metric_verdict`; ``manifest`` is that of the first metric's run.
 
     Examples
@@ -410,16 +411,17 @@ class ThresholdsResult(Document):
     campaign: str
     recommendations: tuple[Recommendation, ...]
     manifest: dict[str, Any]
-    verdicts: tuple[dict[str, Any], ...] | None = None
+    verdicts: tuple[MetricVerdict, ...] | None = None
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
         """The JSON schema of the document :meth:`body` writes: ``verdicts`` a list when there, never null."""
         schema = handler.resolve_ref_schema(handler(core_schema))
+        listed = next(s for s in schema["properties"]["verdicts"]["anyOf"] if s.get("type") == "array")
         schema["properties"]["verdicts"] = {
             "description": "every metric's verdict (calibrate thresholds); absent from recommend_thresholds'",
             "type": "array",
-            "items": {"type": "object", "additionalProperties": True},
+            "items": listed["items"],
         }
         return schema
 
@@ -434,7 +436,7 @@ class ThresholdsResult(Document):
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"campaign": self.campaign}
         if self.verdicts is not None:
-            out["verdicts"] = copy.deepcopy(list(self.verdicts))
+            out["verdicts"] = [v.to_dict() for v in self.verdicts]
         out["recommendations"] = [r.to_dict() for r in self.recommendations]
         out["manifest"] = copy.deepcopy(self.manifest)
         return out
@@ -445,10 +447,10 @@ class ThresholdsResult(Document):
             yield from rec.figures()
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """The rows of the table: the verdicts' (untyped here: walked by key names, the human ceiling's
-        agreement among them), then the recommendations' figures."""
+        """The rows of the table: the verdicts' (the human ceiling's agreement among them), then the
+        recommendations' figures."""
         if self.verdicts:
-            yield from statistics_rows({"verdicts": list(self.verdicts)})
+            yield from statistics_rows({"verdicts": [v.to_dict() for v in self.verdicts]})
         yield from (f.row() for f in self.figures())
 
 

@@ -157,7 +157,7 @@ def thresholds(
     >>> doc = calibrate.thresholds(c, judges=["Olz-gpt4o"], n_boot=0)
     >>> doc.to_frame().query("statistic == 'false_pass_rate'")[["judge", "estimate"]].round(3).values.tolist()
     [['Olz-gpt4o', 0.04]]
-    >>> doc.recommendation("relevance", "Olz-gpt4o").false_pass_rate.n, doc.verdicts[0]["best"]["judge"]
+    >>> doc.recommendation("relevance", "Olz-gpt4o").false_pass_rate.n, doc.verdicts[0].best.judge
     (3238, 'Olz-gpt4o')
     """
     chosen = campaign.metric_names(metrics)
@@ -188,7 +188,7 @@ def thresholds(
             annotator_agreement(campaign, metric, n_boot=n_boot, seed=seed)
             if len(human_reference(campaign, metric).raters) > 1
             else None,
-        ).to_dict()
+        )
         for metric, doc in zip(chosen, docs)
     ]
     return ThresholdsResult(

@@ -313,7 +313,6 @@ def thresholds(
     """Recommend a pass threshold per metric and judge: under each metric's rule in campaign.toml, or
     under the rule given (a false-pass ceiling, or costs)."""
     from calibrate.analysis import recommendations, rules
-    from calibrate.analysis.verdict_results import MetricVerdict
 
     rule = None
     if max_false_pass is not None and (cost_false_pass is not None or cost_false_fail is not None):
@@ -351,7 +350,7 @@ def thresholds(
         print_json(doc)
         return
     for verdict in doc.verdicts or ():
-        print_verdict(MetricVerdict.from_dict(verdict))
+        print_verdict(verdict)
     out.print(f"rules from {'the command line' if rule else 'campaign.toml'}")
     print_recommendations(doc.recommendations, doc.manifest, c.cases)
 

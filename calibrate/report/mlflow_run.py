@@ -100,7 +100,7 @@ def _figures(documents: ReportDocuments) -> tuple[dict[str, float], dict[str, st
                     metrics[mlflow_key(rec.metric, rec.judge, field + suffix)] = float(value)
         params[mlflow_key(rec.metric, "rule")] = str(rec.rule.get("description", rec.rule.get("kind")))[:6000]
         if rec.verdict:
-            tags[mlflow_key(rec.metric, rec.judge, "verdict")] = rec.verdict["status"]
+            tags[mlflow_key(rec.metric, rec.judge, "verdict")] = rec.verdict.status
     for metric in documents.stats.metrics:
         best = metric.verdict.best.judge
         if best:
