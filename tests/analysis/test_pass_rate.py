@@ -1,9 +1,6 @@
 """calibrate pass-rate: PPI++ against ppi_python, coverage and savings on the demo data, design weights."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +11,7 @@ import calibrate
 from calibrate.analysis.pass_rate import _merged_strata, estimate_pass_rate, ppi_mean, stratified_mean
 from calibrate.campaign import campaign_from_frames
 from calibrate.stats.intervals import wilson_interval
+from tests.conftest import run_cli
 
 JUDGE = "Olz-gpt4o"
 CONFIG = {
@@ -147,44 +145,31 @@ def test_slices_and_the_command_line(demo, tmp_path):
     assert sum(s["n_labelled"] for s in doc["slices"]) == 400
     assert sum(s["n_unlabelled"] for s in doc["slices"]) == doc["overall"]["n_unlabelled"] == 4023
     assert doc["overall"]["ppi"]["labels_saved"] > 0 and 0 < doc["overall"]["ppi"]["lam"] <= 1
-    exe = Path(sys.executable).parent / "calibrate"
-    run = subprocess.run(
-        [
-            str(exe),
-            "pass-rate",
-            str(calibrate.demo_campaign_path()),
-            "--metric",
-            "relevance",
-            "--judge",
-            JUDGE,
-            "--out-of-scale",
-            "drop",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run = run_cli(
+        "pass-rate",
+        calibrate.demo_campaign_path(),
+        "--metric",
+        "relevance",
+        "--judge",
+        JUDGE,
+        "--out-of-scale",
+        "drop",
+        "--json",
         check=True,
     )
     whole = json.loads(run.stdout)["overall"]
     assert whole["n_unlabelled"] == 0 and "every case" in whole["ppi"]["reason"]
-    table = subprocess.run(
-        [
-            str(exe),
-            "pass-rate",
-            str(calibrate.demo_campaign_path()),
-            "--metric",
-            "relevance",
-            "--judge",
-            JUDGE,
-            "--out-of-scale",
-            "drop",
-            "--by",
-            "question_type",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    table = run_cli(
+        "pass-rate",
+        calibrate.demo_campaign_path(),
+        "--metric",
+        "relevance",
+        "--judge",
+        JUDGE,
+        "--out-of-scale",
+        "drop",
+        "--by",
+        "question_type",
         check=True,
     ).stdout
     assert "question_type = " in table and "humans only" in table
