@@ -61,17 +61,20 @@ def need(condition: bool, what: str) -> None:
         pytest.skip(f"{what} is missing")
 
 
-def run_cli(*args: object, check: bool = False) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: object, check: bool = False, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess:
     """``calibrate ARGS`` run in this process by click's test runner: its exit code, stdout and stderr, as a
     subprocess gives them. The same command and outputs without a new interpreter importing calibrate's
     dependencies (numba, scipy, DeepEval, RAGAS: 1 to 5 s of CPU a command, which made the slowest tests of
     `make check`); keep a subprocess where the process itself is tested (killed, run twice at once, the
-    installed entry point)."""
+    installed entry point, a Python without some package). ``env``: environment variables set for the
+    command only (``None`` unsets one), as a subprocess's ``env={**os.environ, ...}``."""
     from click.testing import CliRunner
 
     from calibrate.cli import main
 
-    done = CliRunner().invoke(main, [str(a) for a in args])
+    done = CliRunner().invoke(main, [str(a) for a in args], env=env)
     if done.exception is not None and not isinstance(done.exception, SystemExit):
         raise done.exception
     if check:  # as subprocess.run(check=True)

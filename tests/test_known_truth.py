@@ -20,17 +20,13 @@ This is the test that catches a judge calling another judge's model: every figur
 """
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 from tests.servers.judge_server import Judge, JudgeServer
 
-CALIBRATE = str(Path(sys.executable).parent / "calibrate")
 SHELVES = [
     "amber",
     "birch",
@@ -83,7 +79,7 @@ def cases() -> list[dict]:
 
 
 def calibrate(*args, expect: int = 0) -> dict:
-    result = subprocess.run([CALIBRATE, *map(str, args), "--json"], capture_output=True, text=True, timeout=600)
+    result = run_cli(*args, "--json")
     assert result.returncode == expect, result.stderr
     return json.loads(result.stdout)
 

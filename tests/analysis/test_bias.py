@@ -1,9 +1,6 @@
 """Bias probes from the labels: a planted verbosity bias and self-preference are found, a fair judge is not."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,9 +9,8 @@ from scipy import stats
 
 from calibrate import load_campaign
 from calibrate.analysis.bias import bias_probes, excess
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-EXE = Path(sys.executable).parent / "calibrate"
 TOML = """name = "bias"
 [metrics.helpfulness]
 scale = "ordinal"
@@ -78,19 +74,7 @@ def test_excess_and_the_reference_correlation(tmp_path):
     length = np.array([len(c.cases[i]["actual_output"].split()) for i in human.index])
     ex = excess(human.to_numpy(), judge.to_numpy())
     assert doc["judges"][0]["verbosity"]["estimate"] == pytest.approx(stats.spearmanr(length, ex).statistic)
-    run = subprocess.run(
-        [str(EXE), "bias", str(c.path), "--metric", "helpfulness", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    run = run_cli("bias", c.path, "--metric", "helpfulness", "--json", check=True)
     assert [j["judge"] for j in json.loads(run.stdout)["judges"]] == ["fair", "wordy"]
-    table = subprocess.run(
-        [str(EXE), "bias", str(c.path), "--metric", "helpfulness", "--by", "topic"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    table = run_cli("bias", c.path, "--metric", "helpfulness", "--by", "topic", check=True).stdout
     assert "self-preference" in table and "topic = a" in table

@@ -1,9 +1,6 @@
 """calibrate pass-rate: PPI++ against ppi_python, coverage and savings on the demo data, design weights."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +11,7 @@ import calibrate
 from calibrate.analysis.pass_rate import _merged_strata, estimate_pass_rate, ppi_mean, stratified_mean
 from calibrate.campaign import campaign_from_frames
 from calibrate.stats.intervals import wilson_interval
+from tests.conftest import run_cli
 
 JUDGE = "Olz-gpt4o"
 CONFIG = {
@@ -32,9 +30,13 @@ def demo():
 
 
 def with_labels_of(demo_campaign, keep, samples=()):
+    """The demo campaign with the human labels of ``keep`` only, and the given samples recorded. Of the
+    judges, only JUDGE, whose pass rate these tests estimate: the other eight judges' ratings change
+    nothing of its estimate (the documents are the same with and without them), and checking them again
+    in each rebuilt campaign took most of the tests' time."""
     r = demo_campaign.ratings
     sub = campaign_from_frames(
-        CONFIG, r[(r["rater_kind"] == "judge") | r["case_id"].isin(set(keep))], list(demo_campaign.cases.values())
+        CONFIG, r[(r["rater"] == JUDGE) | r["case_id"].isin(set(keep))], list(demo_campaign.cases.values())
     )
     for name, s in samples:
         sub.samples[name] = {
@@ -147,44 +149,31 @@ def test_slices_and_the_command_line(demo, tmp_path):
     assert sum(s["n_labelled"] for s in doc["slices"]) == 400
     assert sum(s["n_unlabelled"] for s in doc["slices"]) == doc["overall"]["n_unlabelled"] == 4023
     assert doc["overall"]["ppi"]["labels_saved"] > 0 and 0 < doc["overall"]["ppi"]["lam"] <= 1
-    exe = Path(sys.executable).parent / "calibrate"
-    run = subprocess.run(
-        [
-            str(exe),
-            "pass-rate",
-            str(calibrate.demo_campaign_path()),
-            "--metric",
-            "relevance",
-            "--judge",
-            JUDGE,
-            "--out-of-scale",
-            "drop",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run = run_cli(
+        "pass-rate",
+        calibrate.demo_campaign_path(),
+        "--metric",
+        "relevance",
+        "--judge",
+        JUDGE,
+        "--out-of-scale",
+        "drop",
+        "--json",
         check=True,
     )
     whole = json.loads(run.stdout)["overall"]
     assert whole["n_unlabelled"] == 0 and "every case" in whole["ppi"]["reason"]
-    table = subprocess.run(
-        [
-            str(exe),
-            "pass-rate",
-            str(calibrate.demo_campaign_path()),
-            "--metric",
-            "relevance",
-            "--judge",
-            JUDGE,
-            "--out-of-scale",
-            "drop",
-            "--by",
-            "question_type",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    table = run_cli(
+        "pass-rate",
+        calibrate.demo_campaign_path(),
+        "--metric",
+        "relevance",
+        "--judge",
+        JUDGE,
+        "--out-of-scale",
+        "drop",
+        "--by",
+        "question_type",
         check=True,
     ).stdout
     assert "question_type = " in table and "humans only" in table

@@ -3,9 +3,6 @@ read on, and the bound the rule used (the rules themselves: tests/stats/test_thr
 checked: tests/analysis/test_rules.py)."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,9 +11,7 @@ import pytest
 from calibrate import Campaign, campaign_from_frames, compute_stats, recommend_thresholds
 from calibrate.analysis.rules import default_rule
 from calibrate.stats.intervals import clopper_pearson_upper
-from tests.conftest import write_campaign
-
-EXE = Path(sys.executable).parent / "calibrate"
+from tests.conftest import run_cli, write_campaign
 
 
 def frames(human, judges: dict, metric: dict, raters: dict | None = None) -> Campaign:
@@ -93,15 +88,11 @@ def test_thresholds_with_no_option_follows_every_metrics_declared_rule(tmp_path)
         '[metrics.b]\nscale = "binary"\ncost_false_pass = 3\ncost_false_fail = 1\n'
     )
     folder = write_campaign(tmp_path / "c", toml, frame)
-    result = subprocess.run(
-        [str(EXE), "thresholds", str(folder), "--json", "--n-boot", "50"], capture_output=True, text=True, timeout=300
-    )
+    result = run_cli("thresholds", folder, "--json", "--n-boot", "50")
     assert result.returncode == 0, result.stderr
     rules = {r["metric"]: r["rule"]["kind"] for r in json.loads(result.stdout)["recommendations"]}
     assert rules == {"a": "constraint", "b": "cost"}
-    table = subprocess.run(
-        [str(EXE), "thresholds", str(folder), "--n-boot", "50"], capture_output=True, text=True, timeout=300
-    )
+    table = run_cli("thresholds", folder, "--n-boot", "50")
     # the verdict block opens the output: each metric's rule, then a line per judge
     lines = table.stdout.splitlines()
     assert lines[0] == "a: most lenient threshold with false-pass rate <= 0.2" and lines[1].startswith("  j: ")

@@ -591,10 +591,8 @@ def test_the_threshold_of_an_imported_deepeval_run_is_read(tmp_path):
 
 def test_the_command_line_prints_the_current_threshold_under_its_judge(tmp_path):
     import json
-    import subprocess
-    import sys
 
-    from tests.conftest import BINARY_TOML, write_campaign
+    from tests.conftest import BINARY_TOML, run_cli, write_campaign
 
     rows = pd.DataFrame(
         {
@@ -608,9 +606,7 @@ def test_the_command_line_prints_the_current_threshold_under_its_judge(tmp_path)
     folder = write_campaign(tmp_path / "c", BINARY_TOML, rows)
 
     def run(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "calibrate", *args, str(folder), "--n-boot", "0"], capture_output=True, text=True
-        )
+        return run_cli(*args, folder, "--n-boot", "0")
 
     for command in ("stats", "thresholds"):
         shown = run(command, "--current", "judge-a=0.6")

@@ -33,7 +33,7 @@ from click.testing import CliRunner
 import calibrate
 from calibrate import load_campaign
 from calibrate.cli import main
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
 TRIALS = int(os.environ.get("RACE_TRIALS", 8))
@@ -76,12 +76,6 @@ class Holder:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-
-
-def cli(*args, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
-    )
 
 
 def new_campaign(folder: Path) -> Path:
@@ -221,7 +215,7 @@ def test_a_second_writer_waits_then_refuses_naming_the_holder(tmp_path):
     before = files_of(folder)
     with Holder(folder) as holder:
         start = time.monotonic()
-        result = cli(
+        result = run_cli(
             "cases", "import", folder, goldens(tmp_path / "g.jsonl", "a"), env={"CALIBRATE_LOCK_TIMEOUT": "1.5"}
         )
         waited = time.monotonic() - start
@@ -266,7 +260,7 @@ def test_a_killed_holder_leaves_nothing_stuck(tmp_path):
         os.kill(holder.pid, signal.SIGKILL)
         holder.process.wait()
     assert "calibrate test-holder" in (folder / ".calibrate.lock").read_text()  # its note stays, its lock does not
-    result = cli("cases", "import", folder, goldens(tmp_path / "g.jsonl", "a"), env={"CALIBRATE_LOCK_TIMEOUT": "0"})
+    result = run_cli("cases", "import", folder, goldens(tmp_path / "g.jsonl", "a"), env={"CALIBRATE_LOCK_TIMEOUT": "0"})
     assert result.returncode == 0, result.stderr
 
 
@@ -283,7 +277,7 @@ def test_a_writer_killed_while_writing_leaves_nothing_stuck_and_nothing_half_wri
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     load_campaign(folder)  # what is there loads: the previous version or the whole import
-    result = cli(
+    result = run_cli(
         "import", "deepeval", folder, deepeval_run(tmp_path / "small.json", "b"), env={"CALIBRATE_LOCK_TIMEOUT": "0"}
     )
     assert result.returncode == 0, result.stderr
@@ -292,7 +286,9 @@ def test_a_writer_killed_while_writing_leaves_nothing_stuck_and_nothing_half_wri
 
 def test_a_bad_timeout_is_a_clear_error(tmp_path):
     folder = new_campaign(tmp_path / "c")
-    result = cli("cases", "import", folder, goldens(tmp_path / "g.jsonl", "a"), env={"CALIBRATE_LOCK_TIMEOUT": "soon"})
+    result = run_cli(
+        "cases", "import", folder, goldens(tmp_path / "g.jsonl", "a"), env={"CALIBRATE_LOCK_TIMEOUT": "soon"}
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "CALIBRATE_LOCK_TIMEOUT='soon'" in result.stderr and "not a number of seconds" in result.stderr
 

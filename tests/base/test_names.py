@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -22,9 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calibrate.cli import main
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-CALIBRATE = str(Path(sys.executable).parent / "calibrate")
 EXAMPLES = int(os.environ.get("ATTACK_EXAMPLES", 300))
 
 
@@ -205,25 +202,18 @@ def test_a_judge_named_like_a_path_is_refused_and_its_fingerprint_writes_nothing
         assert validated.exit_code == 2
         assert "judges.../../x" in validated.stderr and "cannot be a folder name" in validated.stderr
         assert "not starting with '.'" in validated.stderr  # the rule, named
-        env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
-        fingerprint = subprocess.run(
-            [
-                CALIBRATE,
-                "fingerprint",
-                str(campaign),
-                "--judge",
-                "../../x",
-                "--anchors",
-                "4",
-                "--repeats",
-                "2",
-                "--threshold",
-                "0.5",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
+        fingerprint = run_cli(
+            "fingerprint",
+            campaign,
+            "--judge",
+            "../../x",
+            "--anchors",
+            "4",
+            "--repeats",
+            "2",
+            "--threshold",
+            "0.5",
+            env={"OPENAI_API_KEY": "sk-test"},
         )
         assert fingerprint.returncode == 2, fingerprint.stderr
         assert "cannot be a folder name" in fingerprint.stderr and "Traceback" not in fingerprint.stderr

@@ -5,7 +5,6 @@ shown by every command as a clean error (exit 2), never a traceback at import an
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from calibrate.base.documents import max_document_bytes
 from calibrate.base.http import HttpPolicy
 from calibrate.base.settings import SettingError, env_number
+from tests.conftest import run_cli
 
 CALIBRATE = str(Path(sys.executable).with_name("calibrate"))
 BAD = ["abc", "4s", "nan", "inf", "-inf", "1e400", "-5", "0", "0.0", "1,5"]
@@ -50,9 +50,7 @@ def test_the_document_limit_is_refused_when_a_document_is_read(monkeypatch, valu
 
 
 def cli(*args, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=300, env={**os.environ, **env}
-    )
+    return run_cli(*args, env=env)
 
 
 @pytest.mark.parametrize(

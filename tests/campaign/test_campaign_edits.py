@@ -12,8 +12,6 @@ import json
 import math
 import os
 import re
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -28,15 +26,10 @@ from calibrate.imports.apply import import_batch, undo_withdrawals
 from calibrate.imports.records import ImportedRating, SourceBatch
 from calibrate.imports.store import ImportStore
 from calibrate.judges.store import STORE_NAME, JudgeStore
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-CALIBRATE = str(Path(sys.executable).parent / "calibrate")
 N = 8
 EXPORTED = ("judge_ratings.csv", "imported_ratings.csv", "labelstudio_ratings.csv")
-
-
-def run(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
 def toml(url: str, *, relevance: bool = True, judge_b: bool = True, rater_a: bool = True) -> str:
@@ -137,8 +130,8 @@ def campaign(tmp_path, server):
         }
     )
     folder = write_campaign(tmp_path / "campaign", toml(server.url), humans, cases())
-    assert run("judge", folder).returncode == 0
-    pulled = run("labelstudio", "pull", folder, "--file", label_studio_export(tmp_path / "export.json"))
+    assert run_cli("judge", folder).returncode == 0
+    pulled = run_cli("labelstudio", "pull", folder, "--file", label_studio_export(tmp_path / "export.json"))
     assert pulled.returncode == 0, pulled.stderr
     import_batch(folder, source())
     return folder
@@ -158,24 +151,24 @@ def statistic_rows(folder: Path) -> list[tuple]:
 
 
 def every_command_works(folder: Path, server, *, expected_note: str) -> None:
-    validated = run("validate", folder)
+    validated = run_cli("validate", folder)
     assert validated.returncode == 0, validated.stderr
     assert expected_note in validated.stdout.replace("\n", " "), validated.stdout
     assert "set aside: " in validated.stdout
-    stats = run("stats", folder, "--n-boot", 20, "--json")
+    stats = run_cli("stats", folder, "--n-boot", 20, "--json")
     assert stats.returncode == 0, stats.stderr
     doc = json.loads(stats.stdout)
     notes = " ".join([doc.get("set_aside_note") or ""] + [w for m in doc["metrics"] for w in m["warnings"]])
     assert expected_note in notes, notes
-    assert run("stats", folder, "--n-boot", 20).returncode == 0
+    assert run_cli("stats", folder, "--n-boot", 20).returncode == 0
     server.counts.clear()
-    judged = run("judge", folder)
+    judged = run_cli("judge", folder)
     assert judged.returncode == 0 and server.counts["requests"] == 0, judged.stderr  # from the cache
-    again = run("import", "deepeval", folder, "--help")
+    again = run_cli("import", "deepeval", folder, "--help")
     assert again.returncode == 0
     imported = import_batch(folder, source())
     assert imported["ratings"]["withdrawn"] == 0 and not imported["skipped"]
-    report = run("report", folder, "--out", folder.parent / "report", "--n-boot", 20)
+    report = run_cli("report", folder, "--out", folder.parent / "report", "--n-boot", 20)
     assert report.returncode == 0, report.stderr
     for name in ("report.html", "report.md"):
         text = (folder.parent / "report" / name).read_text().replace("\n", " ").replace("\\_", "_")
@@ -243,7 +236,7 @@ def test_removing_a_judge_or_a_rater_sets_aside_only_what_it_must(campaign, serv
     (folder / "campaign.toml").write_text(toml(server.url, rater_a=False))
     c = load_campaign(folder)
     assert statistic_rows(folder) == statistics and not c.set_aside and c.rater("a").model == "llama-careful"
-    assert run("validate", folder).returncode == 0 and run("stats", folder, "--n-boot", 20).returncode == 0
+    assert run_cli("validate", folder).returncode == 0 and run_cli("stats", folder, "--n-boot", 20).returncode == 0
     (folder / "campaign.toml").write_text(toml(server.url))
     assert statistic_rows(folder) == statistics and exported_rows(folder) == files
 
@@ -279,7 +272,7 @@ def test_cache_clear_lists_the_paid_attempts_and_deletes_only_when_told(campaign
     store = JudgeStore(folder / STORE_NAME)
     before = store.count()
     store.close()
-    refused = run("cache", "clear", folder)
+    refused = run_cli("cache", "clear", folder)
     assert refused.returncode == 1 and "nothing was deleted: give --yes" in refused.stderr
     assert f"holds {before} stored attempt(s)" in refused.stdout and re.search(
         r"^  a: \d+ attempt", refused.stdout, re.M
@@ -287,7 +280,7 @@ def test_cache_clear_lists_the_paid_attempts_and_deletes_only_when_told(campaign
     store = JudgeStore(folder / STORE_NAME)
     assert store.count() == before
     store.close()
-    cleared = run("cache", "clear", folder, "--yes")
+    cleared = run_cli("cache", "clear", folder, "--yes")
     assert cleared.returncode == 0 and f"deleted {before} stored attempt(s)" in cleared.stdout
 
 
@@ -486,7 +479,7 @@ def test_a_deeply_nested_toml_is_a_clear_error(tmp_path, text):
     with pytest.raises(CampaignError, match="nested deeper than"):
         read_toml(path)
     (tmp_path / "ratings.csv").write_text("case_id,metric,rater,rater_kind,value\n")
-    result = run("validate", tmp_path)
+    result = run_cli("validate", tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr and "nested deeper than" in result.stderr
 
 
@@ -517,11 +510,11 @@ def test_a_label_studio_pull_after_a_metric_is_removed_keeps_its_labels_aside(ca
                     changed[(task["data"]["case_id"], result["from_name"])] = float(verdict == "pass")
     later = tmp_path / "later.json"
     later.write_text(json.dumps(tasks))
-    pulled = run("labelstudio", "pull", folder, "--file", later)
+    pulled = run_cli("labelstudio", "pull", folder, "--file", later)
     assert pulled.returncode == 0, pulled.stderr
     said = pulled.stdout.replace("\n", " ")
     assert f"set aside: {2 * N} label(s) of relevance, no longer declared in campaign.toml" in said, said
-    again = run("labelstudio", "pull", folder, "--file", later, "--json")
+    again = run_cli("labelstudio", "pull", folder, "--file", later, "--json")
     doc = json.loads(again.stdout)
     assert doc["set_aside"] == {"labels": 2 * N, "metrics": ["relevance"]} and doc["changed"] == 0
     c = load_campaign(folder)
@@ -530,7 +523,7 @@ def test_a_label_studio_pull_after_a_metric_is_removed_keeps_its_labels_aside(ca
     assert "relevance" not in set(c.ratings["metric"])
     humans = c.ratings[c.ratings["rater"] == "ls-user-1"].set_index(["case_id", "metric"])["value"]
     assert humans[("c1", "faithfulness")] == changed[("c1", "faithfulness")]  # the declared metric: as pulled
-    assert run("validate", folder).returncode == 0
+    assert run_cli("validate", folder).returncode == 0
     # declared again: every label is back, the changed ones with their new value
     (folder / "campaign.toml").write_text(toml(server.url))
     c = load_campaign(folder)
@@ -547,7 +540,7 @@ def test_a_result_of_a_metric_the_project_never_had_is_still_refused(campaign, s
     )
     (tmp_path / "other.json").write_text(json.dumps(tasks))
     before = exported_rows(folder)
-    pulled = run("labelstudio", "pull", folder, "--file", tmp_path / "other.json")
+    pulled = run_cli("labelstudio", "pull", folder, "--file", tmp_path / "other.json")
     assert pulled.returncode == 2 and "a result for 'tone', which the interface does not have" in pulled.stderr
     assert "campaign.toml does not declare 'tone'" in pulled.stderr
     assert exported_rows(folder) == before

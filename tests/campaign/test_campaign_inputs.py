@@ -2,16 +2,14 @@
 reading, never a traceback; ids kept exactly as written, never merged."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from calibrate import CampaignError, load_campaign
+from tests.conftest import run_cli
 
-EXE = Path(sys.executable).parent / "calibrate"
 TOML = 'name = "x"\n[metrics.m]\nscale = "binary"\n'
 HEADER = "case_id,metric,rater,rater_kind,value\n"
 
@@ -50,7 +48,7 @@ def problems(folder) -> str:
 def test_empty_truncated_and_corrupt_files_are_errors_naming_the_file(tmp_path, name, content, expected):
     text = problems(folder_with(tmp_path, {name: content}))
     assert expected in text, text
-    result = subprocess.run([str(EXE), "validate", str(tmp_path / "campaign")], capture_output=True, text=True)
+    result = run_cli("validate", tmp_path / "campaign")
     assert result.returncode == 2 and "Traceback" not in result.stderr and expected in result.stderr.replace("\n", "")
 
 
@@ -131,12 +129,7 @@ def test_the_markdown_report_escapes_html_pipes_and_newlines(tmp_path):
             + "".join(f'c{i},m,ann,human,{i % 2}\nc{i},m,"<b>j|x</b>",judge,{0.3 + 0.4 * (i % 2)}\n' for i in range(10))
         },
     )
-    result = subprocess.run(
-        [str(EXE), "report", str(folder), "--out", str(tmp_path / "out"), "--n-boot", "20"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = run_cli("report", folder, "--out", tmp_path / "out", "--n-boot", "20")
     assert result.returncode == 0, result.stderr
     markdown = (tmp_path / "out" / "report.md").read_text()
     assert "<b>" not in markdown and "&lt;b&gt;j\\|x&lt;/b&gt;" in markdown
@@ -145,12 +138,7 @@ def test_the_markdown_report_escapes_html_pipes_and_newlines(tmp_path):
 
 def test_a_report_with_a_judge_scored_before_any_label_is_written(tmp_path):
     folder = folder_with(tmp_path, {"ratings.csv": HEADER + "c0,m,a,human,1\nc0,m,j,judge,0.7\nc1,m,j,judge,0.2\n"})
-    result = subprocess.run(
-        [str(EXE), "report", str(folder), "--out", str(tmp_path / "out"), "--n-boot", "20"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = run_cli("report", folder, "--out", tmp_path / "out", "--n-boot", "20")
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     recs = json.loads((tmp_path / "out" / "report.json").read_text())["recommendations"]
     assert recs[0]["threshold"] is None and "only 1 case(s) rated by both" in recs[0]["warnings"][0]
@@ -163,16 +151,11 @@ def test_a_report_with_a_judge_scored_before_any_label_is_written(tmp_path):
         ("a-file/sub", "a-file/sub: cannot be made (Not a directory)"),
     ],
 )
-def test_an_out_folder_that_is_a_file_or_cannot_be_made_is_an_error(tmp_path, out, expected):
+def test_an_out_folder_that_is_a_file_or_cannot_be_made_is_an_error(tmp_path, out, expected, monkeypatch):
     folder = folder_with(tmp_path, {"ratings.csv": HEADER + "c0,m,a,human,1\nc0,m,j,judge,0.7\n"})
     (tmp_path / "a-file").write_text("kept")
-    result = subprocess.run(
-        [str(EXE), "report", str(folder), "--out", out, "--n-boot", "20"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-    )
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("report", folder, "--out", out, "--n-boot", "20")
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
     assert expected in result.stderr and (tmp_path / "a-file").read_text() == "kept"
 

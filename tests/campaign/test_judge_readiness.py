@@ -4,17 +4,14 @@ library, API key variable and the cases it can score, without calling a model.""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 
 from calibrate import validate_campaign
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-EXE = Path(sys.executable).parent / "calibrate"
 TOML = """name = "judged"
 [metrics.faithfulness]
 scale = "binary"
@@ -67,8 +64,8 @@ def test_each_judge_is_checked_and_counted(tmp_path, monkeypatch):
 
 def test_the_command_line_shows_them(tmp_path):
     folder = make(tmp_path)
-    env = {k: v for k, v in os.environ.items() if k != "W26_TEST_KEY"}
-    result = subprocess.run([str(EXE), "validate", str(folder)], capture_output=True, text=True, timeout=120, env=env)
+    env = {"W26_TEST_KEY": None}  # unset
+    result = run_cli("validate", folder, env=env)
     assert result.returncode == 0, result.stderr
     text = result.stdout
     assert "[judges] declared" in text and "judges with ratings" in text
@@ -77,11 +74,7 @@ def test_the_command_line_shows_them(tmp_path):
     assert (
         "ready: judge rel-gpt (deepeval answer_relevancy into answer_relevancy" in text and "2 case(s) to score" in text
     )
-    doc = json.loads(
-        subprocess.run(
-            [str(EXE), "validate", str(folder), "--json"], capture_output=True, text=True, timeout=120, env=env
-        ).stdout
-    )
+    doc = json.loads(run_cli("validate", folder, "--json", env=env).stdout)
     assert [j["judge"] for j in doc["judges"]] == ["faith-gpt", "rel-gpt"]
 
 

@@ -16,6 +16,7 @@ from calibrate.base.errors import CampaignError
 from calibrate.campaign.service import ContractError, ServiceContract, load_contract
 from calibrate.cases.collect import STORE_NAME, collect
 from calibrate.judges.calls import CallPolicy
+from tests.conftest import run_cli
 from tests.servers.rag_service import RagService
 
 EXE = Path(sys.executable).parent / "calibrate"
@@ -60,9 +61,8 @@ def goldens(tmp_path, questions, name="goldens.jsonl"):
     return path
 
 
-def run(*args, env_token="s3cret-token", timeout=120):
-    env = {**os.environ, "RAG_TOKEN": env_token}
-    return subprocess.run([str(EXE), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env)
+def run(*args, env_token="s3cret-token"):
+    return run_cli(*args, env={"RAG_TOKEN": env_token})
 
 
 def cases_of(folder):

@@ -6,16 +6,12 @@ whatever the header's name."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.base.adversary import Adversary
+from tests.conftest import run_cli
 
-EXE = Path(sys.executable).parent / "calibrate"
 TOKEN = "rag-Tok3n-0f-the-service"
 CUSTOM = "sv7Cred"  # 7 characters: short, but a credential calibrate holds
 
@@ -60,12 +56,8 @@ def test_a_service_echoing_its_credentials_gets_them_stored_nowhere(tmp_path, re
     with Adversary() as service:
         service.route("/ask", reply)
         folder, goldens = campaign(tmp_path, service.url + "/ask")
-        result = subprocess.run(
-            [str(EXE), "collect", folder, "--goldens", goldens, "--retries", "0"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "RAG_TOKEN": TOKEN, "SVC_CRED": CUSTOM},
+        result = run_cli(
+            "collect", folder, "--goldens", goldens, "--retries", "0", env={"RAG_TOKEN": TOKEN, "SVC_CRED": CUSTOM}
         )
     assert result.returncode == 0, result.stderr
     assert len(service.seen) == 3  # the credentials went out

@@ -1,14 +1,12 @@
 """Cases from files that DeepEval and RAGAS themselves wrote."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from calibrate import CampaignError
 from calibrate.cases.datasets import merge_cases, read_external_cases
+from tests.conftest import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -107,24 +105,13 @@ def test_bad_records_are_named(tmp_path):
 
 
 def test_cli_import(files, tmp_path):
-    calibrate = Path(sys.executable).parent / "calibrate"
     # a mistyped folder is refused, and not made
-    result = subprocess.run(
-        [str(calibrate), "cases", "import", str(tmp_path / "campaign"), str(files / "ragas.csv")],
-        capture_output=True,
-        text=True,
-    )
+    result = run_cli("cases", "import", tmp_path / "campaign", files / "ragas.csv")
     assert result.returncode == 2 and "no campaign here" in result.stderr and "calibrate init" in result.stderr
     assert not (tmp_path / "campaign").exists()
-    started = subprocess.run(
-        [str(calibrate), "init", str(tmp_path / "campaign"), "--metric", "faithfulness"], capture_output=True, text=True
-    )
+    started = run_cli("init", tmp_path / "campaign", "--metric", "faithfulness")
     assert started.returncode == 0, started.stderr
-    result = subprocess.run(
-        [str(calibrate), "cases", "import", str(tmp_path / "campaign"), str(files / "ragas.csv")],
-        capture_output=True,
-        text=True,
-    )
+    result = run_cli("cases", "import", tmp_path / "campaign", files / "ragas.csv")
     assert result.returncode == 0 and "1 case(s) added" in result.stdout
 
 

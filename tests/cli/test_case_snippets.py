@@ -5,8 +5,6 @@ thresholds, the adjudication list, validate's lines, the gate's reasons."""
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,9 +12,8 @@ import pytest
 
 from calibrate.cases.datasets import content_id
 from calibrate.cli.console import case_label, out, with_snippets
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
-EXE = Path(sys.executable).parent / "calibrate"
 QUESTIONS = [
     "How do I reset my password on the mobile app?",
     "Can I get a refund after 30 days?",
@@ -87,7 +84,7 @@ def test_the_snippet_is_data_escaped_on_the_terminal():
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(EXE), *args], capture_output=True, text=True, timeout=600)
+    return run_cli(*args)
 
 
 def test_the_adjudication_list_shows_each_question(folder):

@@ -1,4 +1,6 @@
-"""The command line end to end, as users run it (a subprocess of the installed entry point)."""
+"""The command line end to end: each command run in process by click's runner (``run_cli``), with the
+exit code, stdout and stderr a user sees; the installed entry point and ``python -m calibrate`` run as
+users run them, in a subprocess."""
 
 import json
 import shutil
@@ -8,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli
+
 CALIBRATE = shutil.which("calibrate", path=str(Path(sys.executable).parent)) or "calibrate"
 
 
 def run(*args, check=True):
-    result = subprocess.run([CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=300)
+    result = run_cli(*args)
     if check and result.returncode != 0:
         raise AssertionError(f"exit {result.returncode}\nstdout:{result.stdout}\nstderr:{result.stderr}")
     return result
@@ -120,7 +124,7 @@ def test_demo_runs_offline_and_reports(tmp_path):
 
 
 def test_help_is_fast_and_lists_commands():
-    result = run("--help")
+    result = subprocess.run([CALIBRATE, "--help"], capture_output=True, text=True, timeout=300, check=True)
     for command in (
         "validate",
         "stats",
@@ -151,11 +155,6 @@ def test_python_dash_m_calibrate_is_the_command_line():
 def test_an_unknown_metric_is_an_error_naming_the_declared_ones(command):
     from calibrate import demo_campaign_path
 
-    result = subprocess.run(
-        [sys.executable, "-m", "calibrate", *command, str(demo_campaign_path()), "--metric", "nope"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_cli(*command, demo_campaign_path(), "--metric", "nope")
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert "unknown metric nope; the campaign declares relevance" in result.stderr

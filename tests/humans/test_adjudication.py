@@ -2,9 +2,6 @@
 
 import csv
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,7 +9,7 @@ import pytest
 from calibrate import CampaignError, compute_stats, load_campaign
 from calibrate.campaign.reference import human_reference
 from calibrate.humans.adjudication import decision_history, disagreements, record_decisions, write_template
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
 TOML = """
 name = "adj"
@@ -111,30 +108,15 @@ def test_bad_decisions_name_the_file_row_and_field_and_record_nothing(tmp_path):
 
 def test_the_command_line(tmp_path):
     folder = make(tmp_path)
-    calibrate = Path(sys.executable).parent / "calibrate"
     template = tmp_path / "t.csv"
-    listed = subprocess.run(
-        [str(calibrate), "adjudicate", str(folder), "--template", str(template)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    listed = run_cli("adjudicate", folder, "--template", template)
     assert listed.returncode == 0, listed.stderr
     assert "2 case(s) where annotators disagree" in listed.stdout and template.exists()
     fill(template, {("a", "precision"): {"decision": "0.8", "adjudicator": "lead"}})
-    recorded = subprocess.run(
-        [str(calibrate), "adjudicate", str(folder), "--decisions", str(template), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    recorded = run_cli("adjudicate", folder, "--decisions", template, "--json")
     assert recorded.returncode == 0, recorded.stderr
     assert json.loads(recorded.stdout)["new"] == 1
-    doc = json.loads(
-        subprocess.run(
-            [str(calibrate), "adjudicate", str(folder), "--json"], capture_output=True, text=True, timeout=120
-        ).stdout
-    )
+    doc = json.loads(run_cli("adjudicate", folder, "--json").stdout)
     assert {d["metric"]: d["decision"] for d in doc["disagreements"]} == {"faithfulness": None, "precision": 0.8}
 
 

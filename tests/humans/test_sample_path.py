@@ -3,18 +3,14 @@ printed it, from any working directory (it was read relative to the working dire
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from calibrate import load_campaign
 from calibrate.sampling.designs import draw_sample, read_sample_ids, sample_file, write_sample
+from tests.conftest import run_cli
 from tests.sampling.test_designs import make
-
-EXE = Path(sys.executable).parent / "calibrate"
 
 
 @pytest.fixture()
@@ -54,28 +50,16 @@ def test_a_name_that_is_no_file_or_two_files_is_refused_naming_them(drawn, tmp_p
         sample_file("samples/pilot.csv", campaign)
 
 
-def test_push_reads_the_sample_before_it_calls_label_studio(drawn, tmp_path):
+def test_push_reads_the_sample_before_it_calls_label_studio(drawn, tmp_path, monkeypatch):
     """From another folder, the push gets past the sample and fails only on the server nobody runs."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {**os.environ, "LABEL_STUDIO_API_KEY": "t0ken"}
-    result = subprocess.run(
-        [str(EXE), "labelstudio", "push", str(drawn), "--url", "http://127.0.0.1:9", "--sample", "samples/pilot.csv"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=elsewhere,
-        env=env,
-    )
+    monkeypatch.chdir(elsewhere)
+    env = {"LABEL_STUDIO_API_KEY": "t0ken"}
+    push = ("labelstudio", "push", drawn, "--url", "http://127.0.0.1:9", "--sample")
+    result = run_cli(*push, "samples/pilot.csv", env=env)
     assert result.returncode != 0
     assert "does not exist" not in result.stderr and "no sample file" not in result.stderr, result.stderr
     assert "127.0.0.1:9" in result.stderr, result.stderr
-    missing = subprocess.run(
-        [str(EXE), "labelstudio", "push", str(drawn), "--url", "http://127.0.0.1:9", "--sample", "samples/pilots.csv"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=elsewhere,
-        env=env,
-    )
+    missing = run_cli(*push, "samples/pilots.csv", env=env)
     assert missing.returncode == 2 and "--sample samples/pilots.csv: no sample file there" in missing.stderr

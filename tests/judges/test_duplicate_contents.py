@@ -38,7 +38,7 @@ from calibrate.judges.probes import run_probe
 from calibrate.judges.runner import run_judges
 from calibrate.judges.store import STORE_NAME
 from calibrate.review.fingerprint import fingerprint_judge
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 from tests.servers.judge_server import JudgeServer
 
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
@@ -183,7 +183,7 @@ def test_cases_sharing_content_are_each_listed_fresh_cached_and_after_a_kill(tmp
         assert len(result.to_frame()) == len(every_rating(cases))
 
         # killed half way (SIGKILL), then resumed
-        assert subprocess.run([CALIBRATE, "cache", "clear", str(folder), "--yes"], capture_output=True).returncode == 0
+        assert run_cli("cache", "clear", folder, "--yes").returncode == 0
         server.delay_s = 0.1
         killed = subprocess.Popen(
             [CALIBRATE, "judge", str(folder), "--repeats", str(REPEATS), "--concurrency", "1"],

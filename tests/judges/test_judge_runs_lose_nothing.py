@@ -23,7 +23,7 @@ from calibrate.base.errors import FolderInUse, StoreError
 from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import run_judges
 from calibrate.judges.store import STORE_NAME
-from tests.conftest import need, write_campaign
+from tests.conftest import need, run_cli, write_campaign
 from tests.servers.judge_server import JudgeServer
 
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
@@ -77,8 +77,11 @@ def exported(folder) -> dict:
     return {(r.rater, r.case_id, r.run_id): r.value for r in table.itertuples()}
 
 
-def run(*args, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=300, **kwargs)
+def run_limited(megabytes: float, *args) -> subprocess.CompletedProcess:
+    """``calibrate ARGS`` in a process of its own whose files cannot grow past ``megabytes``."""
+    return subprocess.run(
+        [CALIBRATE, *map(str, args)], capture_output=True, text=True, timeout=300, preexec_fn=limited(megabytes)
+    )
 
 
 def test_a_run_of_one_judge_keeps_every_other_rating(tmp_path, server):
@@ -132,7 +135,7 @@ def test_one_judge_run_at_a_time(tmp_path, monkeypatch):
         deadline = time.time() + 60
         while time.time() < deadline and server.counts["requests"] < 4:
             time.sleep(0.05)
-        second = run("judge", folder)
+        second = run_cli("judge", folder)
         assert second.returncode == 2
         assert (
             "in use by calibrate judge (process" in second.stderr and "pay for every model call twice" in second.stderr
@@ -169,7 +172,7 @@ def test_a_run_that_reaches_no_model_is_loud_and_stops_early(tmp_path, server):
         n=20,
         toml=two_judges(f"http://127.0.0.1:{port}/v1").split("[judges.b]")[0],
     )
-    result = run("judge", folder, "--retries", 1, "--concurrency", 2)
+    result = run_cli("judge", folder, "--retries", 1, "--concurrency", 2)
     assert result.returncode == 1, result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if line.startswith("failed:")]
     assert len(lines) == 1, result.stdout  # grouped, not one line per case
@@ -197,7 +200,7 @@ def test_a_run_that_reaches_no_model_is_loud_and_stops_early(tmp_path, server):
 def test_a_judge_that_fails_everywhere_exits_non_zero_though_others_work(tmp_path, server):
     folder = campaign(tmp_path, server.url)
     server.inject("Item", "malformed", times=1000)  # every reply unreadable: not retried, not a connection failure
-    result = run("judge", folder, "--judge", "a")
+    result = run_cli("judge", folder, "--judge", "a")
     assert result.returncode == 1 and "judge a failed on all 6 rating(s) it tried" in result.stderr
     # DeepEval asks for the truths and the claims at once: whichever reply it reads first fails the rating
     groups = re.findall(
@@ -217,12 +220,12 @@ def test_removing_a_case_keeps_the_campaign_usable_and_the_cache(tmp_path, serve
     ratings[ratings["case_id"] != "c005"].to_csv(folder / "ratings.csv", index=False)
     c = load_campaign(folder)
     assert [(s.case_id, s.rater) for s in c.set_aside] == [("c005", "a"), ("c005", "b")]
-    validated = run("validate", folder)
+    validated = run_cli("validate", folder)
     assert (
         validated.returncode == 0
         and "2 rating(s) in judge_ratings.csv are of 1 case(s) no longer in cases.jsonl (c005)" in validated.stdout
     )
-    stats = json.loads(run("stats", folder, "--json", "--n-boot", 20).stdout)
+    stats = json.loads(run_cli("stats", folder, "--json", "--n-boot", 20).stdout)
     assert any("no longer in cases.jsonl" in w for w in stats["metrics"][0]["warnings"])
     server.counts.clear()
     doc = run_judges(c)
@@ -242,12 +245,12 @@ def test_a_damaged_store_gives_a_clear_error_and_cache_clear_moves_it_aside(tmp_
     else:
         data = store.read_bytes()
         store.write_bytes(data[: len(data) // 3])
-    result = run("judge", folder)
+    result = run_cli("judge", folder)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert f"{store}: damaged" in result.stderr.replace("\n", "") and "cache clear" in result.stderr
     with pytest.raises(StoreError):
         run_judges(load_campaign(folder))
-    cleared = run("cache", "clear", folder)
+    cleared = run_cli("cache", "clear", folder)
     assert cleared.returncode == 0, cleared.stderr
     aside = [
         p
@@ -304,11 +307,9 @@ def test_a_full_disk_leaves_the_previous_report_whole(tmp_path, server):
     # file) is not what fills the disk: the report is, and it is smaller than that
     (folder / STORE_NAME).unlink()
     out = tmp_path / "report"
-    assert run("report", folder, "--out", out, "--n-boot", 20).returncode == 0
+    assert run_cli("report", folder, "--out", out, "--n-boot", 20).returncode == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    result = run(
-        "report", folder, "--out", out, "--n-boot", 20, preexec_fn=limited(len(before["report.html"]) / 2 / 1e6)
-    )
+    result = run_limited(len(before["report.html"]) / 2 / 1e6, "report", folder, "--out", out, "--n-boot", 20)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert "report.html: cannot be written" in result.stderr and "the previous version is kept whole" in result.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
@@ -317,7 +318,7 @@ def test_a_full_disk_leaves_the_previous_report_whole(tmp_path, server):
 def test_a_full_disk_during_a_run_loses_no_stored_rating(tmp_path, server):
     folder = campaign(tmp_path, server.url, n=200, toml=two_judges(server.url).split("[judges.b]")[0])
     load_campaign(folder)
-    result = run("judge", folder, preexec_fn=limited(0.25))
+    result = run_limited(0.25, "judge", folder)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert "judge_ratings.sqlite: the disk is full" in result.stderr.replace("\n", "")
     with sqlite3.connect(folder / STORE_NAME) as db:

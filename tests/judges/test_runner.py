@@ -16,7 +16,7 @@ from calibrate import CampaignError, compute_stats, load_campaign
 from calibrate.judges.calls import CallPolicy
 from calibrate.judges.runner import JudgeSetupError, run_judges
 from calibrate.judges.store import STORE_NAME
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 from tests.judges.rag_cases import RAG_CASES
 from tests.servers.judge_server import COST_PER_CALL, JudgeServer
 
@@ -235,18 +235,15 @@ def test_killed_run_resumes_without_loss_or_duplicate(tmp_path):
 
 def test_cli_judge_json_and_cache_clear(tmp_path, server):
     folder = campaign(tmp_path, server.url, make_cases(3))
-    calibrate = Path(sys.executable).parent / "calibrate"
-    result = subprocess.run(
-        [str(calibrate), "judge", str(folder), "--json"], capture_output=True, text=True, timeout=120
-    )
+    result = run_cli("judge", folder, "--json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert set(doc) >= {"run_id", "judges", "ratings"}
     assert set(doc["judges"][0]) >= {"judge", "scored", "failed", "from_cache", "calls", "tokens", "cost"}
     assert {r["case_id"] for r in doc["ratings"]} == {"c000", "c001", "c002"}
-    table = subprocess.run([str(calibrate), "judge", str(folder)], capture_output=True, text=True, timeout=120)
+    table = run_cli("judge", folder)
     assert "cached" in table.stdout and "de-faith" in table.stdout
-    cleared = subprocess.run([str(calibrate), "cache", "clear", str(folder), "--yes"], capture_output=True, text=True)
+    cleared = run_cli("cache", "clear", folder, "--yes")
     assert "deleted 3 stored attempt(s)" in cleared.stdout
 
 
@@ -285,13 +282,7 @@ def test_report_shows_what_each_judge_cost(tmp_path, server):
     folder = campaign(tmp_path, server.url, make_cases(4))
     server.inject("Fact 1 is true.", "malformed", times=1)
     run_judges(load_campaign(folder))
-    calibrate = Path(sys.executable).parent / "calibrate"
-    result = subprocess.run(
-        [str(calibrate), "report", str(folder), "--out", str(tmp_path / "report"), "--n-boot", "50"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = run_cli("report", folder, "--out", tmp_path / "report", "--n-boot", "50")
     assert result.returncode == 0, result.stderr
     runs = json.loads((tmp_path / "report" / "report.json").read_text())["judge_runs"]
     assert runs == [

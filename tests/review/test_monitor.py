@@ -6,8 +6,6 @@ judge is refused or alarms; bad times and options are errors that name them."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -19,7 +17,7 @@ from calibrate import CampaignError, demo_stream_path, load_campaign
 from calibrate.campaign import campaign_from_frames
 from calibrate.demo import DEMO_DRIFT
 from calibrate.review.monitor import monitor_judge
-from tests.conftest import assert_clear_error
+from tests.conftest import assert_clear_error, run_cli
 
 STREAM = demo_stream_path()
 
@@ -58,11 +56,7 @@ def test_a_judge_the_drift_does_not_touch_raises_no_alarm(stream):
 
 def test_the_command_line_exit_codes_and_json():
     def run(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "calibrate", "monitor", str(STREAM), "--metric", "relevance", *args],
-            capture_output=True,
-            text=True,
-        )
+        return run_cli("monitor", STREAM, "--metric", "relevance", *args)
 
     drifting = run("--judge", DEMO_DRIFT[1])
     assert drifting.returncode == 1 and "ALARM false-pass rate above 0.100" in drifting.stdout

@@ -3,9 +3,6 @@ the command line's (``--threshold``): no "give --threshold None", no "give one w
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +10,7 @@ import pytest
 from calibrate import load_campaign
 from calibrate.base.errors import NO_VALUE, ParameterText
 from calibrate.cli.console import command_line_text
-from tests.conftest import write_campaign
+from tests.conftest import run_cli, write_campaign
 
 TOML = """
 name = "o"
@@ -60,11 +57,7 @@ def test_a_fingerprint_without_a_threshold_asks_for_one_by_name(no_threshold):
     assert library.startswith("judge rel-gpt has no threshold under the metric's rule (no rule declared")
     assert library.endswith("give the one it runs at (threshold)") and "None" not in library
     assert command_line.endswith("give the one it runs at (--threshold)") and "None" not in command_line
-    run = subprocess.run(
-        [sys.executable, "-m", "calibrate", "fingerprint", str(no_threshold), "--judge", "rel-gpt"],
-        capture_output=True,
-        text=True,
-    )
+    run = run_cli("fingerprint", no_threshold, "--judge", "rel-gpt")
     assert run.returncode == 2 and "give the one it runs at (--threshold)" in run.stderr
     assert "--threshold None" not in run.stderr and "Traceback" not in run.stderr
 

@@ -1,9 +1,6 @@
 """calibrate plan: the labels a target interval width needs, checked by simulation on the demo data."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +9,7 @@ from statsmodels.stats.inter_rater import cohens_kappa
 import calibrate
 from calibrate.sampling.planning import plan_labels
 from calibrate.stats.strata import score_edges, score_strata
+from tests.conftest import run_cli
 
 JUDGE = "Olz-gpt4o"
 Z = 1.959963984540054
@@ -97,33 +95,22 @@ def test_stated_assumptions_plan_without_labels_and_bad_values_are_refused(tmp_p
 
 
 def test_plan_from_the_command_line(demo):
-    exe = Path(sys.executable).parent / "calibrate"
-    run = subprocess.run(
-        [
-            str(exe),
-            "plan",
-            str(calibrate.demo_campaign_path()),
-            "--judge",
-            JUDGE,
-            "--out-of-scale",
-            "drop",
-            "--width",
-            "0.06",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run = run_cli(
+        "plan",
+        calibrate.demo_campaign_path(),
+        "--judge",
+        JUDGE,
+        "--out-of-scale",
+        "drop",
+        "--width",
+        "0.06",
+        "--json",
         check=True,
     )
     doc = json.loads(run.stdout)
     assert doc["statistics"][0]["labels"] == {"random": 835, "stratified": 665, "neyman": 625}
-    table = subprocess.run(
-        [str(exe), "plan", str(calibrate.demo_campaign_path()), "--judge", JUDGE, "--out-of-scale", "drop"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
+    table = run_cli(
+        "plan", calibrate.demo_campaign_path(), "--judge", JUDGE, "--out-of-scale", "drop", check=True
     ).stdout
     assert "human pass rate" in table and "neyman" in table
 
