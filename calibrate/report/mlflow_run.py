@@ -212,34 +212,9 @@ def export_to_mlflow(
         },
     ).run.info
     run_id = run.run_id
-    artifacts: list[str] = []
-    note = None
     try:
-        items = {
-            "metrics": [{"key": k, "value": v, "timestamp": now_ms, "step": 0} for k, v in sorted(metrics.items())],
-            "params": [{"key": k, "value": v} for k, v in sorted(params.items())],
-            "tags": [{"key": k, "value": v} for k, v in sorted(tags.items())],
-        }
-        for kind, rows in items.items():
-            for start in range(0, len(rows), BATCH[kind]):
-                client.call(
-                    "POST",
-                    "/api/2.0/mlflow/runs/log-batch",
-                    body={"run_id": run_id, kind: rows[start : start + BATCH[kind]]},
-                )
-        with tempfile.TemporaryDirectory(prefix="calibrate-mlflow-") as scratch:
-            paths = write_report(documents, scratch)
-            for path in sorted(paths.values()):
-                url = _artifact_url(run.artifact_uri, Path(path).name)
-                if url is None:
-                    note = (
-                        f"the server keeps this run's artifacts at {run.artifact_uri!r}, which it does not "
-                        "take over HTTP: the report was not logged (start mlflow server with --serve-artifacts, "
-                        "the default, to log it)"
-                    )
-                    break
-                client.call("PUT", url, data=Path(path).read_bytes(), content_type="application/octet-stream")
-                artifacts.append(f"{ARTIFACT_PATH}/{Path(path).name}")
+        _log_figures(client, run_id, metrics, params, tags, now_ms)
+        artifacts, note = _log_report(client, run, documents)
     except BaseException:
         try:
             client.call(
@@ -268,3 +243,45 @@ def export_to_mlflow(
         },
         single_row,
     )
+
+
+def _log_figures(
+    client: MlflowClient,
+    run_id: str,
+    metrics: dict[str, float],
+    params: dict[str, str],
+    tags: dict[str, str],
+    now_ms: int,
+) -> None:
+    """The run's metrics, params and tags, sorted by key, in batches of at most :data:`BATCH` of each kind."""
+    items = {
+        "metrics": [{"key": k, "value": v, "timestamp": now_ms, "step": 0} for k, v in sorted(metrics.items())],
+        "params": [{"key": k, "value": v} for k, v in sorted(params.items())],
+        "tags": [{"key": k, "value": v} for k, v in sorted(tags.items())],
+    }
+    for kind, rows in items.items():
+        for start in range(0, len(rows), BATCH[kind]):
+            client.call(
+                "POST",
+                "/api/2.0/mlflow/runs/log-batch",
+                body={"run_id": run_id, kind: rows[start : start + BATCH[kind]]},
+            )
+
+
+def _log_report(client: MlflowClient, run: Any, documents: ReportDocuments) -> tuple[list[str], str | None]:
+    """The report's files as the run's artifacts: the paths logged, and why none were when the server
+    keeps its artifacts where HTTP cannot reach."""
+    artifacts: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="calibrate-mlflow-") as scratch:
+        paths = write_report(documents, scratch)
+        for path in sorted(paths.values()):
+            url = _artifact_url(run.artifact_uri, Path(path).name)
+            if url is None:
+                return artifacts, (
+                    f"the server keeps this run's artifacts at {run.artifact_uri!r}, which it does not "
+                    "take over HTTP: the report was not logged (start mlflow server with --serve-artifacts, "
+                    "the default, to log it)"
+                )
+            client.call("PUT", url, data=Path(path).read_bytes(), content_type="application/octet-stream")
+            artifacts.append(f"{ARTIFACT_PATH}/{Path(path).name}")
+    return artifacts, None

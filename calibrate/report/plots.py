@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -35,31 +36,60 @@ def curve_svg(curve: Sequence[Mapping[str, Any]], pass_rule: str, recommendation
     Wilson bands; ``pass_rule`` as its entry says it), with the rule's false-pass ceiling, the recommended
     threshold and DeepEval's 0.5 marked: a small inline SVG panel (at most :data:`MAX_POINTS` thresholds
     drawn, spread evenly; report.json has them all)."""
+    points = _shown_points(curve)
+    frame = _Frame.around([p["threshold"] for p in points])
+    parts = [
+        f'<svg class="curve" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        *_axes(frame, pass_rule),
+    ]
+    for key, colour in (("false_pass", FALSE_PASS_COLOUR), ("false_fail", FALSE_FAIL_COLOUR)):
+        parts += _rate_lines(points, key, colour, frame)
+    parts += _markers(frame, recommendation or {})
+    parts.append("</svg>")
+    return Markup("".join(parts))  # numbers and fixed words only: no user text inside
+
+
+def _shown_points(curve: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The curve's points drawn: all of them, or :data:`MAX_POINTS` spread evenly."""
     index = (
         sorted({round(i * (len(curve) - 1) / (MAX_POINTS - 1)) for i in range(MAX_POINTS)})
         if len(curve) > MAX_POINTS
         else range(len(curve))
     )
-    points = [curve[i] for i in index]
-    xs = [p["threshold"] for p in points]
-    low_x, high_x = (min(xs), max(xs)) if xs else (0.0, 1.0)
-    if high_x - low_x < 1e-12:
-        low_x, high_x = low_x - 0.5, high_x + 0.5
-    width, height = PANEL_W - MARGIN_L - MARGIN_R, PANEL_H - MARGIN_T - MARGIN_B
+    return [curve[i] for i in index]
 
-    def sx(x: float) -> float:
-        return MARGIN_L + (x - low_x) / (high_x - low_x) * width
 
-    def sy(y: float) -> float:
-        return MARGIN_T + (1 - y) * height
+@dataclass(frozen=True)
+class _Frame:
+    """The panel's plotting area: thresholds from ``low_x`` to ``high_x`` across, rates 0 to 1 up."""
 
+    low_x: float
+    high_x: float
+    width: float = PANEL_W - MARGIN_L - MARGIN_R
+    height: float = PANEL_H - MARGIN_T - MARGIN_B
+
+    @classmethod
+    def around(cls, xs: Sequence[float]) -> _Frame:
+        low_x, high_x = (min(xs), max(xs)) if xs else (0.0, 1.0)
+        if high_x - low_x < 1e-12:
+            low_x, high_x = low_x - 0.5, high_x + 0.5
+        return cls(low_x, high_x)
+
+    def sx(self, x: float) -> float:
+        return MARGIN_L + (x - self.low_x) / (self.high_x - self.low_x) * self.width
+
+    def sy(self, y: float) -> float:
+        return MARGIN_T + (1 - y) * self.height
+
+
+def _axes(frame: _Frame, pass_rule: str) -> list[str]:
+    """The panel's box, its middle line, the ticks of both axes and the threshold axis's label."""
+    width, height, sx, sy = frame.width, frame.height, frame.sx, frame.sy
+    low_x, high_x = frame.low_x, frame.high_x
     parts = [
-        f'<svg class="curve" viewBox="0 0 {PANEL_W} {PANEL_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
         f'<rect x="{MARGIN_L}" y="{MARGIN_T}" width="{width}" height="{height}" fill="white" stroke="#bbb"/>',
+        f'<line x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(sy(0.5))}" y2="{_fmt(sy(0.5))}" stroke="#eee"/>',
     ]
-    parts.append(
-        f'<line x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(sy(0.5))}" y2="{_fmt(sy(0.5))}" stroke="#eee"/>'
-    )
     for y in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{MARGIN_L - 4}" y="{_fmt(sy(y) + 3)}" font-size="9" text-anchor="end">{y:g}</text>')
     for x in (low_x, (low_x + high_x) / 2, high_x):
@@ -71,51 +101,63 @@ def curve_svg(curve: Sequence[Mapping[str, Any]], pass_rule: str, recommendation
         f'fill="#555">threshold ({"score >= t" if pass_rule == "score >= threshold" else "score <= t"})'
         "</text>"
     )
-    for key, colour in (("false_pass", FALSE_PASS_COLOUR), ("false_fail", FALSE_FAIL_COLOUR)):
-        steps, band_top, band_bottom = [], [], []
-        previous_x = None
-        for p in points:
-            y, (low, high) = p[f"{key}_rate"], p[f"{key}_rate_ci"]
-            if y is None or not math.isfinite(y):
-                previous_x = p["threshold"]
-                continue
-            start = p["threshold"] if previous_x is None else previous_x  # a step before each threshold
-            steps += [(sx(start), sy(y)), (sx(p["threshold"]), sy(y))]
-            if low is not None and high is not None:
-                band_top += [(sx(start), sy(high)), (sx(p["threshold"]), sy(high))]
-                band_bottom += [(sx(start), sy(low)), (sx(p["threshold"]), sy(low))]
+    return parts
+
+
+def _rate_lines(points: Sequence[Mapping[str, Any]], key: str, colour: str, frame: _Frame) -> list[str]:
+    """One rate (``key``: false_pass or false_fail) as a step line with its interval as a band."""
+    sx, sy = frame.sx, frame.sy
+    steps, band_top, band_bottom = [], [], []
+    previous_x = None
+    for p in points:
+        y, (low, high) = p[f"{key}_rate"], p[f"{key}_rate_ci"]
+        if y is None or not math.isfinite(y):
             previous_x = p["threshold"]
-        if band_top:
-            outline = band_top + band_bottom[::-1]
-            parts.append(
-                f'<polygon points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in outline)}" fill="{colour}" '
-                'fill-opacity="0.16" stroke="none"/>'
-            )
-        if steps:
-            parts.append(
-                f'<polyline points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in steps)}" fill="none" '
-                f'stroke="{colour}" stroke-width="1.6"/>'
-            )
-    rule = (recommendation or {}).get("rule") or {}
+            continue
+        start = p["threshold"] if previous_x is None else previous_x  # a step before each threshold
+        steps += [(sx(start), sy(y)), (sx(p["threshold"]), sy(y))]
+        if low is not None and high is not None:
+            band_top += [(sx(start), sy(high)), (sx(p["threshold"]), sy(high))]
+            band_bottom += [(sx(start), sy(low)), (sx(p["threshold"]), sy(low))]
+        previous_x = p["threshold"]
+    parts = []
+    if band_top:
+        outline = band_top + band_bottom[::-1]
+        parts.append(
+            f'<polygon points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in outline)}" fill="{colour}" '
+            'fill-opacity="0.16" stroke="none"/>'
+        )
+    if steps:
+        parts.append(
+            f'<polyline points="{" ".join(f"{_fmt(a)},{_fmt(b)}" for a, b in steps)}" fill="none" '
+            f'stroke="{colour}" stroke-width="1.6"/>'
+        )
+    return parts
+
+
+def _markers(frame: _Frame, recommendation: Mapping[str, Any]) -> list[str]:
+    """The rule's false-pass ceiling, DeepEval's 0.5 and the recommended threshold, where they fall."""
+    sx, sy, height = frame.sx, frame.sy, frame.height
+    parts = []
+    rule = recommendation.get("rule") or {}
     if rule.get("kind") == "constraint" and rule.get("max_false_pass") is not None:
         y = sy(rule["max_false_pass"])
         parts.append(
-            f'<line class="ceiling" x1="{MARGIN_L}" x2="{MARGIN_L + width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
+            f'<line class="ceiling" x1="{MARGIN_L}" x2="{MARGIN_L + frame.width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
             f'stroke="{FALSE_PASS_COLOUR}" stroke-dasharray="4 3" stroke-width="1"/>'
         )
-    if low_x <= 0.5 <= high_x:
+    if frame.low_x <= 0.5 <= frame.high_x:
         parts.append(
             f'<line x1="{_fmt(sx(0.5))}" x2="{_fmt(sx(0.5))}" y1="{MARGIN_T}" y2="{MARGIN_T + height}" '
             'stroke="#888" stroke-dasharray="2 3" stroke-width="1"/>'
         )
-    threshold = (recommendation or {}).get("threshold")
-    if threshold is not None and low_x <= threshold <= high_x:
+    threshold = recommendation.get("threshold")
+    if threshold is not None and frame.low_x <= threshold <= frame.high_x:
         parts.append(
             f'<line class="chosen" x1="{_fmt(sx(threshold))}" x2="{_fmt(sx(threshold))}" y1="{MARGIN_T}" '
             f'y2="{MARGIN_T + height}" stroke="black" stroke-width="1.4"/>'
         )
-    parts.append("</svg>")
-    return Markup("".join(parts))  # numbers and fixed words only: no user text inside
+    return parts
 
 
 #: Colours of the judges in a reliability diagram (cycled).
