@@ -13,15 +13,8 @@ import numpy as np
 
 from calibrate.analysis.judge_comparison import JudgeComparison, TooFewCases
 from calibrate.analysis.metric_warnings import MIN_TRUSTED_LABELS
-from calibrate.analysis.recommendation_results import (
-    TOO_FEW_ORDER,
-    CurrentRates,
-    LowestFalsePass,
-    RatesAt,
-    Recommendation,
-    Separation,
-    rate_counts,
-)
+from calibrate.analysis.recommendation_parts import CurrentRates, LowestFalsePass, RatesAt, Separation, rate_counts
+from calibrate.analysis.recommendation_results import TOO_FEW_ORDER, Recommendation
 from calibrate.analysis.rules import Rule
 from calibrate.analysis.verdicts import judge_verdict
 from calibrate.base.estimates import Estimate

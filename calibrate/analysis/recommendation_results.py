@@ -5,8 +5,9 @@
 
 A recommendation's rates are :class:`~calibrate.base.estimates.Estimate` fields; DeepEval's default, the
 defensible alternative, the thresholds run today, the lowest false-pass rate and the separation are small
-typed parts; the verdict a :class:`~calibrate.analysis.verdict_results.JudgeVerdict`; the rule is its dict. ``to_dict()`` writes the document byte for
-byte as before (a recommendation writes each rate three times: its estimate, its interval as a pair, and
+typed parts (:mod:`calibrate.analysis.recommendation_parts`); the verdict a
+:class:`~calibrate.analysis.verdict_results.JudgeVerdict`; the rule is its dict. ``to_dict()`` writes the
+document byte for byte as before (a recommendation writes each rate three times: its estimate, its interval as a pair, and
 the figure as ``<rate>_detail``); read as a mapping, a recommendation is that dict.
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from calibrate.analysis.recommendation_parts import RATES, CurrentRates, LowestFalsePass, RatesAt, Separation
 from calibrate.analysis.verdict_results import JudgeVerdict, MetricVerdict
 from calibrate.base.estimates import Estimate
 from calibrate.base.results import Document, FigureAt, statistics_rows
@@ -25,18 +27,10 @@ from calibrate.base.results import Document, FigureAt, statistics_rows
 __all__ = [
     "KEYS",
     "TOO_FEW_ORDER",
-    "CurrentRates",
-    "LowestFalsePass",
-    "RatesAt",
     "Recommendation",
-    "Separation",
     "ThresholdsResult",
-    "rate_counts",
     "recommendation_dicts",
 ]
-
-#: The two rates of a recommendation, each written as ``<rate>``, ``<rate>_ci`` and ``<rate>_detail``.
-RATES = ("false_pass_rate", "false_fail_rate")
 
 #: The order a judge rated with the humans on fewer than two cases writes its (empty) recommendation in.
 TOO_FEW_ORDER = (
@@ -68,130 +62,6 @@ KEYS = (
     "lowest_false_pass",
     "threshold_ci_resamples_without_threshold",
 )
-
-
-def rate_counts(rate: Estimate) -> tuple[float, float]:
-    """The count and the denominator a rate of a recommendation rests on (``k`` of ``n``), or, weighted, its
-    share of the Kish effective size: what a one-sided bound on it is computed from.
-
-    Examples
-    --------
-    >>> rate_counts(Estimate.from_dict({"estimate": 0.25, "k": 2, "n": 8}))
-    (2, 8)
-    >>> rate_counts(Estimate.from_dict({"estimate": 0.25, "n": 8, "effective_n": 4.0, "weighted": True}))
-    (1.0, 4.0)
-    """
-    if rate.value is not None and rate.extra.get("weighted"):
-        effective: float = rate.extra["effective_n"]
-        return rate.value * effective, effective
-    if rate.value is None or rate.n is None:
-        raise ValueError(f"a rate without its counts: {rate.to_dict()}")
-    return rate.extra["k"], rate.n
-
-
-@dataclass(frozen=True)
-class Separation:
-    """How far a judge's scores separate the human passes from the fails, unweighted
-    (:func:`calibrate.stats.library.separation`): the AUC and the one-sided Mann-Whitney p-value against 0.5."""
-
-    auc: float
-    chance_p: float
-    n_pass: int
-    n_fail: int
-
-    @classmethod
-    def from_dict(cls, separation: Mapping[str, Any]) -> Separation:
-        return cls(separation["auc"], separation["chance_p"], separation["n_pass"], separation["n_fail"])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"auc": self.auc, "chance_p": self.chance_p, "n_pass": self.n_pass, "n_fail": self.n_fail}
-
-
-@dataclass(frozen=True)
-class LowestFalsePass:
-    """The fewest false passes short of failing every case, and the threshold that gives them."""
-
-    rate: float
-    threshold: float | None
-
-    @classmethod
-    def from_dict(cls, lowest: Mapping[str, Any]) -> LowestFalsePass:
-        return cls(lowest["rate"], lowest["threshold"])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rate": self.rate, "threshold": self.threshold}
-
-
-@dataclass(frozen=True)
-class RatesAt:
-    """The false-pass and false-fail rates at one threshold: DeepEval's default 0.5, or the defensible
-    alternative (which adds its ``accuracy``: the share of cases whose verdict there is the humans')."""
-
-    threshold: float | None
-    false_pass_rate: Estimate
-    false_fail_rate: Estimate
-    accuracy: Estimate | None = None
-
-    @classmethod
-    def from_dict(cls, rates: Mapping[str, Any]) -> RatesAt:
-        accuracy = rates.get("accuracy")
-        return cls(
-            rates["threshold"],
-            Estimate.from_dict(rates["false_pass_rate"]),
-            Estimate.from_dict(rates["false_fail_rate"]),
-            None if accuracy is None else Estimate.from_dict(accuracy),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "threshold": self.threshold,
-            "false_pass_rate": self.false_pass_rate.to_dict(),
-            "false_fail_rate": self.false_fail_rate.to_dict(),
-        }
-        if self.accuracy is not None:
-            out["accuracy"] = self.accuracy.to_dict()
-        return out
-
-    def figures(self, metric: str, judge: str, where: str, n: int) -> Iterator[FigureAt]:
-        """The rates (and accuracy), named ``<where>.<rate>``."""
-        for name in (*RATES, "accuracy"):
-            figure = getattr(self, name)
-            if figure is not None:
-                yield FigureAt(metric, judge, None, f"{where}.{name}", figure, n)
-
-
-@dataclass(frozen=True)
-class CurrentRates:
-    """The rates at a threshold the user runs today (:func:`calibrate.analysis.current.current_thresholds`
-    says which and where it comes from), under the judge's ``pass_rule``."""
-
-    threshold: float
-    source: str
-    source_text: str
-    pass_rule: str
-    false_pass_rate: Estimate
-    false_fail_rate: Estimate
-
-    @classmethod
-    def from_dict(cls, current: Mapping[str, Any]) -> CurrentRates:
-        return cls(
-            current["threshold"],
-            current["source"],
-            current["source_text"],
-            current["pass_rule"],
-            Estimate.from_dict(current["false_pass_rate"]),
-            Estimate.from_dict(current["false_fail_rate"]),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "threshold": self.threshold,
-            "source": self.source,
-            "source_text": self.source_text,
-            "pass_rule": self.pass_rule,
-            "false_pass_rate": self.false_pass_rate.to_dict(),
-            "false_fail_rate": self.false_fail_rate.to_dict(),
-        }
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 from calibrate.analysis.agreement import compute_stats
 from calibrate.analysis.metric_comparisons import ProgressCallback
-from calibrate.analysis.recommendation_results import Recommendation, rate_counts
+from calibrate.analysis.recommendation_parts import rate_counts
+from calibrate.analysis.recommendation_results import Recommendation
 from calibrate.analysis.recommendations import recommend_thresholds
 from calibrate.analysis.results import JudgeAgreement, MetricAgreement
 from calibrate.analysis.rules import Rule

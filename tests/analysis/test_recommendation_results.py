@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import calibrate
+from calibrate.analysis.recommendation_parts import rate_counts
 from calibrate.analysis.recommendation_results import (
     TOO_FEW_ORDER,
     Recommendation,
     ThresholdsResult,
-    rate_counts,
     recommendation_dicts,
 )
 from calibrate.base.estimates import Estimate
@@ -148,14 +147,6 @@ def test_a_key_no_recommendation_writes_is_refused_by_name(doc):
 def test_a_recommendation_not_yet_judged_writes_no_verdict(doc):
     rec = dataclasses.replace(doc.recommendations[0], verdict=None)
     assert "verdict" not in rec.to_dict() and list(rec.to_dict()) == list(doc.recommendations[0])[:-1]
-
-
-def test_rate_counts_read_a_weighted_rate_at_its_effective_size_and_refuse_an_undefined_one():
-    weighted = Estimate.from_dict({"estimate": 0.25, "n": 8, "effective_n": 4.0, "weighted": True})
-    assert rate_counts(weighted) == (1.0, 4.0)
-    assert rate_counts(Estimate.from_dict({"estimate": 0.25, "k": 2, "n": 8})) == (2, 8)
-    with pytest.raises(ValueError, match=re.escape("a rate without its counts: {'estimate': None, 'reason': 'r'}")):
-        rate_counts(Estimate.undefined("r"))
 
 
 def test_the_report_takes_typed_recommendations_or_their_dicts(doc):
