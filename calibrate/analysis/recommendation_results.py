@@ -14,7 +14,6 @@ the figure as ``<rate>_detail``); read as a mapping, a recommendation is that di
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from calibrate.analysis.recommendation_parts import RATES, CurrentRates, LowestFalsePass, RatesAt, Separation
 from calibrate.analysis.verdict_results import JudgeVerdict, MetricVerdict
 from calibrate.base.estimates import Estimate
-from calibrate.base.results import Document, FigureAt, statistics_rows
+from calibrate.base.results import DictView, Document, FigureAt, statistics_rows
 
 __all__ = [
     "KEYS",
@@ -65,7 +64,7 @@ KEYS = (
 
 
 @dataclass(frozen=True)
-class Recommendation(Mapping[str, Any]):
+class Recommendation(DictView):
     """One judge's threshold recommendation on one metric under a rule, and its verdict.
 
     ``false_pass_rate`` and ``false_fail_rate`` are the rates at ``threshold`` (None when no threshold meets
@@ -246,19 +245,6 @@ class Recommendation(Mapping[str, Any]):
         for current in self.current:
             for name in RATES:
                 yield FigureAt(metric, judge, None, f"current.{name}", getattr(current, name), n)
-
-    @functools.cached_property
-    def _view(self) -> dict[str, Any]:
-        return self.to_dict()
-
-    def __getitem__(self, key: str) -> Any:
-        return self._view[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._view)
-
-    def __len__(self) -> int:
-        return len(self._view)
 
 
 @dataclass(frozen=True)

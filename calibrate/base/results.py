@@ -15,6 +15,7 @@ names guessed). Read as a mapping, it is that document too. Every ``--json`` doc
 
 from __future__ import annotations
 
+import abc
 import copy
 import functools
 from collections.abc import Callable, Iterator, Mapping
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FRAME_COLUMNS",
     "RESULT_SCHEMA_VERSION",
+    "DictView",
     "Document",
     "FigureAt",
     "Result",
@@ -286,7 +288,29 @@ class FigureAt:
         }
 
 
-class Document(Mapping[str, Any]):
+class DictView(Mapping[str, Any]):
+    """Read as a mapping, an object is its ``to_dict()`` (computed once, on the first read; do not change
+    it): the dict a typed result replaced, for code that still indexes it."""
+
+    @abc.abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """The dict the object reads as."""
+
+    @functools.cached_property
+    def _view(self) -> dict[str, Any]:
+        return self.to_dict()
+
+    def __getitem__(self, key: str) -> Any:
+        return self._view[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._view)
+
+    def __len__(self) -> int:
+        return len(self._view)
+
+
+class Document(DictView):
     """The base of the typed, versioned documents: a frozen dataclass (each subclass is one) that writes
     its ``--json`` document and tabulates its figures.
 
@@ -326,19 +350,6 @@ class Document(Mapping[str, Any]):
         import pandas as pd
 
         return typed(pd.DataFrame(list(self.rows()), columns=list(FRAME_COLUMNS)))
-
-    @functools.cached_property
-    def _view(self) -> dict[str, Any]:
-        return self.to_dict()
-
-    def __getitem__(self, key: str) -> Any:
-        return self._view[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._view)
-
-    def __len__(self) -> int:
-        return len(self._view)
 
 
 def nested(document: Mapping[str, Any]) -> Mapping[str, Any]:
