@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,8 +33,8 @@ from calibrate.analysis.verdict_statuses import (
 )
 from calibrate.analysis.verdicts import judge_verdict
 from calibrate.base.estimates import Estimate
-from calibrate.campaign import campaign_from_frames
 from calibrate.stats.intervals import wilson_interval
+from tests.analysis.test_verdicts import _campaign
 
 
 def _text(document) -> str:
@@ -50,34 +48,8 @@ def demo_stats():
 
 def _planted(n: int = 400, *, second_annotator: bool = True, metric: dict | None = None):
     """A perfect judge (defensible only at a stricter threshold), a good one and a coin flip, and two
-    annotators who disagree on every tenth case (a human ceiling with figures)."""
-    rng = np.random.default_rng(0)
-    ids = [f"c{i:03d}" for i in range(n)]
-    human = (np.arange(n) >= 0.4 * n).astype(float)
-    judges = {
-        "perfect": np.where(human == 1, 0.6 + 0.4 * rng.random(n), 0.4 * rng.random(n)),
-        "good": np.where((human == 1) | (rng.random(n) < 0.2), 0.5 + 0.5 * rng.random(n), 0.5 * rng.random(n)),
-        "coin": rng.random(n),
-    }
-    rows = [
-        {"case_id": c, "metric": "m", "rater": "ann", "rater_kind": "human", "value": v} for c, v in zip(ids, human)
-    ]
-    if second_annotator:
-        rows += [
-            {"case_id": c, "metric": "m", "rater": "bob", "rater_kind": "human", "value": 1 - v if i % 10 == 0 else v}
-            for i, (c, v) in enumerate(zip(ids, human))
-        ]
-    for name, scores in judges.items():
-        rows += [
-            {"case_id": c, "metric": "m", "rater": name, "rater_kind": "judge", "value": float(s)}
-            for c, s in zip(ids, scores)
-        ]
-    config = {
-        "name": "planted",
-        "metrics": {"m": {"scale": "binary", **({"max_false_pass": 0.1} if metric is None else metric)}},
-        "raters": {name: {"family": name} for name in judges},
-    }
-    return campaign_from_frames(config, pd.DataFrame(rows))
+    annotators who disagree on every tenth case (a human ceiling with figures): test_verdicts' campaign."""
+    return _campaign(n, metric=metric, second_annotator=second_annotator)
 
 
 # ------------------------------------------------------------------------------------- the documents' dicts
