@@ -21,7 +21,7 @@ import pandas as pd
 from calibrate.base.errors import Problem
 from calibrate.campaign.declared import Declared
 from calibrate.campaign.model import JUDGE_RATINGS_FILE, Adjustment, OutOfScale
-from calibrate.campaign.readers import id_problem, read_cases
+from calibrate.campaign.readers import id_problem, id_problem_rows, read_cases
 
 __all__ = [
     "CHECKS",
@@ -118,22 +118,28 @@ class CheckContext:
                 message,
                 row=int(self.lines[i]),
                 field=column,
-                value=self.raw[column].iloc[i],
+                value=_as_read(self.raw[column].iat[i]),
                 expected=expected,
             )
             for i in np.flatnonzero(mask)
         ]
 
 
+def _as_read(value: Any) -> Any:
+    """A raw cell as the file held it: a NumPy scalar of a typed column as the Python value it is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def set_aside_reasons(
-    ratings: pd.DataFrame, files: np.ndarray, exported: np.ndarray, declared: Declared, *, in_folder: bool
+    ratings: pd.DataFrame, exported: np.ndarray, declared: Declared, *, in_folder: bool
 ) -> np.ndarray:
     """Why each exported rating is set aside before the cases are read: its metric (``"metric"``) or,
-    in ``judge_ratings.csv``, its judge (``"judge"``) is no longer declared; ``""`` for the others."""
+    in ``judge_ratings.csv`` (the ratings' ``file``), its judge (``"judge"``) is no longer declared;
+    ``""`` for the others."""
     known = ratings["metric"].isin(list(declared.metrics)).to_numpy()
     reasons = np.full(len(ratings), "", dtype=object)
     reasons[exported & ~known] = "metric"
-    of_judges = np.array([Path(f).name == JUDGE_RATINGS_FILE for f in files], dtype=bool) & in_folder
+    of_judges = (ratings["file"] == JUDGE_RATINGS_FILE).to_numpy() & in_folder
     reasons[(reasons == "") & of_judges & ~ratings["rater"].isin(list(declared.judges)).to_numpy()] = "judge"
     return reasons
 
@@ -144,8 +150,8 @@ def check_ids(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
         Problem(ctx.files[i], why, row=int(ctx.lines[i]), field=column, value=value, expected="text, or a whole number")
         for column in ID_COLUMNS
         if column in ctx.raw
-        for i, value in enumerate(ctx.raw[column].tolist())
-        if (why := id_problem(value))
+        for i in np.flatnonzero(id_problem_rows(ctx.raw[column]))  # only the rows that may have one
+        if (why := id_problem(value := _as_read(ctx.raw[column].iat[i])))
     ]
     for column in ("case_id", "metric", "rater"):
         problems += ctx.report((ratings[column] == "").to_numpy(), "empty", column, "a non-empty " + column)
@@ -303,11 +309,12 @@ def check_duplicates(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
 
 def check_run_names(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
     """A judge's run is shown as RATER@RUN: no two (rater, run) may be shown under one name."""
-    judged = ratings[(ratings["rater_kind"] == "judge").to_numpy() & ~ctx.aside]
+    judged = ratings.loc[(ratings["rater_kind"] == "judge").to_numpy() & ~ctx.aside, ["rater", "run_id"]]
+    judged = judged.drop_duplicates()  # each (rater, run) at its first row: one shown name each
     shown = pd.Series(
         np.where(judged["run_id"] != "", judged["rater"] + "@" + judged["run_id"], judged["rater"]), index=judged.index
     )
-    pairs = pd.DataFrame({"shown": shown, "rater": judged["rater"], "run": judged["run_id"]}).drop_duplicates()
+    pairs = pd.DataFrame({"shown": shown, "rater": judged["rater"], "run": judged["run_id"]})
     problems = []
     for shown_as, group in pairs.groupby("shown"):
         if len(group) > 1:

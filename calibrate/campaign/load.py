@@ -274,8 +274,8 @@ def build(
     files = raw["file"].to_numpy() if "file" in raw else np.full(len(raw), ratings_file, dtype=object)
     # what calibrate exported of a metric, a judge or a case since removed is set aside (kept in its file
     # and store, out of every statistic); the user's own ratings file must agree with campaign.toml
-    exported = np.array([path is not None and Path(f).name in EXPORTED_RATINGS_FILES for f in files], dtype=bool)
     ratings, values, blank, invalid = typed_ratings(raw, files, in_folder=path is not None)
+    exported = ratings["file"].isin(EXPORTED_RATINGS_FILES).to_numpy() & (path is not None)
     ctx = CheckContext(
         raw=raw,
         declared=declared,
@@ -290,7 +290,7 @@ def build(
         values=values,
         blank=blank,
         invalid=invalid,
-        reasons=set_aside_reasons(ratings, files, exported, declared, in_folder=path is not None),
+        reasons=set_aside_reasons(ratings, exported, declared, in_folder=path is not None),
     )
     problems = [problem for check in CHECKS for problem in check(ratings, ctx)]
     aside = ctx.aside
@@ -307,7 +307,10 @@ def build(
     ]
     if problems:
         raise CampaignError(problems)
-    ratings, raters = _with_juries(ratings[~(ctx.drop | aside)].reset_index(drop=True), declared, config_file)
+    kept = ~(ctx.drop | aside)
+    ratings, raters = _with_juries(
+        ratings[kept].reset_index(drop=True) if not kept.all() else ratings, declared, config_file
+    )
     return Campaign(
         name=declared.name,
         metrics=declared.metrics,

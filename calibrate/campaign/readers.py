@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 from pydantic import JsonValue
 
-from calibrate.base.documents import read_csv_rows, read_json_lines
+from calibrate.base.documents import read_json_lines
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.secrets import clip
+from calibrate.base.tables import read_csv_table
 from calibrate.campaign.model import (
     ADJUDICATION_COLUMNS,
     CASE_FIELDS,
@@ -29,7 +30,9 @@ from calibrate.campaign.model import (
 )
 
 __all__ = [
+    "file_names",
     "id_problem",
+    "id_problem_rows",
     "parse_values",
     "read_adjudications",
     "read_cases",
@@ -52,11 +55,9 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
 
 def read_csv(path: Path) -> pd.DataFrame:
     """A CSV file as text columns, each row with the physical line it starts on (a quoted field may span
-    lines, and blank lines are skipped, so a row's line is not its index)."""
-    header, rows = read_csv_rows(path, expected="a header line: " + ", ".join(REQUIRED_COLUMNS))
-    frame = pd.DataFrame([record for _, record in rows], columns=header, dtype=object)
-    frame["line"] = [line for line, _ in rows]
-    return frame
+    lines, and blank lines are skipped, so a row's line is not its index): read column-wise
+    (:func:`~calibrate.base.tables.read_csv_table`)."""
+    return read_csv_table(path, expected="a header line: " + ", ".join(REQUIRED_COLUMNS))
 
 
 def read_ratings(path: Path) -> pd.DataFrame:
@@ -75,7 +76,10 @@ def read_ratings(path: Path) -> pd.DataFrame:
                     )
                 ]
             ) from None
-        frame = frame.astype(object)
+        # typed columns as Parquet holds them (a dictionary-encoded one as plain values): the values a
+        # problem shows are the file's, and text is checked column-wise
+        for name in frame.columns[[isinstance(t, pd.CategoricalDtype) for t in frame.dtypes]]:
+            frame[name] = np.asarray(frame[name], dtype=object)
         frame["line"] = np.arange(len(frame)) + 1
         return frame
     rows = read_jsonl(path)
@@ -163,7 +167,35 @@ def text_column(frame: pd.DataFrame, column: str) -> pd.Series:
         return col.fillna("")
     if pd.api.types.is_integer_dtype(col.dtype):
         return col.astype("str")
+    if pd.api.types.is_object_dtype(col.dtype) and pd.api.types.infer_dtype(col, skipna=True) in ("string", "empty"):
+        return pd.Series(col, dtype="str").fillna("")  # text, and None or NaN where missing: no value to convert
     return pd.Series([_as_text(v) for v in col.tolist()], index=frame.index, dtype="str")
+
+
+def id_problem_rows(column: pd.Series) -> np.ndarray:
+    """The rows of a column of ids whose value may have an :func:`id_problem`, found column-wise: a
+    control character in text, a number that is no id, any value of another type. Only these rows'
+    values are then checked one by one, for the message.
+
+    >>> id_problem_rows(pd.Series(["c1", "c\x1b", None, 7], dtype=object)).tolist()
+    [False, True, False, False]
+    """
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return np.ones(len(column), dtype=bool)
+    if pd.api.types.is_integer_dtype(dtype):
+        return np.zeros(len(column), dtype=bool)
+    if pd.api.types.is_float_dtype(dtype):
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            return np.isinf(values) | ((values == np.round(values)) & (np.abs(values) >= 2**53))
+    objects = pd.api.types.is_object_dtype(dtype)
+    if objects and pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty"):
+        return np.ones(len(column), dtype=bool)  # mixed types (JSON Lines): each value checked
+    if not (objects or pd.api.types.is_string_dtype(dtype)):
+        return np.ones(len(column), dtype=bool)
+    text = pd.Series(column, dtype="str") if objects else column
+    return text.str.contains(_CONTROL.pattern, regex=True, na=False).to_numpy(dtype=bool)
 
 
 def parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -198,9 +230,19 @@ def typed_ratings(
     ratings["value"] = values
     ratings["line"] = raw["line"].to_numpy()
     # where each rating came from: the file's name, and the tool it was imported from (calibrate import)
-    ratings["file"] = [Path(f).name if in_folder else f for f in files]
+    ratings["file"] = file_names(files) if in_folder else files
     ratings["source"] = text_column(raw, "source")
     return ratings, values, blank, invalid
+
+
+def file_names(files: np.ndarray) -> np.ndarray:
+    """The name of each row's file (``ratings.csv`` of ``/data/c/ratings.csv``), worked out once per file.
+
+    >>> file_names(np.array(["/c/ratings.csv", "/c/judge_ratings.csv", "/c/ratings.csv"])).tolist()
+    ['ratings.csv', 'judge_ratings.csv', 'ratings.csv']
+    """
+    codes, paths = pd.factorize(np.asarray(files, dtype=object))
+    return np.array([Path(f).name for f in paths], dtype=object)[codes]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

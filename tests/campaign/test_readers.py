@@ -6,10 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from calibrate.base.errors import CampaignError, Problem
 from calibrate.campaign.readers import (
     id_problem,
+    id_problem_rows,
     parse_values,
     read_cases,
     read_csv,
@@ -143,3 +146,32 @@ def test_cases_are_read_and_each_bad_line_is_a_problem():
         "cases.jsonl, line 7, field 'context': case 'd' has a non-string chunk; expected a list of strings",
     ]
     assert text[3].startswith("cases.jsonl, line 6, field 'case_id': case_id holds a control character")
+
+
+ID_VALUES = st.one_of(
+    st.text(alphabet=st.sampled_from(["a", "1", "é", "\x1b", "\x00", "\x7f", "\n", " "]), max_size=4),
+    st.integers(-(2**60), 2**60),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([None, True, False, b"c1", b"\xff", 2.0**53, 12.0]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(ID_VALUES, max_size=8), dtype=st.sampled_from([None, object, "str"]))
+def test_ids_checked_column_wise_find_every_row_the_value_rule_refuses(values, dtype):
+    # every row id_problem refuses is among the rows id_problem_rows names: the rest are never checked
+    try:
+        column = pd.Series(values, dtype=dtype)
+    except (TypeError, ValueError):
+        return  # a column pandas does not make of these values
+    refused = np.array([id_problem(v.item() if isinstance(v, np.generic) else v) is not None for v in column], bool)
+    named = id_problem_rows(column)
+    assert not (refused & ~named).any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.one_of(st.text(max_size=4), st.none(), st.just(float("nan"))), max_size=8))
+def test_text_columns_of_objects_read_as_each_value_reads(values):
+    frame = pd.DataFrame({"case_id": pd.Series(values, dtype=object)})
+    expected = ["" if v is None or v != v else str(v) for v in values]
+    assert text_column(frame, "case_id").tolist() == expected
