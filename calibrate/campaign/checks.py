@@ -35,6 +35,7 @@ __all__ = [
     "check_run_names",
     "check_scale",
     "check_values",
+    "rating_keys",
 ]
 
 ID_COLUMNS = ("case_id", "metric", "rater", "rater_kind", "run_id")
@@ -56,8 +57,10 @@ class CheckContext:
         The names the problems give.
     case_rows : list of (int, object), optional
         ``cases.jsonl``'s lines, when there is one.
-    files, lines : numpy.ndarray
-        The file and line each rating came from.
+    files : pandas.Categorical
+        The file each rating came from (``files[i]``: a path; each path held once).
+    lines : numpy.ndarray
+        The line each rating came from.
     exported : numpy.ndarray of bool
         The ratings calibrate exported (``judge_ratings.csv``, ...): set aside, not refused, when what
         they need left the campaign.
@@ -85,7 +88,7 @@ class CheckContext:
     ratings_file: str
     cases_file: str
     case_rows: list[tuple[int, Any]] | None
-    files: np.ndarray
+    files: pd.Categorical
     lines: np.ndarray
     exported: np.ndarray
     values: np.ndarray
@@ -99,7 +102,7 @@ class CheckContext:
 
     def __post_init__(self) -> None:
         self.drop = np.zeros(len(self.raw), dtype=bool)
-        self.several_files = len(set(self.files)) > 1
+        self.several_files = int((np.bincount(self.files.codes + 1) > 0).sum()) > 1
 
     @property
     def aside(self) -> np.ndarray:
@@ -236,7 +239,8 @@ def check_rater_kinds(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]
     problems = []
     aside, files, lines = ctx.aside, ctx.files, ctx.lines
     kinds = (
-        ratings[ratings["rater_kind"].isin(["human", "judge"]).to_numpy() & ~aside]
+        ratings.loc[ratings["rater_kind"].isin(["human", "judge"]).to_numpy() & ~aside, ["rater", "rater_kind"]]
+        .drop_duplicates()
         .groupby("rater")["rater_kind"]
         .nunique()
     )
@@ -255,7 +259,7 @@ def check_rater_kinds(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]
                 expected="one rater_kind per rater",
             )
         )
-    humans = set(ratings.loc[ratings["rater_kind"] == "human", "rater"])
+    humans = set(ratings.loc[ratings["rater_kind"] == "human", "rater"].unique())
     for rater in sorted(humans & set(ctx.declared.judges)):
         problems.append(
             Problem(
@@ -280,25 +284,59 @@ def check_rater_kinds(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]
     return problems
 
 
+def rating_keys(ratings: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """One integer per rating of ``rows``, equal for two ratings of the same (case, metric, rater, run),
+    the run counted for judges only (a human's is ``""``): each column's codes (equal text, equal code),
+    combined.
+
+    >>> r = pd.DataFrame({"case_id": ["a", "a", "a"], "metric": "m", "rater": "x",
+    ...                   "rater_kind": ["judge", "judge", "human"], "run_id": ["1", "2", "2"]})
+    >>> rating_keys(r, np.arange(3)).tolist()
+    [0, 1, 2]
+    """
+    parts = [pd.factorize(ratings[c]) for c in ("case_id", "metric", "rater")]
+    runs, run_ids = pd.factorize(ratings["run_id"])
+    no_run = int(np.flatnonzero(run_ids == "")[0]) if (run_ids == "").any() else len(run_ids)
+    codes = [c for c, _ in parts] + [np.where((ratings["rater_kind"] == "judge").to_numpy(), runs, no_run)]
+    sizes = [len(u) for _, u in parts] + [len(run_ids) + 1]
+    if float(np.prod(np.asarray(sizes, dtype=float))) >= 2.0**62:  # too many to combine in 64 bits: grouped
+        frame = pd.DataFrame({i: c[rows] for i, c in enumerate(codes)})
+        return frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy()
+    key = np.zeros(len(rows), dtype=np.int64)
+    for column, size in zip(codes, sizes):
+        key = key * size + column[rows]
+    return key
+
+
+def _first_of_each(key: np.ndarray) -> np.ndarray:
+    """For each position, the first position holding the same key (itself for a first one).
+
+    >>> _first_of_each(np.array([5, 2, 5, 5, 2])).tolist()
+    [0, 1, 0, 0, 1]
+    """
+    if key.size and key.max() >= 4 * key.size + 2**20:  # sparse keys: numbered 0, 1, ... first
+        key = pd.factorize(key)[0]
+    first = np.full(int(key.max()) + 1 if key.size else 0, key.size, dtype=np.int64)
+    np.minimum.at(first, key, np.arange(key.size))
+    return first[key]
+
+
 def check_duplicates(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
-    """One rating per (case, metric, rater): per run for judges."""
-    key = ratings[["case_id", "metric", "rater"]].copy()
-    key["run"] = np.where(ratings["rater_kind"] == "judge", ratings["run_id"], "")
-    aside = ctx.aside
-    key.loc[aside, "run"] = [f"\0{i}" for i in np.flatnonzero(aside)]  # a set-aside rating is no duplicate
-    duplicated = key.duplicated(keep="first").to_numpy()
+    """One rating per (case, metric, rater): per run for judges. A set-aside rating is no duplicate."""
+    kept = np.flatnonzero(~ctx.aside)
+    first_kept = _first_of_each(rating_keys(ratings, kept))
+    duplicated = first_kept != np.arange(len(kept))
     if not duplicated.any():
         return []
-    position = pd.Series(np.arange(len(ratings)), index=ratings.index)
-    first_row = position.groupby([key[c] for c in key.columns]).transform("min").to_numpy()
     problems = []
-    for i in np.flatnonzero(duplicated):
+    for j in np.flatnonzero(duplicated):
+        i, first_row = kept[j], kept[first_kept[j]]
         r = ratings.iloc[i]
         problems.append(
             Problem(
                 ctx.files[i],
                 f"duplicate rating of case '{r.case_id}', metric '{r.metric}' "
-                f"by rater '{r.rater}' (first at {ctx.at(first_row[i])})",
+                f"by rater '{r.rater}' (first at {ctx.at(first_row)})",
                 row=int(ctx.lines[i]),
                 field="case_id",
                 expected="one rating per (case_id, metric, rater" + (", run_id)" if r.rater_kind == "judge" else ")"),

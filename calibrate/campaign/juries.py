@@ -232,5 +232,5 @@ def jury_ratings(
     added = pd.concat(rows, ignore_index=True)
     for column in ratings.columns:
         if column not in added:
-            added[column] = "" if ratings[column].dtype == object or str(ratings[column].dtype) == "str" else 0
+            added[column] = 0 if pd.api.types.is_numeric_dtype(ratings[column].dtype) else ""  # text, or a file
     return added[ratings.columns], facts

@@ -96,12 +96,7 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale | None = None) -
         )
     config = read_toml(toml_path)  # size, encoding and nesting limited
     present, exported = _ratings_paths(folder)
-    frames = [read_ratings(path).assign(file=str(path)) for path in present + exported]
-    raw = (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else pd.DataFrame({c: pd.Series(dtype=str) for c in REQUIRED_COLUMNS} | {"line": pd.Series(dtype=int)})
-    )
+    raw = _read_all_ratings(present + exported)
     ratings_path = present[0] if present else exported[0] if exported else folder / RATINGS_FILES[0]
     cases_path = folder / CASES_FILE
     case_rows = read_jsonl(cases_path) if cases_path.is_file() else None
@@ -121,6 +116,22 @@ def load_campaign(path: str | Path, *, out_of_scale: OutOfScale | None = None) -
     )
     _read_own_files(campaign, folder, samples)
     return campaign
+
+
+def _read_all_ratings(paths: list[Path]) -> pd.DataFrame:
+    """The rows of every ratings file, one table, with the ``file`` each came from (a categorical: each
+    path held once, not once per row)."""
+    frames = [read_ratings(path) for path in paths]
+    raw = (
+        pd.concat(frames, ignore_index=True)
+        if len(frames) > 1
+        else frames[0]  # one file: its frame itself, not a copy
+        if frames
+        else pd.DataFrame({c: pd.Series(dtype=str) for c in REQUIRED_COLUMNS} | {"line": pd.Series(dtype=int)})
+    )
+    codes = np.repeat(np.arange(len(frames)), [len(f) for f in frames])
+    raw["file"] = pd.Categorical.from_codes(codes, categories=[str(p) for p in paths])
+    return raw
 
 
 def _ratings_paths(folder: Path) -> tuple[list[Path], list[Path]]:
@@ -271,7 +282,12 @@ def build(
         raise ValueError(f"out_of_scale must be 'error', 'clip' or 'drop', not {out_of_scale!r}")
     declared = parse_config(config, config_file)
     _require_columns(raw, ratings_file)
-    files = raw["file"].to_numpy() if "file" in raw else np.full(len(raw), ratings_file, dtype=object)
+    # each rating's file, held once per file (a Categorical read by position: files[i] is a path)
+    files = (
+        pd.Categorical(raw["file"])
+        if "file" in raw
+        else pd.Categorical.from_codes(np.zeros(len(raw), dtype=np.int8), categories=[ratings_file])
+    )
     # what calibrate exported of a metric, a judge or a case since removed is set aside (kept in its file
     # and store, out of every statistic); the user's own ratings file must agree with campaign.toml
     ratings, values, blank, invalid = typed_ratings(raw, files, in_folder=path is not None)

@@ -163,8 +163,8 @@ def text_column(frame: pd.DataFrame, column: str) -> pd.Series:
     if column not in frame:
         return pd.Series("", index=frame.index, dtype="str")
     col = frame[column]
-    if pd.api.types.is_string_dtype(col.dtype) and col.dtype != object:
-        return col.fillna("")
+    if pd.api.types.is_string_dtype(col.dtype) and not pd.api.types.is_object_dtype(col.dtype):
+        return col.fillna("") if col.hasnans else col  # the file's column itself: no copy
     if pd.api.types.is_integer_dtype(col.dtype):
         return col.astype("str")
     if pd.api.types.is_object_dtype(col.dtype) and pd.api.types.infer_dtype(col, skipna=True) in ("string", "empty"):
@@ -217,32 +217,35 @@ def parse_values(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def typed_ratings(
-    raw: pd.DataFrame, files: np.ndarray, *, in_folder: bool
+    raw: pd.DataFrame, files: np.ndarray | pd.Categorical, *, in_folder: bool
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """The ratings read (``raw``: text or numbers as the file held them) as a table of text ids and float
     values, with the line and the file each came from: ``(ratings, values, blank, invalid)``, the last
     three as :func:`parse_values` gives them. ``in_folder``: the files are a folder's (their names kept),
-    not Python objects."""
-    ratings = pd.DataFrame({c: text_column(raw, c) for c in ("case_id", "metric", "rater", "rater_kind")})
+    not Python objects. The text columns are the file's own where they need no change (no copy), and
+    the ``file`` column is categorical (one name per file, not per row)."""
+    ratings = pd.DataFrame({c: text_column(raw, c) for c in ("case_id", "metric", "rater", "rater_kind")}, copy=False)
     values, blank, invalid = parse_values(raw["value"])
     for c in OPTIONAL_COLUMNS:
         ratings[c] = text_column(raw, c)
     ratings["value"] = values
     ratings["line"] = raw["line"].to_numpy()
     # where each rating came from: the file's name, and the tool it was imported from (calibrate import)
-    ratings["file"] = file_names(files) if in_folder else files
+    ratings["file"] = file_names(files) if in_folder else pd.Categorical(files)
     ratings["source"] = text_column(raw, "source")
     return ratings, values, blank, invalid
 
 
-def file_names(files: np.ndarray) -> np.ndarray:
-    """The name of each row's file (``ratings.csv`` of ``/data/c/ratings.csv``), worked out once per file.
+def file_names(files: np.ndarray | pd.Categorical) -> pd.Categorical:
+    """The name of each row's file (``ratings.csv`` of ``/data/c/ratings.csv``), worked out once per file,
+    as a categorical (each name held once).
 
     >>> file_names(np.array(["/c/ratings.csv", "/c/judge_ratings.csv", "/c/ratings.csv"])).tolist()
     ['ratings.csv', 'judge_ratings.csv', 'ratings.csv']
     """
-    codes, paths = pd.factorize(np.asarray(files, dtype=object))
-    return np.array([Path(f).name for f in paths], dtype=object)[codes]
+    codes, paths = pd.factorize(files)
+    names = pd.Categorical([Path(f).name for f in paths])
+    return pd.Categorical.from_codes(names.codes[codes], dtype=names.dtype)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

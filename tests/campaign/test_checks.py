@@ -3,11 +3,15 @@ line, the field, the value found and what was expected; a clean campaign passes 
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import calibrate
 from calibrate.base.errors import CampaignError
-from calibrate.campaign.checks import CHECKS
+from calibrate.campaign.checks import CHECKS, _first_of_each, rating_keys
 from tests.conftest import write_campaign
 
 TOML = """name = "t"
@@ -152,3 +156,30 @@ def test_out_of_scale_clips_or_drops_and_lists_what_it_changed(tmp_path, action,
 def test_a_bad_cases_file_is_refused_with_its_line(tmp_path):
     text = problems(tmp_path, "", cases=[{"case_id": "a", "input": "q"}, {"input": "q"}])
     assert "cases.jsonl" in text and "line 2" in text, text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c"]),
+            st.sampled_from(["f", "g"]),
+            st.sampled_from(["ann", "j"]),
+            st.sampled_from(["human", "judge"]),
+            st.sampled_from(["", "1", "2"]),
+            st.booleans(),
+        ),
+        max_size=12,
+    )
+)
+def test_duplicates_found_by_codes_are_those_of_the_text(rows):
+    # the keys the duplicate check combines from codes, against pandas' duplicated on the text itself
+    ratings = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "rater_kind", "run_id", "aside"])
+    kept = np.flatnonzero(~ratings["aside"].to_numpy(dtype=bool))
+    text = ratings[["case_id", "metric", "rater"]].copy()
+    text["run"] = np.where(ratings["rater_kind"] == "judge", ratings["run_id"], "")
+    expected = text.iloc[kept].duplicated(keep="first").to_numpy()
+    first = _first_of_each(rating_keys(ratings, kept))
+    assert (first != np.arange(len(kept))).tolist() == expected.tolist()
+    for j, f in enumerate(first):  # the first rating of the same key, before or at each
+        assert f <= j and text.iloc[kept[f]].tolist() == text.iloc[kept[j]].tolist()

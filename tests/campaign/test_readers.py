@@ -175,3 +175,22 @@ def test_text_columns_of_objects_read_as_each_value_reads(values):
     frame = pd.DataFrame({"case_id": pd.Series(values, dtype=object)})
     expected = ["" if v is None or v != v else str(v) for v in values]
     assert text_column(frame, "case_id").tolist() == expected
+
+
+def test_parquet_text_columns_of_any_string_dtype_read_missing_as_empty(tmp_path):
+    # pandas' nullable "string" (missing as <NA>) and its default str (missing as NaN): both read as ""
+    frame = pd.DataFrame(
+        {
+            "case_id": pd.array(["a", "b"], dtype="string"),
+            "metric": "f",
+            "rater": "ann",
+            "rater_kind": "human",
+            "value": [1.0, 0.0],
+            "error": pd.array([None, None], dtype="string"),
+            "run_id": pd.Series([None, "r"], dtype="str"),
+        }
+    )
+    frame.to_parquet(tmp_path / "ratings.parquet")
+    raw = read_ratings(tmp_path / "ratings.parquet")
+    assert text_column(raw, "error").tolist() == ["", ""] and text_column(raw, "run_id").tolist() == ["", "r"]
+    assert text_column(raw, "case_id").tolist() == ["a", "b"]
