@@ -106,19 +106,11 @@ def commands(python: Path, folder: Path, arrays: Path, n_boot: int | None) -> li
     calibrate = [sys.executable, "-m", "calibrate", "stats", str(folder)]
     every = [] if n_boot is None else ["--n-boot", str(n_boot)]
     label = f"calibrate stats (default n-boot, {N_BOOT})" if n_boot is None else f"calibrate stats --n-boot {n_boot}"
+    trulens = [str(python), str(CHILD)]
     return [
-        Command(
-            "TruLens AlignmentReport, ratings.parquet", [str(python), str(CHILD), str(folder)], trulens_env(), True
-        ),
-        Command(
-            "TruLens AlignmentReport, arrays", [str(python), str(CHILD), "--arrays", str(arrays)], trulens_env(), True
-        ),
-        Command(
-            label,
-            [*calibrate, *every],
-            dict(os.environ),
-            False,
-        ),
+        Command("TruLens AlignmentReport, ratings.parquet", [*trulens, str(folder)], trulens_env(), True),
+        Command("TruLens AlignmentReport, arrays", [*trulens, "--arrays", str(arrays)], trulens_env(), True),
+        Command(label, [*calibrate, *every], dict(os.environ), False),
         Command("calibrate stats --n-boot 0", [*calibrate, "--n-boot", "0"], dict(os.environ), False),
     ]
 
