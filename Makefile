@@ -15,7 +15,7 @@ CORE   := $(VENV)/.core-stamp
 # the versions the tests ran with: pip has one candidate per package and nothing to backtrack over
 PINS   := constraints/tested.txt
 
-.PHONY: demo test check lint docs baseline bench browser labelstudio mlflow phoenix promptfoo inspect langfuse localmodel clean
+.PHONY: demo test check lint docs baseline bench browser labelstudio mlflow phoenix promptfoo inspect langfuse localmodel trulens clean
 
 $(CORE): pyproject.toml $(PINS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ inspect:
 
 langfuse:
 	bash scripts/install-langfuse.sh
+
+# TruLens (trulens-benchmark) for bench/bench_trulens.py, the peer comparison; no test needs it
+trulens:
+	bash scripts/install-trulens.sh
 
 # xllamacpp and two small GGUF judge models (1.2 GB, pinned and hash-checked), for the real-model tests
 localmodel:
