@@ -114,10 +114,9 @@ def bootstrap_runs(
             if len(parts) > 1
             else parts[0]
         )
-        # case-major (Fortran order): the kernels read every resample of a case at once, in score order
-        counts = case_counts(indices, int(offsets[-1]), order="F")
+        counts = case_counts(indices, int(offsets[-1]))
         if weighted:  # weighted sums of counts are not whole: accumulate in float64
-            counts = counts.astype(np.float64, order="F")
+            counts = counts.astype(np.float64)
         for launched, tables in launches:
             for run, summary in zip(launched, tables.summarize(counts)):
                 run.add_summary(summary)

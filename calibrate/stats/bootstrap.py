@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -75,27 +74,22 @@ def resample_indices(
         yield batch
 
 
-def case_counts(indices: np.ndarray, n_cases: int, *, order: Literal["C", "F"] = "C") -> np.ndarray:
+def case_counts(indices: np.ndarray, n_cases: int) -> np.ndarray:
     """How often each case appears in each resample, ``(batch, n_cases)``.
 
     Stored as float32 while every count and every rank derived from it is exact in float32 (whole
-    and half numbers below 2**23); the statistics accumulate their products in float64. With
-    ``order="F"`` the counts of one case on every resample lie side by side, as the kernels of
-    :mod:`calibrate.stats.kernel` read them (one copy per batch, instead of one per kernel launch).
+    and half numbers below 2**23); the statistics accumulate their products in float64.
 
     Examples
     --------
     >>> case_counts(np.array([[0, 0, 2], [1, 2, 2]]), 3).tolist()
     [[2.0, 0.0, 1.0], [0.0, 1.0, 2.0]]
-    >>> case_counts(np.array([[0, 0, 2], [1, 2, 2]]), 3, order="F").flags.f_contiguous
-    True
     """
     dtype = np.float32 if n_cases < 2**22 else np.float64
     # a small batch is counted on the calling thread (waking the workers would cost more)
     count = _count_rows if indices.size >= SERIAL_WORK else _count_rows_serial
     with launching():
-        counts = count(indices, n_cases, np.zeros(0, dtype=dtype))
-    return np.asfortranarray(counts) if order == "F" else counts
+        return count(indices, n_cases, np.zeros(0, dtype=dtype))
 
 
 @numba.njit(cache=True, parallel=True)

@@ -122,82 +122,43 @@ def layout(
     )
 
 
-def case_major(values: np.ndarray) -> np.ndarray:
-    """The counts ``(batch, cases)`` as the kernels read them: ``(cases, batch)``, C-contiguous, so that the
-    counts of one case on every resample of a batch lie side by side. Free for counts made in Fortran order
-    (:func:`calibrate.stats.bootstrap.case_counts` with ``order="F"``), a copy otherwise.
-
-    Examples
-    --------
-    >>> case_major(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
-    [[1.0, 3.0], [2.0, 4.0]]
-    """
-    return np.ascontiguousarray(values.T)
-
-
-def _block(batch: int, units: int, serial: bool) -> int:
-    """The resamples one task reads at once: the whole batch, unless there are fewer units of work
-    (tables, cells) than threads, when the batch is split so that every thread has a share."""
-    if serial or batch <= 1:
-        return max(batch, 1)
-    per_unit = -(-numba.get_num_threads() // max(units, 1))
-    return max(1, -(-batch // per_unit))
-
-
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _cell_counts(by_case, r0, b, gather, first, end, scale, out):  # pragma: no cover - compiled
-    """``out[i]``: the count of the cell gathering ``gather[first:end]`` on resample ``r0 + i``, for the
-    ``b`` resamples from ``r0``. The cases are read in order once for the whole block (the counts of a
-    case on those resamples lie side by side in ``by_case``), each resample's sum taken in that order."""
-    for i in range(b):
-        out[i] = 0.0
+def _summed(values, r, gather, first, end, scale):  # pragma: no cover - compiled
+    count = 0.0
     if scale is None:
         for q in range(first, end):
-            row = gather[q]
-            for i in range(b):
-                out[i] += by_case[row, r0 + i]
+            count += values[r, gather[q]]
     else:
         for q in range(first, end):
-            row = gather[q]
-            weight = scale[q]
-            for i in range(b):
-                out[i] += by_case[row, r0 + i] * weight
+            count += values[r, gather[q]] * scale[q]
+    return count
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _cell_task(by_case, gather, starts, scale, t, block, out, count):  # pragma: no cover - compiled
-    """Task ``t`` of :func:`cell_tables`: one cell on one block of resamples."""
-    n_cells = starts.size
-    c = t % n_cells
-    r0 = (t // n_cells) * block
-    b = min(block, by_case.shape[1] - r0)
-    end = starts[c + 1] if c + 1 < n_cells else gather.size
-    _cell_counts(by_case, r0, b, gather, starts[c], end, scale, count)
-    for i in range(b):
-        out[r0 + i, c] = count[i]
+def _cell_count(values, r, gather, starts, c, total, scale):  # pragma: no cover - compiled
+    end = starts[c + 1] if c + 1 < starts.size else total
+    return _summed(values, r, gather, starts[c], end, scale)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _cell_row(values, r, gather, starts, scale, out):  # pragma: no cover - compiled
+    for c in range(starts.size):
+        out[r, c] = _cell_count(values, r, gather, starts, c, gather.size, scale)
 
 
 @numba.njit(cache=True, parallel=True, error_model="numpy")
-def _cell_tables_parallel(by_case, gather, starts, scale, block, n_chunks):  # pragma: no cover - compiled
-    batch = by_case.shape[1]
-    out = np.zeros((batch, starts.size), dtype=by_case.dtype)
-    n_tasks = starts.size * ((batch + block - 1) // block)
-    # the tasks in a few chunks per thread, each with its own scratch row (a cell is often one case)
-    n_chunks = min(n_tasks, n_chunks)
-    for chunk in numba.prange(n_chunks):
-        count = np.empty(block)
-        for t in range(chunk * n_tasks // n_chunks, (chunk + 1) * n_tasks // n_chunks):
-            _cell_task(by_case, gather, starts, scale, t, block, out, count)
+def _cell_tables_parallel(values, gather, starts, scale):  # pragma: no cover - compiled
+    out = np.zeros((values.shape[0], starts.size), dtype=values.dtype)
+    for r in numba.prange(values.shape[0]):
+        _cell_row(values, r, gather, starts, scale, out)
     return out
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _cell_tables_serial(by_case, gather, starts, scale, block, n_chunks):  # pragma: no cover - compiled
-    batch = by_case.shape[1]
-    out = np.zeros((batch, starts.size), dtype=by_case.dtype)
-    count = np.empty(block)
-    for t in range(starts.size * ((batch + block - 1) // block)):
-        _cell_task(by_case, gather, starts, scale, t, block, out, count)
+def _cell_tables_serial(values, gather, starts, scale):  # pragma: no cover - compiled
+    out = np.zeros((values.shape[0], starts.size), dtype=values.dtype)
+    for r in range(values.shape[0]):
+        _cell_row(values, r, gather, starts, scale, out)
     return out
 
 
@@ -207,8 +168,7 @@ def cell_tables(
     """Cell counts ``(batch, cells)``: cell ``c`` sums ``values[r, gather[starts[c]:starts[c + 1]]]``,
     each term multiplied by ``scale[q]`` (a case weight, aligned with ``gather``) when a scale is given.
     Several tables' cells can be computed in one launch by concatenating their gathers (and shifting
-    their starts). The counts are read case-major (:func:`case_major`): counts in Fortran order are read
-    in place, others copied once.
+    their starts).
 
     Examples
     --------
@@ -216,51 +176,63 @@ def cell_tables(
     >>> cell_tables(counts, np.array([0, 2, 1]), np.array([0, 2])).tolist()
     [[3.0, 0.0], [1.0, 3.0]]
     """
-    serial = values.shape[0] * gather.size < SERIAL_WORK
-    block = _block(values.shape[0], starts.size, serial)
-    kernel = _cell_tables_serial if serial else _cell_tables_parallel
+    kernel = _cell_tables_serial if values.shape[0] * gather.size < SERIAL_WORK else _cell_tables_parallel
     with launching():
-        return kernel(case_major(values), gather, starts, scale, block, 8 * numba.get_num_threads())
+        return kernel(values, gather, starts, scale)
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _below_level(tree, lower, i, level, small):  # pragma: no cover - compiled
-    """The running sum of resample ``i`` over the levels below ``level``: read directly, or from its
-    Fenwick tree."""
+def _table_cell_count(
+    values, r, gather, starts, cell, not_last, g_end, scale, one_case_per_cell
+):  # pragma: no cover - compiled
+    """The count of one cell on resample ``r``: its one column, or the sum of its columns (the last cell's
+    up to the end of the table's gather, ``g_end``)."""
+    if one_case_per_cell:
+        q = starts[cell]
+        count = np.float64(values[r, gather[q]])
+        if scale is not None:
+            count *= scale[q]
+        return count
+    end = starts[cell + 1] if not_last else g_end
+    return _summed(values, r, gather, starts[cell], end, scale)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _below_level(tree, lower, level, small):  # pragma: no cover - compiled
+    """The running sum over the levels below ``level``: read directly, or from the Fenwick tree."""
     if small:
-        return lower[i, level]
+        return lower[level]
     prefix = 0.0
-    at = level
-    while at > 0:
-        prefix += tree[i, at]
-        at -= at & (-at)
+    i = level
+    while i > 0:
+        prefix += tree[i]
+        i -= i & (-i)
     return prefix
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _add_above_level(tree, lower, i, level, n_levels, amount, small):  # pragma: no cover - compiled
-    """Add ``amount`` to the running sums of resample ``i`` of the levels above ``level``."""
+def _add_above_level(tree, lower, level, n_levels, amount, small):  # pragma: no cover - compiled
+    """Add ``amount`` to the running sums of the levels above ``level``."""
     if small:  # a fixed-length loop without branches: predictable
         for above in range(n_levels):
-            lower[i, above] += amount * (above > level)
+            lower[above] += amount * (above > level)
     else:
-        at = level + 1
-        while at <= n_levels:
-            tree[i, at] += amount
-            at += at & (-at)
+        i = level + 1
+        while i <= n_levels:
+            tree[i] += amount
+            i += i & (-i)
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _by_level(by_human, r, h0, n_levels, score_rank_by_level, i, concordance):  # pragma: no cover - compiled
+def _by_level(by_human, r, h0, n_levels, score_rank_by_level, concordance):  # pragma: no cover - compiled
     """The cross sum of human and judge midranks, and the concordance less each level's cases times the
-    cases of the levels below it (the "all" part of the Kendall sum), of resample ``r`` (row ``i`` of
-    the block)."""
+    cases of the levels below it (the "all" part of the Kendall sum)."""
     cross = 0.0
     below = 0.0
     for level in range(n_levels):
         human = by_human[r, h0 + level]
         human_rank = below + (human + 1.0) / 2.0
-        cross += human_rank * score_rank_by_level[i, level]
+        cross += human_rank * score_rank_by_level[level]
         concordance -= human * below
         below += human
     return cross, concordance
@@ -268,10 +240,9 @@ def _by_level(by_human, r, h0, n_levels, score_rank_by_level, i, concordance):  
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
 def _one_table(
-    by_case,
+    values,
+    r,
     k,
-    r0,
-    b,
     gather,
     gather_at,
     starts,
@@ -288,9 +259,7 @@ def _one_table(
     cum_fails,
     sums,
 ):  # pragma: no cover - compiled
-    """The sums of table ``k`` on the ``b`` resamples from ``r0`` (see :func:`rank_sums`), its cells read
-    once, in score order, for the whole block: each resample's sums are taken in the same order, with
-    the same operations, as if it were read alone."""
+    """The sums of table ``k`` on resample ``r`` (see :func:`rank_sums`)."""
     g_end = gather_at[k + 1]
     c0 = cell_at[k]
     n_cells = cell_at[k + 1] - c0
@@ -299,145 +268,80 @@ def _one_table(
     m0 = score_at[k]
     n_scores = score_at[k + 1] - m0
     j0 = run_at[k]
+    one_case_per_cell = g_end - gather_at[k] == n_cells
     small = n_levels <= SMALL_LEVELS
     # Kendall: a case at (level k, score j) is concordant with lower-level cases of lower scores and
     # discordant with lower-level cases of higher scores: over lower levels k' that is
     # 2 x below(k') + same_score(k') - all(k'). The running sums hold 2 x below over lower levels
     # (a Fenwick tree when there are many levels); the cases at the same score come from earlier
     # cells of the run; the "all" part is subtracted at the end, once the level totals are known.
-    # One row per resample of the block:
-    tree = np.zeros((b, n_levels + 1))
-    lower = np.zeros((b, n_levels))
-    score_rank_by_level = np.zeros((b, n_levels))  # sum over cases of judge midrank, per human level
-    run = np.zeros((b, n_levels))  # the counts of the cells of the current score
-    count = np.zeros(b)
-    at_score = np.zeros(b)
-    passes = np.zeros(b)
-    # running sums over the scores
-    cum_score = np.zeros(b)
-    cum_pass = np.zeros(b)
-    cum_fail = np.zeros(b)
-    score_rank2 = np.zeros(b)
-    concordance = np.zeros(b)
-    ties = np.zeros(b)
-    auc = np.zeros(b)
+    tree = np.zeros(n_levels + 1)
+    lower = np.zeros(n_levels)
+    score_rank_by_level = np.zeros(n_levels)  # sum over cases of judge midrank, per human level
+    run = np.zeros(n_levels)  # the counts of the cells of the current score
+    cum_score = cum_pass = cum_fail = score_rank2 = concordance = ties = auc = 0.0  # running sums over the scores
     for j in range(n_scores):
         first = run_starts[j0 + j]
         last = run_starts[j0 + j + 1]
-        for i in range(b):
-            at_score[i] = 0.0
-            passes[i] = 0.0
+        at_score = 0.0
+        passes = 0.0
         for c in range(first, last):
             cell = c0 + c
-            end = starts[cell + 1] if c + 1 < n_cells else g_end
-            _cell_counts(by_case, r0, b, gather, starts[cell], end, scale, count)
+            count = _table_cell_count(values, r, gather, starts, cell, c + 1 < n_cells, g_end, scale, one_case_per_cell)
             level = cell_h[cell]
-            is_pass = cell_pass[cell]
-            for i in range(b):
-                prefix = _below_level(tree, lower, i, level, small)
-                concordance[i] += count[i] * (prefix + at_score[i])  # at_score: this score's lower levels so far
-                at_score[i] += count[i]
-                passes[i] += count[i] * is_pass
-                run[i, c - first] = count[i]
-        for i in range(b):
-            fails = at_score[i] - passes[i]
-            score_rank = cum_score[i] + (at_score[i] + 1.0) / 2.0
-            score_rank2[i] += at_score[i] * score_rank * score_rank
-            ties[i] += at_score[i] * (at_score[i] - 1.0) / 2.0
-            auc[i] += passes[i] * (cum_fail[i] + fails / 2.0)
-            for c in range(first, last):
-                level = cell_h[c0 + c]
-                n_at = run[i, c - first]
-                score_rank_by_level[i, level] += n_at * score_rank
-                by_human[r0 + i, h0 + level] += n_at
-                _add_above_level(tree, lower, i, level, n_levels, 2.0 * n_at, small)
-            cum_score[i] += at_score[i]
-            cum_pass[i] += passes[i]
-            cum_fail[i] += fails
-            cum_passes[r0 + i, m0 + j] = cum_pass[i]
-            cum_fails[r0 + i, m0 + j] = cum_fail[i]
-    for i in range(b):
-        r = r0 + i
-        cross, kendall = _by_level(by_human, r, h0, n_levels, score_rank_by_level, i, concordance[i])
-        sums[r, k, CROSS] = cross
-        sums[r, k, SCORE_RANK2] = score_rank2[i]
-        sums[r, k, CONCORDANCE] = kendall
-        sums[r, k, SCORE_TIES] = ties[i]
-        sums[r, k, AUC_NUMERATOR] = auc[i]
+            prefix = _below_level(tree, lower, level, small)
+            concordance += count * (prefix + at_score)  # at_score: this score's lower levels so far
+            at_score += count
+            passes += count * cell_pass[cell]
+            run[c - first] = count
+        fails = at_score - passes
+        score_rank = cum_score + (at_score + 1.0) / 2.0
+        score_rank2 += at_score * score_rank * score_rank
+        ties += at_score * (at_score - 1.0) / 2.0
+        auc += passes * (cum_fail + fails / 2.0)
+        for c in range(first, last):
+            level = cell_h[c0 + c]
+            count = run[c - first]
+            score_rank_by_level[level] += count * score_rank
+            by_human[r, h0 + level] += count
+            _add_above_level(tree, lower, level, n_levels, 2.0 * count, small)
+        cum_score += at_score
+        cum_pass += passes
+        cum_fail += fails
+        cum_passes[r, m0 + j] = cum_pass
+        cum_fails[r, m0 + j] = cum_fail
+    cross, concordance = _by_level(by_human, r, h0, n_levels, score_rank_by_level, concordance)
+    sums[r, k, CROSS] = cross
+    sums[r, k, SCORE_RANK2] = score_rank2
+    sums[r, k, CONCORDANCE] = concordance
+    sums[r, k, SCORE_TIES] = ties
+    sums[r, k, AUC_NUMERATOR] = auc
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _outputs(by_case, n_tables, score_at, level_at):  # pragma: no cover - compiled
-    b = by_case.shape[1]
+def _outputs(values, n_tables, score_at, level_at):  # pragma: no cover - compiled
+    b = values.shape[0]
     # running counts of unweighted resamples are whole numbers: stored in the counts' own dtype (float32
     # halves the writes; weighted resamples pass float64 counts)
     return (
         np.zeros((b, level_at[n_tables])),
-        np.zeros((b, score_at[n_tables]), dtype=by_case.dtype),
-        np.zeros((b, score_at[n_tables]), dtype=by_case.dtype),
+        np.zeros((b, score_at[n_tables]), dtype=values.dtype),
+        np.zeros((b, score_at[n_tables]), dtype=values.dtype),
         np.zeros((b, n_tables, N_RANK_SUMS)),
-    )
-
-
-@numba.njit(cache=True, inline="always", error_model="numpy")
-def _table_task(
-    by_case,
-    t,
-    block,
-    gather,
-    gather_at,
-    starts,
-    cell_at,
-    cell_h,
-    cell_pass,
-    run_starts,
-    run_at,
-    score_at,
-    level_at,
-    scale,
-    by_human,
-    cum_passes,
-    cum_fails,
-    sums,
-):  # pragma: no cover - compiled
-    """Task ``t``: one table on one block of resamples."""
-    n_tables = gather_at.size - 1
-    r0 = (t // n_tables) * block
-    _one_table(
-        by_case,
-        t % n_tables,
-        r0,
-        min(block, by_case.shape[1] - r0),
-        gather,
-        gather_at,
-        starts,
-        cell_at,
-        cell_h,
-        cell_pass,
-        run_starts,
-        run_at,
-        score_at,
-        level_at,
-        scale,
-        by_human,
-        cum_passes,
-        cum_fails,
-        sums,
     )
 
 
 @numba.njit(cache=True, parallel=True, error_model="numpy")
 def _rank_sums_parallel(
-    by_case, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at, level_at, scale, block
+    values, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at, level_at, scale
 ):  # pragma: no cover - compiled
     n_tables = gather_at.size - 1
-    by_human, cum_passes, cum_fails, sums = _outputs(by_case, n_tables, score_at, level_at)
-    n_tasks = n_tables * ((by_case.shape[1] + block - 1) // block)
-    for t in numba.prange(n_tasks):
-        _table_task(
-            by_case,
-            t,
-            block,
+    by_human, cum_passes, cum_fails, sums = _outputs(values, n_tables, score_at, level_at)
+    for t in numba.prange(values.shape[0] * n_tables):
+        _one_table(
+            values,
+            t // n_tables,
+            t % n_tables,
             gather,
             gather_at,
             starts,
@@ -459,16 +363,15 @@ def _rank_sums_parallel(
 
 @numba.njit(cache=True, error_model="numpy")
 def _rank_sums_serial(
-    by_case, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at, level_at, scale, block
+    values, gather, gather_at, starts, cell_at, cell_h, cell_pass, run_starts, run_at, score_at, level_at, scale
 ):  # pragma: no cover - compiled
     n_tables = gather_at.size - 1
-    by_human, cum_passes, cum_fails, sums = _outputs(by_case, n_tables, score_at, level_at)
-    n_tasks = n_tables * ((by_case.shape[1] + block - 1) // block)
-    for t in range(n_tasks):
-        _table_task(
-            by_case,
-            t,
-            block,
+    by_human, cum_passes, cum_fails, sums = _outputs(values, n_tables, score_at, level_at)
+    for t in range(values.shape[0] * n_tables):
+        _one_table(
+            values,
+            t // n_tables,
+            t % n_tables,
             gather,
             gather_at,
             starts,
@@ -494,12 +397,10 @@ def rank_sums_many(values: np.ndarray, lay: Layout) -> tuple[np.ndarray, np.ndar
     Returns ``by_human`` ``(batch, level_at[-1])``, ``cum_passes`` and ``cum_fails`` ``(batch, score_at[-1])``
     (table ``k``'s columns are its slice of the layout's offsets) and ``sums`` ``(batch, tables, N_RANK_SUMS)``.
     """
-    serial = values.shape[0] * lay.gather.size < SERIAL_WORK
-    block = _block(values.shape[0], lay.n_tables, serial)
-    kernel = _rank_sums_serial if serial else _rank_sums_parallel
+    kernel = _rank_sums_serial if values.shape[0] * lay.gather.size < SERIAL_WORK else _rank_sums_parallel
     with launching():
         return kernel(
-            case_major(values),
+            values,
             lay.gather,
             lay.gather_at,
             lay.starts,
@@ -511,7 +412,6 @@ def rank_sums_many(values: np.ndarray, lay: Layout) -> tuple[np.ndarray, np.ndar
             lay.score_at,
             lay.level_at,
             lay.scale,
-            block,
         )
 
 

@@ -369,8 +369,7 @@ class Together:
     wanted: tuple[int, ...]
 
     def summarize(self, case_counts: np.ndarray) -> list[Summary]:
-        """Every table's summary of the resamples ``case_counts`` ``(batch, n_universe)`` (read fastest in
-        Fortran order: :func:`calibrate.stats.bootstrap.case_counts` with ``order="F"``), in one kernel
+        """Every table's summary of the resamples ``case_counts`` ``(batch, n_universe)``, in one kernel
         launch, and the kept cell tables in one more."""
         lay = self.lay
         if lay.scale is not None:  # weighted sums of counts are not whole: accumulated in float64
