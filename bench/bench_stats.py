@@ -2,8 +2,13 @@
 the straightforward loop that calls scipy.stats.spearmanr and sklearn.metrics.cohen_kappa_score once
 per resample, measured side by side in one run. Prints wall and CPU time, speed-up and peak memory.
 
-    python bench/bench_stats.py [--cases 100000] [--judges 10] [--n-boot 1000] [--naive-resamples 1000]
-                                [--weighted]
+    python bench/bench_stats.py [--sizes 100k] [--judges 10] [--n-boot 1000] [--naive-resamples 1000]
+                                [--weighted] [--repeat 3]
+
+`--sizes 10k,100k,1M --judges 1,10` prints one row per size x judges x output mode: the command's median
+wall time, its CPU seconds and the peak memory of its process (the whole command: loading, statistics,
+output). The straightforward loop is timed only with one size and one number of judges (unless
+`--naive-resamples` is given).
 
 Half of the judges score on the metric's 0-3 scale; the other half give continuous scores in [0, 1]
 with full float precision (the hardest case for the table engine: about one cell per case).
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -101,67 +106,106 @@ def naive_loop(data: dict[str, np.ndarray], n_resamples: int, seed: int = 0) -> 
     return time.perf_counter() - start
 
 
+def parse_size(text: str) -> int:
+    """A number of cases as written on the command line: 10000, 10k, 1M, 1.5m.
+
+    >>> parse_size("10k"), parse_size("1M"), parse_size("250")
+    (10000, 1000000, 250)
+    """
+    text = text.strip().lower().replace("_", "").replace(",", "")
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
+
+
+def time_command(folder: Path, n_boot: int, extra: list[str], repeat: int, output: Path) -> dict[str, float]:
+    """`calibrate stats CAMPAIGN [extra] > output`, as a user runs it, ``repeat`` times: the median wall
+    and CPU seconds (user + system of the command's process), the range of wall times and the largest
+    peak resident set of one run (MB)."""
+    calibrate = Path(sys.executable).parent / "calibrate"
+    runs, cpu, peak = [], [], []
+    for _ in range(repeat):
+        with output.open("w") as stdout:
+            start = time.perf_counter()
+            process = subprocess.Popen(
+                [str(calibrate), "stats", str(folder), "--n-boot", str(n_boot), *extra],
+                stdout=stdout,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            _, status, usage = os.wait4(process.pid, 0)
+            runs.append(time.perf_counter() - start)
+            cpu.append(usage.ru_utime + usage.ru_stime)
+            peak.append(usage.ru_maxrss / 1024)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(process.stderr.read())
+    return {
+        "wall": statistics.median(runs),
+        "low": min(runs),
+        "high": max(runs),
+        "cpu": statistics.median(cpu),
+        "peak": max(peak),
+        "load": os.getloadavg()[0],
+        "mb": output.stat().st_size / 1e6,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=100_000)
-    parser.add_argument("--judges", type=int, default=10)
+    parser.add_argument("--sizes", default="100k", help="numbers of cases, comma separated (10k,100k,1M)")
+    parser.add_argument("--cases", type=int, help="one number of cases (as --sizes with one size)")
+    parser.add_argument("--judges", default="10", help="numbers of judges, comma separated (1,10)")
     parser.add_argument("--n-boot", type=int, default=1000)
-    parser.add_argument("--naive-resamples", type=int, default=1000)
+    parser.add_argument("--naive-resamples", type=int, help="default 1000 with one size and one judge count, else 0")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each calibrate mode (median reported)")
     parser.add_argument("--weighted", action="store_true", help="cases from a targeted sample: weighted statistics")
     args = parser.parse_args()
-
+    sizes = [args.cases] if args.cases else [parse_size(size) for size in args.sizes.split(",")]
+    judge_counts = [int(j) for j in args.judges.split(",")]
+    naive_resamples = args.naive_resamples
+    if naive_resamples is None:
+        naive_resamples = 1000 if len(sizes) == 1 and len(judge_counts) == 1 else 0
+    weighted = ", weighted" if args.weighted else ""
+    print(f"calibrate stats, {args.n_boot} resamples{weighted}: median of {args.repeat} runs per row")
+    print(
+        f"{'cases':>9} {'judges':>6} {'output':>6} {'MB':>6} | {'wall s':>7} {'(range)':>13} | {'CPU s':>6} | "
+        f"{'peak MB':>7} | load"
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "campaign"
-        data = make_campaign(folder, args.cases, args.judges)
-        if args.weighted:
-            record_targeted_sample(folder, args.cases)
-        calibrate = Path(sys.executable).parent / "calibrate"
-        timings = {}
-        for mode, extra in (("table", []), ("--json", ["--json"])):
-            runs, cpu = [], []
-            output = Path(tmp) / "stdout"
-            for _ in range(args.repeat):
-                # as a user runs it: `calibrate stats CAMPAIGN [--json] > file`
-                with output.open("w") as stdout:
-                    start = time.perf_counter()
-                    process = subprocess.Popen(
-                        [str(calibrate), "stats", str(folder), "--n-boot", str(args.n_boot), *extra],
-                        stdout=stdout,
-                        stderr=subprocess.PIPE,
-                        text=True,
+        for n_cases in sizes:
+            for n_judges in judge_counts:
+                folder = Path(tmp) / f"campaign-{n_cases}-{n_judges}"
+                data = make_campaign(folder, n_cases, n_judges)
+                if args.weighted:
+                    record_targeted_sample(folder, n_cases)
+                timings = {}
+                for mode, extra in (("table", []), ("json", ["--json"])):
+                    # CPU seconds (user + system of calibrate's process): what a shared, loaded machine does not
+                    # inflate; the load average is read after the row's last run
+                    t = time_command(folder, args.n_boot, extra, args.repeat, Path(tmp) / "stdout")
+                    timings[mode] = t["wall"]
+                    print(
+                        f"{n_cases:>9,} {n_judges:>6} {mode:>6} {t['mb']:>6.1f} | {t['wall']:>7.1f} "
+                        f"({t['low']:>5.1f}-{t['high']:>5.1f}) | {t['cpu']:>6.1f} | {t['peak']:>7,.0f} | "
+                        f"{t['load']:.1f}",
+                        flush=True,
                     )
-                    _, status, usage = os.wait4(process.pid, 0)
-                    runs.append(time.perf_counter() - start)
-                    cpu.append(usage.ru_utime + usage.ru_stime)
-                if os.waitstatus_to_exitcode(status) != 0:
-                    raise SystemExit(process.stderr.read())
-            timings[mode] = statistics.median(runs)
-            # CPU seconds (user + system of calibrate's process): what a shared, loaded machine does not inflate
-            print(
-                f"calibrate stats ({mode} output{', weighted' if args.weighted else ''}, "
-                f"{output.stat().st_size / 1e6:.1f} MB): {args.cases:,} cases x "
-                f"{args.judges} judges x {args.n_boot} resamples: median {timings[mode]:.1f} s over {len(runs)} "
-                f"runs ({min(runs):.1f}-{max(runs):.1f} s), CPU {statistics.median(cpu):.1f} s "
-                f"(load average before the last run {os.getloadavg()[0]:.1f})"
-            )
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        print(f"peak memory of either run: {peak_mb:,.0f} MB")
+                if naive_resamples:
+                    naive_comparison(data, naive_resamples, args.n_boot, timings)
+                shutil.rmtree(folder)
 
-        naive = naive_loop(data, args.naive_resamples)
-        scaled = naive * args.n_boot / args.naive_resamples
-        note = (
-            ""
-            if args.naive_resamples == args.n_boot
-            else f" (measured on {args.naive_resamples} resamples: {naive:.1f} s, scaled linearly)"
-        )
-        print(f"straightforward loop, spearmanr + cohen_kappa_score per resample: {scaled:.1f} s{note}")
-        for mode, seconds in timings.items():
-            print(f"speed-up, {mode} output: {scaled / seconds:.1f}x")
-        print(
-            "(the loop computes 2 statistics per resample; calibrate computes every statistic, its BCa "
-            "jackknife, the threshold rule per resample and, with --json, every curve point)"
-        )
+
+def naive_comparison(data: dict[str, np.ndarray], resamples: int, n_boot: int, timings: dict[str, float]) -> None:
+    """The straightforward loop on ``resamples`` resamples (scaled to ``n_boot``) and calibrate's speed-up."""
+    naive = naive_loop(data, resamples)
+    scaled = naive * n_boot / resamples
+    note = "" if resamples == n_boot else f" (measured on {resamples} resamples: {naive:.1f} s, scaled linearly)"
+    print(f"straightforward loop, spearmanr + cohen_kappa_score per resample: {scaled:.1f} s{note}")
+    for mode, seconds in timings.items():
+        print(f"speed-up, {mode} output: {scaled / seconds:.1f}x")
+    print(
+        "(the loop computes 2 statistics per resample; calibrate computes every statistic, its BCa "
+        "jackknife, the threshold rule per resample and, with --json, every curve point)"
+    )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from calibrate.campaign import Campaign
 from calibrate.campaign.reference import HumanReference, JudgeScores, human_reference, pair, select_judges
 from calibrate.campaign.weights import DesignWeights, design_weights
 from calibrate.stats.bootstrap import case_counts, resample_indices
-from calibrate.stats.paired import summarize_together
+from calibrate.stats.paired import together
 
 __all__ = ["MetricComparisons", "ProgressCallback", "bootstrap_runs", "chosen_judges", "judge_comparisons"]
 
@@ -92,7 +92,18 @@ def bootstrap_runs(
     batch = int(np.clip(ROW_BUDGET // max(int(offsets[-1]), 1), 1, max(n_boot, 1)))
     weighted = any(d.weights is not None for _, d in groups)
     active = [(run, offsets[g] + run.positions) for g, (group, _) in enumerate(groups) for run in group]
-    launches = _launches(active, batch)
+    # each launch's tables laid out once for every batch
+    launches = [
+        (
+            [run for run, _ in launch],
+            together(
+                [run.paired for run, _ in launch],
+                [positions for _, positions in launch],
+                tables=[run.on_scale for run, _ in launch],
+            ),
+        )
+        for launch in _launches(active, batch)
+    ]
     done = 0
     for parts in zip(
         *(resample_indices(d.strata.size, n_boot, seed=seed, batch_size=batch, strata=d.strata) for _, d in groups)
@@ -106,14 +117,8 @@ def bootstrap_runs(
         counts = case_counts(indices, int(offsets[-1]))
         if weighted:  # weighted sums of counts are not whole: accumulate in float64
             counts = counts.astype(np.float64)
-        for launch in launches:
-            summaries = summarize_together(
-                [run.paired for run, _ in launch],
-                counts,
-                [positions for _, positions in launch],
-                tables=[run.on_scale for run, _ in launch],
-            )
-            for (run, _), summary in zip(launch, summaries):
+        for launched, tables in launches:
+            for run, summary in zip(launched, tables.summarize(counts)):
                 run.add_summary(summary)
         done += parts[0].shape[0]
         if progress:

@@ -24,7 +24,7 @@ import numpy as np
 from calibrate.stats import kernel
 from calibrate.stats.curves import threshold_errors
 
-__all__ = ["EXACT_JACKKNIFE_LIMIT", "PairedScores", "Summary", "summarize_together"]
+__all__ = ["EXACT_JACKKNIFE_LIMIT", "PairedScores", "Summary", "Together", "summarize_together", "together"]
 
 #: Up to this many occupied cells the jackknife leaves out each case exactly; above it, groups.
 EXACT_JACKKNIFE_LIMIT = 2_000
@@ -357,6 +357,58 @@ class PairedScores:
         }
 
 
+@dataclass(frozen=True)
+class Together:
+    """Several tables read on the same resamples, laid out for the kernels once (for a whole bootstrap):
+    :meth:`summarize` gives each table's :class:`Summary` of a batch of case counts. Made by
+    :func:`together`."""
+
+    lay: kernel.Layout
+    #: the layout of the tables whose cell tables are kept, and their indices among all
+    part: kernel.Layout | None
+    wanted: tuple[int, ...]
+
+    def summarize(self, case_counts: np.ndarray) -> list[Summary]:
+        """Every table's summary of the resamples ``case_counts`` ``(batch, n_universe)``, in one kernel
+        launch, and the kept cell tables in one more."""
+        lay = self.lay
+        if lay.scale is not None:  # weighted sums of counts are not whole: accumulated in float64
+            case_counts = case_counts.astype(np.float64, copy=False)
+        by_human, cum_passes, cum_fails, sums = kernel.rank_sums_many(case_counts, lay)
+        cell_tables: dict[int, np.ndarray] = {}
+        part = self.part
+        if part is not None:
+            found = kernel.cell_tables(case_counts, part.gather, part.starts, part.scale)
+            cell_tables = {k: found[:, part.cell_at[i] : part.cell_at[i + 1]] for i, k in enumerate(self.wanted)}
+        out = []
+        for k in range(lay.n_tables):
+            levels = by_human[:, lay.level_at[k] : lay.level_at[k + 1]]
+            scores = slice(lay.score_at[k], lay.score_at[k + 1])
+            out.append(
+                Summary(
+                    T=cell_tables.get(k),
+                    n=levels.sum(axis=1),
+                    by_human=levels,
+                    cum_passes=cum_passes[:, scores],
+                    cum_fails=cum_fails[:, scores],
+                    sums=sums[:, k, :],
+                )
+            )
+        return out
+
+
+def together(
+    pairs: list[PairedScores], positions: list[np.ndarray | None], *, tables: list[bool] | None = None
+) -> Together:
+    """The tables of ``pairs``, whose cases sit at ``positions`` in a universe, laid out once to be
+    summarized on many batches of resamples (:meth:`Together.summarize`); ``tables[k]``: keep table
+    ``k``'s cell tables (kappa and alpha read them). See :func:`summarize_together`."""
+    cells = [p.cells_of(pos) for p, pos in zip(pairs, positions)]
+    wanted = tuple(k for k in range(len(pairs)) if tables is not None and tables[k])
+    part = kernel.layout([cells[k] for k in wanted]) if wanted else None
+    return Together(kernel.layout(cells), part, wanted)
+
+
 def summarize_together(
     pairs: list[PairedScores],
     case_counts: np.ndarray,
@@ -366,7 +418,8 @@ def summarize_together(
 ) -> list[Summary]:
     """:meth:`PairedScores.summarize_counts` of several tables on the same resamples, in one kernel launch
     (and their cell tables, where ``tables[k]`` asks for them, in one more): every judge of every slice of
-    a metric at once.
+    a metric at once. A bootstrap lays the tables out once with :func:`together` and summarizes each
+    batch with :meth:`Together.summarize`; this does both for one batch.
 
     Parameters
     ----------
@@ -388,29 +441,4 @@ def summarize_together(
     >>> bool(np.array_equal(sa.sums, a.summarize_counts(counts, np.arange(4)).sums)), sb.T.tolist()
     (True, [[1.0, 1.0, 1.0], [0.0, 1.0, 2.0]])
     """
-    cells = [p.cells_of(pos) for p, pos in zip(pairs, positions)]
-    lay = kernel.layout(cells)
-    if lay.scale is not None:  # weighted sums of counts are not whole: accumulated in float64
-        case_counts = case_counts.astype(np.float64, copy=False)
-    by_human, cum_passes, cum_fails, sums = kernel.rank_sums_many(case_counts, lay)
-    wanted = [k for k in range(len(pairs)) if tables is not None and tables[k]]
-    cell_tables: dict[int, np.ndarray] = {}
-    if wanted:
-        part = kernel.layout([cells[k] for k in wanted])
-        found = kernel.cell_tables(case_counts, part.gather, part.starts, part.scale)
-        cell_tables = {k: found[:, part.cell_at[i] : part.cell_at[i + 1]] for i, k in enumerate(wanted)}
-    out = []
-    for k in range(len(pairs)):
-        levels = by_human[:, lay.level_at[k] : lay.level_at[k + 1]]
-        scores = slice(lay.score_at[k], lay.score_at[k + 1])
-        out.append(
-            Summary(
-                T=cell_tables.get(k),
-                n=levels.sum(axis=1),
-                by_human=levels,
-                cum_passes=cum_passes[:, scores],
-                cum_fails=cum_fails[:, scores],
-                sums=sums[:, k, :],
-            )
-        )
-    return out
+    return together(pairs, positions, tables=tables).summarize(case_counts)
