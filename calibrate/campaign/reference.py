@@ -8,6 +8,7 @@ from collections.abc import Callable, Hashable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TypeVar
 
 import numpy as np
@@ -138,6 +139,12 @@ class JudgeScores:
     @property
     def sign(self) -> float:
         return 1.0 if self.rater.higher_is_better else -1.0
+
+    @cached_property
+    def _increasing(self) -> bool:
+        """Whether ``case_ids`` are sorted and distinct (:func:`judge_scores` makes them so; a judge's
+        scores made elsewhere may not be); checked once, as every join of the judge asks."""
+        return _strictly_increasing(self.case_ids)
 
     @property
     def oriented(self) -> np.ndarray:
@@ -391,7 +398,7 @@ class Pairing:
     def unlabelled(self) -> np.ndarray:
         """The judge's cases outside the pairing (no human reference): a mask over ``judge.case_ids``."""
         ids = self.judge.case_ids
-        if not _strictly_increasing(ids):
+        if not self.judge._increasing:
             return ~np.isin(ids, self.case_ids)
         # the few paired cases looked up among the judge's many (sorted): no sort of the many
         at, hit = _found(ids, self.case_ids)
@@ -445,7 +452,7 @@ def pair(
     ids = scores.case_ids
     # a judge's cases are sorted by id (judge_scores): the few labelled ones are looked up among its many,
     # which are neither sorted again nor searched one by one (10 million cases: seconds each way)
-    fast = _strictly_increasing(ids) and _strictly_increasing(ref.case_ids if own else universe)
+    fast = scores._increasing and _strictly_increasing(ref.case_ids if own else universe)
     if own:
         universe = ref.case_ids[_found(ids, ref.case_ids)[1]] if fast else np.intersect1d(ref.case_ids, ids)
     design = design if design is not None else design_weights(campaign, universe)

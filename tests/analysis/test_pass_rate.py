@@ -261,3 +261,21 @@ def test_the_vectorised_path_is_the_straightforward_one(seed, weighted, lower_is
     doc = estimate_pass_rate(c, metric="m", judge="j", by="topic")
     plain = _straightforward(c, "topic")
     assert {k: doc[k] for k in plain} == plain
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 8))
+def test_stratum_shares_are_the_counts_of_each_score(seed, n_strata):
+    """The shares counted from the scores at or below each edge are the shares of each case's own
+    stratum (score_strata, np.bincount), on scores with many ties."""
+    from calibrate.stats.strata import score_strata
+
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, int(rng.integers(2, 30)), int(rng.integers(5, 2000))) / 4
+    labelled = rng.choice(scores, int(rng.integers(2, 60)))
+    stratum, shares, edges = _merged_strata(scores, labelled, n_strata)
+    counts = np.bincount(score_strata(scores, edges), minlength=len(edges) + 1)
+    assert (
+        shares.tolist() == (counts / scores.size).tolist()
+        and stratum.tolist() == score_strata(labelled, edges).tolist()
+    )
