@@ -452,8 +452,8 @@ def pair(
     ids = scores.case_ids
     # a judge's cases are sorted by id (judge_scores): the few labelled ones are looked up among its many,
     # which are neither sorted again nor searched one by one (10 million cases: seconds each way)
-    fast = scores._increasing and _strictly_increasing(ref.case_ids if own else universe)
-    if own:
+    fast = scores._increasing and _strictly_increasing(ref.case_ids if universe is None else universe)
+    if universe is None:
         universe = ref.case_ids[_found(ids, ref.case_ids)[1]] if fast else np.intersect1d(ref.case_ids, ids)
     design = design if design is not None else design_weights(campaign, universe)
     if fast:
