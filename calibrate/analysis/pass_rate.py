@@ -26,13 +26,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from calibrate.analysis.figures import estimate, undefined
 from calibrate.base.manifest import build_manifest
 from calibrate.base.params import checked
 from calibrate.base.results import Result
 from calibrate.campaign import Campaign
-from calibrate.campaign.metadata import metadata_value, require_cases
+from calibrate.campaign.metadata import metadata_values, require_cases
 from calibrate.campaign.reference import computed_once, pair
 from calibrate.campaign.weights import kish_effective_n
 from calibrate.stats.intervals import normal_quantile, wilson_interval
@@ -158,7 +159,10 @@ def _merged_strata(
             break
         h = int(short[0])
         del edges[min(h, len(edges) - 1)]  # merge the short stratum with its upper neighbour (the last: lower)
-    shares = np.bincount(score_strata(score_all, edges), minlength=len(edges) + 1) / score_all.size
+    # each stratum's count from the count at or below each edge: a few comparisons of the many scores,
+    # not a search of each (the counts np.bincount(score_strata(score_all, edges)) gives)
+    at_or_below = [np.count_nonzero(score_all <= e) for e in edges]
+    shares = np.diff(np.array([0, *at_or_below, score_all.size], dtype=np.int64)) / score_all.size
     return score_strata(score_labelled, edges), shares, edges
 
 
@@ -178,6 +182,9 @@ def _with_savings(result: dict, human_se: float, n: int, method: str) -> dict[st
 
 
 def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strata) -> dict[str, Any]:
+    """The four estimates of one part (all cases, or a slice): its labelled cases' passes, scores and
+    weights, and its unlabelled cases' scores (``score_u``: millions of cases; each array of them made
+    here is made once)."""
     n, big_n = passes.size, score_u.size
     out: dict[str, Any] = {"n_labelled": int(n), "n_unlabelled": int(big_n)}
     if n < 2:
@@ -200,13 +207,16 @@ def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strat
     if big_n == 0:
         reason = "every case the judge scored is labelled: the humans-only figure is the pass rate itself"
         return out | {"ppi": undefined(reason), "stratified": undefined(reason), "judge_only": undefined(reason)}
+    oriented_u = score_u if sign == 1 else sign * score_u  # the same numbers, without a copy of the many
     out["ppi"] = _with_savings(
-        ppi_mean(passes, sign * score_l, sign * score_u, weights=weights, confidence=confidence),
+        ppi_mean(passes, sign * score_l, oriented_u, weights=weights, confidence=confidence),
         human_se,
         n,
         "prediction-powered (PPI++, power-tuned, the judge's raw score), normal",
     )
-    stratum, shares, _edges = _merged_strata(sign * np.concatenate([score_l, score_u]), sign * score_l, n_strata)
+    everyone = np.concatenate([sign * score_l, oriented_u])
+    del oriented_u
+    stratum, shares, _edges = _merged_strata(everyone, sign * score_l, n_strata)
     out["stratified"] = _with_savings(
         stratified_mean(passes, stratum, shares, weights=weights, confidence=confidence),
         human_se,
@@ -216,14 +226,34 @@ def _one(passes, score_l, score_u, weights, threshold, sign, confidence, n_strat
     if threshold is None:
         out["judge_only"] = undefined("the judge has no pass threshold under the metric's rule")
     else:
-        everyone = sign * np.concatenate([score_l, score_u])
-        k = float(np.sum(everyone >= sign * threshold))
+        k = float(np.count_nonzero(everyone >= sign * threshold))
         low, high = wilson_interval(k, everyone.size, confidence=confidence)
         out["judge_only"] = estimate(k / everyone.size, float(low), float(high), "Wilson score") | {
             "threshold": threshold,
             "note": "the judge's own verdicts: biased by its errors, which the interval does not include",
         }
     return out
+
+
+def _groups(keys: np.ndarray, labelled: np.ndarray) -> tuple[list[str], list[tuple[np.ndarray, np.ndarray]]]:
+    """The sorted distinct ``keys`` of a judge's cases, and for each, the indices of its cases among
+    the labelled ones and among the others (each ascending: a slice's cases keep their order, so its
+    sums are those of a mask). One sort of the integer codes instead of a pass over every case per slice.
+
+    Examples
+    --------
+    >>> values, members = _groups(np.array(["b", "a", "b", "a"]), np.array([True, True, False, False]))
+    >>> values, [(at_l.tolist(), at_u.tolist()) for at_l, at_u in members]
+    (['a', 'b'], [([1], [1]), ([0], [0])])
+    """
+    codes, uniques = pd.factorize(keys, sort=True)
+    k = len(uniques)
+
+    def split(codes: np.ndarray) -> list[np.ndarray]:
+        order = np.argsort(codes, kind="stable")
+        return np.split(order, np.cumsum(np.bincount(codes, minlength=k))[:-1])
+
+    return [str(u) for u in uniques], list(zip(split(codes[labelled]), split(codes[~labelled]), strict=True))
 
 
 @computed_once()
@@ -268,17 +298,20 @@ def estimate_pass_rate(
 
     campaign.metric_names([metric])
     joined = pair(campaign, metric, judge)
-    scores, ids_l, passes, weights = joined.judge, joined.case_ids, joined.passes.astype(float), joined.weights
-    labelled = ~joined.unlabelled
+    scores, passes, weights = joined.judge, joined.passes.astype(float), joined.weights
+    unlabelled = joined.unlabelled
+    score_u = scores.values[unlabelled]  # the judge's scores of the cases no human labelled: made once
     threshold = recommended_threshold(campaign, metric, scores.name)
 
-    def part(mask_l: np.ndarray, mask_u: np.ndarray) -> dict[str, Any]:
-        w = None if weights is None else weights[mask_l]
+    def part(at_l: np.ndarray | None, at_u: np.ndarray | None) -> dict[str, Any]:
+        """The estimates over the labelled cases ``at_l`` and the unlabelled ones ``at_u`` (indices in
+        the order of the cases; None: all of them)."""
+        w = None if weights is None or at_l is None else weights[at_l]
         return _one(
-            passes[mask_l],
-            joined.score[mask_l],
-            scores.values[~labelled][mask_u],
-            w,
+            passes if at_l is None else passes[at_l],
+            joined.score if at_l is None else joined.score[at_l],
+            score_u if at_u is None else score_u[at_u],
+            weights if at_l is None else w,
             threshold,
             scores.sign,
             confidence,
@@ -291,15 +324,13 @@ def estimate_pass_rate(
         "judge": scores.name,
         "weighted": weights is not None,
         "threshold": threshold,
-        "overall": part(np.ones(ids_l.size, bool), np.ones((~labelled).sum(), bool)),
+        "overall": part(None, None),
     }
     if by is not None:
         require_cases(campaign, by)
-        keys_l = np.array([metadata_value(campaign, c, by) for c in ids_l.tolist()])
-        keys_u = np.array([metadata_value(campaign, c, by) for c in scores.case_ids[~labelled].tolist()])
+        values, members = _groups(metadata_values(campaign, scores.case_ids, by), ~unlabelled)
         doc["slices"] = [
-            {"key": by, "value": v, **part(keys_l == v, keys_u == v)}
-            for v in sorted(set(keys_l.tolist()) | set(keys_u.tolist()))
+            {"key": by, "value": v, **part(at_l, at_u)} for v, (at_l, at_u) in zip(values, members, strict=True)
         ]
     doc["manifest"] = build_manifest(
         campaign, command="pass-rate", metric=metric, judge=scores.name, by=by, confidence=confidence, n_strata=n_strata

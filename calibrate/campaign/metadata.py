@@ -20,7 +20,10 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
+
+import numpy as np
 
 from calibrate.base.errors import ParameterText
 from calibrate.campaign.model import Campaign
@@ -30,6 +33,7 @@ __all__ = [
     "cases_by_generator_family",
     "generator_family",
     "metadata_value",
+    "metadata_values",
     "require_cases",
     "slices",
 ]
@@ -65,6 +69,25 @@ def metadata_value(campaign: Campaign, case_id: str, key: str) -> str:
     """
     value = (((campaign.cases or {}).get(case_id) or {}).get("metadata") or {}).get(key)
     return MISSING if value is None else str(value)
+
+
+def metadata_values(campaign: Campaign, case_ids: Iterable[str], key: str) -> np.ndarray:
+    """:func:`metadata_value` of each of ``case_ids``, as an array of text (object dtype), in their order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from calibrate.campaign import campaign_from_frames
+    >>> c = campaign_from_frames({"name": "n", "metrics": {"f": {"scale": "binary"}}},
+    ...     pd.DataFrame({"case_id": ["a", "b"], "metric": "f", "rater": "h", "rater_kind": "human",
+    ...                   "value": [1, 0]}), [{"case_id": "a", "metadata": {"n": 2}}, {"case_id": "b"}])
+    >>> metadata_values(c, ["b", "a", "z"], "n").tolist()
+    ['(missing)', '2', '(missing)']
+    """
+    cases = campaign.cases or {}
+    # one pass over the cases' dicts, with no function call per case (10 million cases: seconds less)
+    found = [((cases.get(c) or {}).get("metadata") or {}).get(key) for c in case_ids]
+    return np.array([MISSING if v is None else str(v) for v in found], dtype=object)
 
 
 def slices(campaign: Campaign, by: str) -> dict[str, frozenset[str]]:

@@ -3,12 +3,13 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calibrate
-from calibrate.analysis.pass_rate import _merged_strata, estimate_pass_rate, ppi_mean, stratified_mean
+from calibrate.analysis.pass_rate import _merged_strata, _one, estimate_pass_rate, ppi_mean, stratified_mean
 from calibrate.campaign import campaign_from_frames
 from calibrate.stats.intervals import wilson_interval
 from tests.conftest import run_cli
@@ -177,3 +178,104 @@ def test_slices_and_the_command_line(demo, tmp_path):
         check=True,
     ).stdout
     assert "question_type = " in table and "humans only" in table
+
+
+def _straightforward(c, by):
+    """estimate_pass_rate's document, the plain way: dicts of the judge's and the humans' values per case,
+    the labelled and unlabelled cases listed in id order, each slice's cases picked one by one."""
+    from calibrate.analysis.recommendations import recommended_threshold
+    from calibrate.campaign.weights import design_weights
+
+    r = c.ratings
+    judged = {k: v for k, v, who in zip(r["case_id"], r["value"], r["rater"]) if who == "j" and v == v}
+    labels: dict[str, list[float]] = {}
+    for k, v, kind in zip(r["case_id"], r["value"], r["rater_kind"]):
+        if kind == "human":
+            labels.setdefault(k, []).append(v)
+    human = {k: sorted(v)[(len(v) - 1) // 2] for k, v in labels.items()}  # the low median
+    labelled = sorted(k for k in judged if k in human)
+    weights = design_weights(c, np.array(labelled)).weights
+    sign = 1.0 if c.rater("j").higher_is_better else -1.0
+    threshold = recommended_threshold(c, "m", "j")
+
+    def part(keep):
+        at = [i for i, k in enumerate(labelled) if keep(k)]
+        return _one(
+            np.array([float(human[labelled[i]] >= 1) for i in at]),
+            np.array([judged[labelled[i]] for i in at]),
+            np.array([judged[k] for k in sorted(judged) if k not in human and keep(k)]),
+            None if weights is None else weights[at],
+            threshold,
+            sign,
+            0.95,
+            5,
+        )
+
+    doc = {"threshold": threshold, "weighted": weights is not None, "overall": part(lambda k: True)}
+    if by is not None:
+        value = {k: str((c.cases[k].get("metadata") or {}).get(by, "(missing)")) for k in judged}
+        doc["slices"] = [
+            {"key": by, "value": v, **part(lambda k, v=v: value[k] == v)} for v in sorted(set(value.values()))
+        ]
+    return doc
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.booleans(), st.booleans())
+def test_the_vectorised_path_is_the_straightforward_one(seed, weighted, lower_is_better):
+    """A small random campaign (its rows in any order, failed judge calls, one or two annotators, labels
+    on cases the judge did not score, a slice key some cases lack, a sample design or none): the document
+    is exactly the one plain per-case Python gives (each number to the last bit)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 400))
+    ids = np.array([f"q{i:04d}" for i in rng.permutation(n)])
+    labelled = rng.random(n) < rng.uniform(0.1, 0.6)
+    scored = rng.random(n) < 0.9
+    rows = [
+        {"case_id": k, "metric": "m", "rater": a, "rater_kind": "human", "value": float(rng.integers(0, 2))}
+        for k in ids[labelled]
+        for a in ["a1", "a2"][: int(rng.integers(1, 3))]
+    ]
+    rows += [
+        {"case_id": k, "metric": "m", "rater": "j", "rater_kind": "judge"}
+        | ({"value": None, "error": "timeout"} if rng.random() < 0.03 else {"value": float(rng.integers(0, 50)) / 7})
+        for k in ids[scored]
+    ]
+    cases = [
+        {"case_id": k} | ({"metadata": {"topic": int(rng.integers(0, 4))}} if rng.random() < 0.9 else {}) for k in ids
+    ]
+    config = {
+        "name": "v",
+        "metrics": {"m": {"scale": "binary", "max_false_pass": 0.2}},
+        "raters": {"j": {"higher_is_better": not lower_is_better}},
+    }
+    c = campaign_from_frames(config, pd.DataFrame(rows).iloc[rng.permutation(len(rows))], cases)
+    if weighted:
+        drawn = sorted(rng.choice(ids[labelled], int(labelled.sum() * 0.7), replace=False).tolist())
+        c.samples["s"] = {
+            "design": {"strategy": "threshold"},
+            "case_ids": drawn,
+            "strata": ["near" if i % 3 else "far" for i in range(len(drawn))],
+            "inclusion_probability": np.array([0.6 if i % 3 else 0.05 for i in range(len(drawn))]),
+        }
+    doc = estimate_pass_rate(c, metric="m", judge="j", by="topic")
+    plain = _straightforward(c, "topic")
+    assert {k: doc[k] for k in plain} == plain
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 8))
+def test_stratum_shares_are_the_counts_of_each_score(seed, n_strata):
+    """The shares counted from the scores at or below each edge are the shares of each case's own
+    stratum (score_strata, np.bincount), on scores with many ties."""
+    from calibrate.stats.strata import score_strata
+
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, int(rng.integers(2, 30)), int(rng.integers(5, 2000))) / 4
+    labelled = rng.choice(scores, int(rng.integers(2, 60)))
+    stratum, shares, edges = _merged_strata(scores, labelled, n_strata)
+    counts = np.bincount(score_strata(scores, edges), minlength=len(edges) + 1)
+    assert (
+        shares.tolist() == (counts / scores.size).tolist()
+        and stratum.tolist() == score_strata(labelled, edges).tolist()
+    )

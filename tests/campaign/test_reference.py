@@ -67,3 +67,91 @@ def test_weights_are_the_pairs_own_or_the_universes():
     # a universe without the judge's cases leaves nothing to pair
     empty = pair(c, "m", "j", universe=np.array(["c00", "c01"]))
     assert empty.n == 0 and empty.weights is None and empty.n_unreferenced == 27
+
+
+def _unsorted(scores):
+    """The same judge with its cases in reverse order: pair() takes its straightforward path (a search of
+    every judged case in the universe), not the lookup of the few labelled among the many sorted."""
+    from dataclasses import replace
+
+    return replace(scores, case_ids=scores.case_ids[::-1].copy(), values=scores.values[::-1].copy())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_sorted_lookup_is_the_straightforward_join(seed):
+    """Random campaigns (cases in any order in the file, failed judge calls, two runs, a judge without
+    some labelled cases, labels on cases no judge scored): the join by lookup in the judge's sorted cases
+    gives what the search of every judged case (and np.isin, np.intersect1d) gives, in the universe of
+    its own cases and in a wider one."""
+    from calibrate.campaign.reference import find_judge, judge_scores
+
+    rng = np.random.default_rng(seed)
+    ids = np.array([f"k{i:03d}" for i in rng.permutation(300)])
+    labelled = rng.random(300) < 0.3
+    rows = [
+        {"case_id": c, "metric": "m", "rater": h, "rater_kind": "human", "value": float(rng.integers(0, 2))}
+        for c in ids[labelled]
+        for h in ["h1", "h2"][: int(rng.integers(1, 3))]
+    ]
+    for run in ("r1", "r2"):
+        scored = ids[rng.random(300) < 0.8]
+        failed = rng.random(scored.size) < 0.05
+        rows += [
+            {"case_id": c, "metric": "m", "rater": "j", "rater_kind": "judge", "run_id": run}
+            | ({"value": None, "error": "timeout"} if f else {"value": float(rng.random())})
+            for c, f in zip(scored, failed)
+        ]
+    order = rng.permutation(len(rows))
+    c = campaign_from_frames({"name": "n", "metrics": {"m": {"scale": "binary"}}}, pd.DataFrame(rows).iloc[order])
+    for scores in judge_scores(c, "m"):
+        assert (np.sort(scores.case_ids) == scores.case_ids).all() and np.unique(
+            scores.case_ids
+        ).size == scores.case_ids.size
+        by_row = c.ratings[(c.ratings["rater"] == "j") & (c.ratings["run_id"] == scores.run_id)]
+        ok = by_row[by_row["value"].notna()].sort_values("case_id")
+        assert scores.case_ids.tolist() == ok["case_id"].tolist() and scores.values.tolist() == ok["value"].tolist()
+        assert sorted(scores.errors["case_id"]) == sorted(by_row.loc[by_row["value"].isna(), "case_id"])
+    ref = human_reference(c, "m")
+    for name in ("j@r1", "j@r2"):
+        scores = find_judge(c, "m", name)
+        fast, slow = pair(c, "m", scores), pair(c, "m", _unsorted(scores))
+        assert fast.case_ids.tolist() == np.intersect1d(ref.case_ids, scores.case_ids).tolist()
+        assert fast.case_ids.tolist() == slow.case_ids[::-1].tolist()
+        assert (
+            fast.score.tolist() == slow.score[::-1].tolist()
+            and fast.positions.tolist() == slow.positions[::-1].tolist()
+        )
+        assert fast.unlabelled.tolist() == (~np.isin(scores.case_ids, fast.case_ids)).tolist()
+        assert fast.unlabelled.tolist() == slow.unlabelled[::-1].tolist()
+        wide = pair(c, "m", scores, reference=ref, universe=ref.case_ids)
+        wide_slow = pair(c, "m", _unsorted(scores), reference=ref, universe=ref.case_ids)
+        assert wide.positions.tolist() == wide_slow.positions[::-1].tolist()
+        assert ref.case_ids[wide.positions].tolist() == wide.case_ids.tolist()
+        assert wide.n_unreferenced == wide_slow.n_unreferenced == int((~np.isin(scores.case_ids, ref.case_ids)).sum())
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["c003", "c001", "c002"],  # one width
+        ["a", "bb", "", "dddd", "c"],  # several, and empty
+        ["é", "ab", "z"],  # not ASCII: the plain way
+        [],
+        ["x"] * 3,
+    ],
+)
+@pytest.mark.parametrize("dtype", ["str", "string[pyarrow]", "string[python]", object, "category"])
+def test_ids_as_text_are_to_numpys(texts, dtype):
+    """The ids made from pyarrow's bytes are the array to_numpy(dtype=str) makes, of a column as it is,
+    of part of it (an offset into its buffers), and of one held in several chunks."""
+    import pyarrow as pa
+
+    from calibrate.campaign.reference import _text_array
+
+    column = pd.Series(texts * 3, dtype=dtype)
+    for part in (column, column.iloc[2:], column.iloc[::2]):
+        made = _text_array(part)
+        assert made.dtype == part.to_numpy(dtype=str).dtype and made.tolist() == part.to_numpy(dtype=str).tolist()
+    if dtype == "str" and texts:
+        chunked = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([texts, texts[::-1]])))
+        assert _text_array(chunked).tolist() == chunked.to_numpy(dtype=str).tolist()
