@@ -511,7 +511,9 @@ def import_promptfoo(
         campaign_folder,
         "promptfoo",
         {"results": path},
-        lambda: read_promptfoo_results(path, **options),
+        lambda: read_promptfoo_results(
+            path, input_var=input_var, context_var=context_var, expected_var=expected_var, human_rater=human_rater
+        ),
         options=options,
         metric_map=metric_map,
         rater=rater,
