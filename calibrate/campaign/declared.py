@@ -1,23 +1,25 @@
 """What ``campaign.toml`` declares, read and checked: its name, ``[metrics.NAME]`` (:func:`parse_metric`),
 ``[raters.NAME]``, and the ``[judges]``, ``[juries]`` and ``[service]`` tables their own modules parse,
-into one :class:`Declared` (:func:`parse_config`). Each table is read through its schema
+into one :class:`Declared` (:func:`parse_config`; :func:`read_declared` reads a folder's campaign.toml
+alone, for a command that needs its declarations and not its ratings). Each table is read through its schema
 (:mod:`calibrate.campaign.config`); what ties its fields together is checked here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from calibrate.base.errors import CampaignError, Problem
-from calibrate.campaign.config import CampaignFile, MetricTable, RaterTable, table, tables
+from calibrate.campaign.config import CampaignFile, MetricTable, RaterTable, read_toml, table, tables
 from calibrate.campaign.judge_settings import parse_judges
 from calibrate.campaign.judge_specs import JudgeSpec
 from calibrate.campaign.juries import parse_juries
 from calibrate.campaign.model import Metric, OutOfScale, Rater, number_text
 from calibrate.campaign.service import parse_service
 
-__all__ = ["Declared", "parse_config", "parse_metric", "section"]
+__all__ = ["Declared", "parse_config", "parse_metric", "read_declared", "section"]
 
 
 def _levels_and_range(
@@ -185,3 +187,20 @@ def parse_config(config: Any, file: str) -> Declared:
     if problems:
         raise CampaignError(problems)
     return Declared(name, metrics, raters, judges, top.out_of_scale, juries, service)
+
+
+def read_declared(folder: str | Path) -> Declared:
+    """What the campaign ``folder``'s campaign.toml declares, read and checked as
+    :func:`~calibrate.campaign.load.load_campaign` reads it, without reading its ratings or cases (an
+    import needs the metrics first, and loads the campaign once, as it would leave it).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "campaign.toml").write_text('name = "c"\\n[metrics.faithfulness]\\nscale = "binary"\\nhuman_pass = 1\\n')
+    >>> sorted(read_declared(folder).metrics)
+    ['faithfulness']
+    """
+    path = Path(folder) / "campaign.toml"
+    return parse_config(read_toml(path), str(path))

@@ -526,11 +526,16 @@ def jsonl_line(record: dict) -> str:
 
 
 def plan_merge(
-    campaign_folder: str | Path, cases: list[dict], *, complete: bool = False
+    campaign_folder: str | Path,
+    cases: list[dict],
+    *,
+    complete: bool = False,
+    existing: dict[str, dict] | None = None,
 ) -> tuple[str | None, dict[str, int]]:
     """What :func:`merge_cases` would make of ``cases.jsonl``: its new text (None when it would not
     change) and the counts ``{"added", "unchanged", "completed"}``; raises as it does (and for a case id
-    the campaign's loader would refuse: :func:`~calibrate.campaign.readers.id_problem`)."""
+    the campaign's loader would refuse: :func:`~calibrate.campaign.readers.id_problem`). ``existing``:
+    the file's cases as :func:`read_cases_file` gives them, when the caller read them already."""
     path = Path(campaign_folder) / CASES_FILE
     unfit = [
         Problem(
@@ -545,7 +550,7 @@ def plan_merge(
     ]
     if unfit:
         raise CampaignError(unfit)
-    existing = read_cases_file(campaign_folder)
+    existing = read_cases_file(campaign_folder) if existing is None else existing
     conflicts, completed = [], {}
     for c in cases:
         before = existing.get(c["case_id"])

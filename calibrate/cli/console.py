@@ -25,14 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.segment import Segment
 from rich.text import Span, Text
 
@@ -345,6 +337,16 @@ def progress(enabled: bool = True):
     if not enabled:
         yield None
         return
+    # imported here: only the commands that compute long show a bar, and rich.progress costs every command
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(),

@@ -45,13 +45,13 @@ def import_options(command):
 
 def run_import(campaign: str, maps: tuple[str, ...], as_json: bool, importer) -> None:
     """Match the --map options to the campaign, call the source's import function (``importer``, the
-    library's own with the command's other options, given ``metric_map=``), print what it did."""
-    from calibrate.campaign import load_campaign
+    library's own with the command's other options, given ``metric_map=``), print what it did. The
+    campaign is loaded once, by the import (as it would leave it): here only campaign.toml is read."""
+    from calibrate.imports.apply import declared_metrics
     from calibrate.imports.records import parse_map
 
     try:
-        before = load_campaign(campaign)
-        metrics = list(before.metrics)  # the campaign first: a mistyped one asks no server
+        metrics = declared_metrics(campaign)  # the campaign first: a mistyped one asks no server
         mapping = parse_map(maps, metrics) if maps else {}
         doc = importer(metric_map=mapping)
     except (CampaignError, ValueError) as exc:
@@ -59,12 +59,24 @@ def run_import(campaign: str, maps: tuple[str, ...], as_json: bool, importer) ->
     if as_json:
         print_json(doc)
         return
-    print_import(doc, before.cases)
+    if doc.get("withdrawn"):  # the cases are read only to label the withdrawn ratings' cases
+        from calibrate.cases.datasets import read_cases_file
+
+        print_import(doc, read_cases_file(campaign))
+    else:
+        print_import(doc)
 
 
 def print_import(doc: dict, cases: dict[str, dict] | None = None) -> None:
     """What an import did (or would do), in a few lines."""
     c, r = doc["cases"], doc["ratings"]
+    if doc.get("unchanged_since"):
+        out.print(
+            f"unchanged, nothing to do: {doc['source']} ({doc['kind']}) was imported as it is by "
+            f"{doc['unchanged_since']}, and the campaign is as that import left it"
+        )
+        out.print(f"  cases: {c['unchanged']} already there; ratings: {r['unchanged']} unchanged")
+        return
     head = "dry run, nothing written: would import" if doc["dry_run"] else "imported"
     out.print(f"{head} from {doc['source']} ({doc['kind']})")
     out.print(

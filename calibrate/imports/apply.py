@@ -3,8 +3,14 @@
 :func:`import_batch` matches the source's metric names to the campaign's, names the judge where
 asked, refuses a rating another file or source already gives under the same rater, stores the new
 and changed ratings as revisions (:class:`~calibrate.imports.store.ImportStore`), and checks the
-campaign the import would leave by loading it in a scratch folder. Only a campaign that loads is
-written; a ``dry_run`` writes nothing and says what the import would do.
+campaign the import would leave by loading it in a scratch folder: the one load of the campaign an
+import makes (campaign.toml is read alone before, for the metrics; the campaign as it was is loaded
+only to say why an import is refused). Only a campaign that loads is written; a ``dry_run`` writes
+nothing and says what the import would do.
+
+:func:`import_files` is the import of files (a DeepEval test run, a RAGAS result, ...): it keeps a
+receipt of what it read and the state it left (:mod:`~calibrate.imports.receipts`), and the same files
+imported again into a campaign still in that state do nothing: they are not even read.
 
 A metric removed from campaign.toml does not strand an import: the source's ratings of a metric the
 store already holds (imported while it was declared) are stored as any other and set aside with it;
@@ -22,7 +28,7 @@ import secrets
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,12 +39,14 @@ from calibrate.base.results import Result, single_row
 from calibrate.base.secrets import redact
 from calibrate.base.times import latest_first
 from calibrate.campaign import CASES_FILE, IMPORTED_META_FILE, IMPORTED_RATINGS_FILE, load_campaign
+from calibrate.campaign.declared import read_declared
 from calibrate.campaign.readers import id_problem
-from calibrate.cases.datasets import plan_merge
+from calibrate.cases.datasets import plan_merge, read_cases_file
+from calibrate.imports.receipts import campaign_state, repeated, source_key, unchanged
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, match_metric
 from calibrate.imports.store import STORE_NAME, ImportStore, withdraw_limit
 
-__all__ = ["grouped_skips", "import_batch", "undo_withdrawals"]
+__all__ = ["declared_metrics", "grouped_skips", "import_batch", "import_files", "undo_withdrawals"]
 
 #: the files an import writes; a scratch copy of the campaign gets these, and links to the rest
 WRITTEN = (CASES_FILE, IMPORTED_RATINGS_FILE, IMPORTED_META_FILE)
@@ -61,6 +69,16 @@ def grouped_skips(skipped: list[Skip]) -> list[dict[str, Any]]:
 
 
 def _campaign_folder(folder: Path) -> None:
+    if not folder.is_dir():
+        raise CampaignError(
+            [
+                Problem(
+                    str(folder),
+                    "the campaign folder does not exist: nothing was imported",
+                    expected="a campaign folder: check its name, or start one with calibrate init FOLDER --metric NAME",
+                )
+            ]
+        )
     if not (folder / "campaign.toml").is_file():
         raise CampaignError(
             [
@@ -71,6 +89,23 @@ def _campaign_folder(folder: Path) -> None:
                 )
             ]
         )
+
+
+def declared_metrics(campaign_folder: str | Path) -> list[str]:
+    """The metrics the campaign declares (sorted), from its campaign.toml alone: an import checks its
+    options against them before it reads a source (a mistyped metric asks no server).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, calibrate
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "c"
+    >>> _ = calibrate.init_campaign(folder, ["faithfulness", "answer_relevancy"])
+    >>> declared_metrics(folder)
+    ['answer_relevancy', 'faithfulness']
+    """
+    folder = Path(campaign_folder)
+    _campaign_folder(folder)
+    return sorted(read_declared(folder).metrics)
 
 
 def _names(batch: SourceBatch, rater: str | None) -> list[Problem]:
@@ -262,9 +297,11 @@ def _taken(campaign, store: ImportStore, origin: str, ratings: list[tuple[str, I
     return problems
 
 
-def _check_in_scratch(folder: Path, texts: dict[str, str]) -> None:
-    """Load the campaign as the import would leave it, in a scratch folder (links to every other file);
-    a problem is reported against the real folder's file."""
+def _check_in_scratch(folder: Path, texts: dict[str, str], taken: Callable[[Any], list[Problem]]) -> None:
+    """Load the campaign as the import would leave it, in a scratch folder (links to every other file),
+    and refuse the ratings it gives that ``taken`` finds given by another file or source; a problem is
+    reported against the real folder's file. A campaign that would not load is loaded as it is, to
+    say first what the import would take from another file (or what is wrong with it already)."""
     with tempfile.TemporaryDirectory(prefix="calibrate-import-") as scratch:
         root = Path(scratch) / folder.name
         root.mkdir()
@@ -277,18 +314,20 @@ def _check_in_scratch(folder: Path, texts: dict[str, str]) -> None:
             elif (folder / name).is_file():
                 os.symlink((folder / name).resolve(), root / name)
         try:
-            load_campaign(root)
+            problems = taken(load_campaign(root))
         except CampaignError as exc:
             moved = [replace(p, file=p.file.replace(str(root), str(folder))) for p in exc.problems]
-            raise CampaignError(
-                [
-                    Problem(
-                        str(folder),
-                        "the import was not applied: the campaign would not load with it, for the reasons below",
-                    )
-                ]
-                + moved
-            ) from None
+        else:
+            if problems:
+                raise CampaignError(problems)
+            return
+    problems = taken(load_campaign(folder))  # only when refused: the campaign as it is
+    if problems:
+        raise CampaignError(problems)
+    raise CampaignError(
+        [Problem(str(folder), "the import was not applied: the campaign would not load with it, for the reasons below")]
+        + moved
+    ) from None
 
 
 def _move_store(scratch: Path, target: Path) -> None:
@@ -310,11 +349,11 @@ def _move_store(scratch: Path, target: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _checked_mapping(campaign: Any, metric_map: Mapping[str, str] | None, metrics: list[str]) -> dict[str, str]:
-    """``metric_map`` as a dict, every metric it maps to declared by the campaign."""
+def _checked_mapping(metric_map: Mapping[str, str] | None, metrics: list[str]) -> dict[str, str]:
+    """``metric_map`` as a dict, every metric it maps to declared by the campaign (``metrics``)."""
     mapping = dict(metric_map or {})
     for name, metric in mapping.items():
-        if metric not in campaign.metrics:
+        if metric not in metrics:
             raise ValueError(
                 f"metric_map: {name!r} maps to {metric!r}, which the campaign does not declare ({', '.join(metrics)})"
             )
@@ -351,7 +390,6 @@ def _of_known_cases(
 
 def _store_and_write(
     folder: Path,
-    campaign: Any,
     batch: SourceBatch,
     kept: list[tuple[str, ImportedRating]],
     *,
@@ -361,17 +399,18 @@ def _store_and_write(
     cases_text: str | None,
     dry_run: bool,
     allow_withdraw: bool,
-) -> tuple[dict[str, int], list[dict[str, Any]], int, dict[str, str]]:
-    """Store the ratings, check the campaign they leave, and write its files (a dry run keeps nothing):
-    the counts, the ratings withdrawn, the withdraw limit and the files' texts."""
+    report: Callable[[dict[str, int], list[dict[str, Any]], int, dict[str, str]], dict[str, Any]],
+    receipt: str | None,
+) -> dict[str, Any]:
+    """Store the ratings, check the campaign they leave, and write its files (a dry run keeps nothing);
+    what ``report`` makes of the counts, the ratings withdrawn, the withdraw limit and the files' texts.
+    With a ``receipt`` (the :func:`~calibrate.imports.receipts.source_key` of what was read), the
+    import's receipt is kept with it."""
     created = not (folder / STORE_NAME).is_file()
     # a dry run makes no store, and a refused import leaves none behind
     scratch = tempfile.TemporaryDirectory(prefix="calibrate-import-store-") if created else None
     store = ImportStore(folder, path=Path(scratch.name) / STORE_NAME if scratch else None)
     try:
-        problems = _taken(campaign, store, batch.origin, kept)
-        if problems:
-            raise CampaignError(problems)
         with store.transaction(keep=not dry_run):
             counts = store.add(
                 import_id, batch, kept, metrics=metrics, skipped=skip_records, allow_withdraw=allow_withdraw
@@ -381,7 +420,10 @@ def _store_and_write(
             texts = store.export_texts()
             if cases_text is not None:
                 texts[CASES_FILE] = cases_text
-            _check_in_scratch(folder, texts)
+            _check_in_scratch(folder, texts, lambda campaign: _taken(campaign, store, batch.origin, kept))
+            doc = report(counts, withdrawn, limit, texts)
+            if receipt is not None and not dry_run:
+                store.add_receipt(import_id, receipt, campaign_state(folder, store.marker(), texts), repeated(doc))
             if not dry_run and scratch is None:  # written before the store commits: a failed write keeps neither
                 write_all({folder / name: text for name, text in texts.items()})
         if not dry_run and scratch is not None:  # the first import: the store moves in, then the files it explains
@@ -392,7 +434,7 @@ def _store_and_write(
         store.close()
         if scratch is not None:
             scratch.cleanup()
-    return counts, withdrawn, limit, texts
+    return doc
 
 
 def _by_metric(kept: list[tuple[str, ImportedRating]]) -> dict[str, dict[str, int]]:
@@ -426,6 +468,7 @@ def import_batch(
     rater: str | None = None,
     dry_run: bool = False,
     allow_withdraw: bool = False,
+    receipt: str | None = None,
 ) -> Result:
     """Bring a source's cases and ratings into a campaign (the common end of every ``calibrate import``).
 
@@ -446,17 +489,21 @@ def import_batch(
     allow_withdraw : bool
         Let a whole read withdraw more than :func:`~calibrate.imports.store.withdraw_limit` of the
         ratings the origin held (they were deleted there, not lost in a partial reply).
+    receipt : str, optional
+        The :func:`~calibrate.imports.receipts.source_key` of the files the batch was read from, kept
+        with the import (:func:`import_files` gives it).
 
     Returns
     -------
     Result
-        ``{"kind", "origin", "source", "import_id", "dry_run", "cases": {"added", "unchanged",
+        ``{"kind", "origin", "source", "import_id", "unchanged_since", "dry_run", "cases": {"added", "unchanged",
         "completed"}, "ratings": {"new", "changed", "unchanged", "restored", "withdrawn",
         "absent_kept", "absent_held"}, "withdrawn": [{"origin", "case_id", "metric", "rater", "value",
         "source_id"}], "withdraw_limit", "set_aside": {"ratings", "metrics"}, "by_metric", "raters",
         "skipped", "skipped_by_reason", "files"}``: ``absent_held`` counts the ratings a whole read no
         longer holds that were kept for being more than ``withdraw_limit``; ``set_aside`` the ratings of
-        metrics campaign.toml no longer declares (stored, left out of the statistics).
+        metrics campaign.toml no longer declares (stored, left out of the statistics);
+        ``unchanged_since`` is None (:func:`import_files` says when nothing was done).
 
     Raises
     ------
@@ -480,10 +527,8 @@ def import_batch(
     [['c1', 'faithfulness', 'ann', 1.0, 'mytool']]
     """
     folder = Path(campaign_folder)
-    _campaign_folder(folder)
-    campaign = load_campaign(folder)
-    metrics = campaign.metric_names()
-    mapping = _checked_mapping(campaign, metric_map, metrics)
+    metrics = declared_metrics(folder)  # campaign.toml alone: the campaign is loaded once, as the import leaves it
+    mapping = _checked_mapping(metric_map, metrics)
     named = _names(batch, rater)
     if named:
         raise CampaignError(
@@ -492,16 +537,39 @@ def import_batch(
     skipped = list(batch.skipped)
     removed = _removed_metrics(folder, metrics)
     ratings = _latest(_matched(_named(batch, rater, skipped), metrics, mapping, skipped, removed), skipped)
-    kept = _of_known_cases(ratings, {c["case_id"] for c in batch.cases} | set(campaign.cases or {}), skipped)
+    existing = read_cases_file(folder)
+    kept = _of_known_cases(ratings, {c["case_id"] for c in batch.cases} | set(existing), skipped)
     unique: dict[str, dict] = {}
     for case in batch.cases:  # the same case twice in a source (a test run's two test functions): once
         unique.setdefault(case["case_id"], case)
-    cases_text, case_counts = plan_merge(folder, list(unique.values()), complete=True)
+    cases_text, case_counts = plan_merge(folder, list(unique.values()), complete=True, existing=existing)
     import_id = f"{batch.kind}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     skip_records = [{"what": s.what, "reason": s.reason} for s in skipped]
-    counts, withdrawn, limit, texts = _store_and_write(
+    aside = [(metric, rating) for metric, rating in kept if metric not in metrics]
+    declared = [(metric, rating) for metric, rating in kept if metric in metrics]
+
+    def report(counts: dict, withdrawn: list, limit: int, texts: dict) -> dict[str, Any]:
+        return {
+            "kind": batch.kind,
+            "origin": batch.origin,
+            "source": batch.source,
+            "import_id": import_id,
+            "unchanged_since": None,
+            "dry_run": dry_run,
+            "cases": case_counts,
+            "ratings": counts,
+            "withdrawn": withdrawn,
+            "withdraw_limit": limit,
+            "set_aside": {"ratings": len(aside), "metrics": sorted({m for m, _ in aside})},
+            "by_metric": _by_metric(declared),
+            "raters": _raters(declared),
+            "skipped": skip_records,
+            "skipped_by_reason": grouped_skips(skipped),
+            "files": [] if dry_run else sorted(texts),
+        }
+
+    doc = _store_and_write(
         folder,
-        campaign,
         batch,
         kept,
         import_id=import_id,
@@ -510,27 +578,75 @@ def import_batch(
         cases_text=cases_text,
         dry_run=dry_run,
         allow_withdraw=allow_withdraw,
+        report=report,
+        receipt=receipt,
     )
-    aside = [(metric, rating) for metric, rating in kept if metric not in campaign.metrics]
-    kept = [(metric, rating) for metric, rating in kept if metric in campaign.metrics]
-    doc = {
-        "kind": batch.kind,
-        "origin": batch.origin,
-        "source": batch.source,
-        "import_id": import_id,
-        "dry_run": dry_run,
-        "cases": case_counts,
-        "ratings": counts,
-        "withdrawn": withdrawn,
-        "withdraw_limit": limit,
-        "set_aside": {"ratings": len(aside), "metrics": sorted({m for m, _ in aside})},
-        "by_metric": _by_metric(kept),
-        "raters": _raters(kept),
-        "skipped": skip_records,
-        "skipped_by_reason": grouped_skips(skipped),
-        "files": [] if dry_run else sorted(texts),
-    }
     return Result(doc, single_row)
+
+
+@writes_campaign("calibrate import")
+def import_files(
+    campaign_folder: str | Path,
+    kind: str,
+    files: Mapping[str, str | Path | None],
+    read: Callable[[], SourceBatch],
+    *,
+    options: Mapping[str, Any] | None = None,
+    metric_map: Mapping[str, str] | None = None,
+    rater: str | None = None,
+    dry_run: bool = False,
+) -> Result:
+    """Import what ``read`` makes of ``files`` with :func:`import_batch`, unless nothing would change:
+    the same files (path and bytes), with the same options, imported before into a campaign that is
+    still as that import left it (:func:`~calibrate.imports.receipts.unchanged`). Then nothing is read,
+    checked or written, and the result is that import's as a second import would give it, with
+    ``unchanged_since`` its ``import_id`` (and ``import_id`` None).
+
+    Parameters
+    ----------
+    campaign_folder : str or Path
+    kind : str
+        The tool (``"deepeval"``, ...).
+    files : mapping
+        Each file read (its role -> path; None for one not given).
+    read : callable
+        Reads the files: the batch to import.
+    options : mapping, optional
+        The reader's options (JSON-able): a different option is a different import.
+    metric_map, rater, dry_run
+        As :func:`import_batch` takes them.
+
+    Returns
+    -------
+    Result
+        As :func:`import_batch` returns it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, calibrate
+    >>> from calibrate.imports.records import ImportedRating
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = calibrate.init_campaign(tmp / "c", ["faithfulness"])
+    >>> _ = (tmp / "scores.txt").write_text("c1 1.0")
+    >>> def read():
+    ...     case_id, value = (tmp / "scores.txt").read_text().split()
+    ...     return SourceBatch("mytool", "mytool", "scores.txt", cases=[{"case_id": case_id, "input": "q?"}],
+    ...         ratings=[ImportedRating(case_id, "faithfulness", "ann", "human", float(value), "r1")])
+    >>> first = import_files(tmp / "c", "mytool", {"scores": tmp / "scores.txt"}, read)
+    >>> again = import_files(tmp / "c", "mytool", {"scores": tmp / "scores.txt"}, read)
+    >>> again["unchanged_since"] == first["import_id"], again["ratings"]["unchanged"], again["files"]
+    (True, 1, [])
+    """
+    folder = Path(campaign_folder)
+    _campaign_folder(folder)
+    try:
+        key = source_key(kind, files, {**(options or {}), "metric_map": dict(metric_map or {}), "rater": rater})
+    except OSError:
+        key = None  # a file that cannot be read: its reader says why
+    done = unchanged(folder, key, dry_run=dry_run) if key is not None else None
+    if done is not None:
+        return Result(done, single_row)
+    return import_batch(folder, read(), metric_map=metric_map, rater=rater, dry_run=dry_run, receipt=key)
 
 
 @writes_campaign("calibrate import undo-withdrawals")

@@ -28,7 +28,7 @@ from calibrate.base.documents import DocumentError, check, parse_json, read_byte
 from calibrate.base.errors import Problem
 from calibrate.base.results import Result
 from calibrate.cases.datasets import content_id, external_case
-from calibrate.imports.apply import import_batch
+from calibrate.imports.apply import import_files
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
 from calibrate.imports.texts import Record, fits
 
@@ -261,7 +261,8 @@ def import_deepeval_run(
     dry_run: bool = False,
 ) -> Result:
     """The ``calibrate import deepeval`` command: a DeepEval test run file read by :func:`read_deepeval_run`
-    and brought into the campaign by :func:`~calibrate.imports.apply.import_batch`.
+    and brought into the campaign by :func:`~calibrate.imports.apply.import_batch`; the same file imported
+    again into a campaign as its import left it does nothing (:func:`~calibrate.imports.apply.import_files`).
 
     Parameters
     ----------
@@ -291,4 +292,12 @@ def import_deepeval_run(
     >>> doc["ratings"]["new"], import_deepeval_run(tmp / "c", tmp / "run.json")["ratings"]["unchanged"]
     (1, 1)
     """
-    return import_batch(campaign_folder, read_deepeval_run(path), metric_map=metric_map, rater=rater, dry_run=dry_run)
+    return import_files(
+        campaign_folder,
+        "deepeval",
+        {"test_run": path},
+        lambda: read_deepeval_run(path),
+        metric_map=metric_map,
+        rater=rater,
+        dry_run=dry_run,
+    )

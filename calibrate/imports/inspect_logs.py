@@ -43,7 +43,7 @@ from calibrate.base.results import Result
 from calibrate.base.secrets import clip
 from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import content_id, external_case
-from calibrate.imports.apply import import_batch
+from calibrate.imports.apply import import_files
 from calibrate.imports.archives import BoundedZip
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
 from calibrate.imports.texts import (
@@ -540,9 +540,12 @@ def import_inspect(
     >>> import_inspect(tmp / "c", tmp / "log.json", metric_map={"model_graded_qa": "correctness"})["by_metric"]
     {'correctness': {'human': 0, 'judge': 1}}
     """
-    return import_batch(
+    return import_files(
         campaign_folder,
-        read_inspect_log(path, context_key=context_key),
+        "inspect",
+        {"log": path},
+        lambda: read_inspect_log(path, context_key=context_key),
+        options={"context_key": context_key},
         metric_map=metric_map,
         rater=rater,
         dry_run=dry_run,

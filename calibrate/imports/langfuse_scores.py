@@ -39,7 +39,7 @@ from calibrate.base.documents import check
 from calibrate.base.results import Result
 from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import external_case
-from calibrate.imports.apply import import_batch
+from calibrate.imports.apply import import_files
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
 from calibrate.imports.texts import (
     EXPECTED_OUTPUT_NAMES,
@@ -376,9 +376,12 @@ def import_langfuse(
     >>> import_langfuse(tmp / "c", tmp / "t.jsonl", tmp / "s.jsonl", api_scores="human")["by_metric"]
     {'helpfulness': {'human': 1, 'judge': 0}}
     """
-    return import_batch(
+    return import_files(
         campaign_folder,
-        read_langfuse_export(traces, scores, api_scores=api_scores),
+        "langfuse",
+        {"traces": traces, "scores": scores},
+        lambda: read_langfuse_export(traces, scores, api_scores=api_scores),
+        options={"api_scores": api_scores},
         metric_map=metric_map,
         rater=rater,
         dry_run=dry_run,

@@ -38,7 +38,7 @@ from calibrate.base.results import Result
 from calibrate.base.secrets import clip
 from calibrate.base.times import SourceTime
 from calibrate.cases.datasets import external_case
-from calibrate.imports.apply import import_batch
+from calibrate.imports.apply import import_files
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch, rating_value
 from calibrate.imports.texts import (
     EXPECTED_OUTPUT_NAMES,
@@ -368,9 +368,12 @@ def import_langsmith(
     >>> import_langsmith(tmp / "c", tmp / "runs.json", tmp / "fb.json", api_feedback="judge", rater="my-evaluator")["raters"]
     {'my-evaluator': {'kind': 'judge', 'ratings': 1, 'metrics': ['correctness'], 'model': None}}
     """
-    return import_batch(
+    return import_files(
         campaign_folder,
-        read_langsmith_export(runs, feedback, examples=examples, api_feedback=api_feedback),
+        "langsmith",
+        {"runs": runs, "feedback": feedback, "examples": examples},
+        lambda: read_langsmith_export(runs, feedback, examples=examples, api_feedback=api_feedback),
+        options={"api_feedback": api_feedback},
         metric_map=metric_map,
         rater=rater,
         dry_run=dry_run,

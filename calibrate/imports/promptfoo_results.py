@@ -40,7 +40,7 @@ from calibrate.base.errors import Problem
 from calibrate.base.results import Result
 from calibrate.base.secrets import clip
 from calibrate.cases.datasets import content_id, external_case
-from calibrate.imports.apply import import_batch
+from calibrate.imports.apply import import_files
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
 from calibrate.imports.texts import (
     CONTEXT_KEYS,
@@ -501,7 +501,21 @@ def import_promptfoo(
             "would be one rater, and the judge's ratings would replace the human labels; give them "
             "different names (--rater, --human-rater)"
         )
-    batch = read_promptfoo_results(
-        path, input_var=input_var, context_var=context_var, expected_var=expected_var, human_rater=human_rater
+    options = {
+        "input_var": input_var,
+        "context_var": context_var,
+        "expected_var": expected_var,
+        "human_rater": human_rater,
+    }
+    return import_files(
+        campaign_folder,
+        "promptfoo",
+        {"results": path},
+        lambda: read_promptfoo_results(
+            path, input_var=input_var, context_var=context_var, expected_var=expected_var, human_rater=human_rater
+        ),
+        options=options,
+        metric_map=metric_map,
+        rater=rater,
+        dry_run=dry_run,
     )
-    return import_batch(campaign_folder, batch, metric_map=metric_map, rater=rater, dry_run=dry_run)

@@ -26,7 +26,7 @@ from calibrate.base.errors import CampaignError, Problem
 from calibrate.base.results import Result
 from calibrate.base.secrets import clip
 from calibrate.cases.datasets import external_case
-from calibrate.imports.apply import import_batch
+from calibrate.imports.apply import import_files
 from calibrate.imports.records import ImportedRating, Skip, SourceBatch
 from calibrate.imports.texts import Record
 
@@ -296,6 +296,12 @@ def import_ragas_result(
     >>> import_ragas_result(tmp / "c", tmp / "r.csv", rater="ragas-gpt4o", model="gpt-4o")["by_metric"]
     {'faithfulness': {'human': 0, 'judge': 1}}
     """
-    return import_batch(
-        campaign_folder, read_ragas_result(path, rater=rater, model=model), metric_map=metric_map, dry_run=dry_run
+    return import_files(
+        campaign_folder,
+        "ragas",
+        {"result": path},
+        lambda: read_ragas_result(path, rater=rater, model=model),
+        options={"rater": rater, "model": model},
+        metric_map=metric_map,
+        dry_run=dry_run,
     )

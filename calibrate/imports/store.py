@@ -19,6 +19,11 @@ is lost while the metric is away, and nothing of it is withdrawn.
 ``imported_ratings.csv`` (read by ``load_campaign`` beside the user's own ratings; its ``source`` and
 ``source_id`` columns say where each came from) and what the sources said of their raters as
 ``imported_ratings.json``.
+
+An import of files keeps a receipt (:meth:`ImportStore.add_receipt`): the hash of what it read (the
+files' bytes and the options: :func:`~calibrate.imports.receipts.source_key`), the state it left the
+campaign in, and the result a second import of the same would give. The same files imported again into
+a campaign still in that state do nothing (:func:`~calibrate.imports.receipts.unchanged`).
 """
 
 from __future__ import annotations
@@ -76,6 +81,13 @@ MIGRATIONS = [
         withdrawn TEXT NOT NULL
     )""",
     "CREATE INDEX withdrawals_rating ON withdrawals (rating_id)",
+    """CREATE TABLE receipts (
+        import_id TEXT PRIMARY KEY,
+        source_key TEXT NOT NULL,
+        state TEXT NOT NULL,
+        result TEXT NOT NULL
+    )""",
+    "CREATE INDEX receipts_key ON receipts (source_key)",
 ]
 #: a whole read withdraws on its own at most this many ratings, or this share of those the origin held
 #: (the larger); more is kept, and said, until an import is given ``allow_withdraw``
@@ -106,11 +118,14 @@ def withdraw_limit(held: int) -> int:
 
 
 class ImportStore:
-    """The campaign's import store (``STORE_NAME`` in the campaign folder, or ``path``)."""
+    """The campaign's import store (``STORE_NAME`` in the campaign folder, or ``path``); ``read_only``
+    opens an existing one without writing to it (no migration: a store of an older calibrate may lack
+    the receipts)."""
 
-    def __init__(self, folder: str | Path, *, path: str | Path | None = None):
+    def __init__(self, folder: str | Path, *, path: str | Path | None = None, read_only: bool = False):
         self.folder = Path(folder)
-        self._db = open_store(Path(path) if path is not None else self.folder / STORE_NAME, MIGRATIONS)
+        where = Path(path) if path is not None else self.folder / STORE_NAME
+        self._db = open_store(where, MIGRATIONS, read_only=read_only)
 
     def close(self) -> None:
         self._db.close()
@@ -226,6 +241,37 @@ class ImportStore:
                 stamp,
             ),
         )
+
+    def marker(self) -> str:
+        """Where the store's history stands: its last rating revision and last withdrawal (an import
+        that changes nothing leaves it as it was)."""
+        ratings = self._db.execute("SELECT MAX(id) FROM ratings").fetchone()[0]
+        withdrawals = self._db.execute("SELECT MAX(id) FROM withdrawals").fetchone()[0]
+        return f"ratings {ratings or 0}, withdrawals {withdrawals or 0}"
+
+    def add_receipt(self, import_id: str, source_key: str, state: str, result: dict[str, Any]) -> None:
+        """Record that ``import_id`` read what ``source_key`` hashes and left the campaign in ``state``;
+        ``result`` is what importing the same again into that state gives. Call it inside
+        :meth:`transaction`."""
+        self._db.execute(
+            "INSERT INTO receipts (import_id, source_key, state, result) VALUES (?, ?, ?, ?)",
+            (import_id, source_key, state, json.dumps(result, sort_keys=True)),
+        )
+
+    def receipt(self, source_key: str) -> dict[str, Any] | None:
+        """The latest receipt of ``source_key`` (``import_id``, ``state``, ``result``), or None (none, or
+        a store that has no receipts yet)."""
+        has = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'receipts'").fetchone()
+        row = (
+            has
+            and self._db.execute(
+                "SELECT import_id, state, result FROM receipts WHERE source_key = ? ORDER BY rowid DESC LIMIT 1",
+                (source_key,),
+            ).fetchone()
+        )
+        if not row:
+            return None
+        return {"import_id": row[0], "state": row[1], "result": json.loads(row[2])}
 
     def withdrawn_by(self, import_id: str) -> list[dict[str, Any]]:
         """The ratings an import withdrew: (origin, case_id, metric, rater, value, source_id), in order."""

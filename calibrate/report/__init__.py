@@ -10,9 +10,8 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-import jinja2
 from markupsafe import Markup
 
 from calibrate.analysis.recommendation_results import recommendation_dicts
@@ -39,12 +38,19 @@ from calibrate.report.format import (
     undefined_notes,
 )
 
+if TYPE_CHECKING:
+    import jinja2
+
 __all__ = ["ReportDocuments", "markdown_text", "render_html", "render_markdown", "write_report"]
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
 def _environment() -> jinja2.Environment:
+    # imported here, when a report is rendered: every command imports this package (its figures' formats),
+    # and jinja2 is a tenth of calibrate --help's import time
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("calibrate.report", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"], default_for_string=True),

@@ -151,6 +151,27 @@ def test_python_dash_m_calibrate_is_the_command_line():
     assert result.returncode == 0 and "Commands:" in result.stdout and "thresholds" in result.stdout
 
 
+#: what a command imports only where it is used (issue 29): the report's templates and the progress bars
+NOT_FOR_HELP = ("jinja2", "rich.progress", "numpy", "pandas", "scipy", "sklearn", "numba", "pydantic")
+NOT_FOR_STATS = ("jinja2",)
+
+
+@pytest.mark.parametrize(("args", "absent"), [(["--help"], NOT_FOR_HELP), (["stats", "DEMO"], NOT_FOR_STATS)])
+def test_a_command_imports_no_heavy_module_it_does_not_use(args, absent):
+    from calibrate import demo_campaign_path
+
+    args = [str(demo_campaign_path()) if a == "DEMO" else a for a in args]
+    code = (
+        "import sys, runpy; sys.argv = ['calibrate', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('calibrate', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        f"sys.stderr.write('\\nLOADED ' + ' '.join(m for m in {absent!r} if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600)
+    assert "LOADED" in result.stderr, result.stderr
+    assert result.stderr.rsplit("LOADED", 1)[1].split() == []
+
+
 @pytest.mark.parametrize("command", [["thresholds"], ["compare"], ["stats"]])
 def test_an_unknown_metric_is_an_error_naming_the_declared_ones(command):
     from calibrate import demo_campaign_path
