@@ -159,3 +159,14 @@ def test_restarted_after_each_alarm_it_finds_the_alarms_of_every_step():
         alarms.append(start + found.alarm)
         start += found.alarm + 1
     assert len(alarms) > 10
+
+
+@QUICK
+@given(st.integers(1, 600), st.sampled_from([3, 2010]), st.integers(0, 2**32 - 1), st.integers(0, 20))
+def test_the_running_sums_are_those_of_a_cumulative_sum_to_the_last_bit(n, columns, seed, picked):
+    """The sums a confidence sequence reads after the steps asked for: numpy's sum over the first axis
+    adds the rows in order, as its cumulative sum does."""
+    rng = np.random.default_rng(seed)
+    logs = rng.standard_normal((n, columns)) * 10.0 ** rng.integers(-12, 3, (n, columns))
+    rows = np.unique(np.r_[rng.integers(0, n, picked), n - 1])
+    np.testing.assert_array_equal(sequential._running_sums(logs.copy(), rows), np.cumsum(logs, axis=0)[rows])
