@@ -49,7 +49,7 @@ ALLOWED = {
     ),
     "calibrate.sampling.planning:plan_labels": "docstring of 32 lines: numpydoc with examples; code 66 lines",
     "calibrate.stats.annotators:agreement_intervals": "docstring of 37 lines: numpydoc with examples; code 53 lines",
-    "calibrate.stats.sequential:confidence_sequence": "docstring of 41 lines: numpydoc with examples; code 45 lines",
+    "calibrate.stats.sequential:confidence_sequence": "docstring of 47 lines: numpydoc with examples; code 42 lines",
     "calibrate.report.mlflow_run:export_to_mlflow": "docstring of 44 lines: numpydoc with examples; code 54 lines",
 }
 

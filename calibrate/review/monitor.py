@@ -98,13 +98,19 @@ def case_times(campaign: Campaign) -> dict[str, pd.Timestamp]:
     >>> case_times(c)
     {'a': Timestamp('2026-11-02 09:00:00+0000', tz='UTC')}
     """
-    rows, ids, texts = [], [], []
-    for row, (case_id, case) in enumerate((campaign.cases or {}).items(), 1):
-        value = (case.get("metadata") or {}).get("time") if isinstance(case.get("metadata"), dict) else None
-        if value is not None:
-            rows.append(row)
-            ids.append(case_id)
-            texts.append(value)
+    ids, stamps = _timed_cases(campaign)
+    return dict(zip(ids.tolist(), stamps))
+
+
+def _timed_cases(campaign: Campaign) -> tuple[np.ndarray, Any]:
+    """:func:`case_times` as two arrays, the timed cases' ids and their times (a DatetimeArray), in the
+    order of the cases: no object per case (a dict of a million timestamps takes seconds)."""
+    cases = campaign.cases or {}
+    values = [
+        metadata.get("time") if isinstance(metadata := case.get("metadata"), dict) else None for case in cases.values()
+    ]
+    timed = [i for i, value in enumerate(values) if value is not None]
+    texts = [values[i] for i in timed]
     parsed = pd.to_datetime(
         pd.Series([t if isinstance(t, str) else None for t in texts], dtype=object),
         utc=True,
@@ -112,21 +118,33 @@ def case_times(campaign: Campaign) -> dict[str, pd.Timestamp]:
         format="ISO8601",
     )
     where = str(campaign.path / CASES_FILE) if campaign.path else CASES_FILE
+    keys = list(cases)
     problems = [
         Problem(
             where,
-            f"case {case_id!r}: its time is not a date and time",
-            row=row,
+            f"case {keys[timed[i]]!r}: its time is not a date and time",
+            row=timed[i] + 1,
             field="metadata.time",
-            value=text,
+            value=texts[i],
             expected="ISO 8601, such as 2026-11-30T14:05:00Z",
         )
-        for row, case_id, text, stamp in zip(rows, ids, texts, parsed)
-        if pd.isna(stamp)
+        for i in np.flatnonzero(parsed.isna().to_numpy())
     ]
     if problems:
         raise CampaignError(problems)
-    return dict(zip(ids, parsed))
+    return np.asarray(keys, dtype=str)[timed], parsed.array
+
+
+def _positions(keys: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Each of ``ids``' place in ``keys`` (the last, should a key be there twice), -1 where it is not there:
+    by a binary search in the sorted keys (quicker than a hash table of strings here)."""
+    keys, ids = np.asarray(keys, dtype=str), np.asarray(ids, dtype=str)
+    if keys.size == 0 or ids.size == 0:
+        return np.full(ids.size, -1)
+    order = np.argsort(keys, kind="stable")  # equal keys keep their order: the last of a run is the last place
+    ordered = keys[order]
+    at = np.maximum(np.searchsorted(ordered, ids, side="right") - 1, 0)
+    return np.where(ordered[at] == ids, order[at], -1)
 
 
 @dataclass(frozen=True)
@@ -152,15 +170,15 @@ def _audit(stream: np.ndarray, labelled: np.ndarray, campaign: Campaign) -> tupl
     (which sizes every bet). A case a recorded sample chose has that sample's; the labelled cases no
     sample chose are taken as a uniform audit of the stream cases no sample chose."""
     pi = np.full(stream.size, np.nan)
-    position = {c: i for i, c in enumerate(stream.tolist())}
     strata: list[float] = []
     for sample in (campaign.samples or {}).values():
-        chose = False
-        for case, p in zip(sample["case_ids"], sample["inclusion_probability"]):
-            i = position.get(case)
-            if i is not None and np.isnan(pi[i]):
-                pi[i], chose = float(p), True
-        if chose:
+        found = _positions(stream, sample["case_ids"])  # a case the stream lists twice: its last place
+        chosen = found >= 0
+        # the first time a sample names a case sets its probability, unless an earlier sample did
+        at, first = np.unique(found[chosen], return_index=True)
+        new = np.isnan(pi[at])
+        pi[at[new]] = np.asarray(sample["inclusion_probability"], dtype=float)[chosen][first[new]]
+        if new.any():
             strata += [
                 float(s["inclusion_probability"])
                 for s in sample["design"].get("strata", {}).values()
@@ -215,45 +233,56 @@ def _baseline_rates(passes: np.ndarray, judge_passes: np.ndarray) -> dict[str, f
     }
 
 
-def _thinned(times: pd.Series, estimate: np.ndarray, low: np.ndarray, high: np.ndarray, start: int) -> list[dict]:
-    steps = np.unique(np.linspace(0, estimate.size - 1, min(SEQUENCE_POINTS, estimate.size)).round().astype(int))
-    return [
-        {
-            "time": times.iloc[start + i].isoformat(),
-            "estimate": _number(estimate[i]),
-            "low": _number(low[i]),
-            "high": _number(high[i]),
-        }
-        for i in steps
-    ]
+def _thinned(size: int) -> np.ndarray:
+    """The steps of a stretch of ``size`` cases kept in the document: at most :data:`SEQUENCE_POINTS`, evenly
+    spread, the first and the last among them."""
+    return np.unique(np.linspace(0, size - 1, min(SEQUENCE_POINTS, size)).round().astype(int))
 
 
 def _number(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+def _sequence(w: _Watch, start: int, end: int, alpha: float, known: dict) -> tuple[np.ndarray, ...]:
+    """The steps of the stretch from ``start`` to ``end`` kept in the document, and the estimate and the
+    confidence sequence of the watch's rate after each: computed there only, and once for the watches of
+    one rate that average the same values over the same stretch (the human pass rate from above and below),
+    ``known`` holding them."""
+    key = (id(w.values), id(w.weights), w.max_weight, w.value_range, start, end, alpha)
+    if key not in known:
+        steps = _thinned(end - start)
+        low, high = confidence_sequence(
+            w.values[start:end],
+            w.weights[start:end],
+            alpha=alpha,
+            max_weight=w.max_weight,
+            value_range=w.value_range,
+            at=steps,
+        )
+        weight = np.cumsum(w.weights[start:end])[steps]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimate = np.cumsum(w.weights[start:end] * w.values[start:end])[steps] / weight
+        estimate[weight == 0] = np.nan
+        known[key] = (steps, estimate, low, high)
+    return known[key]
+
+
 def _watch(
-    w: _Watch, alpha: float, times: pd.Series, ids: np.ndarray, audited: np.ndarray, scale: int, confidence_alpha: float
+    w: _Watch, alpha: float, stream: _Stream, scale: int, confidence_alpha: float, known: dict
 ) -> dict[str, Any]:
-    """Run one watch over the stream, restarting after each alarm."""
+    """Run one watch over the stream, restarting after each alarm (``known``: see :func:`_sequence`)."""
     alarms, sequence = [], []
     start, n = 0, w.increments.size
+    times, ids, audited = stream.stamps, stream.ids, stream.audited
     current = None
     while start < n:
         found = e_detector(w.increments[start:], w.lower[start:], alpha=alpha, scale=scale)
         end = n if found.alarm is None else start + found.alarm + 1
-        low, high = confidence_sequence(
-            w.values[start:end],
-            w.weights[start:end],
-            alpha=confidence_alpha,
-            max_weight=w.max_weight,
-            value_range=w.value_range,
-        )
-        weight = np.cumsum(w.weights[start:end])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            estimate = np.cumsum(w.weights[start:end] * w.values[start:end]) / weight
-        estimate[weight == 0] = np.nan
-        sequence += _thinned(times, estimate, low, high, start)
+        steps, estimate, low, high = _sequence(w, start, end, confidence_alpha, known)
+        sequence += [
+            {"time": times.iloc[start + i].isoformat(), "estimate": _number(e), "low": _number(a), "high": _number(b)}
+            for i, e, a, b in zip(steps.tolist(), estimate, low, high)
+        ]
         current = {
             "since": times.iloc[start].isoformat(),
             "cases": int(end - start),
@@ -323,11 +352,12 @@ def _stream_start(since: str | None) -> Any:
     return start
 
 
-def _in_stream(scores: JudgeScores, times: dict[str, pd.Timestamp], start: Any, metric: str) -> np.ndarray:
-    """Which of the judge's cases are in the stream (timed, from ``start`` on); none raises NotWatchable."""
-    in_stream = np.array(
-        [c in times and (start is None or times[c] >= start) for c in scores.case_ids.tolist()], dtype=bool
-    )
+def _in_stream(scores: JudgeScores, timed: np.ndarray, times: Any, start: Any, metric: str) -> np.ndarray:
+    """Which of the judge's cases (``timed``: each one's place in ``times``, -1 for none) are in the stream
+    (timed, from ``start`` on); none raises NotWatchable."""
+    in_stream = timed >= 0
+    if start is not None and in_stream.any():
+        in_stream[in_stream] = np.asarray(times[timed[in_stream]] >= start)
     if not in_stream.any():
         when = f" from {start.isoformat()} on" if start is not None else ""
         raise NotWatchable(
@@ -396,18 +426,23 @@ def _read_stream(
     campaign: Campaign,
     scores: JudgeScores,
     in_stream: np.ndarray,
-    times: dict[str, pd.Timestamp],
-    label_of: dict[str, bool],
+    when: Any,
+    label: np.ndarray,
+    passes: np.ndarray,
     threshold: float,
 ) -> _Stream:
-    """The stream's cases in time order, with their audit; a stream with no audited case raises NotWatchable."""
+    """The stream's cases (``when``: the times of the judge's cases in it) in time order, with their audit
+    (``label``: each one's place among the human ``passes``, -1 for none); a stream with no audited case
+    raises NotWatchable."""
     sign = scores.sign
-    order = np.argsort([times[c].value for c in scores.case_ids[in_stream].tolist()], kind="stable")
+    order = np.argsort(when.asi8, kind="stable")
     ids = scores.case_ids[in_stream][order]
     values = scores.values[in_stream][order]
-    stamps = pd.Series([times[c] for c in ids.tolist()])
-    audited = np.array([c in label_of for c in ids.tolist()], dtype=bool)
-    human = np.array([bool(label_of.get(c, False)) for c in ids.tolist()], dtype=bool)
+    stamps = pd.Series(when[order])
+    label = label[order]
+    audited = label >= 0
+    human = np.zeros(ids.size, dtype=bool)
+    human[audited] = passes[label[audited]]
     judge_passes = sign * values >= sign * threshold
     pi, how, floor = _audit(ids, audited, campaign)
     if floor <= 0:
@@ -487,6 +522,7 @@ def _human_pass_watches(
         else 0.0
     )
     estimate = lam * f + stream.ipw * (stream.human.astype(float) - lam * f)
+    ones = np.ones(estimate.size)  # one array for both watches: they share their confidence sequence
     widest = (lam * (1 - 1 / floor), 1 / floor)
     for direction, bound in (("above", rate + tolerance), ("below", rate - tolerance)):
         if (bound >= 1) if direction == "above" else (bound <= 0):  # a range no rate can leave
@@ -511,7 +547,7 @@ def _human_pass_watches(
                 z,
                 np.full(z.size, lower),
                 estimate,
-                np.ones(z.size),
+                ones,
                 1.0,
                 (min(0.0, widest[0]), max(1.0, widest[1])),
                 baseline_in_range=True,
@@ -569,7 +605,7 @@ def _watches(
     return watches, skipped
 
 
-def _stream_summary(stream: _Stream, scores: JudgeScores, times: dict[str, pd.Timestamp]) -> dict[str, Any]:
+def _stream_summary(stream: _Stream, timed: np.ndarray) -> dict[str, Any]:
     return {
         "n_cases": int(stream.ids.size),
         "first": stream.stamps.iloc[0].isoformat(),
@@ -577,7 +613,7 @@ def _stream_summary(stream: _Stream, scores: JudgeScores, times: dict[str, pd.Ti
         "n_audited": int(stream.audited.sum()),
         "audit": stream.how,
         "smallest_inclusion": stream.floor,
-        "n_without_time": int(sum(c not in times for c in scores.case_ids.tolist())),
+        "n_without_time": int((timed < 0).sum()),
     }
 
 
@@ -645,20 +681,23 @@ def monitor_judge(
     campaign.metric_names([metric])
     spec = campaign.metrics[metric]
     scores = find_judge(campaign, metric, judge)
-    times = case_times(campaign)
+    timed_ids, times = _timed_cases(campaign)
+    timed = _positions(timed_ids, scores.case_ids)  # each of the judge's cases' place in times, or -1
     start = _stream_start(since)
-    in_stream = _in_stream(scores, times, start, metric)
+    in_stream = _in_stream(scores, timed, times, start, metric)
     ref = human_reference(campaign, metric)
-    label_of = dict(zip(ref.case_ids.tolist(), (ref.values >= spec.human_pass).tolist()))
+    passes = ref.values >= spec.human_pass
     sign = scores.sign
     # the baseline: labelled cases the judge scored outside the stream
-    base = ~in_stream & np.isin(scores.case_ids, ref.case_ids)
+    label = _positions(ref.case_ids, scores.case_ids)  # each of the judge's cases' place in ref, or -1
+    base = ~in_stream & (label >= 0)
     base_ids, base_scores = scores.case_ids[base].tolist(), scores.values[base]
-    base_passes = np.array([label_of[c] for c in base_ids], dtype=bool)
+    base_passes = passes[label[base]].astype(bool)
     threshold, source = _choose_threshold(campaign, metric, scores, base_ids, threshold)
     rates = _baseline_rates(base_passes, sign * base_scores >= sign * threshold)  # all None on no baseline
     fitness = _better_than_chance(sign * base_scores, base_passes)
-    stream = _read_stream(campaign, scores, in_stream, times, label_of, threshold)
+    when = times[timed[in_stream]]
+    stream = _read_stream(campaign, scores, in_stream, when, label[in_stream], passes, threshold)
 
     watches, skipped = _watches(spec.max_false_pass, rates, base_scores, base_passes, sign, stream, tolerance)
     if not watches:
@@ -666,9 +705,8 @@ def monitor_judge(
         raise NotWatchable(f"judge {scores.name}: {why}", reason=why)
 
     each = alpha / len(watches)
-    results = [
-        _watch(w, each, stream.stamps, stream.ids, stream.audited, max(stream.ids.size, 1), alpha) for w in watches
-    ]
+    known: dict = {}  # the confidence sequences computed, for the watches that share one
+    results = [_watch(w, each, stream, max(stream.ids.size, 1), alpha, known) for w in watches]
     doc = {
         "campaign": campaign.name,
         "metric": metric,
@@ -678,7 +716,7 @@ def monitor_judge(
         "alpha_each": each,
         "tolerance": tolerance,
         "since": start.isoformat() if start is not None else None,
-        "stream": _stream_summary(stream, scores, times),
+        "stream": _stream_summary(stream, timed),
         "baseline": {"n_labelled": len(base_ids), **rates},
         "rates": results,
         "not_watched": skipped,

@@ -39,6 +39,8 @@ bounded random variables by betting", 2024), which hold at every step at once wi
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +62,9 @@ __all__ = [
 BET_FRACTIONS = (0.05, 0.1, 0.2, 0.35, 0.5)
 #: steps a confidence sequence computes at once (steps x bets x grid values in memory)
 CHUNK = 512
+#: the first stretch of steps the detector computes before it looks for an alarm (each next one twice as long,
+#: up to 64 times): after an alarm, the monitor restarts it, and its next alarm costs the steps up to it only
+WINDOW = 4096
 
 
 def change_point_weights(n: int, scale: int) -> np.ndarray:
@@ -72,8 +77,7 @@ def change_point_weights(n: int, scale: int) -> np.ndarray:
     """
     if scale < 1:
         raise ValueError(f"scale={scale}: the scale of the stream must be at least 1 step")
-    j = np.arange(1, n + 1, dtype=float)
-    return scale / ((scale + j - 1) * (scale + j))
+    return _weights(0, n, scale)
 
 
 @dataclass(frozen=True)
@@ -202,18 +206,63 @@ def e_detector(
     (30, 30, inf)
     """
     z = np.asarray(increments, dtype=float)
-    statistic = detector_statistic(z, lower, scale=scale, fractions=fractions)
-    crossed = np.flatnonzero(statistic >= 1 / alpha)
-    if crossed.size == 0:
+    low = np.broadcast_to(np.asarray(lower, dtype=float), z.shape)
+    _log_evidence(z[:1], low[:1], fractions)  # an empty stream is refused
+    if np.any(z < low - 1e-12):  # every step is checked, those after the alarm too
+        raise ValueError("increments below their lower bound: the bound must hold for every step")
+    statistic = _until_alarm(z, low, scale or z.size, fractions, 1 / alpha)
+    if not statistic[-1] >= 1 / alpha:
         return Detection(statistic, None, None, None)
-    alarm = int(crossed[0])
-    if _certain(z[alarm], np.broadcast_to(np.asarray(lower, float), z.shape)[alarm]):
-        return Detection(statistic[: alarm + 1], alarm, alarm, float("inf"))
-    logs = _log_evidence(z[: alarm + 1], np.broadcast_to(np.asarray(lower, float), z.shape)[: alarm + 1], fractions)
+    alarm = statistic.size - 1
+    if _certain(z[alarm], low[alarm]):
+        return Detection(statistic, alarm, alarm, float("inf"))
+    logs = _log_evidence(z[: alarm + 1], low[: alarm + 1], fractions)
     tails = np.exp(np.cumsum(logs[::-1], axis=0)[::-1]).mean(axis=1)  # each change point's e-value at the alarm
     weights = change_point_weights(z.size, scale or z.size)[: alarm + 1]
     change = int(np.argmax(weights * tails))
-    return Detection(statistic[: alarm + 1], alarm, change, float(tails[change]))
+    return Detection(statistic, alarm, change, float(tails[change]))
+
+
+def _until_alarm(z: np.ndarray, low: np.ndarray, scale: int, fractions, threshold: float) -> np.ndarray:
+    """:func:`detector_statistic` of one stream up to its first step at or above ``threshold`` (every step
+    if none is), computed a stretch of steps at a time (:data:`WINDOW`, then longer): an early alarm costs
+    the steps before it only. Each running sum and maximum enters the next stretch as its first term, so the
+    numbers are those of one pass over the stream, to the last bit."""
+    pieces: list[np.ndarray] = []
+    total: np.ndarray = np.zeros((1, len(fractions)))
+    reached: np.ndarray = np.zeros((1, len(fractions)))
+    mass, certain = 0.0, False
+    begin, size = 0, WINDOW
+    while begin < z.size:
+        stop = min(z.size, begin + size)
+        logs = np.log1p(_bets(low[begin:stop], fractions) * z[begin:stop, None])  # steps x bets
+        weights = _weights(begin, stop, scale)
+        if begin == 0:  # nothing carried over
+            running = np.cumsum(logs, axis=0)
+            spread = np.logaddexp.accumulate(np.log(weights)[:, None] - (running - logs), axis=0)
+            mass_now = np.cumsum(weights)
+            certain_now = np.logical_or.accumulate(_certain(z[begin:stop], low[begin:stop]))
+        else:
+            running = np.cumsum(np.vstack([total, logs]), axis=0)[1:]
+            spread = np.logaddexp.accumulate(np.vstack([reached, np.log(weights)[:, None] - (running - logs)]), 0)[1:]
+            mass_now = np.cumsum(np.r_[mass, weights])[1:]
+            certain_now = np.logical_or.accumulate(np.r_[certain, _certain(z[begin:stop], low[begin:stop])])[1:]
+        statistic = np.exp(running + spread).mean(axis=-1) + (1 - mass_now)
+        statistic = np.where(certain_now, np.inf, statistic)
+        crossed = np.flatnonzero(statistic >= threshold)
+        if crossed.size:
+            pieces.append(statistic[: crossed[0] + 1])
+            break
+        pieces.append(statistic)
+        total, reached, mass, certain = running[-1:], spread[-1:], mass_now[-1], certain_now[-1]
+        begin, size = stop, min(2 * size, 64 * WINDOW)
+    return np.concatenate(pieces)
+
+
+def _weights(begin: int, stop: int, scale: int) -> np.ndarray:
+    """:func:`change_point_weights` of steps ``begin + 1`` to ``stop`` (the same numbers)."""
+    j = np.arange(begin + 1, stop + 1, dtype=float)
+    return scale / ((scale + j - 1) * (scale + j))
 
 
 def rate_increments(
@@ -277,6 +326,7 @@ def confidence_sequence(
     value_range: tuple[float, float] = (0.0, 1.0),
     grid: int = 201,
     fractions: tuple[float, ...] = BET_FRACTIONS,
+    at: ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A confidence sequence for a rate: after each step, the rates ``theta`` in [0, 1] that two-sided
     betting e-processes do not reject at ``alpha``.
@@ -305,10 +355,13 @@ def confidence_sequence(
         The number of rates tried in [0, 1]: the bounds are on this grid.
     fractions : tuple of float
         The bets mixed, as fractions (below 1) of the largest bet that keeps every e-process positive.
+    at : array_like of int, optional
+        The steps (0-based) after which the bounds are wanted; every step by default. The cost follows
+        the weighted steps (a step of weight 0 moves nothing) and the steps asked for, not the stream.
 
     Returns
     -------
-    low, high : ndarray of shape (n_steps,)
+    low, high : ndarray of shape (n_steps,), or of the shape of ``at``
         After each step; ``nan`` before the first weighted case (every rate is possible).
 
     Examples
@@ -318,6 +371,9 @@ def confidence_sequence(
     >>> low, high = confidence_sequence(x, np.ones(2000))
     >>> bool(low[-1] < 0.3 < high[-1]), round(float(high[-1] - low[-1]), 2)
     (True, 0.07)
+    >>> [b.tolist() for b in confidence_sequence(x, np.ones(2000), at=[999, 1999])] == [[low[999], low[-1]],
+    ...                                                                               [high[999], high[-1]]]
+    True
     """
     x = np.asarray(values, dtype=float)
     w = np.asarray(weights, dtype=float)
@@ -329,31 +385,116 @@ def confidence_sequence(
     top = float(max_weight if max_weight is not None else (w.max() if w.size else 1.0))
     if np.any(w > top * (1 + 1e-9)):
         raise ValueError(f"max_weight={top}: a weight is larger")
+    steps = _steps(at, x.size)
     theta = np.linspace(0, 1, grid)
-    n = x.size
     f = np.asarray(fractions)[:, None]
     # the largest bets that keep 1 + lambda z >= 1 - f: z >= -w (theta - lowest) (up), z <= w (highest - theta)
     # (down); a floor on the reach keeps them finite at the ends, and no larger than they may be
     up = f / (top * np.maximum(theta - lowest, 1e-3))  # bets x grid
     down = f / (top * np.maximum(highest - theta, 1e-3))
-    low, high = np.full(n, np.nan), np.full(n, np.nan)
-    threshold = np.log(1 / alpha)
-    carry_up, carry_down = np.zeros(up.shape), np.zeros(down.shape)  # the running sums before each chunk
-    for begin in range(0, n, CHUNK):  # steps x bets x grid at a time
-        z = (w[begin : begin + CHUNK, None] * (x[begin : begin + CHUNK, None] - theta[None, :]))[:, None, :]
-        log_up = np.cumsum(np.log1p(up[None] * z), axis=0) + carry_up
-        log_down = np.cumsum(np.log1p(-down[None] * z), axis=0) + carry_down
-        carry_up, carry_down = log_up[-1], log_down[-1]
-        k = np.logaddexp(_logmean(log_up), _logmean(log_down)) - np.log(2)  # steps x grid
-        kept = k < threshold
-        has = kept.any(axis=1)
-        first = np.argmax(kept, axis=1)
-        last = grid - 1 - np.argmax(kept[:, ::-1], axis=1)
-        low[begin : begin + CHUNK] = np.where(has, theta[first], np.nan)
-        high[begin : begin + CHUNK] = np.where(has, theta[last], np.nan)
-    before = np.cumsum(w > 0) == 0  # before the first weighted case every rate is possible
-    low[before], high[before] = np.nan, np.nan
+    # a step of weight 0 moves no e-process (its increment is 0 for every theta, its log e-value exactly 0):
+    # each step's bounds are those after the last weighted step up to it (nan before the first), so only the
+    # weighted steps are summed, and the bounds are computed after those that end a step asked for
+    weighted = np.flatnonzero(w > 0)
+    last = np.searchsorted(weighted, steps, side="right") - 1  # -1: no weighted step yet
+    ends = np.unique(last[last >= 0])
+    bounds = np.full((2, ends.size), np.nan)
+    if ends.size:
+        summed = weighted[: ends[-1] + 1]
+        for index, sums in _log_processes(x[summed], w[summed], summed, ends, theta, (up, down)):
+            bounds[:, index] = _bounds(sums, theta, np.log(1 / alpha))
+    low, high = np.full(steps.size, np.nan), np.full(steps.size, np.nan)
+    low[last >= 0], high[last >= 0] = bounds[:, np.searchsorted(ends, last[last >= 0])]
     return low, high
+
+
+def _steps(at: ArrayLike | None, n: int) -> np.ndarray:
+    """The steps asked for (0-based, each in ``range(n)``), every step by default."""
+    if at is None:
+        return np.arange(n)
+    steps = np.asarray(at)
+    if steps.ndim != 1 or not np.issubdtype(steps.dtype, np.integer) or np.any((steps < 0) | (steps >= n)):
+        raise ValueError(f"at: steps from 0 to {n - 1}, integers in one dimension")
+    return steps
+
+
+def _log_processes(x, w, positions, ends, theta, bets) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The log e-processes (ends x 2 directions x bets x grid) after each weighted step of ``ends``
+    (indices into ``x`` and ``w``, the weighted steps, whose places in the stream are ``positions``), a
+    chunk of ends at a time: ``(index into ends, their sums)``.
+
+    They are summed step by step, in the chunks of :data:`CHUNK` steps of the stream that the computation
+    of every step sums (the same numbers, to the last bit); or, when a few pairs of value and weight recur
+    over many steps between the ends (a judge's scores on a scale), as each pair's log e-value times the
+    number of its steps (the same sums, to float rounding)."""
+    if ends.size * 4 < x.size:
+        pairs, code = _pairs(x, w)
+        if pairs.shape[0] * ends.size * 4 < x.size:
+            yield from _counted(pairs, code, ends, theta, bets)
+            return
+    signed = np.stack([bets[0], -bets[1]])  # 2 x bets x grid: up, and down (its increment negated)
+    carry = np.zeros(signed.size)
+    chunk = positions // CHUNK
+    cuts = np.r_[0, np.flatnonzero(np.diff(chunk)) + 1, x.size]
+    for begin, stop in itertools.pairwise(cuts):
+        z = w[begin:stop, None] * (x[begin:stop, None] - theta[None, :])  # steps x grid
+        logs = np.log1p(signed[None] * z[:, None, None, :]).reshape(stop - begin, -1)
+        index = np.flatnonzero((ends >= begin) & (ends < stop))
+        local = _running_sums(logs, np.r_[ends[index] - begin, stop - begin - 1])
+        if index.size:
+            yield index, (local[:-1] + carry).reshape(index.size, *signed.shape)
+        carry = local[-1] + carry
+
+
+def _running_sums(logs: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``np.cumsum(logs, axis=0)[rows]`` (``rows`` increasing), the same numbers: a sum over the first axis
+    adds its rows one after the other as a cumulative sum does, and numpy's sum is far quicker than its
+    cumulative sum along that axis."""
+    out = np.empty((rows.size, logs.shape[1]))
+    before = None
+    for i, (first, last) in enumerate(zip(np.r_[0, rows[:-1] + 1], rows + 1)):
+        if last > first:
+            if before is not None:
+                logs[first] += before  # (sum so far) + row: addition commutes exactly
+            before = logs[first:last].sum(axis=0)
+        out[i] = before
+    return out
+
+
+def _pairs(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs of value and weight (pairs x 2), and each step's (its index into them)."""
+    values, of_value = np.unique(x, return_inverse=True)
+    weights, of_weight = np.unique(w, return_inverse=True)
+    kinds, code = np.unique(of_value * weights.size + of_weight, return_inverse=True)
+    return np.column_stack([values[kinds // weights.size], weights[kinds % weights.size]]), code
+
+
+def _counted(pairs, code, ends, theta, bets) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_log_processes` from the log e-value of each pair of value and weight, times its steps."""
+    z = (pairs[:, 1, None] * (pairs[:, 0, None] - theta[None, :]))[:, None, :]
+    table = np.stack([np.log1p(sign * bet[None] * z) for sign, bet in zip((1, -1), bets)], 1)
+    flat = table.reshape(len(pairs), -1)
+    interval = np.searchsorted(ends, np.arange(code.size))  # the end that closes each step's stretch
+    carry = np.zeros(flat.shape[1])
+    for begin in range(0, ends.size, CHUNK):
+        stop = min(begin + CHUNK, ends.size)
+        first, after = np.searchsorted(interval, [begin, stop])
+        counts = np.bincount(
+            (interval[first:after] - begin) * len(pairs) + code[first:after], minlength=(stop - begin) * len(pairs)
+        ).reshape(stop - begin, len(pairs))
+        sums = np.cumsum(counts @ flat, axis=0) + carry
+        carry = sums[-1]
+        yield np.arange(begin, stop), sums.reshape(stop - begin, *table.shape[1:])
+
+
+def _bounds(sums: np.ndarray, theta: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest and largest rate of the grid not rejected after each step (nan: none is)."""
+    k = np.logaddexp(_logmean(sums[:, 0]), _logmean(sums[:, 1])) - np.log(2)  # steps x grid
+    kept = k < threshold
+    has = kept.any(axis=1)
+    first = np.argmax(kept, axis=1)
+    last = theta.size - 1 - np.argmax(kept[:, ::-1], axis=1)
+    return np.where(has, theta[first], np.nan), np.where(has, theta[last], np.nan)
 
 
 def _logmean(logs: np.ndarray) -> np.ndarray:

@@ -68,10 +68,13 @@ def test_the_command_line_exit_codes_and_json():
     assert "Traceback" not in bad.stderr
 
 
-def synthetic(rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.05, judge="model", fpr_before=0.05):
+def synthetic(
+    rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.05, judge="model", fpr_before=0.05, digits=None
+):
     """A campaign like the stream demo's: baseline labels without a time, then a timed stream, a quarter
     audited. The judge passes human passes 90% of the time and human fails ``fpr_before`` (5%) of the time
-    (after ``change``: ``fpr_after``); a coin-flip judge's score ignores the label, a perfect one is the label."""
+    (after ``change``: ``fpr_after``); a coin-flip judge's score ignores the label, a perfect one is the label.
+    ``digits``: the judge's scores rounded (a few distinct scores, as on a scale)."""
     t0 = pd.Timestamp("2026-09-07", tz="UTC")
     human = rng.random(n_base + n) < 0.3
     fpr = np.full(n_base + n, fpr_before)
@@ -83,6 +86,8 @@ def synthetic(rng, *, n_base=1000, n=3422, audit=0.25, change=None, fpr_after=0.
         score = rng.random(n_base + n)
     if judge == "perfect":
         score = human.astype(float)
+    if digits is not None:
+        score = np.round(score, digits)
     ids = [f"c{i:05d}" for i in range(n_base + n)]
     audited = np.r_[np.ones(n_base, bool), rng.random(n) < audit]
     rows = pd.concat(
@@ -132,6 +137,37 @@ def test_on_streams_of_the_demo_length_false_alarms_stay_under_alpha_and_changes
     )
     assert share <= 0.05
     assert min(delays) > -50 and np.median(delays) < 400
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([0.02, 0.1, 0.5]),
+    st.sampled_from([0.05, 0.5, 0.9]),
+    st.sampled_from([None, 1]),
+)
+def test_the_monitor_gives_the_numbers_of_every_step(monkeypatch, seed, audit, fpr_after, digits):
+    """The monitor computes each confidence sequence at the steps it keeps only, and each detector up to
+    its alarm; against every step of each (the same numbers), on streams that alarm and restart."""
+    from calibrate.review import monitor
+    from calibrate.stats import sequential
+
+    campaign = synthetic(
+        np.random.default_rng(seed), n_base=300, n=1200, audit=audit, change=400, fpr_after=fpr_after, digits=digits
+    )
+
+    def run(fast: bool) -> dict:
+        with monkeypatch.context() as patch:
+            patch.setattr(sequential, "WINDOW", 8 if fast else 10**6)  # one stretch: every step in one pass
+            if not fast:  # the bounds after every step, then the kept ones picked
+                every = sequential.confidence_sequence
+                patch.setattr(monitor, "confidence_sequence", lambda *a, at, **k: tuple(b[at] for b in every(*a, **k)))
+            doc = monitor_judge(campaign, metric="f", judge="j").to_dict()
+        doc["manifest"].pop("created")
+        return doc
+
+    fast, every = run(True), run(False)
+    assert fast == every
 
 
 def test_a_perfect_judge_passes_and_a_coin_flip_never_does():
