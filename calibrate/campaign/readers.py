@@ -177,8 +177,10 @@ def id_problem_rows(column: pd.Series) -> np.ndarray:
     control character in text, a number that is no id, any value of another type. Only these rows'
     values are then checked one by one, for the message.
 
-    >>> id_problem_rows(pd.Series(["c1", "c\x1b", None, 7], dtype=object)).tolist()
-    [False, True, False, False]
+    >>> id_problem_rows(pd.Series(["c1", "c\\x1b", None], dtype=object)).tolist()
+    [False, True, False]
+    >>> id_problem_rows(pd.Series(["c1", 7], dtype=object)).tolist()  # mixed types: each value checked
+    [True, True]
     """
     dtype = column.dtype
     if pd.api.types.is_bool_dtype(dtype):
