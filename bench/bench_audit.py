@@ -12,16 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from process_timing import measure
 
 TOML = """name = "bench-audit"
 [metrics.relevance]
@@ -69,38 +67,17 @@ def main() -> None:
         folder = Path(tmp) / "campaign"
         make_campaign(folder, args.cases, args.continuous)
         calibrate = Path(sys.executable).parent / "calibrate"
-        runs = []
-        cpu = []
-        for _ in range(args.repeat):
-            start = time.perf_counter()
-            with tempfile.TemporaryFile("w+") as stdout:
-                process = subprocess.Popen(
-                    [
-                        str(calibrate),
-                        "audit",
-                        str(folder),
-                        "--metric",
-                        "relevance",
-                        "--old",
-                        "old",
-                        "--new",
-                        "new",
-                        "--n-boot",
-                        str(args.n_boot),
-                        "--json",
-                    ],
-                    stdout=stdout,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                )
-                _, status, usage = os.wait4(process.pid, 0)
-                runs.append(time.perf_counter() - start)
-                cpu.append(usage.ru_utime + usage.ru_stime)  # what a shared, loaded machine does not inflate
-                if os.waitstatus_to_exitcode(status) not in (0, 1):
-                    raise SystemExit(process.stderr.read())
-                stdout.seek(0)
-                doc = json.loads(stdout.read())
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        audit = [str(calibrate), "audit", str(folder), "--metric", "relevance", "--old", "old", "--new", "new"]
+        output = Path(tmp) / "stdout"
+        # exit 1: the new judge is not at least as close to the humans, a decision like any other
+        measured = [
+            measure([*audit, "--n-boot", str(args.n_boot), "--json"], stdout=output, ok=(0, 1))
+            for _ in range(args.repeat)
+        ]
+        runs = [m.wall for m in measured]
+        cpu = [m.cpu for m in measured]  # what a shared, loaded machine does not inflate
+        doc = json.loads(output.read_text())
+        peak_mb = max(m.peak_mb for m in measured)
         kind = "continuous scores" if args.continuous else "0-3 scores"
         print(
             f"calibrate audit, {args.cases:,} cases, {kind}, {args.n_boot} paired resamples: median "

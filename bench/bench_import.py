@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from process_timing import measure
+
 
 def make_run(path: Path, n_cases: int, *, changed: bool = False) -> None:
     """A DeepEval test run of ``n_cases`` single-turn test cases, two metrics each, written to ``path``;
@@ -70,26 +72,11 @@ def make_run(path: Path, n_cases: int, *, changed: bool = False) -> None:
 
 
 def run_measured(args: list[str], env: dict[str, str], cwd: Path) -> dict[str, float | str]:
-    """One run of ``args``: wall and CPU seconds (os.wait4), peak resident MB, the load average before it."""
-    load = os.getloadavg()[0]
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(args, env=env, cwd=cwd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-        out.seek(0)
-        err.seek(0)
-        if process.returncode:
-            raise SystemExit(f"{' '.join(args)} failed (exit {process.returncode}): {err.read().decode()[-2000:]}")
-        text = out.read().decode()
-    return {
-        "wall": wall,
-        "cpu": usage.ru_utime + usage.ru_stime,
-        "peak_mb": usage.ru_maxrss / 1024,  # kilobytes on Linux
-        "load": load,
-        "output": text,
-    }
+    """One run of ``args`` (:func:`process_timing.measure`): wall and CPU seconds, peak resident MB, the load
+    average before it, and what it printed."""
+    output = cwd / "stdout"
+    run = measure(args, stdout=output, env=env, cwd=cwd)
+    return {"wall": run.wall, "cpu": run.cpu, "peak_mb": run.peak_mb, "load": run.load, "output": output.read_text()}
 
 
 def main() -> None:

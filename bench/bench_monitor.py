@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from process_timing import measure
 
 TOML = """name = "bench-monitor"
 [metrics.relevance]
@@ -93,20 +93,13 @@ def make_campaign(
 
 
 def run(folder: Path, as_json: bool) -> tuple[float, float, float, int, str]:
-    """Wall and CPU seconds, peak memory (MB), exit code and stdout of one `calibrate monitor` on ``folder``."""
+    """Wall and CPU seconds, peak memory (MB), exit code and stdout of one `calibrate monitor` on ``folder``
+    (:func:`process_timing.measure`), as a user runs it: `calibrate monitor CAMPAIGN ... > file`."""
     args = [sys.executable, "-m", "calibrate", "monitor", str(folder), "--metric", "relevance", "--judge", "judge"]
     output = folder.parent / "stdout"
-    with output.open("w") as stdout:  # as a user runs it: `calibrate monitor CAMPAIGN ... > file`
-        start = time.perf_counter()
-        process = subprocess.Popen(
-            args + (["--json"] if as_json else []), stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=folder.parent
-        )
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):  # 1 is an alarm (or a judge not better than chance): a run like any other
-        raise SystemExit(f"calibrate monitor failed (exit {code}): {process.stderr.read()[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code, output.read_text()
+    # 1 is an alarm (or a judge not better than chance): a run like any other
+    run = measure(args + (["--json"] if as_json else []), stdout=output, cwd=folder.parent, ok=(0, 1))
+    return run.wall, run.cpu, run.peak_mb, run.code, output.read_text()
 
 
 def split(folder: Path, *, profiled: bool) -> None:

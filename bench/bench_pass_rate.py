@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from process_timing import measure
 
 TOML = """name = "bench"
 [metrics.relevance]
@@ -144,15 +144,10 @@ def make_campaign(folder: Path, n_cases: int, n_labels: int, *, weighted: bool, 
 
 
 def run(args: list[str], env: dict[str, str], output: Path) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak resident MB of one run, stdout to ``output``."""
-    with output.open("w") as stdout:
-        start = time.perf_counter()
-        process = subprocess.Popen(args, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(args)} failed: {process.stderr.read()[-3000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    """Wall seconds, CPU seconds (user + system) and peak resident MB of one run, stdout to ``output``
+    (:func:`process_timing.measure`)."""
+    measured = measure(args, stdout=output, env=env)
+    return measured.wall, measured.cpu, measured.peak_mb
 
 
 def main() -> None:

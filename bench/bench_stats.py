@@ -23,7 +23,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from process_timing import measure
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
@@ -122,22 +122,11 @@ def time_command(folder: Path, n_boot: int, extra: list[str], repeat: int, outpu
     and CPU seconds (user + system of the command's process), the range of wall times and the largest
     peak resident set of one run (MB)."""
     calibrate = Path(sys.executable).parent / "calibrate"
-    runs, cpu, peak = [], [], []
-    for _ in range(repeat):
-        with output.open("w") as stdout:
-            start = time.perf_counter()
-            process = subprocess.Popen(
-                [str(calibrate), "stats", str(folder), "--n-boot", str(n_boot), *extra],
-                stdout=stdout,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            _, status, usage = os.wait4(process.pid, 0)
-            runs.append(time.perf_counter() - start)
-            cpu.append(usage.ru_utime + usage.ru_stime)
-            peak.append(usage.ru_maxrss / 1024)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(process.stderr.read())
+    measured = [
+        measure([str(calibrate), "stats", str(folder), "--n-boot", str(n_boot), *extra], stdout=output)
+        for _ in range(repeat)
+    ]
+    runs, cpu, peak = ([getattr(m, key) for m in measured] for key in ("wall", "cpu", "peak_mb"))
     return {
         "wall": statistics.median(runs),
         "low": min(runs),

@@ -51,11 +51,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import process_timing
 from bench_stats import make_campaign
 
 from calibrate.stats import N_BOOT
@@ -116,18 +116,10 @@ def commands(python: Path, folder: Path, arrays: Path, n_boot: int | None) -> li
 
 
 def run(command: Command, cwd: Path, out: Path) -> Run:
-    """One whole process: its standard output to ``out`` (as a user runs ``... > file``), timed."""
-    load = os.getloadavg()[0]
-    err = out.with_suffix(".err")
-    with out.open("w") as stdout, err.open("w") as stderr:
-        start = time.perf_counter()
-        process = subprocess.Popen(command.args, env=command.env, cwd=cwd, stdout=stdout, stderr=stderr)
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-    text = err.read_text()
-    if code := os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{command.label} failed (exit {code}): {' '.join(command.args)}\n{text[-2000:]}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, load, text)
+    """One whole process: its standard output to ``out`` (as a user runs ``... > file``), timed
+    (:func:`process_timing.measure`)."""
+    measured = process_timing.measure(command.args, stdout=out, env=command.env, cwd=cwd)
+    return Run(measured.wall, measured.cpu, measured.peak_mb, measured.load, measured.stderr)
 
 
 def measure(cmds: list[Command], cwd: Path, repeat: int, warmup: int) -> dict[str, list[Run]]:
