@@ -50,6 +50,7 @@ __all__ = [
     "DocumentError",
     "Schema",
     "check",
+    "csv_text_rows",
     "field_path",
     "max_document_bytes",
     "parse_json",
@@ -439,14 +440,19 @@ def read_csv_rows(
     >>> read_csv_rows(path, expected="a table")
     (['case_id', 'reason'], [(2, ['c1', 'two\\nlines']), (5, ['c2', 'x'])])
     """
-    reader = csv.reader(io.StringIO(read_text(path, expected=expected, max_bytes=max_bytes), newline=""))
+    return csv_text_rows(read_text(path, expected=expected, max_bytes=max_bytes), source=str(path), expected=expected)
+
+
+def csv_text_rows(text: str, *, source: str, expected: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """:func:`read_csv_rows` of a CSV file's text already read (:func:`read_text`), ``source`` its file."""
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)
         if header is None:
-            raise DocumentError([Problem(str(path), "the file is empty", row=1, expected=expected)], source=str(path))
+            raise DocumentError([Problem(source, "the file is empty", row=1, expected=expected)], source=source)
         problems = [
             Problem(
-                str(path),
+                source,
                 "duplicate column (a second column of this name would be ignored)",
                 row=1,
                 field=name,
@@ -460,7 +466,7 @@ def read_csv_rows(
                 if len(record) != len(header):
                     problems.append(
                         Problem(
-                            str(path),
+                            source,
                             f"{len(record)} field(s) where the header has {len(header)}",
                             row=start,
                             expected="one field per column",
@@ -471,8 +477,8 @@ def read_csv_rows(
             start = reader.line_num + 1
     except csv.Error as exc:
         raise DocumentError(
-            [Problem(str(path), f"not a readable CSV file: {exc}", row=reader.line_num)], source=str(path)
+            [Problem(source, f"not a readable CSV file: {exc}", row=reader.line_num)], source=source
         ) from None
     if problems:
-        raise DocumentError(problems, source=str(path))
+        raise DocumentError(problems, source=source)
     return header, rows

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calibrate.base.documents import read_csv_rows, read_text
+from calibrate.base.documents import csv_text_rows, read_text
 
 __all__ = ["read_csv_table"]
 
@@ -57,7 +57,7 @@ def read_csv_table(path: str | Path, *, expected: str, max_bytes: int | None = N
     text = read_text(path, expected=expected, max_bytes=max_bytes)
     table = _plain_table(text)
     if table is None:  # quoted fields, or something the row reader names a problem of
-        header, rows = read_csv_rows(path, expected=expected, max_bytes=max_bytes)
+        header, rows = csv_text_rows(text, source=str(path), expected=expected)  # the text read once
         table = pd.DataFrame([record for _, record in rows], columns=header, dtype=object)
         table["line"] = np.array([line for line, _ in rows], dtype=np.int64)
     return table
