@@ -41,7 +41,7 @@ def _same(path) -> None:
         assert columns[name].tolist() == rows[name].tolist(), name
 
 
-FIELD = st.text(alphabet=st.sampled_from(list('ab ,"\n\r;x1é\t')), max_size=5)
+FIELD = st.text(alphabet=st.sampled_from(list('ab ,"\n\r;x1é\t|[]<>&\\')), max_size=5)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -85,6 +85,9 @@ def test_plain_files_take_the_columnar_way_and_keep_their_lines(tmp_path, rows, 
         "case_id,case_id\nc1,1\n",  # a repeated column
         "case_id,value\nc1,\x00\n",  # a NUL byte
         "",  # an empty file
+        'case_id,value\nc1,"cut off',  # truncated inside a quoted field
+        "case_id,value\nc1,1\nc2",  # truncated inside a row
+        "case_id,value\nc1,<b>[x]</b>|y\n",  # markup, brackets and a pipe: text like any other
     ],
 )
 def test_files_that_are_not_plain_give_the_row_readers_table_or_problems(tmp_path, text):
