@@ -21,6 +21,8 @@ __all__ = ["ReportDocuments"]
 class ReportDocuments:
     """What the report shows: the statistics and recommendations, and the sections a campaign adds.
 
+    Read the parts as attributes (``documents.stats``); :meth:`to_dict` is ``report.json``.
+
     Parameters
     ----------
     stats : StatsResult
@@ -43,8 +45,6 @@ class ReportDocuments:
     since : mapping, optional
         What happened since the threshold was chosen (:func:`calibrate.report.build.since_threshold`):
         ``monitors``, ``not_monitored`` and ``fingerprints``, in a section of its own.
-
-    Read the parts as attributes (``documents.stats``); :meth:`to_dict` is ``report.json``.
 
     Examples
     --------
