@@ -66,6 +66,7 @@ _EXPORTS = {
     "annotator_agreement": ("calibrate.analysis.annotators", "annotator_agreement"),
     "repeatability": ("calibrate.analysis.repeatability", "repeatability"),  # calibrate repeatability
     "estimate_pass_rate": ("calibrate.analysis.pass_rate", "estimate_pass_rate"),  # calibrate pass-rate
+    "escalate": ("calibrate.analysis.escalate", "escalate"),  # calibrate escalate
     "fit_calibration": ("calibrate.analysis.calibration", "fit_calibration"),  # calibrate calibration
     "CalibrationMap": ("calibrate.analysis.calibration", "CalibrationMap"),
     "compare_judges": ("calibrate.analysis.versus", "compare_judges"),  # calibrate compare

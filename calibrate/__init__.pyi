@@ -44,6 +44,7 @@ from calibrate.analysis.rules import default_rule as default_rule
 from calibrate.analysis.annotators import annotator_agreement as annotator_agreement
 from calibrate.analysis.repeatability import repeatability as repeatability
 from calibrate.analysis.pass_rate import estimate_pass_rate as estimate_pass_rate
+from calibrate.analysis.escalate import escalate as escalate
 from calibrate.analysis.calibration import fit_calibration as fit_calibration
 from calibrate.analysis.calibration import CalibrationMap as CalibrationMap
 from calibrate.analysis.versus import compare_judges as compare_judges
@@ -92,6 +93,7 @@ __all__ = [
     "demo_report",
     "demo_stream_path",
     "draw_sample",
+    "escalate",
     "estimate_pass_rate",
     "export_to_mlflow",
     "fingerprint_judge",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
+from calibrate.analysis.escalate import EscalateResult
 from calibrate.analysis.recommendation_results import ThresholdsResult
 from calibrate.analysis.results import StatsResult
 from calibrate.base.results import Document
@@ -29,6 +30,7 @@ DOCUMENTS: dict[str, type[Document]] = {
     "thresholds": ThresholdsResult,
     "gate": GateResult,
     "audit": AuditResult,
+    "escalate": EscalateResult,
 }
 
 

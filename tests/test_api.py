@@ -35,6 +35,7 @@ COMMAND_FUNCTIONS = {
     "thresholds": "thresholds",
     "repeatability": "repeatability",
     "pass-rate": "estimate_pass_rate",
+    "escalate": "escalate",
     "calibration": "fit_calibration",
     "compare": "compare_judges",
     "bias": "bias_probes",

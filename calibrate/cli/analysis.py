@@ -1,8 +1,9 @@
-"""Statistics of a campaign: stats, thresholds, repeatability, pass-rate, compare-systems, calibration, compare,
-bias."""
+"""Statistics of a campaign: stats, thresholds, repeatability, pass-rate, escalate, compare-systems, calibration,
+compare, bias."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -751,5 +752,90 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
             )
 
 
+@click.command("escalate")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@metric_option(required=True)
+@judge_option(required=True, help="The judge that decides the cases in its band.")
+@click.option(
+    "--agreement",
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
+    required=True,
+    help="The target: the share of the cases the judge decides on which it agrees with the humans.",
+)
+@click.option(
+    "--confidence",
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="The probability that the band chosen reaches the target.",
+)
+@click.option(
+    "--threshold",
+    type=FiniteRange(-math.inf, math.inf),
+    help="The judge's pass threshold, chosen without these labels [default: the one it runs at, else the "
+    "metric's pass level on its scale].",
+)
+@out_of_scale_option
+@json_option
+def escalate_command(campaign, metric, judge, agreement, confidence, threshold, out_of_scale, as_json) -> None:
+    """The band of scores in which the judge decides alone, with its agreement with the humans on the cases
+    it decides at least --agreement with probability --confidence (fixed-sequence testing); the cases
+    between go to people."""
+    from calibrate.analysis.escalate import escalate
+
+    c = load(campaign, out_of_scale)
+    try:
+        doc = escalate(c, metric=metric, judge=judge, agreement=agreement, confidence=confidence, threshold=threshold)
+    except ValueError as exc:
+        fail(exc)
+    if as_json:
+        print_json(doc)
+        return
+    out.print(styled("bold", doc.text))
+    agreed = doc.agreement
+    lines = [
+        f"band: {doc.pass_rule}",
+        f"coverage: {fmt_estimate(doc.coverage.to_dict())} of the {doc.n_scored} cases the judge scored",
+        "agreement on the labelled cases it decides: "
+        + (
+            f"{fmt_number(agreed.value)} ({agreed.n} cases; lower bound {fmt_number(agreed.lower_bound)})"
+            if agreed.value is not None
+            else str(agreed.reason)
+        ),
+        f"target {doc.target:g} at confidence {doc.confidence:g}; {doc.n_labels} labelled cases; {doc.method}",
+        f"the judge's threshold: {fmt_number(doc.threshold)}, {doc.threshold_source}",
+        f"human ceiling: {doc.human_ceiling.text}",
+        f"to widen the band: {doc.more_labels.text}",
+    ]
+    for line in lines:
+        out.print(styled("", "  " + line))
+    table = Table(title="candidate bands, most confident first", box=box.SIMPLE)
+    for col in ("pass at", "fail below", "coverage", "labelled", "disagree", "agreement", "upper bound", "test"):
+        table.add_column(col)
+    for cand in doc.candidates:
+        if cand.tested:
+            table.add_row(
+                fmt_number(cand.pass_at),
+                fmt_number(cand.fail_below),
+                f"{cand.coverage:.1%}",
+                str(cand.n_labelled),
+                str(cand.disagreements),
+                fmt_number(cand.agreement),
+                fmt_number(cand.disagreement_upper_bound),
+                "passed" if cand.passed else "failed",
+            )
+    out.print(table)
+
+
 #: the commands this module adds to ``calibrate``
-COMMANDS = [stats, thresholds, repeatability_command, pass_rate, compare_systems_command, calibration, compare, bias]
+COMMANDS = [
+    stats,
+    thresholds,
+    repeatability_command,
+    pass_rate,
+    escalate_command,
+    compare_systems_command,
+    calibration,
+    compare,
+    bias,
+]
