@@ -53,8 +53,9 @@ __all__ = [
     "read_shown_judge",
 ]
 
-#: the designs ``calibrate sample`` draws (:data:`calibrate.sampling.designs.STRATEGIES`)
-SAMPLE_STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman")
+#: the designs ``calibrate sample`` draws (:data:`calibrate.sampling.designs.STRATEGIES`), and the queue of the
+#: cases a band escalates that ``calibrate escalate --sample`` writes (:mod:`calibrate.sampling.escalated`)
+SAMPLE_STRATEGIES = ("random", "stratified", "threshold", "disagreement", "neyman", "escalated")
 #: the columns of ``samples/NAME.csv``
 SAMPLE_COLUMNS = ("case_id", "stratum", "inclusion_probability")
 #: the largest file of this kind read (a sample of a million cases is some 40 MB)
@@ -94,7 +95,7 @@ class SampleDesign(Schema):
     they are (they describe the design; nothing computes with them)."""
 
     model_config = ConfigDict(extra="allow")
-    strategy: Literal["random", "stratified", "threshold", "disagreement", "neyman"]
+    strategy: Literal["random", "stratified", "threshold", "disagreement", "neyman", "escalated"]
     created: TimestampText
     strata: Annotated[dict[str, StratumDesign], Field(min_length=1)]
     n: Count | None = None
@@ -110,6 +111,8 @@ class SampleDesign(Schema):
     def _strategy_needs(self) -> SampleDesign:
         if self.strategy == "stratified" and not self.by:
             raise PydanticCustomError("design", "a stratified design names its metadata key (by)")
+        if self.strategy == "escalated" and (not self.metric or not self.judge):
+            raise PydanticCustomError("design", "a queue of escalated cases names its metric and judge")
         if self.strategy == "neyman":
             if self.edges is None or not self.metric or not self.judge:
                 raise PydanticCustomError("design", "a Neyman design records its score edges, metric and judge")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,12 +14,15 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from calibrate.base.errors import CampaignError, FileError
 from calibrate.cli.console import (
     FiniteRange,
     case_label,
     check_judges,
     confidence_option,
     fail,
+    file_name,
+    hold,
     hold_outputs,
     json_option,
     judge_option,
@@ -759,15 +763,13 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
 @click.option(
     "--agreement",
     type=FiniteRange(0, 1, min_open=True, max_open=True),
-    required=True,
-    help="The target: the share of the cases the judge decides on which it agrees with the humans.",
+    help="The target: the share of the cases the judge decides on which it agrees with the humans "
+    "(needed unless --since applies a stored band).",
 )
 @click.option(
     "--confidence",
     type=FiniteRange(0, 1, min_open=True, max_open=True),
-    default=0.95,
-    show_default=True,
-    help="The probability that the band chosen reaches the target.",
+    help="The probability that the band chosen reaches the target.  [default: 0.95]",
 )
 @click.option(
     "--threshold",
@@ -775,22 +777,156 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
     help="The judge's pass threshold, chosen without these labels [default: the one it runs at, else the "
     "metric's pass level on its scale].",
 )
+@click.option(
+    "--save-band",
+    callback=lambda ctx, param, value: file_name(value, "band name"),
+    help="Store the band chosen as bands/NAME.json, for --since to apply to the cases the judge scores later.",
+)
+@click.option(
+    "--since",
+    callback=lambda ctx, param, value: file_name(value, "band name"),
+    help="Apply the band stored as bands/NAME.json (by --save-band) to the cases the judge scored since it was "
+    "chosen, instead of choosing one: how many the judge decides and how many go to people.",
+)
+@click.option(
+    "--all-cases", is_flag=True, help="With --since: every case the judge scored, not only those scored since."
+)
+@click.option(
+    "--sample",
+    callback=lambda ctx, param, value: file_name(value, "sample name"),
+    help="Write the cases the band sends to people and humans have not labelled on the metric as the "
+    "campaign's sample NAME (samples/NAME.csv), with their inclusion probabilities, for labelstudio push.",
+)
+@click.option(
+    "--max-cases",
+    type=click.IntRange(min=1),
+    help="With --sample: at most this many of those cases, drawn uniformly (inclusion probability K / N).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The seed of the --max-cases draw.")
 @out_of_scale_option
 @json_option
-def escalate_command(campaign, metric, judge, agreement, confidence, threshold, out_of_scale, as_json) -> None:
+def escalate_command(
+    campaign, metric, judge, agreement, confidence, threshold, save_band, since, all_cases, sample, max_cases, seed,
+    out_of_scale, as_json,
+) -> None:  # fmt: skip
     """The band of scores in which the judge decides alone, with its agreement with the humans on the cases
     it decides at least --agreement with probability --confidence (fixed-sequence testing); the cases
-    between go to people."""
-    from calibrate.analysis.escalate import escalate
+    between go to people. --save-band stores it, --sample writes the cases it sends to people as a sample
+    to label, and --since applies a stored band to the cases the judge scored later."""
+    _escalate_options(agreement, confidence, threshold, save_band, since, all_cases, sample, max_cases)
+    queue_options = {"sample": sample, "max_cases": max_cases, "seed": seed}
+    writes = sample is not None or save_band is not None
+    with hold(campaign, "calibrate escalate") if writes else nullcontext():
+        c = load(campaign, out_of_scale)
+        if since is not None:
+            _apply_band(c, since, metric, judge, all_cases, queue_options, as_json)
+        else:
+            options = {"agreement": agreement, "confidence": 0.95 if confidence is None else confidence}
+            _choose_band(c, metric, judge, options | {"threshold": threshold}, save_band, queue_options, as_json)
 
-    c = load(campaign, out_of_scale)
+
+def _escalate_options(agreement, confidence, threshold, save_band, since, all_cases, sample, max_cases) -> None:
+    """The options that go together: a band chosen (--agreement) or a band applied (--since)."""
+    if since is not None:
+        given = [f for f, v in (("--agreement", agreement), ("--confidence", confidence), ("--threshold", threshold),
+                                ("--save-band", save_band)) if v is not None]  # fmt: skip
+        if given:
+            fail(f"--since applies a stored band: {', '.join(given)} choose(s) a new one; give one or the other")
+    elif agreement is None:
+        fail("give --agreement A to choose a band, or --since BAND to apply a stored one")
+    elif all_cases:
+        fail("--all-cases goes with --since (a band chosen now is reported on every case the judge scored)")
+    if max_cases is not None and sample is None:
+        fail("--max-cases caps the queue that --sample writes: give --sample NAME")
+
+
+def _written_queue(c, queue, sample: str | None):
+    """The queue written as sample ``sample`` (its facts, with the file), or only described (None)."""
+    from calibrate.sampling.escalated import queue_facts, write_queue
+
+    if queue is None or sample is None:
+        return None if queue is None else queue_facts(queue, None)
     try:
-        doc = escalate(c, metric=metric, judge=judge, agreement=agreement, confidence=confidence, threshold=threshold)
-    except ValueError as exc:
+        return queue_facts(queue, write_queue(c, queue, sample))
+    except (ValueError, FileExistsError) as exc:
         fail(exc)
+
+
+def _choose_band(c, metric, judge, options, save_band, queue_options, as_json) -> None:
+    from calibrate.analysis.escalate import escalate
+    from calibrate.sampling.escalated import check_free, fresh_queue
+    from calibrate.sampling.escalated import save_band as store
+
+    sample, queue, band_file = queue_options["sample"], None, None
+    try:
+        doc = escalate(c, metric=metric, judge=judge, **options)
+        if sample is not None or save_band is not None:
+            check_free(c, sample=sample, band=save_band)  # both names free before anything is written
+        if sample is not None:
+            queue = fresh_queue(
+                c, doc, max_cases=queue_options["max_cases"], seed=queue_options["seed"], band=save_band
+            )
+        if save_band is not None:
+            band_file = store(c, doc, save_band)
+    except (ValueError, FileExistsError) as exc:
+        fail(exc)
+    facts = _written_queue(c, queue, sample)
+    if as_json:
+        extra = {"band_file": None if band_file is None else str(band_file), "queue": facts}
+        print_json(doc.to_dict() | ({k: v for k, v in extra.items() if v is not None}))
+        return
+    _print_band(doc)
+    if band_file is not None:
+        out.print(styled("", f"  band stored as {band_file} (apply it later: --since {save_band})"))
+    _print_queue(facts)
+
+
+def _apply_band(c, since, metric, judge, all_cases, queue_options, as_json) -> None:
+    from calibrate.sampling.escalated import apply_band, check_free
+
+    sample = queue_options["sample"]
+    try:
+        if sample is not None:
+            check_free(c, sample=sample)
+        doc, queue = apply_band(
+            c, since, metric=metric, judge=judge, all_cases=all_cases,
+            max_cases=queue_options["max_cases"], seed=queue_options["seed"],
+        )  # fmt: skip
+    except (ValueError, FileExistsError, CampaignError, FileError) as exc:
+        fail(exc)
+    if sample is not None and queue is None:
+        fail(f"{doc['text']}: no case without a human label goes to people; nothing written")
+    doc["queue"] = _written_queue(c, queue, sample)
     if as_json:
         print_json(doc)
         return
+    out.print(styled("bold", doc["text"]))
+    band = doc["band"]
+    line = (
+        f"  band chosen {band['created']} on {band['judge']} ({doc['judge_check']}): {band['fail_below']} / "
+        f"{band['pass_at']} (fail below / pass at), target {band['target']:g} at confidence {band['confidence']:g} "
+        f"from {band['n_labels']} labels"
+    )
+    if doc["applied_to"] == "new":
+        line += f"; {doc['seen_before']} case(s) it was chosen on left out (--all-cases counts them)"
+    out.print(styled("", line))
+    _print_queue(doc["queue"])
+
+
+def _print_queue(facts) -> None:
+    if facts is None:
+        return
+    where = f"written to {facts['file']}" if facts["file"] else "not written (--sample NAME writes it)"
+    out.print(
+        styled(
+            "",
+            f"  queue: {facts['cases']} of the {facts['escalated_unlabelled']} case(s) sent to people without a "
+            f"human label, inclusion probability {facts['inclusion_probability']:.4g}; {where}",
+        )
+    )
+
+
+def _print_band(doc) -> None:
     out.print(styled("bold", doc.text))
     agreed = doc.agreement
     lines = [

@@ -376,6 +376,8 @@ WRITES = {
     "cases import": ["calibrate.cases.datasets.import_cases"],
     "collect": ["calibrate.cases.collect.collect"],
     "sample": ["calibrate.sampling.designs.sample_cases"],
+    # writes only with --save-band or --sample (the queue): then it loads the campaign under the lock
+    "escalate": ["calibrate.sampling.escalated.save_band", "calibrate.sampling.escalated.write_queue"],
     "adjudicate": ["calibrate.humans.adjudication.adjudicate"],
     "labelstudio push": ["calibrate.humans.labelstudio.client.push"],
     "labelstudio pull": ["calibrate.humans.labelstudio.client.pull", "calibrate.humans.labelstudio.client.pull_file"],
@@ -496,6 +498,8 @@ def writer_commands(folder: Path, tmp: Path) -> dict[str, list]:
         "cases import": ["cases", "import", folder, tmp / "goldens.jsonl"],
         "collect": ["collect", folder, "--goldens", tmp / "goldens.jsonl"],
         "sample": ["sample", folder, "--n", 3, "--include-labelled", "--name", "held"],
+        "escalate": ["escalate", folder, "--metric", "faithfulness", "--judge", "j", "--agreement", 0.5]
+        + ["--save-band", "held"],
         "adjudicate": ["adjudicate", folder, "--decisions", tmp / "decisions.csv"],
         "labelstudio push": ["labelstudio", "push", folder, "--url", "http://127.0.0.1:9", "--api-key", "k"],
         "labelstudio pull": ["labelstudio", "pull", folder, "--file", tmp / "export.json"],
