@@ -33,8 +33,11 @@ __all__ = [
     "wilson_rate",
 ]
 
-#: Table cells computed at once (rows x cells): bounds the memory of one step of the bootstrap.
-ROW_BUDGET = 4_000_000
+#: Table cells computed at once (rows x cells): bounds the memory of one step of the bootstrap (a batch
+#: of resamples holds its case indices and case counts, 8 bytes a cell). At 100,000 cases, 20 resamples
+#: a batch: 30 to 40 MB less at the peak of `calibrate stats` than with 4 million (70 MB with ten judges),
+#: in the same CPU time; at half a million the launches cost a second more.
+ROW_BUDGET = 2_000_000
 
 
 def wilson_rate(

@@ -170,14 +170,16 @@ def human_reference(campaign: Campaign, metric: str) -> HumanReference:
 
 def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
     spec = campaign.metrics[metric]
-    rows = campaign.ratings[(campaign.ratings["metric"] == metric) & (campaign.ratings["rater_kind"] == "human")]
-    failed = int(rows["value"].isna().sum())
-    failed_cases = tuple(sorted(set(rows.loc[rows["value"].isna(), "case_id"].astype(str))))
-    rows = rows[rows["value"].notna()]
-    # sort by case, then value: each case's labels are one contiguous run
-    ordered = rows.sort_values(["case_id", "value"], kind="stable")
-    case_ids, starts, counts = np.unique(ordered["case_id"].to_numpy(dtype=str), return_index=True, return_counts=True)
-    labels = ordered["value"].to_numpy(float)
+    ratings = campaign.ratings
+    # by row positions, as the judges' scores are read: no copy of the rows, no sorted copy of them, no
+    # Python object per id
+    chosen = np.flatnonzero(((ratings["metric"] == metric) & (ratings["rater_kind"] == "human")).to_numpy(dtype=bool))
+    values_of = ratings["value"].to_numpy(dtype=float)
+    missing = np.isnan(values_of[chosen])
+    failed = int(missing.sum())
+    failed_cases = tuple(sorted(set(ratings["case_id"].iloc[chosen[missing]].astype(str))))
+    rows = chosen[~missing]
+    case_ids, starts, counts, labels = _label_runs(_text_array(ratings["case_id"].iloc[rows]), values_of[rows])
     if spec.scale == "continuous":
         values = np.add.reduceat(labels, starts) / counts if labels.size else labels
         tied = np.zeros(case_ids.size, dtype=bool)
@@ -186,16 +188,7 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
         values = labels[starts + (counts - 1) // 2]
         even = counts % 2 == 0
         tied = even & (labels[starts + counts // 2 - 1] != labels[np.minimum(starts + counts // 2, labels.size - 1)])
-    # an adjudicator's decision replaces the annotators' majority where they disagreed
-    decided = campaign.adjudications[campaign.adjudications["metric"] == metric]
-    position = {case_id: i for i, case_id in enumerate(case_ids)}
-    adjudicated = 0
-    if len(decided):
-        values = values.copy()
-        for case_id, value in zip(decided["case_id"].astype(str), decided["value"].astype(float)):
-            if case_id in position:
-                values[position[case_id]] = value
-                adjudicated += 1
+    values, adjudicated = _adjudicated(values, case_ids, campaign.adjudications, metric)
     return HumanReference(
         metric=spec,
         case_ids=case_ids,
@@ -203,11 +196,43 @@ def _human_reference(campaign: Campaign, metric: str) -> HumanReference:
         n_raters=counts,
         n_multiply_labelled=int((counts > 1).sum()),
         n_failed_ratings=failed,
-        raters=tuple(sorted(rows["rater"].unique())),
+        raters=tuple(sorted(ratings["rater"].iloc[rows].unique())),
         n_adjudicated=adjudicated,
         tied_cases=tuple(case_ids[tied].tolist()),
         failed_rating_cases=failed_cases,
     )
+
+
+def _label_runs(ids: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The labels sorted by case, then value (each case's labels one contiguous run, in ascending order),
+    as ``(case_ids, starts, counts, labels)``: the distinct ids, where each one's run starts, its length.
+    Ids sorted and distinct already (one label per case, written in case order) need no sort.
+
+    >>> _label_runs(np.array(["b", "a", "b"]), np.array([2.0, 1.0, 0.0]))
+    (array(['a', 'b'], dtype='<U1'), array([0, 1]), array([1, 2]), array([1., 0., 2.]))
+    """
+    if not _strictly_increasing(ids):
+        order = np.lexsort((labels, ids))  # stable: by id, then value
+        ids, labels = ids[order], labels[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, dtype=np.intp)
+    return ids[starts], starts, np.diff(np.r_[starts, ids.size]), labels
+
+
+def _adjudicated(
+    values: np.ndarray, case_ids: np.ndarray, adjudications: pd.DataFrame, metric: str
+) -> tuple[np.ndarray, int]:
+    """An adjudicator's decision replaces the annotators' majority where they disagreed: the values with
+    the decisions on ``metric`` in place (a copy, when there is one), and how many were applied."""
+    decided = adjudications[adjudications["metric"] == metric]
+    if not len(decided):
+        return values, 0
+    position = {case_id: i for i, case_id in enumerate(case_ids)}
+    values, adjudicated = values.copy(), 0
+    for case_id, value in zip(decided["case_id"].astype(str), decided["value"].astype(float)):
+        if case_id in position:
+            values[position[case_id]] = value
+            adjudicated += 1
+    return values, adjudicated
 
 
 def judge_scores(campaign: Campaign, metric: str) -> list[JudgeScores]:

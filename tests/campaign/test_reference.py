@@ -155,3 +155,47 @@ def test_ids_as_text_are_to_numpys(texts, dtype):
     if dtype == "str" and texts:
         chunked = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([texts, texts[::-1]])))
         assert _text_array(chunked).tolist() == chunked.to_numpy(dtype=str).tolist()
+
+
+def _straightforward_reference(c: Campaign, metric: str) -> tuple:
+    """The human reference by copies of the table: the rows selected, sorted by case then value, grouped."""
+    rows = c.ratings[(c.ratings["metric"] == metric) & (c.ratings["rater_kind"] == "human")]
+    failed = tuple(sorted(set(rows.loc[rows["value"].isna(), "case_id"].astype(str))))
+    rows = rows[rows["value"].notna()].sort_values(["case_id", "value"], kind="stable")
+    ids, starts, counts = np.unique(rows["case_id"].to_numpy(dtype=str), return_index=True, return_counts=True)
+    labels = rows["value"].to_numpy(float)
+    continuous = c.metrics[metric].scale == "continuous"
+    values = np.add.reduceat(labels, starts) / counts if continuous else labels[starts + (counts - 1) // 2]
+    return ids, values, counts, failed, tuple(sorted(rows["rater"].unique()))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("scale", ["ordinal", "continuous"])
+def test_the_reference_by_row_positions_is_the_sorted_copys(seed, scale):
+    """Random campaigns (cases in any order or in case order, up to three annotators per case, failed ratings, a judge's
+    rows between, another metric, an adjudication): the reference read by row positions is the one the
+    sorted copy of the rows gives, ids of the same width, decisions applied."""
+    rng = np.random.default_rng(seed)
+    ids = np.array([f"k{i:0{1 + i % 3}d}" for i in rng.permutation(200)])  # ids of several widths
+    ids = np.sort(ids) if seed % 3 == 0 else ids  # seed 0: one label per case, in case order (no sort)
+    rows = [
+        {"case_id": c, "metric": m, "rater": h, "rater_kind": "human"}
+        | ({"value": None, "error": "lost"} if rng.random() < 0.05 else {"value": float(rng.integers(0, 4))})
+        for c in ids[rng.random(200) < 0.7]
+        for m in ("m", "other")
+        for h in ["h1", "h2", "h3"][: int(rng.integers(1, 4)) if seed else 1]
+    ]
+    rows += [{"case_id": c, "metric": "m", "rater": "j", "rater_kind": "judge", "value": 1.0} for c in ids[:50]]
+    metric = {"scale": scale, "human_pass": 2} | ({"levels": [0, 1, 2, 3]} if scale == "ordinal" else {})
+    frame = pd.DataFrame(rows).iloc[rng.permutation(len(rows)) if seed % 2 else np.arange(len(rows))]
+    c = campaign_from_frames({"name": "n", "metrics": {"m": metric, "other": metric}}, frame)
+    ref = human_reference(c, "m")
+    ids_, values, counts, failed, raters = _straightforward_reference(c, "m")
+    assert ref.case_ids.dtype == ids_.dtype and ref.case_ids.tolist() == ids_.tolist()
+    assert ref.values.tolist() == values.tolist() and ref.n_raters.tolist() == counts.tolist()
+    assert ref.failed_rating_cases == failed and ref.raters == raters and ref.n_adjudicated == 0
+    c.adjudications = pd.DataFrame({"case_id": [ids_[0], "nobody", ids_[1]], "metric": ["m", "m", "other"]})
+    c.adjudications["value"] = 9.0
+    ruled = human_reference(c, "m")
+    assert ruled.n_adjudicated == 1 and ruled.values.tolist() == [9.0, *values[1:].tolist()]
+    assert ref.values.tolist() == values.tolist()  # the reference's own array is left as it was
