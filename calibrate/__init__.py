@@ -67,6 +67,7 @@ _EXPORTS = {
     "repeatability": ("calibrate.analysis.repeatability", "repeatability"),  # calibrate repeatability
     "estimate_pass_rate": ("calibrate.analysis.pass_rate", "estimate_pass_rate"),  # calibrate pass-rate
     "escalate": ("calibrate.analysis.escalate", "escalate"),  # calibrate escalate
+    "case_verdicts": ("calibrate.analysis.case_verdicts", "case_verdicts"),  # calibrate case-verdicts
     "fit_calibration": ("calibrate.analysis.calibration", "fit_calibration"),  # calibrate calibration
     "CalibrationMap": ("calibrate.analysis.calibration", "CalibrationMap"),
     "compare_judges": ("calibrate.analysis.versus", "compare_judges"),  # calibrate compare

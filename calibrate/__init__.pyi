@@ -45,6 +45,7 @@ from calibrate.analysis.annotators import annotator_agreement as annotator_agree
 from calibrate.analysis.repeatability import repeatability as repeatability
 from calibrate.analysis.pass_rate import estimate_pass_rate as estimate_pass_rate
 from calibrate.analysis.escalate import escalate as escalate
+from calibrate.analysis.case_verdicts import case_verdicts as case_verdicts
 from calibrate.analysis.calibration import fit_calibration as fit_calibration
 from calibrate.analysis.calibration import CalibrationMap as CalibrationMap
 from calibrate.analysis.versus import compare_judges as compare_judges
@@ -83,6 +84,7 @@ __all__ = [
     "bias_probes",
     "build_report",
     "campaign_from_frames",
+    "case_verdicts",
     "clear_judge_cache",
     "collect_cases",
     "compare_judges",

@@ -36,6 +36,7 @@ COMMAND_FUNCTIONS = {
     "repeatability": "repeatability",
     "pass-rate": "estimate_pass_rate",
     "escalate": "escalate",
+    "case-verdicts": "case_verdicts",
     "calibration": "fit_calibration",
     "compare": "compare_judges",
     "bias": "bias_probes",

@@ -975,3 +975,60 @@ COMMANDS = [
     compare,
     bias,
 ]
+
+
+#: at most this many undecided cases are listed in the terminal (every case is in --json)
+SHOWN_UNDECIDED = 20
+
+
+@click.command("case-verdicts")
+@click.argument("campaign", type=click.Path(file_okay=False))
+@metric_option(required=True)
+@judge_option(required=True, help="A judge scored with repeats (calibrate judge --repeats K).")
+@click.option(
+    "--threshold",
+    type=FiniteRange(-math.inf, math.inf),
+    help="The judge's pass threshold [default: the one it runs at, else the metric's pass level on its scale].",
+)
+@confidence_option
+@out_of_scale_option
+@json_option
+def case_verdicts_command(campaign, metric, judge, threshold, confidence, out_of_scale, as_json) -> None:
+    """Each case's pass rate over the judge's repeats, its exact (Clopper-Pearson) interval and its verdict:
+    pass or fail when the interval lies on one side of 1/2, undecided when the repeats are what a coin flip
+    could give."""
+    from calibrate.analysis.case_verdicts import case_verdicts
+
+    c = load(campaign, out_of_scale)
+    try:
+        doc = case_verdicts(c, metric=metric, judge=judge, threshold=threshold, confidence=confidence)
+    except ValueError as exc:
+        fail(exc)
+    if as_json:
+        print_json(doc)
+        return
+    out.print(styled("bold", doc["text"]), soft_wrap=True)
+    out.print(f"  {doc['pass_rule']}; the threshold: {doc['threshold_source']}", soft_wrap=True)
+    out.print(f"  repeats: {', '.join(doc['runs'])}", soft_wrap=True)
+    if doc["n_failed_ratings"]:
+        out.print(f"  {doc['n_failed_ratings']} failed rating(s) are not counted as repeats")
+    undecided = [case for case in doc["cases"] if case["verdict"] == "undecided"]
+    if not undecided:
+        return
+    undecided.sort(key=lambda case: (case["majority_share"], case["case_id"]))
+    table = Table(title="undecided cases, the most split first", box=box.SIMPLE)
+    for col in ("case", "passes", "pass rate", f"{doc['confidence']:.0%} interval"):
+        table.add_column(col)
+    for case in undecided[:SHOWN_UNDECIDED]:
+        table.add_row(
+            case["case_id"],
+            f"{case['passes']} of {case['repeats']}",
+            fmt_number(case["pass_rate"]),
+            fmt_interval((case["low"], case["high"])),
+        )
+    out.print(table)
+    if len(undecided) > SHOWN_UNDECIDED:
+        out.print(f"... and {len(undecided) - SHOWN_UNDECIDED} more (see --json)")
+
+
+COMMANDS.append(case_verdicts_command)

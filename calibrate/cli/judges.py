@@ -15,6 +15,7 @@ from calibrate.cli.console import (
     fail,
     json_option,
     judge_option,
+    load,
     out,
     out_of_scale_option,
     print_json,
@@ -122,6 +123,7 @@ def judge(
         print_json(doc)
     else:
         print_run(doc, campaign)
+        print_case_verdicts(doc, campaign, out_of_scale)
     problems = [f"judge {j['judge']} failed on all {j['failed']} rating(s) it tried" for j in failed_all]
     problems += [
         f"stopped calling {s['endpoint']} after {s['after']} consecutive ratings that could not reach it "
@@ -231,6 +233,30 @@ def print_run(doc: dict, campaign: str | None = None) -> None:
     )
     for j in judges:
         _print_versions(j, campaign)
+
+
+def print_case_verdicts(doc: dict, campaign: str, out_of_scale: str | None = None) -> None:
+    """For each judge the run scored with repeats, how many cases its repeats pass, fail or leave undecided
+    on each metric (:func:`calibrate.analysis.case_verdicts.verdict_counts`); terminal only, so the
+    ``--json`` document stays the run's (``calibrate case-verdicts --json`` gives the verdicts)."""
+    repeated = sorted({r["judge"] for r in doc["ratings"] if r["repeat"] > 0})
+    if not repeated:
+        return
+    from calibrate.analysis.case_verdicts import verdict_counts
+
+    lines = verdict_counts(load(campaign, out_of_scale), repeated)
+    if not lines:
+        return
+    out.print("per-case verdicts over the repeats (pass/fail: the interval of the pass rate on one side of 1/2):")
+    for line in lines:
+        where = f"  {line['metric']}: "
+        if line["counts"] is None:
+            out.print(styled("yellow", where, f"{line['judge']}: no verdicts: {line['text']}"), soft_wrap=True)
+        else:
+            out.print(styled("", where, line["text"]), soft_wrap=True)
+    first = lines[0]
+    command = ["calibrate", "case-verdicts", campaign, "--metric", first["metric"], "--judge", first["judge"]]
+    out.print(styled("", "each case: ", " ".join(shlex.quote(part) for part in command)), soft_wrap=True)
 
 
 def _print_versions(judge: dict, campaign: str | None) -> None:
