@@ -407,6 +407,7 @@ READS = {
     "compare-systems",
     "compare",
     "repeatability",
+    "case-verdicts",
     "bias",
     "demo",
     "export mlflow",
