@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import pandas as pd
 from calibrate.base.errors import Problem
 from calibrate.campaign.declared import Declared
 from calibrate.campaign.model import JUDGE_RATINGS_FILE, Adjustment, OutOfScale
-from calibrate.campaign.readers import id_problem, id_problem_rows, read_cases
+from calibrate.campaign.readers import id_problem, id_problem_rows, plain_text, read_cases
 
 __all__ = [
     "CHECKS",
@@ -35,10 +36,14 @@ __all__ = [
     "check_run_names",
     "check_scale",
     "check_values",
+    "in_case_order",
+    "rater_run_keys",
     "rating_keys",
 ]
 
 ID_COLUMNS = ("case_id", "metric", "rater", "rater_kind", "run_id")
+#: why a rating is set aside (:func:`set_aside_reasons`); "" first: kept
+REASONS = ("", "metric", "judge", "case")
 
 
 @dataclass
@@ -66,8 +71,9 @@ class CheckContext:
         they need left the campaign.
     values, blank, invalid : numpy.ndarray
         The values parsed (:func:`~calibrate.campaign.readers.parse_values`).
-    reasons : numpy.ndarray of str
-        Why each rating is set aside (``"case"``, ``"metric"``, ``"judge"``), ``""`` if it is kept.
+    reasons : pandas.Categorical
+        Why each rating is set aside (``"case"``, ``"metric"``, ``"judge"``), ``""`` if it is kept
+        (:func:`set_aside_reasons`).
 
     Attributes
     ----------
@@ -94,7 +100,7 @@ class CheckContext:
     values: np.ndarray
     blank: np.ndarray
     invalid: np.ndarray
-    reasons: np.ndarray
+    reasons: pd.Categorical
     drop: np.ndarray = field(init=False)
     several_files: bool = field(init=False)
     adjustments: list[Adjustment] = field(default_factory=list)
@@ -107,7 +113,7 @@ class CheckContext:
     @property
     def aside(self) -> np.ndarray:
         """The ratings set aside so far (out of every statistic, kept in their files)."""
-        return self.reasons != ""
+        return self.reasons.codes != 0  # the reason "" (a categorical: codes compared, not texts)
 
     def at(self, i: int) -> str:
         """Where row i came from, for messages that point at another row."""
@@ -138,9 +144,9 @@ def set_aside_reasons(
 ) -> np.ndarray:
     """Why each exported rating is set aside before the cases are read: its metric (``"metric"``) or,
     in ``judge_ratings.csv`` (the ratings' ``file``), its judge (``"judge"``) is no longer declared;
-    ``""`` for the others."""
+    ``""`` for the others (a categorical of these four: a small integer a rating)."""
     known = ratings["metric"].isin(list(declared.metrics)).to_numpy()
-    reasons = np.full(len(ratings), "", dtype=object)
+    reasons = pd.Categorical.from_codes(np.zeros(len(ratings), dtype=np.int8), categories=REASONS)
     reasons[exported & ~known] = "metric"
     of_judges = (ratings["file"] == JUDGE_RATINGS_FILE).to_numpy() & in_folder
     reasons[(reasons == "") & of_judges & ~ratings["rater"].isin(list(declared.judges)).to_numpy()] = "judge"
@@ -238,12 +244,9 @@ def check_rater_kinds(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]
     rates with higher values better."""
     problems = []
     aside, files, lines = ctx.aside, ctx.files, ctx.lines
-    kinds = (
-        ratings.loc[ratings["rater_kind"].isin(["human", "judge"]).to_numpy() & ~aside, ["rater", "rater_kind"]]
-        .drop_duplicates()
-        .groupby("rater")["rater_kind"]
-        .nunique()
-    )
+    known = ratings["rater_kind"].isin(["human", "judge"]).to_numpy() & ~aside
+    pairs = _distinct(ratings, ("rater", "rater_kind"), known)
+    kinds = pairs.groupby("rater")["rater_kind"].nunique()
     for rater in kinds[kinds > 1].index:
         rows = ratings.index[(ratings["rater"] == rater).to_numpy() & ~aside]
         first = {kind: rows[(ratings.loc[rows, "rater_kind"] == kind).to_numpy()][0] for kind in ("human", "judge")}
@@ -286,26 +289,73 @@ def check_rater_kinds(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]
 
 def rating_keys(ratings: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     """One integer per rating of ``rows``, equal for two ratings of the same (case, metric, rater, run),
-    the run counted for judges only (a human's is ``""``): each column's codes (equal text, equal code),
-    combined.
+    the run counted for judges only (a human's is ``""``): the case's code among ``rows`` (equal text,
+    equal code) combined with :func:`rater_run_keys`.
 
     >>> r = pd.DataFrame({"case_id": ["a", "a", "a"], "metric": "m", "rater": "x",
     ...                   "rater_kind": ["judge", "judge", "human"], "run_id": ["1", "2", "2"]})
     >>> rating_keys(r, np.arange(3)).tolist()
     [0, 1, 2]
     """
-    parts = [pd.factorize(ratings[c]) for c in ("case_id", "metric", "rater")]
-    runs, run_ids = pd.factorize(ratings["run_id"])
-    no_run = int(np.flatnonzero(run_ids == "")[0]) if (run_ids == "").any() else len(run_ids)
-    codes = [c for c, _ in parts] + [np.where((ratings["rater_kind"] == "judge").to_numpy(), runs, no_run)]
+    column = ratings["case_id"]
+    cases, case_ids = _codes(column if len(rows) == len(column) else column.iloc[rows])
+    groups, n_groups = rater_run_keys(ratings)
+    return _combined([cases, groups[rows]], [len(case_ids), n_groups])
+
+
+def rater_run_keys(ratings: pd.DataFrame) -> tuple[np.ndarray, int]:
+    """One integer per rating, equal for two ratings of the same (metric, rater, run), the run counted
+    for judges only; and a bound of them (every integer is below it). A categorical column's codes serve
+    as they are: no text hashed.
+
+    >>> r = pd.DataFrame({"metric": "m", "rater": ["x", "x", "y"], "rater_kind": ["judge", "human", "judge"],
+    ...                   "run_id": ["1", "2", "2"]})
+    >>> rater_run_keys(r)[0].tolist()
+    [0, 2, 4]
+    """
+    parts = [_codes(ratings[c]) for c in ("metric", "rater")]
+    runs, run_ids = _codes(ratings["run_id"])
+    empty = np.flatnonzero(np.asarray(run_ids == ""))
+    no_run = int(empty[0]) if empty.size else len(run_ids)
+    judged = (ratings["rater_kind"] == "judge").to_numpy()
     sizes = [len(u) for _, u in parts] + [len(run_ids) + 1]
-    if float(np.prod(np.asarray(sizes, dtype=float))) >= 2.0**62:  # too many to combine in 64 bits: grouped
-        frame = pd.DataFrame({i: c[rows] for i, c in enumerate(codes)})
+    keys = _combined([c for c, _ in parts] + [np.where(judged, runs, no_run)], sizes)
+    return keys, int(np.prod(np.asarray(sizes, dtype=float))) if _fits(sizes) else max(len(ratings), 1)
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index | np.ndarray]:
+    """``pd.factorize(column)``, but a categorical's own codes and names (of a ratings' text column: its
+    names differ and none is missing), with no pass over the rows."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), column.cat.categories
+    return pd.factorize(column)
+
+
+def _fits(sizes: list[int]) -> bool:
+    return float(np.prod(np.asarray(sizes, dtype=float))) < 2.0**62
+
+
+def _combined(codes: list[np.ndarray], sizes: list[int]) -> np.ndarray:
+    """Codes (of one row each) combined into one integer a row (equal codes, equal integer): in 64 bits,
+    else numbered by pandas' grouping (then below the number of rows)."""
+    if not _fits(sizes):  # too many to combine in 64 bits: grouped
+        frame = pd.DataFrame(dict(enumerate(codes)))
         return frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy()
-    key = np.zeros(len(rows), dtype=np.int64)
-    for column, size in zip(codes, sizes):
-        key = key * size + column[rows]
+    key = codes[0].astype(np.int64)
+    for column, size in zip(codes[1:], sizes[1:]):
+        key *= size
+        key += column
     return key
+
+
+def _distinct(ratings: pd.DataFrame, columns: tuple[str, ...], mask: np.ndarray) -> pd.DataFrame:
+    """``ratings[mask][list(columns)].drop_duplicates()`` as text, each combination at its first row (its
+    index): found on the columns' codes (a categorical's own), not by hashing the text of every row."""
+    rows = np.flatnonzero(mask)
+    codes = [_codes(ratings[c]) for c in columns]
+    _, first = _firsts(_combined([c[rows] for c, _ in codes], [len(u) for _, u in codes]))
+    at = rows[np.sort(first[first < len(rows)])]
+    return pd.DataFrame({c: plain_text(ratings[c].iloc[at]) for c in columns})
 
 
 def _first_of_each(key: np.ndarray) -> np.ndarray:
@@ -314,23 +364,31 @@ def _first_of_each(key: np.ndarray) -> np.ndarray:
     >>> _first_of_each(np.array([5, 2, 5, 5, 2])).tolist()
     [0, 1, 0, 0, 1]
     """
+    key, first = _firsts(key)
+    return first[key]
+
+
+def _firsts(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The keys numbered densely (as they are, unless sparse), and the first position of each number
+    (``key.size`` for a number no position holds)."""
     if key.size and key.max() >= 4 * key.size + 2**20:  # sparse keys: numbered 0, 1, ... first
         key = pd.factorize(key)[0]
     first = np.full(int(key.max()) + 1 if key.size else 0, key.size, dtype=np.int64)
     np.minimum.at(first, key, np.arange(key.size))
-    return first[key]
+    return key, first
 
 
 def check_duplicates(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
     """One rating per (case, metric, rater): per run for judges. A set-aside rating is no duplicate."""
     kept = np.flatnonzero(~ctx.aside)
-    first_kept = _first_of_each(rating_keys(ratings, kept))
-    duplicated = first_kept != np.arange(len(kept))
+    checked = kept[~in_case_order(ratings, kept)]  # those in case order have no duplicate: no id hashed
+    first_checked = _first_of_each(rating_keys(ratings, checked))
+    duplicated = first_checked != np.arange(len(checked))
     if not duplicated.any():
         return []
     problems = []
     for j in np.flatnonzero(duplicated):
-        i, first_row = kept[j], kept[first_kept[j]]
+        i, first_row = checked[j], checked[first_checked[j]]
         r = ratings.iloc[i]
         problems.append(
             Problem(
@@ -345,10 +403,60 @@ def check_duplicates(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
     return problems
 
 
+def in_case_order(ratings: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Which of ``rows`` (positions, ascending) are of a (metric, rater, run) whose ratings among them
+    come in strictly increasing order of their case id, as a file written in case order holds them:
+    no two of those are of one case. One comparison of text a rating, where finding duplicates in any
+    order hashes every id (seconds for 10 million); none, for ids not held by pyarrow.
+
+    >>> r = pd.DataFrame({"case_id": pd.Series(["a", "b", "b", "a"], dtype="str"), "metric": "m",
+    ...                   "rater": ["x", "x", "y", "y"], "rater_kind": "judge", "run_id": ""})
+    >>> in_case_order(r, np.arange(4)).tolist()  # y's ratings are not in case order
+    [True, True, False, False]
+    """
+    column = ratings["case_id"]
+    if not (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow") or column.hasnans:
+        return np.zeros(len(rows), dtype=bool)
+    keys, bound = rater_run_keys(ratings)
+    group = keys[rows]
+    if len(group) < 2 or bool((group[1:] >= group[:-1]).all()):  # together already: no sort, no copy
+        at, sorted_group = rows, group
+    else:  # each (metric, rater, run) together, in the order of the rows (a stable sort: radix for few keys)
+        order = np.argsort(group.astype(np.int16) if bound < 2**15 else group, kind="stable")
+        at, sorted_group = rows[order], group[order]
+    ids = _in_order(column, at)
+    increasing = _increasing(ids)
+    broken = sorted_group[1:][~increasing & (sorted_group[1:] == sorted_group[:-1])]
+    return ~np.isin(group, np.unique(broken))
+
+
+def _in_order(column: pd.Series, at: np.ndarray):
+    """The pyarrow text of ``column`` at positions ``at``: slices of it where ``at`` runs on by one (no
+    text copied), else taken."""
+    import pyarrow as pa
+
+    text = pa.array(column.array)  # the column's own arrays
+    starts = np.flatnonzero(np.diff(at) != 1) + 1
+    if len(starts) >= 4096:  # scattered rows: one copy of theirs
+        return text.take(pa.array(at))
+    bounds = [0, *starts.tolist(), len(at)]
+    parts = [text.slice(int(at[a]), b - a) for a, b in pairwise(bounds) if b > a]
+    return pa.chunked_array([c for p in parts for c in getattr(p, "chunks", [p])], type=text.type)
+
+
+def _increasing(ids) -> np.ndarray:
+    """Whether each text of ``ids`` (pyarrow) comes before the next one (one fewer than ``ids``)."""
+    import pyarrow.compute as pc
+
+    if len(ids) < 2:
+        return np.zeros(0, dtype=bool)
+    return pc.less(ids.slice(0, len(ids) - 1), ids.slice(1)).to_numpy(zero_copy_only=False)
+
+
 def check_run_names(ratings: pd.DataFrame, ctx: CheckContext) -> list[Problem]:
     """A judge's run is shown as RATER@RUN: no two (rater, run) may be shown under one name."""
-    judged = ratings.loc[(ratings["rater_kind"] == "judge").to_numpy() & ~ctx.aside, ["rater", "run_id"]]
-    judged = judged.drop_duplicates()  # each (rater, run) at its first row: one shown name each
+    # each (rater, run) at its first row: one shown name each
+    judged = _distinct(ratings, ("rater", "run_id"), (ratings["rater_kind"] == "judge").to_numpy() & ~ctx.aside)
     shown = pd.Series(
         np.where(judged["run_id"] != "", judged["rater"] + "@" + judged["run_id"], judged["rater"]), index=judged.index
     )

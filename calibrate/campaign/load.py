@@ -38,7 +38,7 @@ from calibrate.campaign.model import (
     SetAside,
 )
 from calibrate.campaign.own_files import read_imported_raters, read_sample, read_shown_judge
-from calibrate.campaign.readers import read_adjudications, read_jsonl, read_ratings, typed_ratings
+from calibrate.campaign.readers import plain_text, read_adjudications, read_jsonl, read_ratings, typed_ratings
 
 __all__ = ["build", "campaign_from_frames", "load_campaign", "missing_cell"]
 
@@ -163,8 +163,9 @@ def _files_digest(paths: list[Path]) -> str:
     """The hash of the files that exist among ``paths``, each by its name and content."""
     digest = hashlib.sha256()
     for p in paths:
-        if p.is_file():
-            digest.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        if p.is_file():  # in three parts: the content is not copied to be joined
+            for part in (p.name.encode() + b"\0", p.read_bytes(), b"\0"):
+                digest.update(part)
     return "sha256:" + digest.hexdigest()
 
 
@@ -323,10 +324,7 @@ def build(
     ]
     if problems:
         raise CampaignError(problems)
-    kept = ~(ctx.drop | aside)
-    ratings, raters = _with_juries(
-        ratings[kept].reset_index(drop=True) if not kept.all() else ratings, declared, config_file
-    )
+    ratings, raters = _with_juries(_kept_as_text(ratings, ~(ctx.drop | aside)), declared, config_file)
     return Campaign(
         name=declared.name,
         metrics=declared.metrics,
@@ -342,6 +340,16 @@ def build(
         service=declared.service,
         set_aside=set_aside,
     )
+
+
+def _kept_as_text(ratings: pd.DataFrame, kept: np.ndarray) -> pd.DataFrame:
+    """The ``kept`` ratings, their categorical columns (names checked once each) as pandas' text; the
+    ``file`` stays categorical."""
+    ratings = ratings[kept].reset_index(drop=True) if not kept.all() else ratings
+    for column in ratings.columns.drop("file"):
+        if isinstance(ratings[column].dtype, pd.CategoricalDtype):
+            ratings[column] = plain_text(ratings[column])
+    return ratings
 
 
 def _require_columns(raw: pd.DataFrame, ratings_file: str) -> None:

@@ -3,6 +3,8 @@ line, the field, the value found and what was expected; a clean campaign passes 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,7 +13,7 @@ from hypothesis import strategies as st
 
 import calibrate
 from calibrate.base.errors import CampaignError
-from calibrate.campaign.checks import CHECKS, _first_of_each, rating_keys
+from calibrate.campaign.checks import CHECKS, _first_of_each, in_case_order, rating_keys
 from tests.conftest import write_campaign
 
 TOML = """name = "t"
@@ -183,3 +185,77 @@ def test_duplicates_found_by_codes_are_those_of_the_text(rows):
     assert (first != np.arange(len(kept))).tolist() == expected.tolist()
     for j, f in enumerate(first):  # the first rating of the same key, before or at each
         assert f <= j and text.iloc[kept[f]].tolist() == text.iloc[kept[j]].tolist()
+
+
+def _loaded(folder, first_line: int):
+    """A campaign folder's ratings (without the file's name), or its problems with each line counted
+    from the file's first rating (a CSV's header is line 1, a Parquet or JSON Lines file has none)."""
+    try:
+        ratings = calibrate.load_campaign(folder).ratings
+    except CampaignError as raised:
+        return [
+            (p.row - first_line, p.field, p.value, re.sub(r"line \d+", "line", p.message), p.expected)
+            for p in raised.problems
+        ]
+    return ratings.drop(columns=["file", "line"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c", "c\x1b", "é"]),
+            st.sampled_from(["f", "f", "f", "g"]),
+            st.sampled_from(["ann", "j", "k"]),
+            st.sampled_from(["", "", "1"]),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    in_order=st.booleans(),
+)
+def test_each_format_loads_alike_in_case_order_or_not(tmp_path_factory, rows, in_order):
+    # Parquet's names read as categoricals, a CSV's text held by pyarrow and JSON Lines' Python objects
+    # go through different fast paths (ids in case order are not hashed): the same ratings or problems
+    frame = pd.DataFrame(rows, columns=["case_id", "metric", "rater", "run_id"])
+    frame = frame.sort_values("case_id", kind="stable") if in_order else frame
+    frame = frame.assign(rater_kind=np.where(frame["rater"] == "ann", "human", "judge"), value=1.0, error="")
+    folder = tmp_path_factory.mktemp("formats")
+    found = [
+        _loaded(write_campaign(folder / name, TOML, frame, ratings_name=name), 2 if name.endswith("csv") else 1)
+        for name in ("ratings.csv", "ratings.parquet", "ratings.jsonl")
+    ]
+    for other in found[1:]:
+        if isinstance(found[0], list):
+            assert other == found[0]
+        else:
+            pd.testing.assert_frame_equal(other, found[0])
+    text = frame[["case_id", "metric", "rater"]].assign(run=np.where(frame["rater"] == "ann", "", frame["run_id"]))
+    duplicated = np.flatnonzero(text.duplicated(keep="first").to_numpy())
+    if isinstance(found[0], list):  # every duplicate found, and no other
+        named = [row for row, field, _, message, _ in found[0] if message.startswith("duplicate rating")]
+        assert named == duplicated.tolist()
+    else:
+        assert not duplicated.size and found[0]["case_id"].tolist() == frame["case_id"].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c", "ab"]), st.sampled_from(["x", "y"]), st.sampled_from(["", "1"])),
+        max_size=12,
+    ),
+    in_order=st.booleans(),
+    categorical=st.booleans(),
+)
+def test_ratings_in_case_order_have_no_duplicate(rows, in_order, categorical):
+    ratings = pd.DataFrame(rows, columns=["case_id", "rater", "run_id"]).assign(metric="m", rater_kind="judge")
+    ratings = ratings.sort_values("case_id", kind="stable") if in_order else ratings
+    ratings = ratings.reset_index(drop=True).astype({"case_id": "str"})
+    if categorical:
+        ratings = ratings.astype({c: "category" for c in ("rater", "run_id", "metric", "rater_kind")})
+    ordered = in_case_order(ratings, np.arange(len(ratings)))
+    of_one_case = ratings[["case_id", "rater", "run_id"]].astype(str).duplicated(keep=False).to_numpy()
+    assert not (ordered & of_one_case).any()  # never a duplicate among the ratings it passes
+    if in_order and not of_one_case.any():
+        assert ordered.all()  # in case order, every rating passes: none of them is hashed

@@ -3,6 +3,8 @@ values and ids as written, cases.jsonl's cases, and the problems each gives on a
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +16,7 @@ from calibrate.campaign.readers import (
     id_problem,
     id_problem_rows,
     parse_values,
+    plain_text,
     read_cases,
     read_csv,
     read_jsonl,
@@ -157,7 +160,7 @@ ID_VALUES = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
-@given(values=st.lists(ID_VALUES, max_size=8), dtype=st.sampled_from([None, object, "str"]))
+@given(values=st.lists(ID_VALUES, max_size=8), dtype=st.sampled_from([None, object, "str", "category"]))
 def test_ids_checked_column_wise_find_every_row_the_value_rule_refuses(values, dtype):
     # every row id_problem refuses is among the rows id_problem_rows names: the rest are never checked
     try:
@@ -194,3 +197,34 @@ def test_parquet_text_columns_of_any_string_dtype_read_missing_as_empty(tmp_path
     raw = read_ratings(tmp_path / "ratings.parquet")
     assert text_column(raw, "error").tolist() == ["", ""] and text_column(raw, "run_id").tolist() == ["", "r"]
     assert text_column(raw, "case_id").tolist() == ["a", "b"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.text(alphabet=["a", "é", "\x1b", "\x7f", "\n", " ", "\x00"], max_size=4))),
+    cut=st.integers(0, 12),
+    skip=st.integers(0, 2),
+)
+def test_control_characters_are_found_in_the_bytes_of_every_chunk(values, cut, skip):
+    # a column pyarrow holds in two chunks, the first starting inside its buffers: the rows found in its
+    # bytes are exactly those the pattern finds value by value
+    import pyarrow as pa
+
+    text = pa.array(["pad"] * skip + values, type=pa.large_string()).slice(skip)
+    column = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([text.slice(0, cut), text.slice(cut)])))
+    expected = [v is not None and re.search("[\x00-\x1f\x7f]", v) is not None for v in values]
+    assert id_problem_rows(column).tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.one_of(st.sampled_from(["a", "12", "", "é"]), st.none(), st.sampled_from([12.0, 7, 1.5]))))
+def test_a_categorical_column_reads_as_its_values_read(values):
+    # a Parquet file's dictionary-encoded column (or a DataFrame's categorical): each name converted
+    # once, the same text as value by value; and as pandas' text at the end, the same again
+    try:
+        categorical = pd.Series(values, dtype="category")
+    except (TypeError, ValueError):
+        return
+    expected = text_column(pd.DataFrame({"c": pd.Series(values, dtype=object)}), "c").tolist()
+    read = text_column(pd.DataFrame({"c": categorical}), "c")
+    assert read.tolist() == expected and plain_text(read).tolist() == expected
