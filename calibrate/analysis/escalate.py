@@ -45,9 +45,21 @@ from calibrate.campaign.reference import JudgeScores, computed_once, pair
 from calibrate.campaign.weights import design_weights, kish_effective_n
 from calibrate.stats.annotators import percent_agreement
 from calibrate.stats.intervals import wilson_interval
-from calibrate.stats.selective import MAX_BANDS, BandSelection, labels_to_pass, select_band
+from calibrate.stats.selective import MAX_BANDS, BandSelection, CandidateBands, labels_to_pass, select_band
 
-__all__ = ["Candidate", "EscalateResult", "HumanCeiling", "MoreLabels", "escalate", "label_free_threshold"]
+__all__ = [
+    "Candidate",
+    "EscalateResult",
+    "HumanCeiling",
+    "MoreLabels",
+    "SignalCandidate",
+    "SignalUsed",
+    "band_result",
+    "check_ceiling",
+    "escalate",
+    "human_ceiling",
+    "label_free_threshold",
+]
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,38 @@ class Candidate:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SignalCandidate:
+    """One candidate band of a confidence signal (``--signal``): it decides the cases whose signal is at least
+    ``signal_at`` (at ``signal_at`` itself, those whose score is farthest from the threshold first); the rest
+    as :class:`Candidate`."""
+
+    signal_at: float
+    coverage: float
+    n_labelled: int
+    disagreements: int
+    agreement: float | None
+    disagreement_upper_bound: float | None
+    tested: bool
+    passed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SignalUsed:
+    """A confidence signal's part of a band (``calibrate escalate --signal``): the labelled cases' ranks by
+    the signal and disagreements with the humans, the rule in words, and the document's ``signal`` (and,
+    for ``--signal all``, ``signals``) entries."""
+
+    position: np.ndarray
+    errors: np.ndarray
+    rule: str
+    details: dict[str, Any]
+    signals: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,14 +179,19 @@ class EscalateResult(Document):
     threshold_source: str
     human_ceiling: HumanCeiling
     more_labels: MoreLabels
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[Candidate | SignalCandidate, ...]
     text: str
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: with ``--signal`` only: the confidence signal the bands were ordered by, and with ``all`` each signal's
+    signal: dict[str, Any] | None = None
+    signals: list[dict[str, Any]] | None = None
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
+            if name in ("signal", "signals") and value is None:
+                continue
             if isinstance(value, tuple):
                 value = [item.to_dict() for item in value]
             elif hasattr(value, "to_dict"):
@@ -241,8 +290,22 @@ def _judge_units(sign: float, value: float) -> float:
     return float(sign * value)
 
 
-def _candidates(found: BandSelection, sign: float) -> tuple[Candidate, ...]:
+def _candidates(found: BandSelection, sign: float) -> tuple[Candidate | SignalCandidate, ...]:
     b = found.bands
+    if not isinstance(b, CandidateBands):
+        return tuple(
+            SignalCandidate(
+                signal_at=float(b.signal_at[j]),
+                coverage=float(b.n_decided[j] / b.n_cases),
+                n_labelled=int(found.n_labelled[j]),
+                disagreements=int(found.disagreements[j]),
+                agreement=None if not found.n_labelled[j] else float(1 - found.rate[j]),
+                disagreement_upper_bound=None if np.isnan(found.upper[j]) else float(found.upper[j]),
+                tested=bool(found.tested[j]),
+                passed=bool(found.passed[j]),
+            )
+            for j in range(b.cut.size)
+        )
     return tuple(
         Candidate(
             pass_at=_judge_units(sign, b.pass_at[j]),
@@ -269,20 +332,20 @@ def _pass_rule(sign: float, pass_at: float | None, fail_below: float | None) -> 
     return f"pass when score {up} {pass_at:g}, fail when score {down} {fail_below:g}; the cases between go to people"
 
 
-def _more_labels(found, scores, human, ratios, n_labels, sign, weighted, target) -> MoreLabels:
-    """The labels that would bring the next band of the sequence through its test."""
+def _more_labels(found, position, errors, ratios, n_labels, sign, weighted, target) -> MoreLabels:
+    """The labels that would bring the next band of the sequence through its test (``position``: the
+    labelled cases' scores, or their ranks by a signal)."""
     b, chosen = found.bands, found.chosen
     if chosen == b.cut.size - 1:
         return MoreLabels(None, None, None, None, "none: the band decides every case already")
     nxt = chosen + 1 if chosen >= 0 else min(found.start, b.cut.size - 1)
-    decided = b.decided(scores, nxt)
-    errors = (scores >= b.threshold) != human
+    decided = b.decided(position, nxt)
     scale = labels_to_pass(
         errors[decided], ratios[decided], agreement=target, confidence=found.confidence, weighted=weighted
     )
     edges = (
-        _judge_units(sign, b.pass_at[nxt]),
-        _judge_units(sign, b.fail_below[nxt]),
+        _judge_units(sign, b.pass_at[nxt]) if isinstance(b, CandidateBands) else None,
+        _judge_units(sign, b.fail_below[nxt]) if isinstance(b, CandidateBands) else None,
         float(b.n_decided[nxt] / b.n_cases),
     )
     share = float(np.average(errors[decided], weights=ratios[decided])) if decided.any() else float("nan")
@@ -379,7 +442,7 @@ def escalate(
             "the band is chosen from labelled cases"
         )
     ceiling = human_ceiling(campaign, metric, confidence)
-    _within_ceiling(agreement, ceiling)
+    check_ceiling(agreement, ceiling)
     given, source = label_free_threshold(campaign, metric, scores, threshold)
     sign = scores.sign
     found = select_band(
@@ -392,10 +455,10 @@ def escalate(
         weights=joined.weights,
         max_bands=max_bands,
     )
-    return _result(campaign, joined, found, ceiling, (given, source), max_bands)
+    return band_result(campaign, joined, found, ceiling, (given, source), max_bands)
 
 
-def _within_ceiling(agreement: float, ceiling: HumanCeiling) -> None:
+def check_ceiling(agreement: float, ceiling: HumanCeiling) -> None:
     """Refuse a target above the annotators' own agreement, saying so."""
     reached = None if ceiling.agreement is None else ceiling.agreement.value
     if reached is not None and agreement > reached + 1e-12:
@@ -410,7 +473,12 @@ def _within_ceiling(agreement: float, ceiling: HumanCeiling) -> None:
         )
 
 
-def _result(campaign, joined, found: BandSelection, ceiling, given, max_bands) -> EscalateResult:
+def band_result(
+    campaign, joined, found: BandSelection, ceiling, given, max_bands, signal: SignalUsed | None = None
+) -> EscalateResult:
+    """The ``calibrate escalate`` document of a band ``found`` for the judge of ``joined`` (its pairing with
+    the humans), the ``human_ceiling``, the threshold and its source (``given``); with ``signal``, the band
+    was ordered by that confidence signal (:mod:`calibrate.analysis.escalate_signals`)."""
     scores, sign, b, chosen = joined.judge, joined.judge.sign, found.bands, found.chosen
     weighted = joined.weights is not None
     n_decided = int(b.n_decided[chosen]) if chosen >= 0 else 0
@@ -429,12 +497,19 @@ def _result(campaign, joined, found: BandSelection, ceiling, given, max_bands) -
             lower_bound=float(1 - found.upper[chosen]),
             lower_bound_method=found.method,
         )
-    pass_at = _judge_units(sign, b.pass_at[chosen]) if chosen >= 0 else None
-    fail_below = _judge_units(sign, b.fail_below[chosen]) if chosen >= 0 else None
-    rule = _pass_rule(sign, pass_at, fail_below)
     w = joined.weights
     ratios = np.ones(joined.n) if w is None else w / w.max()
-    more = _more_labels(found, joined.oriented, joined.passes, ratios, joined.n, sign, weighted, found.agreement)
+    if isinstance(b, CandidateBands):
+        pass_at = _judge_units(sign, b.pass_at[chosen]) if chosen >= 0 else None
+        fail_below = _judge_units(sign, b.fail_below[chosen]) if chosen >= 0 else None
+        rule = _pass_rule(sign, pass_at, fail_below)
+        position, errors = joined.oriented, (joined.oriented >= b.threshold) != joined.passes
+    else:  # a signal's band is no interval of scores: its rule says which cases it decides
+        assert signal is not None
+        pass_at = fail_below = None
+        rule = signal.rule if chosen >= 0 else _pass_rule(sign, None, None)
+        position, errors = signal.position, signal.errors
+    more = _more_labels(found, position, errors, ratios, joined.n, sign, weighted, found.agreement)
     return EscalateResult(
         campaign=campaign.name,
         metric=joined.reference.metric.name,
@@ -466,5 +541,8 @@ def _result(campaign, joined, found: BandSelection, ceiling, given, max_bands) -
             confidence=found.confidence,
             threshold=given[0],
             max_bands=max_bands,
+            **({} if signal is None else {"signal": signal.details["name"]}),
         ),
+        signal=None if signal is None else signal.details,
+        signals=None if signal is None else signal.signals,
     )

@@ -803,17 +803,27 @@ def bias(campaign, metric, judges, by, confidence, out_of_scale, as_json) -> Non
     help="With --sample: at most this many of those cases, drawn uniformly (inclusion probability K / N).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="The seed of the --max-cases draw.")
+@click.option(
+    "--signal",
+    type=click.Choice(["score", "repeats", "jury", "all"]),
+    help="Order the candidate bands by this confidence: the score's distance from the threshold (score, the "
+    "default), the share of the judge's repeats on the majority side (repeats), the share of judges of other "
+    "families that agree with it (jury); all: each available one at a Bonferroni-split error budget, the "
+    "one deciding the most cases kept.",
+)
 @out_of_scale_option
 @json_option
 def escalate_command(
     campaign, metric, judge, agreement, confidence, threshold, save_band, since, all_cases, sample, max_cases, seed,
-    out_of_scale, as_json,
+    signal, out_of_scale, as_json,
 ) -> None:  # fmt: skip
     """The band of scores in which the judge decides alone, with its agreement with the humans on the cases
     it decides at least --agreement with probability --confidence (fixed-sequence testing); the cases
     between go to people. --save-band stores it, --sample writes the cases it sends to people as a sample
     to label, and --since applies a stored band to the cases the judge scored later."""
     _escalate_options(agreement, confidence, threshold, save_band, since, all_cases, sample, max_cases)
+    if signal is not None and (since, sample, save_band) != (None, None, None):
+        fail("--since, --sample and --save-band store or apply a band of scores: give them without --signal")
     queue_options = {"sample": sample, "max_cases": max_cases, "seed": seed}
     writes = sample is not None or save_band is not None
     with hold(campaign, "calibrate escalate") if writes else nullcontext():
@@ -822,6 +832,8 @@ def escalate_command(
             _apply_band(c, since, metric, judge, all_cases, queue_options, as_json)
         else:
             options = {"agreement": agreement, "confidence": 0.95 if confidence is None else confidence}
+            if signal is not None:
+                options["signal"] = signal
             _choose_band(c, metric, judge, options | {"threshold": threshold}, save_band, queue_options, as_json)
 
 
@@ -854,12 +866,14 @@ def _written_queue(c, queue, sample: str | None):
 
 def _choose_band(c, metric, judge, options, save_band, queue_options, as_json) -> None:
     from calibrate.analysis.escalate import escalate
+    from calibrate.analysis.escalate_signals import escalate_by_signal
     from calibrate.sampling.escalated import check_free, fresh_queue
     from calibrate.sampling.escalated import save_band as store
 
     sample, queue, band_file = queue_options["sample"], None, None
     try:
-        doc = escalate(c, metric=metric, judge=judge, **options)
+        choose = escalate_by_signal if "signal" in options else escalate
+        doc = choose(c, metric=metric, judge=judge, **options)
         if sample is not None or save_band is not None:
             check_free(c, sample=sample, band=save_band)  # both names free before anything is written
         if sample is not None:
@@ -943,8 +957,12 @@ def _print_band(doc) -> None:
         f"human ceiling: {doc.human_ceiling.text}",
         f"to widen the band: {doc.more_labels.text}",
     ]
+    lines += _signal_lines(doc)
     for line in lines:
         out.print(styled("", "  " + line))
+    if doc.signal is not None and doc.signal["name"] != "score":
+        _print_signal_candidates(doc)
+        return
     table = Table(title="candidate bands, most confident first", box=box.SIMPLE)
     for col in ("pass at", "fail below", "coverage", "labelled", "disagree", "agreement", "upper bound", "test"):
         table.add_column(col)
@@ -953,6 +971,40 @@ def _print_band(doc) -> None:
             table.add_row(
                 fmt_number(cand.pass_at),
                 fmt_number(cand.fail_below),
+                f"{cand.coverage:.1%}",
+                str(cand.n_labelled),
+                str(cand.disagreements),
+                fmt_number(cand.agreement),
+                fmt_number(cand.disagreement_upper_bound),
+                "passed" if cand.passed else "failed",
+            )
+    out.print(table)
+
+
+def _signal_lines(doc) -> list[str]:
+    """The confidence signal's lines (--signal), and with --signal all each signal's coverage."""
+    if doc.signal is None:
+        return []
+    lines = [f"signal: {doc.signal['name']}, {doc.signal['note']}"]
+    if "multiplicity" in doc.signal:
+        lines.append(f"multiplicity: {doc.signal['multiplicity']}")
+    for each in doc.signals or []:
+        if each["available"]:
+            mark = " (kept)" if each["chosen"] else ""
+            lines.append(f"  {each['name']}: decides {each['n_decided']} cases ({each['coverage']:.1%}){mark}")
+        else:
+            lines.append(f"  {each['name']}: not available: {each['reason']}")
+    return lines
+
+
+def _print_signal_candidates(doc) -> None:
+    table = Table(title="candidate bands by the signal, most confident first", box=box.SIMPLE)
+    for col in ("signal at least", "coverage", "labelled", "disagree", "agreement", "upper bound", "test"):
+        table.add_column(col)
+    for cand in doc.candidates:
+        if cand.tested:
+            table.add_row(
+                fmt_number(cand.signal_at),
                 f"{cand.coverage:.1%}",
                 str(cand.n_labelled),
                 str(cand.disagreements),

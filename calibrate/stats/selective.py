@@ -45,6 +45,13 @@ decides is at least ``A``. Each test is
   cases, known before their labels. Its upper bound (:func:`betting_upper_bound`) is the smallest rate
   the same e-value rejects.
 
+**Other orders** (:func:`signal_bands`, :func:`select_signal_band`). The bands may be ordered by any
+confidence the judge gives each case without the labels (the agreement among its repeats, among judges of
+other families: :mod:`calibrate.analysis.escalate_signals`), ties broken by the score's distance: band ``j``
+decides the cases ranked at or above its cut by (signal, distance), and the tests are the same. The order
+must still be fixed before the labels are read; choosing the best of several orders on the same labels
+needs the level split between them (Bonferroni: each at ``delta / S``).
+
 **Assumptions.** The labelled cases are drawn from the judge-scored cases at random: uniformly (the
 exact binomial test), or each with a known inclusion probability (the betting test, which treats them as
 independent draws with probability proportional to it: the with-replacement form of a stratified design,
@@ -71,12 +78,15 @@ __all__ = [
     "MAX_BANDS",
     "BandSelection",
     "CandidateBands",
+    "SignalBands",
     "betting_log_evidence",
     "betting_upper_bound",
     "candidate_bands",
     "fixed_sequence",
     "labels_to_pass",
     "select_band",
+    "select_signal_band",
+    "signal_bands",
 ]
 
 #: the bets mixed in the betting test, as fractions of the largest bet that keeps every factor positive
@@ -148,9 +158,8 @@ def candidate_bands(scores: ArrayLike, threshold: float, *, max_bands: int = MAX
     levels = np.unique(ordered)[::-1]
     cut = np.r_[(levels[:-1] + levels[1:]) / 2, -1.0]
     n_decided = np.asarray(o.size - np.searchsorted(ordered, cut, side="right"))
-    if cut.size > max_bands:  # the last band of each step of 1 / max_bands of the cases decided
-        step = np.floor(n_decided * max_bands / o.size + 1e-9)
-        keep = np.r_[step[1:] != step[:-1], True]
+    if cut.size > max_bands:
+        keep = _thinned(n_decided, o.size, max_bands)
         cut, n_decided = cut[keep], n_decided[keep]
     values = np.unique(o)
     reach = np.maximum(cut, 0.0)
@@ -173,6 +182,80 @@ def candidate_bands(scores: ArrayLike, threshold: float, *, max_bands: int = MAX
     return dataclasses.replace(bands, n_decided=counted.astype(np.int64))
 
 
+def _thinned(n_decided: np.ndarray, n_cases: int, max_bands: int) -> np.ndarray:
+    """Which bands to keep: the last band of each step of ``1 / max_bands`` of the cases decided."""
+    step = np.floor(n_decided * max_bands / n_cases + 1e-9)
+    return np.r_[step[1:] != step[:-1], True]
+
+
+@dataclass(frozen=True)
+class SignalBands:
+    """Nested candidate bands ordered by a label-free confidence signal (see :func:`signal_bands`).
+
+    Attributes
+    ----------
+    rank : ndarray of int
+        Each case's rank by (signal, distance), 0 the least confident.
+    cut : ndarray of int
+        Band ``j`` decides the cases of rank at least ``cut[j]`` (descending; the last is 0: every case).
+    signal_at, distance_at : ndarray
+        The least (signal, distance) band ``j`` decides: it decides a case of a higher signal, or of this
+        signal at this distance or farther (new cases too: :meth:`decides`).
+    n_decided : ndarray of int
+        The cases each band decides (non-decreasing), of ``n_cases``.
+    """
+
+    rank: np.ndarray
+    cut: np.ndarray
+    signal_at: np.ndarray
+    distance_at: np.ndarray
+    n_decided: np.ndarray
+    n_cases: int
+
+    def first_band(self, rank: ArrayLike) -> np.ndarray:
+        """The first band that decides each case of rank ``rank``."""
+        return np.searchsorted(-self.cut, -np.asarray(rank), side="left")
+
+    def decided(self, rank: ArrayLike, band: int) -> np.ndarray:
+        """Whether band ``band`` decides each case of rank ``rank``."""
+        return np.asarray(rank) >= self.cut[band]
+
+    def decides(self, signal: ArrayLike, distance: ArrayLike, band: int) -> np.ndarray:
+        """Whether band ``band`` decides cases of these signals and distances (new cases too)."""
+        s, d = np.asarray(signal, dtype=float), np.asarray(distance, dtype=float)
+        at = self.signal_at[band]
+        return (s > at) | ((s == at) & (d >= self.distance_at[band]))
+
+
+def signal_bands(signal: ArrayLike, distance: ArrayLike, *, max_bands: int = MAX_BANDS) -> SignalBands:
+    """The nested candidate bands of every judge-scored case ordered by a confidence ``signal`` (higher: more
+    sure), ties broken by ``distance`` (the score's distance from the judge's threshold): band ``j`` decides
+    the cases ranked at or above its cut, most confident first, the last band every case. Neither input is a
+    label, so the order is fixed before the labels are read, as fixed-sequence testing needs.
+
+    Examples
+    --------
+    >>> b = signal_bands([1.0, 1.0, 0.6, 0.8, 0.6], [0.3, 0.1, 0.5, 0.2, 0.1])
+    >>> b.rank.tolist(), b.signal_at.tolist(), b.n_decided.tolist()
+    ([4, 3, 1, 2, 0], [1.0, 1.0, 0.8, 0.6, 0.6], [1, 2, 3, 4, 5])
+    """
+    s, d = np.asarray(signal, dtype=float), np.asarray(distance, dtype=float)
+    if s.ndim != 1 or s.size == 0 or s.shape != d.shape or not np.all(np.isfinite(s) & np.isfinite(d)):
+        raise ValueError("signal and distance: one finite value of each a case, at least one case")
+    if max_bands < 1:
+        raise ValueError(f"max_bands={max_bands}: at least 1")
+    levels, rank = np.unique(np.column_stack([s, d]), axis=0, return_inverse=True)
+    rank = rank.reshape(-1)
+    cut = np.arange(len(levels))[::-1]
+    n_decided = np.cumsum(np.bincount(rank, minlength=len(levels))[::-1])
+    if cut.size > max_bands:
+        keep = _thinned(n_decided, s.size, max_bands)
+        cut, n_decided = cut[keep], n_decided[keep]
+    return SignalBands(
+        rank.astype(np.int64), cut, levels[cut, 0], levels[cut, 1], n_decided.astype(np.int64), int(s.size)
+    )
+
+
 @dataclass(frozen=True)
 class BandSelection:
     """What :func:`select_band` found. Per candidate band (``bands``): the labelled cases it decides
@@ -181,7 +264,7 @@ class BandSelection:
     computed) and whether its test passed (``passed``: False for a band not tested); ``tested`` says which
     were tested (from ``start``, the first, to the first that failed), ``chosen`` the band chosen (-1: none), ``method`` the test's name."""
 
-    bands: CandidateBands
+    bands: CandidateBands | SignalBands
     agreement: float
     confidence: float
     method: str
@@ -363,18 +446,72 @@ def select_band(
     """
     o, human = _checked(score_labelled, human_pass, agreement, confidence)
     bands = candidate_bands(score_all, threshold, max_bands=max_bands)
-    first = bands.first_band(o)
+    errors = (o >= threshold) != human
+    return _tested(bands, bands.first_band(o), errors, weights, agreement, confidence, bounds)
+
+
+def select_signal_band(
+    signal: ArrayLike,
+    distance: ArrayLike,
+    labelled: ArrayLike,
+    judge_pass: ArrayLike,
+    human_pass: ArrayLike,
+    *,
+    agreement: float,
+    confidence: float = 0.95,
+    weights: ArrayLike | None = None,
+    max_bands: int = MAX_BANDS,
+    bounds: bool = True,
+) -> BandSelection:
+    """The band chosen by fixed-sequence testing over bands ordered by a confidence signal
+    (:func:`signal_bands`) instead of the score's distance from the threshold; the tests are
+    :func:`select_band`'s.
+
+    Parameters
+    ----------
+    signal, distance : array_like
+        Every judge-scored case's confidence (higher: more sure) and its score's distance from the threshold
+        (the tie-break), neither from the labels.
+    labelled : array_like of int
+        The positions of the labelled cases among them.
+    judge_pass, human_pass : array_like of bool
+        The labelled cases' verdicts: the judge's own (at its threshold) and the humans'.
+    agreement, confidence, weights, max_bands, bounds
+        As for :func:`select_band`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> sure = rng.random(2000); judge = rng.random(2000) < 0.5
+    >>> human = np.where(rng.random(2000) < 0.5 + sure / 2, judge, ~judge)
+    >>> found = select_signal_band(sure, np.zeros(2000), np.arange(500), judge[:500], human[:500], agreement=0.8)
+    >>> round(float(found.bands.signal_at[found.chosen]), 2), int(found.bands.n_decided[found.chosen])
+    (0.36, 1279)
+    """
+    at = np.asarray(labelled, dtype=np.int64)
+    judge = np.asarray(judge_pass, dtype=bool)
+    if judge.shape != at.shape:
+        raise ValueError("labelled and judge_pass: one of each a labelled case")
+    _, human = _checked(judge.astype(float), human_pass, agreement, confidence)
+    bands = signal_bands(signal, distance, max_bands=max_bands)
+    if at.size and (at.min() < 0 or at.max() >= bands.n_cases):
+        raise ValueError(f"labelled: positions among the {bands.n_cases} cases")
+    return _tested(bands, bands.first_band(bands.rank[at]), judge != human, weights, agreement, confidence, bounds)
+
+
+def _tested(bands, first, errors_labelled, weights, agreement, confidence, bounds) -> BandSelection:
+    """Fixed-sequence testing of nested ``bands``, each labelled case decided first by band ``first``."""
     order = np.argsort(first, kind="stable")  # each band decides a prefix of this order
     k = np.searchsorted(first[order], np.arange(bands.cut.size), side="right")  # the labelled cases each decides
-    errors = ((o >= threshold) != human)[order]
+    errors = errors_labelled[order]
     allowed = 1 - agreement
     if weights is None:
-        ratios = np.ones(o.size)
+        ratios = np.ones(errors.size)
         disagreements, upper, possible, passes = _binomial(errors, k, allowed, confidence)
         method = "Clopper-Pearson (exact binomial)"
     else:
         w = np.asarray(weights, dtype=float)
-        if w.shape != o.shape or np.any(~(w > 0)) or not np.all(np.isfinite(w)):
+        if w.shape != errors.shape or np.any(~(w > 0)) or not np.all(np.isfinite(w)):
             raise ValueError("weights: one positive, finite weight a labelled case")
         ratios = (w / w.max())[order]
         disagreements, upper, possible, passes = _betting(errors, ratios, k, allowed, confidence, bounds)
