@@ -43,7 +43,12 @@ decides is at least ``A``. Each test is
   most 1, so ``P(E >= 1 / delta) <= delta``. The bets are a fixed grid (no bet learns from earlier
   cases), so ``E`` does not depend on the cases' order; ``w_max`` is the largest weight of the labelled
   cases, known before their labels. Its upper bound (:func:`betting_upper_bound`) is the smallest rate
-  the same e-value rejects.
+  the same e-value rejects;
+- **exact binomial on the leading bands of one inclusion probability** (design-weighted labels, with
+  ``equal_probability``): a band every case of which (labelled or not) had the same probability of being
+  labelled holds a uniform sample of its cases, so it takes the exact test, as if unweighted; the bands after
+  the first that decides another case take the betting test. Each test keeps its level, so fixed-sequence
+  testing does too.
 
 **Assumptions.** The labelled cases are drawn from the judge-scored cases at random: uniformly (the
 exact binomial test), or each with a known inclusion probability (the betting test, which treats them as
@@ -316,6 +321,41 @@ def _checked(score_labelled, human_pass, agreement, confidence) -> tuple[np.ndar
     return o, human
 
 
+def _exact_bands(bands: CandidateBands, score_all, equal_probability, ratios: np.ndarray, k: np.ndarray) -> int:
+    """How many leading bands decide only cases of one inclusion probability (``equal_probability``; None: 0).
+    Their labelled cases weigh alike, as they then must (a ValueError otherwise)."""
+    if equal_probability is None:
+        return 0
+    equal = np.asarray(equal_probability, dtype=bool)
+    if equal.shape != np.shape(score_all):
+        raise ValueError("equal_probability: one value a case of score_all")
+    first = bands.first_band(score_all)
+    exact = int(first[~equal].min()) if (~equal).any() else int(bands.cut.size)
+    if exact and k[exact - 1] and np.ptp(ratios[: k[exact - 1]]) > 1e-9:
+        raise ValueError("equal_probability: the labelled cases of a band of one inclusion probability weigh unalike")
+    return exact
+
+
+def _ratios(weights: ArrayLike, shape: tuple[int, ...], order: np.ndarray) -> np.ndarray:
+    """The labelled cases' weights over the largest, in ``order``."""
+    w = np.asarray(weights, dtype=float)
+    if w.shape != shape or np.any(~(w > 0)) or not np.all(np.isfinite(w)):
+        raise ValueError("weights: one positive, finite weight a labelled case")
+    return (w / w.max())[order]
+
+
+def _weighted(errors, ratios, k, allowed, confidence, bounds, exact: int):
+    """The betting test of each band, the exact binomial one of the first ``exact``, and the method's name."""
+    disagreements, upper, possible, passes = _betting(errors, ratios, k, allowed, confidence, bounds)
+    method = "betting (one-sided, design-weighted, fixed n)"
+    if exact:
+        lead = np.arange(k.size) < exact
+        tests = zip(_binomial(errors, k, allowed, confidence), (disagreements, upper, possible, passes))
+        disagreements, upper, possible, passes = (None if b is None else np.where(lead, a, b) for a, b in tests)
+        method += f"; exact binomial on the first {exact} band(s), whose cases had one inclusion probability"
+    return disagreements, upper, possible, passes, method
+
+
 def select_band(
     score_labelled: ArrayLike,
     human_pass: ArrayLike,
@@ -325,6 +365,7 @@ def select_band(
     agreement: float,
     confidence: float = 0.95,
     weights: ArrayLike | None = None,
+    equal_probability: ArrayLike | None = None,
     max_bands: int = MAX_BANDS,
     bounds: bool = True,
 ) -> BandSelection:
@@ -343,6 +384,8 @@ def select_band(
     weights : array_like, optional
         The labelled cases' design weights (inverse inclusion probabilities, up to a constant): the betting
         test; None: the exact binomial one.
+    equal_probability : array_like of bool, optional
+        With ``weights``, per case of ``score_all``: it is where cases had one inclusion probability (module docstring).
     max_bands : int
         About this many candidate bands at most.
     bounds : bool
@@ -373,12 +416,10 @@ def select_band(
         disagreements, upper, possible, passes = _binomial(errors, k, allowed, confidence)
         method = "Clopper-Pearson (exact binomial)"
     else:
-        w = np.asarray(weights, dtype=float)
-        if w.shape != o.shape or np.any(~(w > 0)) or not np.all(np.isfinite(w)):
-            raise ValueError("weights: one positive, finite weight a labelled case")
-        ratios = (w / w.max())[order]
-        disagreements, upper, possible, passes = _betting(errors, ratios, k, allowed, confidence, bounds)
-        method = "betting (one-sided, design-weighted, fixed n)"
+        ratios = _ratios(weights, o.shape, order)
+        exact = _exact_bands(bands, score_all, equal_probability, ratios, k)
+        tests = _weighted(errors, ratios, k, allowed, confidence, bounds, exact)
+        disagreements, upper, possible, passes, method = tests
     weighted = np.r_[0, np.cumsum(ratios * errors)][k] / np.where(k > 0, np.r_[0, np.cumsum(ratios)][k], np.nan)
     start, chosen, tested = fixed_sequence(possible, passes)
     return BandSelection(
