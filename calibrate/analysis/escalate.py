@@ -42,7 +42,7 @@ from calibrate.base.params import PROBABILITY, checked
 from calibrate.base.results import Document, FigureAt
 from calibrate.campaign import Campaign
 from calibrate.campaign.reference import JudgeScores, computed_once, pair
-from calibrate.campaign.weights import design_weights, kish_effective_n
+from calibrate.campaign.weights import design_weights, equal_probability, kish_effective_n
 from calibrate.stats.annotators import percent_agreement
 from calibrate.stats.intervals import wilson_interval
 from calibrate.stats.selective import MAX_BANDS, BandSelection, CandidateBands, labels_to_pass, select_band
@@ -453,6 +453,7 @@ def escalate(
         agreement=agreement,
         confidence=confidence,
         weights=joined.weights,
+        equal_probability=None if joined.weights is None else equal_probability(campaign, scores.case_ids),
         max_bands=max_bands,
     )
     return band_result(campaign, joined, found, ceiling, (given, source), max_bands)

@@ -106,6 +106,32 @@ class SampleDesign(Schema):
     phase: Literal["pilot", "allocation"] | None = None
     edges: list[FiniteNumber] | None = None
     series: list[Name] = []
+    #: a queue's frame: every case the band escalated (the part of the cases it stands for), and those of them
+    #: humans had labelled before the draw (left out of it); absent in a queue written before frames were
+    frame: list[Name] | None = None
+    frame_labelled: list[Name] = []
+
+    @model_validator(mode="after")
+    def _frame_adds_up(self) -> SampleDesign:
+        if self.frame is None:
+            if self.frame_labelled:
+                raise PydanticCustomError("frame", "frame_labelled needs the frame it is part of")
+            return self
+        frame = set(self.frame)
+        if self.strategy != "escalated":
+            raise PydanticCustomError("frame", "only a queue of escalated cases records a frame")
+        if len(frame) != len(self.frame) or len(set(self.frame_labelled)) != len(self.frame_labelled):
+            raise PydanticCustomError("frame", "frame and frame_labelled list each case once")
+        if not frame.issuperset(self.frame_labelled):
+            raise PydanticCustomError("frame", "frame_labelled lists cases of the frame only")
+        drawn_from = sum(s.size for s in self.strata.values())
+        if len(frame) - len(self.frame_labelled) != drawn_from:
+            raise PydanticCustomError(
+                "frame",
+                "the frame's unlabelled cases ({k}) are not the {n} the strata were drawn from",
+                {"k": len(frame) - len(self.frame_labelled), "n": drawn_from},
+            )
+        return self
 
     @model_validator(mode="after")
     def _strategy_needs(self) -> SampleDesign:
@@ -253,6 +279,24 @@ def _stratum_problems(
     return []
 
 
+def _frame_problems(
+    pool: set[str] | None, row: SampleRow, line: int, table_path: Path, design_path: Path
+) -> list[Problem]:
+    """A row of a queue's table outside ``pool``, the frame's unlabelled cases it was drawn from (None: no frame)."""
+    if pool is None or row.case_id in pool:
+        return []
+    return [
+        Problem(
+            str(table_path),
+            "a case that is not among the frame's unlabelled cases the queue was drawn from",
+            row=line,
+            field="case_id",
+            value=row.case_id,
+            expected=f"a case of frame and not of frame_labelled in {design_path.name}",
+        )
+    ]
+
+
 def read_sample(design_path: Path, *, cases: Collection[str] | None, samples: Collection[str]) -> dict[str, Any]:
     """A sample ``calibrate sample`` wrote: ``samples/NAME.json`` and ``samples/NAME.csv``, each checked,
     and checked against each other and against the campaign's cases.
@@ -281,6 +325,7 @@ def read_sample(design_path: Path, *, cases: Collection[str] | None, samples: Co
     design, problems = _design(design_path, samples)
     rows, found = _table(table_path)
     problems += found
+    pool = None if design is None or design.frame is None else set(design.frame) - set(design.frame_labelled)
     seen: dict[str, int] = {}
     for line, row in rows:
         if row.case_id in seen:
@@ -307,6 +352,7 @@ def read_sample(design_path: Path, *, cases: Collection[str] | None, samples: Co
             )
         if design is not None:
             problems += _stratum_problems(design, row, line, table_path, design_path)
+            problems += _frame_problems(pool, row, line, table_path, design_path)
     if design is not None and not [p for p in problems if p.file == str(table_path)]:
         drawn = Counter(row.stratum for _, row in rows)
         problems += [

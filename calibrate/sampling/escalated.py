@@ -19,13 +19,13 @@ escalated unlabelled cases:
 decides had probability 0 of entering it. A figure about the whole campaign made from these labels alone
 would stand for the escalated cases, not for all; for all, combine the parts (the judge's verdicts where the
 band decides, with its guaranteed agreement, and the humans' on the escalated cases), or use labels drawn
-from every case (``calibrate sample``). When the queue's labels join the labels the band was chosen from,
-calibrate weighs each recorded sample as an estimate of the whole population
-(:mod:`calibrate.campaign.weights`): the bands already tested decide none of the escalated cases, so their
-tests read the same labels as before and the band cannot shrink while the new labels agree as before; a
-wider band's test then counts the escalated cases it decides at their inclusion probability, not at the rate
-of the labels elsewhere, which over-represents them. Where the judge errs most near its boundary (the usual
-case) this makes that test stricter, not laxer; it is not a guarantee of the test's level.
+from every case (``calibrate sample``). The queue's design records its frame: every case the band escalated (``frame``) and those of them humans had
+labelled before (``frame_labelled``). When its labels join the labels the band was chosen from, calibrate
+weighs the queue as a sample of its frame only (:mod:`calibrate.campaign.weights`): the escalated cases stand
+at their share of all the cases, estimated from the queue and the samples of every case together, and the
+decided ones from the samples of every case alone. Where those samples drew every case alike, the bands that
+decide no escalated case are tested as before (the exact binomial test on the same labels), so the band does
+not shrink while the new labels agree as before; a wider band's test weighs the escalated cases at their share.
 
 **The stored band** (``bands/NAME.json``, :class:`StoredBand`, versioned) records the judge (its name, the
 rater, the run and the model and family the campaign records for it), the metric, the edges, the threshold,
@@ -202,6 +202,8 @@ def draw_queue(
     (['a', 'd'], [1.0, 1.0])
     >>> draw_queue(v, max_cases=1).inclusion_probability, draw_queue(v, max_cases=1).design["population"]
     ([0.5], 2)
+    >>> draw_queue(v).design["frame"], draw_queue(v).design["frame_labelled"]   # every escalated case; labelled before
+    (['a', 'c', 'd'], ['c'])
     """
     if max_cases is not None and (isinstance(max_cases, bool) or not isinstance(max_cases, int) or max_cases < 1):
         raise ValueError(ParameterText("{max_cases}: expected a whole number, 1 or more", max_cases=max_cases))
@@ -218,6 +220,7 @@ def draw_queue(
     picked = np.sort(np.random.default_rng(seed).choice(size, size=taken, replace=False)) if taken < size else None
     chosen = pool.tolist() if picked is None else pool[picked].tolist()
     probability = taken / size
+    people = verdicts.verdict == PEOPLE
     full = {
         "strategy": ESCALATED,
         "n": taken,
@@ -227,6 +230,8 @@ def draw_queue(
         **(design or {}),
         "decided": counts["pass"] + counts["fail"],
         "escalated_labelled_left_out": counts["people_labelled"],
+        "frame": verdicts.case_ids[people].tolist(),
+        "frame_labelled": verdicts.case_ids[people & verdicts.labelled].tolist(),
         "strata": {ESCALATED: {"size": size, "sampled": taken, "inclusion_probability": probability}},
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds"),
     }

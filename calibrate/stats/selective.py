@@ -43,7 +43,12 @@ decides is at least ``A``. Each test is
   most 1, so ``P(E >= 1 / delta) <= delta``. The bets are a fixed grid (no bet learns from earlier
   cases), so ``E`` does not depend on the cases' order; ``w_max`` is the largest weight of the labelled
   cases, known before their labels. Its upper bound (:func:`betting_upper_bound`) is the smallest rate
-  the same e-value rejects.
+  the same e-value rejects;
+- **exact binomial on the leading bands of one inclusion probability** (design-weighted labels, with
+  ``equal_probability``): a band every case of which (labelled or not) had the same probability of being
+  labelled holds a uniform sample of its cases, so it takes the exact test, as if unweighted; the bands after
+  the first that decides another case take the betting test. Each test keeps its level, so fixed-sequence
+  testing does too.
 
 **Other orders** (:func:`signal_bands`, :func:`select_signal_band`). The bands may be ordered by any
 confidence the judge gives each case without the labels (the agreement among its repeats, among judges of
@@ -399,6 +404,41 @@ def _checked(score_labelled, human_pass, agreement, confidence) -> tuple[np.ndar
     return o, human
 
 
+def _exact_bands(first_all, equal_probability, ratios: np.ndarray, k: np.ndarray) -> int:
+    """How many leading bands decide only cases of one inclusion probability (``equal_probability``, per case
+    of all, each decided first by band ``first_all``; None: 0). Their labelled cases weigh alike, as they then
+    must (a ValueError otherwise)."""
+    if equal_probability is None:
+        return 0
+    equal = np.asarray(equal_probability, dtype=bool)
+    if equal.shape != np.shape(first_all):
+        raise ValueError("equal_probability: one value a case of score_all")
+    exact = int(first_all[~equal].min()) if (~equal).any() else int(k.size)
+    if exact and k[exact - 1] and np.ptp(ratios[: k[exact - 1]]) > 1e-9:
+        raise ValueError("equal_probability: the labelled cases of a band of one inclusion probability weigh unalike")
+    return exact
+
+
+def _ratios(weights: ArrayLike, shape: tuple[int, ...], order: np.ndarray) -> np.ndarray:
+    """The labelled cases' weights over the largest, in ``order``."""
+    w = np.asarray(weights, dtype=float)
+    if w.shape != shape or np.any(~(w > 0)) or not np.all(np.isfinite(w)):
+        raise ValueError("weights: one positive, finite weight a labelled case")
+    return (w / w.max())[order]
+
+
+def _weighted(errors, ratios, k, allowed, confidence, bounds, exact: int):
+    """The betting test of each band, the exact binomial one of the first ``exact``, and the method's name."""
+    disagreements, upper, possible, passes = _betting(errors, ratios, k, allowed, confidence, bounds)
+    method = "betting (one-sided, design-weighted, fixed n)"
+    if exact:
+        lead = np.arange(k.size) < exact
+        tests = zip(_binomial(errors, k, allowed, confidence), (disagreements, upper, possible, passes))
+        disagreements, upper, possible, passes = (None if b is None else np.where(lead, a, b) for a, b in tests)
+        method += f"; exact binomial on the first {exact} band(s), whose cases had one inclusion probability"
+    return disagreements, upper, possible, passes, method
+
+
 def select_band(
     score_labelled: ArrayLike,
     human_pass: ArrayLike,
@@ -408,6 +448,7 @@ def select_band(
     agreement: float,
     confidence: float = 0.95,
     weights: ArrayLike | None = None,
+    equal_probability: ArrayLike | None = None,
     max_bands: int = MAX_BANDS,
     bounds: bool = True,
 ) -> BandSelection:
@@ -426,6 +467,8 @@ def select_band(
     weights : array_like, optional
         The labelled cases' design weights (inverse inclusion probabilities, up to a constant): the betting
         test; None: the exact binomial one.
+    equal_probability : array_like of bool, optional
+        With ``weights``, per case of ``score_all``: it is where cases had one inclusion probability (module docstring).
     max_bands : int
         About this many candidate bands at most.
     bounds : bool
@@ -447,7 +490,10 @@ def select_band(
     o, human = _checked(score_labelled, human_pass, agreement, confidence)
     bands = candidate_bands(score_all, threshold, max_bands=max_bands)
     errors = (o >= threshold) != human
-    return _tested(bands, bands.first_band(o), errors, weights, agreement, confidence, bounds)
+    first_all = None if equal_probability is None else bands.first_band(score_all)
+    return _tested(
+        bands, bands.first_band(o), errors, weights, agreement, confidence, bounds, first_all, equal_probability
+    )
 
 
 def select_signal_band(
@@ -499,8 +545,11 @@ def select_signal_band(
     return _tested(bands, bands.first_band(bands.rank[at]), judge != human, weights, agreement, confidence, bounds)
 
 
-def _tested(bands, first, errors_labelled, weights, agreement, confidence, bounds) -> BandSelection:
-    """Fixed-sequence testing of nested ``bands``, each labelled case decided first by band ``first``."""
+def _tested(
+    bands, first, errors_labelled, weights, agreement, confidence, bounds, first_all=None, equal_probability=None
+) -> BandSelection:
+    """Fixed-sequence testing of nested ``bands``, each labelled case decided first by band ``first`` (and
+    each case of all, ``first_all``, where ``equal_probability`` says which had one inclusion probability)."""
     order = np.argsort(first, kind="stable")  # each band decides a prefix of this order
     k = np.searchsorted(first[order], np.arange(bands.cut.size), side="right")  # the labelled cases each decides
     errors = errors_labelled[order]
@@ -510,12 +559,10 @@ def _tested(bands, first, errors_labelled, weights, agreement, confidence, bound
         disagreements, upper, possible, passes = _binomial(errors, k, allowed, confidence)
         method = "Clopper-Pearson (exact binomial)"
     else:
-        w = np.asarray(weights, dtype=float)
-        if w.shape != errors.shape or np.any(~(w > 0)) or not np.all(np.isfinite(w)):
-            raise ValueError("weights: one positive, finite weight a labelled case")
-        ratios = (w / w.max())[order]
-        disagreements, upper, possible, passes = _betting(errors, ratios, k, allowed, confidence, bounds)
-        method = "betting (one-sided, design-weighted, fixed n)"
+        ratios = _ratios(weights, errors.shape, order)
+        exact = _exact_bands(first_all, equal_probability, ratios, k)
+        tests = _weighted(errors, ratios, k, allowed, confidence, bounds, exact)
+        disagreements, upper, possible, passes, method = tests
     weighted = np.r_[0, np.cumsum(ratios * errors)][k] / np.where(k > 0, np.r_[0, np.cumsum(ratios)][k], np.nan)
     start, chosen, tested = fixed_sequence(possible, passes)
     return BandSelection(

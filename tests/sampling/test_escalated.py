@@ -289,3 +289,48 @@ def test_the_loop_widens_the_band_when_the_queue_shows_the_judge_right(tmp_path)
     )
     second = _cli_json(*args)
     assert second["n_labels"] == 80 and second["n_decided"] == 1000
+
+
+def test_the_queue_records_its_frame_and_is_weighted_as_part_of_the_cases(planted):
+    """The queue's file lists every case the band escalated (its frame) and those labelled before; the frame
+    is checked against the table when read, and a queue written before frames were still reads."""
+    from calibrate.base.errors import CampaignError
+
+    _cli_json(
+        "escalate",
+        planted,
+        "--metric",
+        "ok",
+        "--judge",
+        "j",
+        "--agreement",
+        "0.9",
+        "--sample",
+        "q",
+        "--max-cases",
+        "50",
+    )
+    c = calibrate.load_campaign(planted)
+    design = c.samples["q"]["design"]
+    labelled = set(c.ratings.loc[c.ratings.rater_kind == "human", "case_id"])
+    assert set(design["frame_labelled"]) == set(design["frame"]) & labelled
+    assert len(design["frame"]) - len(design["frame_labelled"]) == design["population"]
+    assert set(c.samples["q"]["case_ids"]) <= set(design["frame"]) - labelled
+    weights = design_weights(c, np.array(sorted(labelled)))  # the queue not labelled yet: its frame is at its size
+    queue = {d["sample"]: d for d in weights.designs}["q"]
+    assert queue["frame"] == "part" and queue["frame_size"] == len(design["frame"]) and queue["labelled"] == 0
+    path = planted / "samples" / "q.json"
+    document = json.loads(path.read_text())
+    for change, message in (
+        (lambda d: d["frame"].pop(), "the frame's unlabelled cases"),
+        (lambda d: d.update(frame_labelled=["nowhere"]), "frame_labelled lists cases of the frame only"),
+    ):
+        damaged = json.loads(json.dumps(document))
+        change(damaged)
+        path.write_text(json.dumps(damaged))
+        with pytest.raises(CampaignError, match=message):
+            calibrate.load_campaign(planted)
+    old = {k: v for k, v in document.items() if k not in ("frame", "frame_labelled")}
+    path.write_text(json.dumps(old))
+    design = calibrate.load_campaign(planted).samples["q"]["design"]
+    assert design["frame"] is None and design["strategy"] == "escalated"

@@ -236,3 +236,33 @@ def test_the_band_reaches_the_target_in_at_least_c_of_the_splits(n, design, kind
         assert np.isnan(realised).mean() >= confidence  # no band, almost always
     elif n >= 300:
         assert np.median(coverage) > 0.3  # and a good judge decides a good share
+
+
+def test_bands_of_one_inclusion_probability_take_the_exact_test():
+    """Labels uniform where the judge is sure, and over-sampled near its boundary (the cases a band escalated):
+    the leading bands that decide only uniformly sampled cases are tested as if unweighted."""
+    rng = np.random.default_rng(11)
+    score, human = _judge(rng, 4000, "good")
+    boundary = np.abs(score - 0.5) < 0.15
+    labelled = rng.random(4000) < np.where(boundary, 0.6, 0.2)
+    weights = np.where(boundary, 0.2 / 0.6, 1.0)[labelled]
+    plain = select_band(score[labelled], human[labelled], score, 0.5, agreement=0.9)
+    mixed = select_band(
+        score[labelled], human[labelled], score, 0.5, agreement=0.9, weights=weights, equal_probability=~boundary
+    )
+    betting = select_band(score[labelled], human[labelled], score, 0.5, agreement=0.9, weights=weights)
+    lead = int(mixed.bands.first_band(score[boundary]).min())
+    assert 0 < lead < mixed.bands.cut.size and "exact binomial on the first" in mixed.method
+    np.testing.assert_array_equal(mixed.passed[:lead], plain.passed[:lead])
+    np.testing.assert_allclose(mixed.upper[:lead], plain.upper[:lead])
+    assert mixed.chosen >= betting.chosen
+    with pytest.raises(ValueError, match="weigh unalike"):
+        select_band(
+            score[labelled],
+            human[labelled],
+            score,
+            0.5,
+            agreement=0.9,
+            weights=weights * 0 + rng.uniform(1, 2, weights.size),
+            equal_probability=~boundary,
+        )
