@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from calibrate.analysis.judge_comparison import JudgeComparison, pass_share
+from calibrate.base.results import Deferred
 from calibrate.stats.curves import error_curve
 from calibrate.stats.intervals import wilson_interval
 
-__all__ = ["bottom_decile", "case_row", "curve", "worst_misses"]
+__all__ = ["CurvePoints", "bottom_decile", "case_row", "curve", "worst_misses"]
 
 
 @contextmanager
@@ -41,7 +42,56 @@ def floats(values: np.ndarray) -> list[float | None]:
     return [None if np.isnan(v) else v for v in values.tolist()] if np.isnan(values).any() else values.tolist()
 
 
-def curve(c: JudgeComparison, confidence: float) -> list[dict[str, Any]]:
+class CurvePoints(Deferred):
+    """A judge's false-pass / false-fail curve: a point per distinct score, kept as columns (a
+    full-precision judge of a million cases has a million points); each point is made when read, as
+    the dict the document holds (:class:`~calibrate.base.results.Deferred`).
+
+    Examples
+    --------
+    >>> points = CurvePoints({key: np.array([0.5, np.nan]) for key in CurvePoints.COLUMNS})
+    >>> len(points), points[1]["false_pass_rate"], points[0]["false_pass_rate_ci"]
+    (2, None, [0.5, 0.5])
+    """
+
+    #: The columns, in the order of a point's values.
+    COLUMNS = ("threshold", "fp_rate", "ff_rate", "n_fp", "n_ff", "fp_low", "fp_high", "ff_low", "ff_high")
+
+    def __init__(self, columns: dict[str, np.ndarray]):
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return int(self.columns["threshold"].size)
+
+    def items(self, first: int, last: int) -> list[dict[str, Any]]:
+        col = {key: values[first:last] for key, values in self.columns.items()}
+        rows = zip(
+            col["threshold"].tolist(),
+            floats(col["fp_rate"]),
+            floats(col["ff_rate"]),
+            col["n_fp"].tolist(),
+            col["n_ff"].tolist(),
+            floats(col["fp_low"]),
+            floats(col["fp_high"]),
+            floats(col["ff_low"]),
+            floats(col["ff_high"]),
+        )
+        with collector_paused():  # many small acyclic objects
+            return [
+                {
+                    "threshold": t,
+                    "false_pass_rate": fpr,
+                    "false_fail_rate": ffr,
+                    "n_false_pass": nfp,
+                    "n_false_fail": nff,
+                    "false_pass_rate_ci": [fpl, fph],
+                    "false_fail_rate_ci": [ffl, ffh],
+                }
+                for t, fpr, ffr, nfp, nff, fpl, fph, ffl, ffh in rows
+            ]
+
+
+def curve(c: JudgeComparison, confidence: float) -> CurvePoints:
     """The false-pass and false-fail rates at every distinct score as a threshold, with their Wilson
     intervals (at the Kish effective size when weighted) and the number of cases behind each."""
     counts = c.paired.error_counts(c.paired.full)
@@ -54,31 +104,19 @@ def curve(c: JudgeComparison, confidence: float) -> list[dict[str, Any]]:
         fp_rate, ff_rate = fp / n_fail, ff / n_pass
     # the number of cases behind each rate (weighted rates count cases of different weights)
     cases = error_curve(c.passes, c.score)  # unweighted: each case counts once
-    cases_fp, cases_ff = cases.false_pass.astype(int), cases.false_fail.astype(int)
-    columns = zip(
-        (c.judge.sign * c.paired.j_values).tolist(),
-        floats(fp_rate),
-        floats(ff_rate),
-        cases_fp.tolist(),
-        cases_ff.tolist(),
-        floats(fp_low),
-        floats(fp_high),
-        floats(ff_low),
-        floats(ff_high),
+    return CurvePoints(
+        {
+            "threshold": c.judge.sign * c.paired.j_values,
+            "fp_rate": fp_rate,
+            "ff_rate": ff_rate,
+            "n_fp": cases.false_pass.astype(int),
+            "n_ff": cases.false_fail.astype(int),
+            "fp_low": fp_low,
+            "fp_high": fp_high,
+            "ff_low": ff_low,
+            "ff_high": ff_high,
+        }
     )
-    with collector_paused():  # one point per distinct score: up to one per case, no cycles among them
-        return [
-            {
-                "threshold": t,
-                "false_pass_rate": fpr,
-                "false_fail_rate": ffr,
-                "n_false_pass": nfp,
-                "n_false_fail": nff,
-                "false_pass_rate_ci": [fpl, fph],
-                "false_fail_rate_ci": [ffl, ffh],
-            }
-            for t, fpr, ffr, nfp, nff, fpl, fph, ffl, ffh in columns
-        ]
 
 
 def bottom_decile(c: JudgeComparison, confidence: float, n_listed: int) -> dict[str, Any]:

@@ -156,8 +156,7 @@ class Resampled:
     def of(cls, c: JudgeComparison, seed: int, confidence: float) -> Resampled:
         full = c.statistics(c.paired.full)
         boot = {k: np.concatenate(v) for k, v in c.replicates.items()}
-        jack_summary, jack_weights = c.paired.jackknife(seed=seed, tables=c.on_scale)
-        jack = c.statistics(jack_summary)
+        jack, jack_weights = c.jackknife(seed)
         reference = library.point_estimates(
             c.human,
             c.score,

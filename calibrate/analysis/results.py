@@ -20,7 +20,7 @@ from typing import Any
 from calibrate.analysis.recommendation_results import Recommendation
 from calibrate.analysis.verdict_results import MetricVerdict
 from calibrate.base.estimates import Estimate
-from calibrate.base.results import Document, FigureAt, statistics_rows
+from calibrate.base.results import Deferred, Document, FigureAt, statistics_rows
 
 __all__ = ["STATISTICS", "JudgeAgreement", "MetricAgreement", "SliceAgreement", "StatsResult"]
 
@@ -115,12 +115,16 @@ class JudgeAgreement:
         figure: Estimate = getattr(self, name)
         return figure
 
-    def to_dict(self) -> dict[str, Any]:
-        """The judge's entry, its keys in the order it was read in."""
+    def to_dict(self, *, deferred: bool = False) -> dict[str, Any]:
+        """The judge's entry, its keys in the order it was read in; its curve a list of points, or
+        (``deferred``) as it is held, a :class:`~calibrate.base.results.Deferred` list."""
         out: dict[str, Any] = {}
         for key in self.keys:
             value = self.extra[key] if key in self.extra else getattr(self, key)
-            out[key] = value.to_dict() if isinstance(value, Estimate) else copy.deepcopy(value)
+            if isinstance(value, Deferred):
+                out[key] = value if deferred else value.to_list()
+            else:
+                out[key] = value.to_dict() if isinstance(value, Estimate) else copy.deepcopy(value)
         return out
 
     def figures(self, metric: str, slice_name: str | None) -> Iterator[FigureAt]:
@@ -193,7 +197,9 @@ class MetricAgreement:
                 return judge
         raise KeyError(f"{self.metric}: no judge {name!r}; judges: {', '.join(j.judge for j in self.judges)}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, deferred: bool = False) -> dict[str, Any]:
+        """The metric's entry; its judges' curves :class:`~calibrate.base.results.Deferred` lists with
+        ``deferred`` (:meth:`JudgeAgreement.to_dict`)."""
         out: dict[str, Any] = {
             "metric": self.metric,
             "scale": self.scale,
@@ -205,7 +211,7 @@ class MetricAgreement:
             "n_adjudicated": self.n_adjudicated,
             "n_human_pass": self.n_human_pass,
             "default_rule": copy.deepcopy(self.default_rule),
-            "judges": [j.to_dict() for j in self.judges],
+            "judges": [j.to_dict(deferred=deferred) for j in self.judges],
             "warnings": list(self.warnings),
             "sample_designs": copy.deepcopy(list(self.sample_designs)),
             "weighted": self.weighted,
@@ -282,14 +288,19 @@ class StatsResult(Document):
                 return metric
         raise KeyError(f"no metric {name!r} in the statistics; metrics: {', '.join(m.metric for m in self.metrics)}")
 
-    def body(self) -> dict[str, Any]:
+    def body(self, *, deferred: bool = False) -> dict[str, Any]:
         return {
             "campaign": self.campaign,
-            "metrics": [m.to_dict() for m in self.metrics],
+            "metrics": [m.to_dict(deferred=deferred) for m in self.metrics],
             "manifest": copy.deepcopy(self.manifest),
             "provenance": copy.deepcopy(list(self.provenance)),
             "set_aside_note": self.set_aside_note,
         }
+
+    def json_document(self) -> dict[str, Any]:
+        """The document, its judges' curves left :class:`~calibrate.base.results.Deferred` (up to a point
+        per case each: written a chunk at a time by :func:`~calibrate.base.results.json_text`)."""
+        return {"schema_version": self.SCHEMA_VERSION, **self.body(deferred=True)}
 
     def figures(self) -> Iterator[FigureAt]:
         """The typed figures of every metric (:meth:`MetricAgreement.figures`)."""

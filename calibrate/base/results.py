@@ -18,7 +18,9 @@ from __future__ import annotations
 import abc
 import copy
 import functools
-from collections.abc import Callable, Iterator, Mapping
+import json
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,10 +32,12 @@ if TYPE_CHECKING:
 __all__ = [
     "FRAME_COLUMNS",
     "RESULT_SCHEMA_VERSION",
+    "Deferred",
     "DictView",
     "Document",
     "FigureAt",
     "Result",
+    "json_text",
     "nested",
     "records_frame",
     "single_row",
@@ -288,6 +292,82 @@ class FigureAt:
         }
 
 
+class Deferred(Sequence[Any], abc.ABC):
+    """A long list of a document (a curve's points: up to one per case) kept as columns until it is read:
+    each item is made when asked for (:meth:`items`), :meth:`to_list` makes them all, and :func:`json_text`
+    writes them a chunk at a time, so a document of millions of points is never held as Python objects.
+    A subclass defines ``__len__`` and :meth:`items`."""
+
+    #: Items made and written at once by :meth:`json_chunks`.
+    CHUNK = 20_000
+
+    @abc.abstractmethod
+    def items(self, first: int, last: int) -> list[Any]:
+        """The items ``first`` to ``last`` (excluded), as the document holds them."""
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self.items(i, i + 1)[0] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"item {index} of {len(self)}")
+        return self.items(index, index + 1)[0]
+
+    def to_list(self) -> list[Any]:
+        """Every item, as a plain list."""
+        return self.items(0, len(self))
+
+    def __iter__(self) -> Iterator[Any]:
+        for first in range(0, len(self), self.CHUNK):
+            yield from self.items(first, first + self.CHUNK)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to the same items, deferred or in a list (as the document's list would be)."""
+        if isinstance(other, Deferred):
+            other = other.to_list()
+        return self.to_list() == other if isinstance(other, list) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def json_chunks(self) -> Iterator[str]:
+        """The list's JSON text (as ``json.dumps(self.to_list())`` writes it), :data:`CHUNK` items at a time."""
+        yield "["
+        for first in range(0, len(self), self.CHUNK):
+            yield (", " if first else "") + json.dumps(self.items(first, first + self.CHUNK), allow_nan=False)[1:-1]
+        yield "]"
+
+
+def json_text(document: Any) -> Iterator[str]:
+    """The JSON text of ``document`` (``json.dumps(document, allow_nan=False)``), in pieces: each
+    :class:`Deferred` list in it is written a chunk at a time, and the rest at once.
+
+    Examples
+    --------
+    >>> class Squares(Deferred):
+    ...     def __len__(self): return 3
+    ...     def items(self, first, last): return [i * i for i in range(first, min(last, 3))]
+    >>> "".join(json_text({"a": Squares(), "b": [Squares(), 1]}))
+    '{"a": [0, 1, 4], "b": [[0, 1, 4], 1]}'
+    """
+    found: list[Deferred] = []
+    mark = f"deferred-{uuid.uuid4().hex}"
+
+    def placeholder(value: Any) -> str:
+        if not isinstance(value, Deferred):
+            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+        found.append(value)
+        return mark
+
+    pieces = json.dumps(document, allow_nan=False, default=placeholder).split(json.dumps(mark))
+    if len(pieces) != len(found) + 1:  # the mark is random: it cannot be text of the document
+        raise ValueError("a deferred list's place in the JSON text was not found once")
+    yield pieces[0]
+    for deferred, after in zip(found, pieces[1:]):
+        yield from deferred.json_chunks()
+        yield after
+
+
 class DictView(Mapping[str, Any]):
     """Read as a mapping, an object is its ``to_dict()`` (computed once, on the first read; do not change
     it): the dict a typed result replaced, for code that still indexes it."""
@@ -341,6 +421,11 @@ class Document(DictView):
         body = self.body()
         return {"schema_version": self.SCHEMA_VERSION, **body} if schema_version else body
 
+    def json_document(self) -> dict[str, Any]:
+        """:meth:`to_dict`, with its long lists (if any) left :class:`Deferred`: what ``--json`` writes
+        with :func:`json_text`, without making their items all at once."""
+        return self.to_dict()
+
     def rows(self) -> Iterator[dict[str, Any]]:
         """The rows of :meth:`to_frame`: one per figure (a document with an untyped part adds its rows)."""
         return (f.row() for f in self.figures())
@@ -358,9 +443,11 @@ def nested(document: Mapping[str, Any]) -> Mapping[str, Any]:
     return document.to_dict(schema_version=False) if isinstance(document, Document) else document
 
 
-def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
+def versioned(document: Mapping[str, Any], *, deferred: bool = False) -> dict[str, Any]:
     """The ``--json`` document of a command's result, with its ``schema_version`` first: a
     :class:`Document`'s own, or :data:`RESULT_SCHEMA_VERSION` for a :class:`Result` or plain dict.
+    ``deferred``: a :class:`Document`'s long lists left :class:`Deferred` (:meth:`Document.json_document`),
+    for :func:`json_text` to write.
 
     Examples
     --------
@@ -368,5 +455,5 @@ def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
     {'schema_version': 1, 'campaign': 'c'}
     """
     if isinstance(document, Document):
-        return document.to_dict()
+        return document.json_document() if deferred else document.to_dict()
     return {"schema_version": RESULT_SCHEMA_VERSION, **{k: v for k, v in document.items() if k != "schema_version"}}

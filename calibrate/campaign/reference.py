@@ -489,7 +489,9 @@ def pair(
     else:  # the universe is sorted by case id: find each judged case in it
         found, keep = _found(universe, ids)
         positions = found[keep].astype(np.int64)
-    case_ids = ids[keep]
+    # every case of the judge's in the universe (the usual case): its own arrays, not copies of them
+    everything = bool(keep.all())
+    case_ids = ids if everything else ids[keep]
     weights = design.weights
     if weights is not None and not own:  # the universe's weights at these cases, scaled to mean 1 over them
         weights = weights[positions] * (case_ids.size / weights[positions].sum()) if case_ids.size else None
@@ -498,7 +500,7 @@ def pair(
         reference=ref,
         case_ids=case_ids,
         human=ref.values[np.searchsorted(ref.case_ids, case_ids)],
-        score=scores.values[keep],
+        score=scores.values if everything else scores.values[keep],
         weights=weights,
         positions=positions,
         design=design,

@@ -15,7 +15,6 @@ text as it is.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -29,7 +28,7 @@ from rich.segment import Segment
 from rich.text import Span, Text
 
 from calibrate.base.errors import CampaignError, FileError, ParameterText
-from calibrate.base.results import versioned
+from calibrate.base.results import json_text, versioned
 from calibrate.stats import N_BOOT
 
 if TYPE_CHECKING:
@@ -437,6 +436,9 @@ def with_progress(compute, show: bool, *args, **kwargs) -> dict:
 
 
 def print_json(document: Mapping[str, Any]) -> None:
-    """Print a command's ``--json`` document, with its ``schema_version`` first (:func:`versioned`)."""
-    sys.stdout.write(json.dumps(versioned(document), allow_nan=False) + "\n")
+    """Print a command's ``--json`` document, with its ``schema_version`` first (:func:`versioned`); its
+    long lists (a curve per judge) a chunk at a time (:func:`json_text`)."""
+    for piece in json_text(versioned(document, deferred=True)):
+        sys.stdout.write(piece)
+    sys.stdout.write("\n")
     sys.stdout.flush()

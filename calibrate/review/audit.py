@@ -333,7 +333,7 @@ def _changes(
     was made from (the change, its bootstrap replicates and jackknife values), for :func:`_others`."""
     _old, _new = runs
     full = [r.statistics(r.paired.full) for r in runs]
-    jack = [r.statistics(r.paired.jackknife(seed=seed, tables=r.on_scale, case_groups=True)[0]) for r in runs]
+    jack = [r.jackknife(seed, case_groups=True)[0] for r in runs]
     boot = [{k: np.concatenate(v) for k, v in r.replicates.items()} for r in runs]
     out: dict[str, Any] = {}
     material: dict[str, tuple] = {}

@@ -16,6 +16,7 @@ and everything above it, and ``t == m`` (one past the last) fails every case.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -172,33 +173,57 @@ class PairedScores:
         estimates the same acceleration). The groups depend only on the number of cases and the seed,
         so two judges scored on the same cases leave out the same cases: ``case_groups=True`` gives
         a paired jackknife. ``tables=True`` keeps the cell tables in the summary (kappa and alpha
-        read them).
+        read them). All the summaries at once: :meth:`jackknife_batches` gives them a few at a time.
         """
-        if case_groups:
-            return self._grouped_jackknife(seed, tables)
-        if self.weights is None and self.C <= EXACT_JACKKNIFE_LIMIT:
-            return self.summarize(self.full - np.eye(self.C)), self.full[0].copy()
-        if self.weights is not None:
-            units, inverse = np.unique(
-                np.stack([self.case_cell.astype(float), self.weights]), axis=1, return_inverse=True
-            )
-            if units.shape[1] <= EXACT_JACKKNIFE_LIMIT:
-                left_out = np.zeros((units.shape[1], self.C))
-                left_out[np.arange(units.shape[1]), units[0].astype(np.int64)] = units[1]
-                return (
-                    self.summarize(self.full - left_out),
-                    np.bincount(inverse.ravel(), minlength=units.shape[1]).astype(float),
-                )
-        return self._grouped_jackknife(seed, tables)
+        batches, weights = self.jackknife_batches(seed=seed, tables=tables, case_groups=case_groups)
+        return next(batches), weights
 
-    def _grouped_jackknife(self, seed: int, tables: bool) -> tuple[Summary, np.ndarray]:
+    def jackknife_batches(
+        self, *, seed: int = 0, tables: bool = False, case_groups: bool = False, rows: int = JACKKNIFE_GROUPS
+    ) -> tuple[Iterator[Summary], np.ndarray]:
+        """:meth:`jackknife`'s summaries in batches of at most ``rows`` leave-out samples of a grouped
+        jackknife (the exact one, of at most ``EXACT_JACKKNIFE_LIMIT`` cells, comes in one batch), and how
+        many cases each sample stands for. A grouped jackknife of ``n`` cases reads a ``(groups, n)``
+        array of counts and gives running sums ``(groups, scores)``: a batch holds ``rows`` of each.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> p = PairedScores(rng.integers(0, 4, 3000), rng.random(3000), human_pass=2)
+        >>> batches, weights = p.jackknife_batches(rows=64)
+        >>> [b.n.size for b in batches], weights.size
+        ([64, 64, 64, 8], 200)
+        """
+        if not case_groups:
+            if self.weights is None and self.C <= EXACT_JACKKNIFE_LIMIT:
+                return iter([self.summarize(self.full - np.eye(self.C))]), self.full[0].copy()
+            if self.weights is not None:
+                units, inverse = np.unique(
+                    np.stack([self.case_cell.astype(float), self.weights]), axis=1, return_inverse=True
+                )
+                if units.shape[1] <= EXACT_JACKKNIFE_LIMIT:
+                    left_out = np.zeros((units.shape[1], self.C))
+                    left_out[np.arange(units.shape[1]), units[0].astype(np.int64)] = units[1]
+                    return (
+                        iter([self.summarize(self.full - left_out)]),
+                        np.bincount(inverse.ravel(), minlength=units.shape[1]).astype(float),
+                    )
         n_groups = min(self.n, JACKKNIFE_GROUPS)
+        return self._grouped_jackknife(seed, tables, n_groups, max(1, rows)), np.ones(n_groups)
+
+    def _grouped_jackknife(self, seed: int, tables: bool, n_groups: int, rows: int) -> Iterator[Summary]:
         groups = np.random.default_rng([seed, 2**31 - 1]).permutation(self.n) % n_groups
+        # the cases of each group, group by group: a batch of groups leaves out one run of them
+        order = np.argsort(groups, kind="stable")
+        bounds = np.searchsorted(groups[order], np.arange(n_groups + 1))
         # weighted sums of kept counts are not whole: accumulated in float64, as the bootstrap's are
-        kept = np.ones((n_groups, self.n), dtype=np.float32 if self.weights is None else np.float64)
-        kept[groups, np.arange(self.n)] = 0.0
-        summary = self.summarize(self.tables(kept)) if tables else self.summarize_counts(kept)
-        return summary, np.ones(n_groups)
+        dtype = np.float32 if self.weights is None else np.float64
+        for first in range(0, n_groups, rows):
+            last = min(n_groups, first + rows)
+            kept = np.ones((last - first, self.n), dtype=dtype)
+            left_out = order[bounds[first] : bounds[last]]
+            kept[groups[left_out] - first, left_out] = 0.0
+            yield self.summarize(self.tables(kept)) if tables else self.summarize_counts(kept)
 
     # -------------------------------------------------------------- marginals
     def summarize(self, T: np.ndarray | Summary) -> Summary:

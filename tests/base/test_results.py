@@ -4,7 +4,17 @@ import json
 import math
 import pickle
 
-from calibrate.base.results import FRAME_COLUMNS, Result, records_frame, single_row, statistics_rows
+import pytest
+
+from calibrate.base.results import (
+    FRAME_COLUMNS,
+    Deferred,
+    Result,
+    json_text,
+    records_frame,
+    single_row,
+    statistics_rows,
+)
 
 DOCUMENT = {
     "n_cases": 40,
@@ -80,3 +90,44 @@ def test_a_result_keeps_its_table_shape_through_pickle():
     assert again == result and again.to_frame().to_dict("records") == [{"name": "a", "n": 3}, {"name": "b", "n": 5}]
     row = Result({"added": 3, "folder": "c", "cases": [1]}, single_row).to_frame()
     assert row.to_dict("records") == [{"added": 3, "folder": "c"}]
+
+
+class Points(Deferred):
+    """A deferred list of points made from a range, read in chunks of 3."""
+
+    CHUNK = 3
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def items(self, first: int, last: int) -> list:
+        return [{"i": i, "half": i / 2 if i % 4 else None} for i in range(first, min(last, self.n))]
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7])
+def test_a_deferred_list_is_written_as_json_writes_its_items(n):
+    """Chunk by chunk, the text json.dumps writes for the whole list, wherever the list sits."""
+    items = Points(n).to_list()
+    document = {"a": Points(n), "b": [1, {"c": Points(n)}], "text": "x"}
+    plain = {"a": items, "b": [1, {"c": items}], "text": "x"}
+    assert "".join(json_text(document)) == json.dumps(plain)
+    assert len(list(Points(n).json_chunks())) == 2 + math.ceil(n / 3)
+
+
+def test_a_deferred_list_reads_as_its_list():
+    points = Points(7)
+    assert list(points) == points.to_list() and len(points) == 7 and bool(Points(0)) is False
+    assert points[-1] == {"i": 6, "half": 3.0} and points[1:6:2] == points.to_list()[1:6:2]
+    assert points == points.to_list() and points == Points(7) and points != Points(6) and points != "x"
+    with pytest.raises(IndexError):
+        points[7]
+
+
+def test_json_text_refuses_what_json_refuses():
+    with pytest.raises(TypeError, match="set is not JSON serializable"):
+        "".join(json_text({"a": {1}}))
+    with pytest.raises(ValueError):
+        "".join(json_text({"a": float("nan")}))

@@ -186,6 +186,24 @@ def test_grouped_jackknife_for_many_cells():
     assert weights.sum() == 200 and summary.T is None
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("case_groups", [False, True])
+def test_the_jackknife_in_batches_is_the_jackknife_at_once(weighted, case_groups):
+    """Batches of a few groups (what bounds a million cases' memory) leave out the same groups."""
+    rng = np.random.default_rng(2)
+    human, judge = rng.integers(0, 4, 3000).astype(float), rng.random(3000)
+    weights = rng.choice([0.5, 2.0], 3000) if weighted else None
+    p = PairedScores(human, judge, human_pass=2, weights=weights)
+    whole, weights_whole = p.jackknife(seed=4, case_groups=case_groups)
+    batches, weights_batched = p.jackknife_batches(seed=4, case_groups=case_groups, rows=7)
+    parts = list(batches)
+    assert [b.n.size for b in parts] == [7] * 28 + [4]
+    assert np.array_equal(weights_whole, weights_batched)
+    for statistic in (p.spearman, p.kendall, p.auc):
+        assert np.array_equal(np.concatenate([statistic(b) for b in parts]), statistic(whole))
+    assert np.array_equal(np.concatenate([b.cum_fails for b in parts]), whole.cum_fails)
+
+
 # ---------------------------------------------------------------------------------- weighted cases
 def _all_statistics(p, T, t):
     with warnings.catch_warnings(action="ignore"):
