@@ -280,6 +280,13 @@ def test_the_command(tmp_path):
     assert bad.returncode != 0 and "'doc_type'" in bad.stderr and "keys: kind" in bad.stderr
     text = run_cli("thresholds", folder, "--by", "kind", "--n-boot", "0")
     assert text.returncode == 0 and "thresholds per kind" in text.stdout and "overrides: b:" in text.stdout
+    for args, message in (
+        (("--write-overrides", tmp_path / "x.json"), "--write-overrides goes with --by KEY"),
+        (("--by", "kind", "--current", "0.5"), "--current does not go with --by"),
+    ):
+        refused = run_cli("thresholds", folder, "--n-boot", "0", *args)
+        assert refused.returncode != 0 and message in refused.stderr
+    assert not (tmp_path / "x.json").exists()
 
 
 @settings(max_examples=20, deadline=None)
