@@ -61,6 +61,7 @@ _EXPORTS = {
     "compute_stats": ("calibrate.analysis.agreement", "compute_stats"),  # calibrate stats
     "thresholds": ("calibrate.analysis.recommendations", "thresholds"),  # calibrate thresholds
     "recommend_thresholds": ("calibrate.analysis.recommendations", "recommend_thresholds"),
+    "slice_thresholds": ("calibrate.analysis.slice_thresholds", "slice_thresholds"),  # calibrate thresholds --by
     "Rule": ("calibrate.analysis.rules", "Rule"),
     "default_rule": ("calibrate.analysis.rules", "default_rule"),
     "annotator_agreement": ("calibrate.analysis.annotators", "annotator_agreement"),

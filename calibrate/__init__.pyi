@@ -39,6 +39,7 @@ from calibrate.judges.probes import run_probe as run_probe
 from calibrate.analysis.agreement import compute_stats as compute_stats
 from calibrate.analysis.recommendations import thresholds as thresholds
 from calibrate.analysis.recommendations import recommend_thresholds as recommend_thresholds
+from calibrate.analysis.slice_thresholds import slice_thresholds as slice_thresholds
 from calibrate.analysis.rules import Rule as Rule
 from calibrate.analysis.rules import default_rule as default_rule
 from calibrate.analysis.annotators import annotator_agreement as annotator_agreement
@@ -125,6 +126,7 @@ __all__ = [
     "run_judges",
     "run_probe",
     "sample_cases",
+    "slice_thresholds",
     "thresholds",
     "undo_withdrawals",
     "validate_campaign",

@@ -20,6 +20,7 @@ from calibrate.cli.console import (
     case_label,
     check_judges,
     confidence_option,
+    err,
     fail,
     file_name,
     hold,
@@ -295,6 +296,17 @@ def print_recommendations(recs: Sequence[Recommendation], manifest: dict, cases:
 @click.option("--cost-false-pass", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false pass.")
 @click.option("--cost-false-fail", type=FiniteRange(0, min_open=True), help="Cost rule: cost of a false fail.")
 @click.option("--prevalence", type=FiniteRange(0, 1), help="Cost rule: expected production share of human passes.")
+@click.option(
+    "--by",
+    help="A metadata key of the cases: a threshold per value of it too, whether each slice needs its own "
+    "(Holm-adjusted), and the cost of one threshold against one per slice.",
+)
+@click.option(
+    "--write-overrides",
+    type=click.Path(dir_okay=False),
+    help="With --by and one --judge: write the per-slice thresholds a DeepEval test reads to this JSON file "
+    "(never over an existing file).",
+)
 @seed_option
 @n_boot_option
 @current_option
@@ -309,6 +321,8 @@ def thresholds(
     cost_false_pass,
     cost_false_fail,
     prevalence,
+    by,
+    write_overrides,
     seed,
     n_boot,
     current,
@@ -316,7 +330,7 @@ def thresholds(
     as_json,
 ) -> None:
     """Recommend a pass threshold per metric and judge: under each metric's rule in campaign.toml, or
-    under the rule given (a false-pass ceiling, or costs)."""
+    under the rule given (a false-pass ceiling, or costs); with --by, per slice too."""
     from calibrate.analysis import recommendations, rules
 
     rule = None
@@ -337,6 +351,9 @@ def thresholds(
     elif confidence is not None or prevalence is not None:
         fail("--confidence goes with --max-false-pass, --prevalence with the cost rule")
     c = load(campaign, out_of_scale)
+    if by is not None or write_overrides is not None:
+        _slice_thresholds(c, metrics, judges, rule, by, write_overrides, seed, n_boot, current, as_json)
+        return
     try:
         with progress() as bar:
             doc = recommendations.thresholds(
@@ -358,6 +375,73 @@ def thresholds(
         print_verdict(verdict)
     out.print(f"rules from {'the command line' if rule else 'campaign.toml'}")
     print_recommendations(doc.recommendations, doc.manifest, c.cases)
+
+
+def _slice_thresholds(c, metrics, judges, rule, by, write_overrides, seed, n_boot, current, as_json) -> None:
+    """``thresholds --by KEY``: the per-slice document, and the overrides file with ``--write-overrides``."""
+    from calibrate.analysis import slice_thresholds as st
+
+    if by is None:
+        fail("--write-overrides goes with --by KEY")
+    if current:
+        fail("--current does not go with --by")
+    chosen = list(metrics) or list(c.metrics)
+    if len(chosen) != 1:
+        fail(f"--by needs one --metric (the campaign has {', '.join(c.metrics)})")
+    try:
+        with progress() as bar:
+            doc = st.slice_thresholds(
+                c,
+                metric=chosen[0],
+                by=by,
+                rule=rule,
+                judges=check_judges(c, judges),
+                seed=seed,
+                n_boot=n_boot,
+                progress=bar,
+            )
+        if write_overrides is not None:
+            if len(doc["judges"]) != 1:
+                fail(f"--write-overrides writes one judge's thresholds: name one --judge (of {len(doc['judges'])})")
+            written = st.write_overrides(write_overrides, st.overrides(doc, doc["judges"][0]["judge"]))
+    except (ValueError, FileExistsError) as exc:
+        fail(exc)
+    if as_json:
+        print_json(doc)
+    else:
+        _print_slices(doc)
+    if write_overrides is not None:
+        (err if as_json else out).print(Text(f"wrote {written}"))
+
+
+def _print_slices(doc) -> None:
+    """Per judge: a table of the slices' thresholds and tests, the totals, and the mapping."""
+    out.print(f"{doc['metric']} by {doc['key']}: {doc['rule']['description']}")
+    for j in doc["judges"]:
+        table = Table(title=f"{j['judge']}: thresholds per {doc['key']}", box=box.SIMPLE_HEAD, pad_edge=False)
+        for col in ("slice", "labels", "threshold [interval]", "p (Holm)", "own threshold?"):
+            table.add_column(col, overflow="fold")
+        for s in [j["overall"], *j["slices"]]:
+            threshold = "none" if s["threshold"] is None else fmt_number(s["threshold"])
+            if "test" in s:
+                test = f"{fmt_number(s['test']['p_value'])} ({fmt_number(s['p_value_holm'])})"
+                needs = "yes" if s["needs_own_threshold"] else "no"
+            else:
+                test, needs = "", "" if s["value"] == "(all)" else s.get("not_tested", "")
+            table.add_row(
+                Text(s["value"]), str(s["n"]), f"{threshold} {fmt_interval(s['threshold_ci'])}", test, Text(needs)
+            )
+        out.print(table)
+        for name, label in (("one_threshold", "one threshold"), ("per_slice", "one per slice"), ("mapping", "mapping")):
+            t = j["totals"][name]
+            cost = f", cost per case {fmt_number(t['cost_per_case'])}" if t.get("cost_per_case") is not None else ""
+            out.print(f"  {label}: {t['false_passes']} false passes, {t['false_fails']} false fails{cost}")
+        out.print(f"  ({j['totals']['note']})")
+        overrides = ", ".join(f"{k}: {fmt_number(v)}" for k, v in j["overrides"].items()) or "none"
+        out.print(Text(f"  default {fmt_number(j['default'])}; overrides: {overrides}"))
+        if j["without_threshold"]:
+            out.print(Text(f"  need their own but no threshold meets the rule: {', '.join(j['without_threshold'])}"))
+    out.print(f"test: {doc['test']}; level {fmt_number(doc['level'])}")
 
 
 @click.command("repeatability")
