@@ -147,13 +147,13 @@ class JudgeComparison:
         """The threshold index the rule picks in each row of ``summary``."""
         rule = self.rule
         if rule.kind == "constraint":
-            scale = self.effective_scale["fail"]
             return constraint_rule(
-                summary.cum_fails * scale,
-                summary.cum_fails[:, -1] * scale,
+                summary.cum_fails,
+                summary.cum_fails[:, -1],
                 max_false_pass=rule.max_false_pass,
                 confidence=rule.confidence,
                 whole=self.weights is None,
+                scale=self.effective_scale["fail"],
             )
         if rule.kind == "cost":
             return cost_rule(

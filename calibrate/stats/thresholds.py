@@ -99,13 +99,15 @@ def constraint_rule(
     max_false_pass: float,
     confidence: float | None = None,
     whole: bool = True,
+    scale: float | None = None,
 ) -> np.ndarray:
     """The most lenient threshold index whose false-pass rate is at most ``max_false_pass``.
 
     Parameters
     ----------
     cum_fails : ndarray, shape (batch, m)
-        Human fails with a judge score at most each distinct score.
+        Human fails with a judge score at most each distinct score: running counts, which never fall
+        along a row (the rule bisects each row, reading about ``log2(m)`` of its counts).
     n_fail : ndarray, shape (batch,)
         Human fails in each sample.
     max_false_pass : float
@@ -115,6 +117,10 @@ def constraint_rule(
         confidence must stay under the ceiling (conservative), instead of the rate itself.
     whole : bool
         ``False`` for weighted counts (see :func:`max_admissible_false_passes`).
+    scale : float, optional
+        A factor for ``cum_fails`` and ``n_fail`` (weighted counts put on the scale of their effective
+        size): the same index as passing ``cum_fails * scale`` and ``n_fail * scale``, without a scaled
+        copy of ``cum_fails``.
 
     Returns
     -------
@@ -129,12 +135,37 @@ def constraint_rule(
     >>> constraint_rule(cum_fails, np.array([4]), max_false_pass=0.3, confidence=0.95).tolist()
     [-1]
     """
-    n = np.asarray(n_fail, dtype=float)
+    n = np.asarray(n_fail if scale is None else np.asarray(n_fail) * scale, dtype=float)
     allowed = max_admissible_false_passes(n, max_false_pass=max_false_pass, confidence=confidence, whole=whole)
     # admissible at t >= 1 when n - cum_fails[t - 1] <= allowed; at t = 0 when n <= allowed
-    reached = cum_fails >= (n - allowed)[:, None] - (0 if whole else 1e-9 * n[:, None])
-    first = np.where(n <= allowed, 0, np.argmax(reached, axis=1) + 1)
+    target = (n - allowed) - (0 if whole else 1e-9 * n)
+    first = np.where(n <= allowed, 0, _first_reaching(cum_fails, target, scale) + 1)
     return np.where((n > 0) & (allowed >= 0), first, NO_THRESHOLD)
+
+
+def _first_reaching(cum_fails: np.ndarray, target: np.ndarray, scale: float | None) -> np.ndarray:
+    """Per row ``r``, the first column ``j`` with ``cum_fails[r, j] * scale >= target[r]``, by bisection: a
+    row of running counts that reaches the target at ``j`` reaches it at every later column. Each probe
+    reads one count per row and compares it as the whole array would be compared (``cum_fails * scale``:
+    the same dtype, the same rounding). ``m`` where no column does, which a row whose last count is its
+    ``n_fail`` never gives (its target is at most that count)."""
+    rows, m = np.arange(cum_fails.shape[0]), cum_fails.shape[1]
+    # the first reaching column lies in low..high (m: none)
+    low: np.ndarray = np.zeros(rows.size, dtype=np.int64)
+    high: np.ndarray = np.full(rows.size, m, dtype=np.int64)
+    while np.any(low < high):
+        middle = (low + high) // 2
+        value = cum_fails[rows, np.minimum(middle, m - 1)]  # a settled row at m reads a column it ignores
+        reached = (value if scale is None else value * scale) >= target
+        searching = low < high
+        high = np.where(searching & reached, middle, high)
+        low = np.where(searching & ~reached, middle + 1, low)
+    return low
+
+
+#: Values of each temporary the cost rule computes at once (rows x threshold indices): a few MB however
+#: many rows (a bootstrap batch, a jackknife) and distinct scores it reads.
+COST_CHUNK = 1 << 18
 
 
 def cost_rule(
@@ -149,7 +180,8 @@ def cost_rule(
 
     With ``prevalence`` (the expected production share of human passes) the rates are weighted by
     it instead of by the sample's share: ``cfp * (1 - P) * FPR + cff * P * FFR``. Ties go to the
-    most lenient threshold.
+    most lenient threshold. The costs are computed for :data:`COST_CHUNK` values at a time, so its
+    memory does not grow with the number of distinct scores.
 
     Examples
     --------
@@ -157,22 +189,39 @@ def cost_rule(
     >>> cost_rule(cum_passes, cum_fails, cost_false_pass=5, cost_false_fail=1).tolist()
     [2]
     """
-    zero = np.zeros((cum_fails.shape[0], 1))
+    rows, m = cum_fails.shape
     n_pass, n_fail = cum_passes[:, -1].astype(float), cum_fails[:, -1].astype(float)
-    false_pass = n_fail[:, None] - np.concatenate([zero, cum_fails], axis=1)
-    false_fail = np.concatenate([zero, cum_passes], axis=1)
-    if prevalence is None:
-        cost = cost_false_pass * false_pass + cost_false_fail * false_fail
-        defined = np.ones(cum_fails.shape[0], dtype=bool)
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cost = (
-                cost_false_pass * (1 - prevalence) * false_pass / n_fail[:, None]
-                + cost_false_fail * prevalence * false_fail / n_pass[:, None]
-            )
-        defined = (n_fail > 0) & (n_pass > 0)
-    best = np.argmin(np.where(np.isfinite(cost), cost, np.inf), axis=1)
+    best = np.zeros(rows, dtype=np.int64)
+    lowest = np.full(rows, np.inf)
+    step = max(1, COST_CHUNK // max(rows, 1))
+    for start in range(0, m + 1, step):
+        stop = min(start + step, m + 1)
+        false_pass = n_fail[:, None] - _at_indices(cum_fails, start, stop)
+        false_fail = _at_indices(cum_passes, start, stop)
+        if prevalence is None:
+            cost = cost_false_pass * false_pass + cost_false_fail * false_fail
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cost = (
+                    cost_false_pass * (1 - prevalence) * false_pass / n_fail[:, None]
+                    + cost_false_fail * prevalence * false_fail / n_pass[:, None]
+                )
+        cost = np.where(np.isfinite(cost), cost, np.inf)
+        at = np.argmin(cost, axis=1)
+        least = cost[np.arange(rows), at]
+        better = least < lowest  # strictly: a tie keeps the earlier, more lenient index
+        best, lowest = np.where(better, start + at, best), np.where(better, least, lowest)
+    defined = np.ones(rows, dtype=bool) if prevalence is None else (n_fail > 0) & (n_pass > 0)
     return np.where(defined, best, NO_THRESHOLD)
+
+
+def _at_indices(cum: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The running counts read at threshold indices ``start..stop - 1`` (index ``t`` reads column ``t - 1``,
+    index 0 reads 0), as float."""
+    part = cum[:, max(start - 1, 0) : stop - 1].astype(float)
+    if start == 0:
+        part = np.concatenate([np.zeros((cum.shape[0], 1)), part], axis=1)
+    return part
 
 
 #: Beyond this many human fails a ceiling is called out of reach (the rate sits at or next to it).
