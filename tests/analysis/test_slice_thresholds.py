@@ -289,18 +289,6 @@ def test_the_command(tmp_path):
     assert not (tmp_path / "x.json").exists()
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.floats(0, 1)), max_size=12))
-def test_holm_is_statsmodels_holm(p_values):
-    from statsmodels.stats.multitest import multipletests
-
-    known = [p for p in p_values if p is not None]
-    expected = iter(multipletests(known, method="holm")[1].tolist() if known else [])
-    ours = holm(p_values)
-    assert [q is None for q in ours] == [p is None for p in p_values]
-    assert [q for q in ours if q is not None] == pytest.approx(list(expected))
-
-
 def test_arbitrary_slice_values_reach_the_file_and_the_terminal_as_they_are(tmp_path):
     weird = ["[bold]a|b", "نص\nx", "c\x00d"]
     rng = np.random.default_rng(6)
