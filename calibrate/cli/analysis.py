@@ -1044,17 +1044,19 @@ def _print_band(doc) -> None:
     lines += _signal_lines(doc)
     for line in lines:
         out.print(styled("", "  " + line))
-    if doc.signal is not None and doc.signal["name"] != "score":
-        _print_signal_candidates(doc)
-        return
-    table = Table(title="candidate bands, most confident first", box=box.SIMPLE)
-    for col in ("pass at", "fail below", "coverage", "labelled", "disagree", "agreement", "upper bound", "test"):
+    by_signal = doc.signal is not None and doc.signal["name"] != "score"
+    title = (
+        "candidate bands by the signal, most confident first" if by_signal else "candidate bands, most confident first"
+    )
+    edges = ("signal at least",) if by_signal else ("pass at", "fail below")
+    table = Table(title=title, box=box.SIMPLE)
+    for col in (*edges, "coverage", "labelled", "disagree", "agreement", "upper bound", "test"):
         table.add_column(col)
     for cand in doc.candidates:
         if cand.tested:
+            at = (cand.signal_at,) if by_signal else (cand.pass_at, cand.fail_below)
             table.add_row(
-                fmt_number(cand.pass_at),
-                fmt_number(cand.fail_below),
+                *(fmt_number(x) for x in at),
                 f"{cand.coverage:.1%}",
                 str(cand.n_labelled),
                 str(cand.disagreements),
@@ -1079,24 +1081,6 @@ def _signal_lines(doc) -> list[str]:
         else:
             lines.append(f"  {each['name']}: not available: {each['reason']}")
     return lines
-
-
-def _print_signal_candidates(doc) -> None:
-    table = Table(title="candidate bands by the signal, most confident first", box=box.SIMPLE)
-    for col in ("signal at least", "coverage", "labelled", "disagree", "agreement", "upper bound", "test"):
-        table.add_column(col)
-    for cand in doc.candidates:
-        if cand.tested:
-            table.add_row(
-                fmt_number(cand.signal_at),
-                f"{cand.coverage:.1%}",
-                str(cand.n_labelled),
-                str(cand.disagreements),
-                fmt_number(cand.agreement),
-                fmt_number(cand.disagreement_upper_bound),
-                "passed" if cand.passed else "failed",
-            )
-    out.print(table)
 
 
 #: the commands this module adds to ``calibrate``

@@ -182,7 +182,12 @@ def test_the_command_line(small_campaign):
     assert doc["target"] == 0.8 and doc["n_labels"] == 60 and doc["human_ceiling"]["annotators"] == 2
     assert doc["human_ceiling"]["agreement"]["estimate"] == 1.0  # ann2 copies ann1
     table = run_cli("escalate", small_campaign, "--metric", "faithfulness", "--judge", "judge-a", "--agreement", "0.8")
-    assert table.returncode == 0 and "candidate bands" in table.stdout and "coverage:" in table.stdout
+    assert (
+        table.returncode == 0
+        and "candidate bands, most confident first" in table.stdout
+        and "fail below" in table.stdout
+        and "coverage:" in table.stdout
+    )
     bad = run_cli("escalate", small_campaign, "--metric", "faithfulness", "--judge", "judge-a", "--agreement", "1")
     assert bad.returncode == 2 and "--agreement" in bad.stderr
     no_threshold = run_cli(

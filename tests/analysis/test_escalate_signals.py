@@ -129,7 +129,12 @@ def test_the_command_line(sure):
     assert doc["signal"]["name"] == "repeats" and doc["coverage"]["estimate"] > 0.5
     every = run_cli(*base, "--judge", "sampler", "--signal", "all")
     assert every.returncode == 0, every.stderr
-    assert "multiplicity" in every.stdout and "(kept)" in every.stdout and "by the signal" in every.stdout
+    assert (
+        "multiplicity" in every.stdout
+        and "(kept)" in every.stdout
+        and "by the signal" in every.stdout
+        and "signal at least" in every.stdout
+    )
     refused = run_cli(*base, "--judge", "sampler", "--signal", "repeats", "--sample", "q")
     assert refused.returncode == 2 and "without --signal" in refused.stderr
     missing = run_cli(*base, "--judge", "other", "--signal", "repeats")
