@@ -15,6 +15,7 @@ from calibrate.base.params import Array, checked
 
 __all__ = [
     "bonett_wright_se",
+    "clopper_pearson_interval",
     "clopper_pearson_upper",
     "fieller_kendall_se",
     "fisher_z_interval",
@@ -114,6 +115,44 @@ def clopper_pearson_upper(successes: ArrayLike, trials: ArrayLike, *, confidence
         upper = stats.beta.ppf(confidence, k + 1, n - k)
     upper = np.where(k >= n, 1.0, upper)
     return np.where(n > 0, upper, np.nan)
+
+
+@checked(
+    "confidence",
+    successes=Array("counts of successes", ndim=None, broadcasts_with="trials", at_most="trials", nonnegative=True),
+    trials=Array("counts of trials", ndim=None, nonnegative=True),
+)
+def clopper_pearson_interval(
+    successes: ArrayLike, trials: ArrayLike, *, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Clopper-Pearson (exact) interval of a binomial proportion, vectorised.
+
+    Written out because scipy gives it one proportion at a time
+    (``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``, against which it is tested).
+
+    Parameters
+    ----------
+    successes, trials : array_like
+        Whole counts, ``0 <= successes <= trials`` (broadcast); ``trials == 0`` gives ``nan`` bounds.
+    confidence : float, default=0.95
+        Two-sided confidence level, in (0, 1): each tail holds at most ``(1 - confidence) / 2``.
+
+    Returns
+    -------
+    low, high : ndarray
+        The bounds, in [0, 1]: ``low`` 0 when no trial succeeded, ``high`` 1 when every one did.
+
+    Examples
+    --------
+    >>> [b.round(4).tolist() for b in clopper_pearson_interval([0, 3, 2], [3, 3, 3])]
+    [[0.0, 0.2924, 0.0943], [0.7076, 1.0, 0.9916]]
+    """
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    tail = (1 - confidence) / 2
+    with np.errstate(invalid="ignore"):
+        low = np.where(k > 0, stats.beta.ppf(tail, k, n - k + 1), 0.0)
+    return np.where(n > 0, low, np.nan), clopper_pearson_upper(k, n, confidence=1 - tail)
 
 
 def bonett_wright_se(rho: float, n: int) -> float:

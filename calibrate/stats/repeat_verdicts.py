@@ -41,11 +41,11 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from calibrate.base.params import Array, checked
+from calibrate.stats.intervals import clopper_pearson_interval
 
 __all__ = [
     "VERDICTS",
     "RepeatVerdicts",
-    "clopper_pearson_interval",
     "majority_share",
     "min_repeats_to_decide",
     "repeat_verdicts",
@@ -64,45 +64,6 @@ def _whole_counts(passes: ArrayLike, repeats: ArrayLike) -> tuple[np.ndarray, np
         if (value != np.round(value)).any():
             raise ValueError(f"{name}: expected whole counts of repeats; it has {value[value != np.round(value)][0]:g}")
     return k, m
-
-
-@checked(
-    "confidence",
-    successes=Array("counts of successes", ndim=None, broadcasts_with="trials", at_most="trials", nonnegative=True),
-    trials=Array("counts of trials", ndim=None, nonnegative=True),
-)
-def clopper_pearson_interval(
-    successes: ArrayLike, trials: ArrayLike, *, confidence: float = 0.95
-) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided Clopper-Pearson (exact) interval of a binomial proportion, vectorised.
-
-    Written out because scipy gives it one proportion at a time
-    (``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``, against which it is tested).
-
-    Parameters
-    ----------
-    successes, trials : array_like
-        Whole counts, ``0 <= successes <= trials`` (broadcast); ``trials == 0`` gives ``nan`` bounds.
-    confidence : float, default=0.95
-        Two-sided confidence level, in (0, 1): each tail holds at most ``(1 - confidence) / 2``.
-
-    Returns
-    -------
-    low, high : ndarray
-        The bounds, in [0, 1]: ``low`` 0 when no trial succeeded, ``high`` 1 when every one did.
-
-    Examples
-    --------
-    >>> [b.round(4).tolist() for b in clopper_pearson_interval([0, 3, 2], [3, 3, 3])]
-    [[0.0, 0.2924, 0.0943], [0.7076, 1.0, 0.9916]]
-    """
-    k = np.asarray(successes, dtype=float)
-    n = np.asarray(trials, dtype=float)
-    tail = (1 - confidence) / 2
-    with np.errstate(invalid="ignore"):
-        low = np.where(k > 0, stats.beta.ppf(tail, k, n - k + 1), 0.0)
-        high = np.where(k < n, stats.beta.ppf(1 - tail, k + 1, n - k), 1.0)
-    return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
 
 
 @dataclass(frozen=True)

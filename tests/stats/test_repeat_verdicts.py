@@ -10,9 +10,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from calibrate.stats.intervals import clopper_pearson_interval
 from calibrate.stats.repeat_verdicts import (
     VERDICTS,
-    clopper_pearson_interval,
     majority_share,
     min_repeats_to_decide,
     repeat_verdicts,
